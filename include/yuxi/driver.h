@@ -1,0 +1,130 @@
+/*
+ * yuxi/driver.h - container engine drivers (DESIGN.md §3 "Engine access").
+ *
+ * A driver turns container lifecycle and exec requests into engine calls:
+ *   - "api": the Docker Engine HTTP API (v1.41) over the unix socket, libcurl;
+ *   - "cli": the `docker` command, the fallback;
+ *   - later, remote provisioners and in-sandbox agents add transports.
+ * The provider (include/yuxi/provider.h) talks only to this interface.
+ *
+ * Ownership: yx_driver_new() returns a heap driver freed with
+ * yx_driver_free() (NULL is a no-op). A driver is used by one process; after
+ * fork() each process creates its own (libcurl handles are not fork-safe).
+ * All calls are blocking and bounded by timeouts; none touch the shared table.
+ *
+ * Errors: YX_E_BACKEND_UNAVAILABLE when the engine cannot be reached or
+ * answers 5xx; YX_E_IMAGE_MISSING names the image and the command that builds
+ * it; YX_E_NOT_FOUND for an unknown container; YX_E_FILE_EXISTS for a name
+ * conflict on create. Details go into the yx_errctx (NULL allowed).
+ */
+#ifndef YUXI_DRIVER_H
+#define YUXI_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yuxi/config.h"
+#include "yuxi/error.h"
+
+#define YX_LABEL_SANDBOX	"io.yuxi.sandbox"
+#define YX_LABEL_THREAD		"io.yuxi.sandbox.thread"
+#define YX_LABEL_ID		"io.yuxi.sandbox.id"
+#define YX_LABEL_SKILLS		"io.yuxi.sandbox.skills"	/* skills fingerprint */
+
+#define YX_CONTAINER_ID_MAX	65	/* 64 hex + NUL */
+#define YX_CONTAINER_NAME_MAX	128
+
+struct yx_driver;
+
+struct yx_mount {
+	const char	*host;		/* absolute host path (bind source) */
+	const char	*target;	/* absolute container path */
+	bool		 readonly;
+};
+
+/* Everything needed to create one sandbox container. Borrowed pointers. */
+struct yx_container_spec {
+	const char		*name;		/* <prefix><sandbox_id> */
+	const char		*image;
+	const char		*thread_id;	/* label io.yuxi.sandbox.thread */
+	const char		*sandbox_id;	/* label io.yuxi.sandbox.id */
+	const char		*skills_fp;	/* label io.yuxi.sandbox.skills ("" ok) */
+	const struct yx_mount	*mounts;
+	size_t			 nmounts;
+	int			 host_port;	/* >0: publish container port 8080 there */
+	const struct yx_config	*cfg;		/* limits, user, network, security opts */
+};
+
+struct yx_container_info {
+	char	id[YX_CONTAINER_ID_MAX];
+	char	name[YX_CONTAINER_NAME_MAX];	/* without the leading '/' */
+	char	thread_id[129];			/* from the label, "" if absent */
+	char	sandbox_id[65];			/* from the label */
+	char	skills_fp[65];			/* from the label */
+	bool	running;
+	int64_t	created;			/* unix seconds */
+};
+
+/*
+ * Output sink for exec: called with each chunk of combined stdout/stderr in
+ * write order. Return YX_OK to continue; anything else stops reading (the
+ * exec is then killed) and is returned by yx_driver_exec().
+ */
+typedef int (*yx_output_fn)(void *arg, const char *data, size_t len);
+
+struct yx_exec_req {
+	const char *const	*argv;		/* NULL-terminated */
+	const char *const	*env;		/* "K=V", NULL-terminated, may be NULL */
+	const char		*workdir;	/* may be NULL */
+	const char		*user;		/* "1000:1000", may be NULL (image default) */
+	int			 timeout_sec;	/* > 0: kill the whole process tree after it */
+	yx_output_fn		 on_output;
+	void			*arg;
+};
+
+struct yx_exec_result {
+	int	exit_code;	/* 124 on timeout; 128+N when killed by signal N */
+	bool	timed_out;
+	int64_t	duration_ms;
+};
+
+struct yx_driver_ops {
+	const char *name;
+	int	(*ping)(struct yx_driver *, struct yx_errctx *);
+	int	(*image_present)(struct yx_driver *, const char *image, struct yx_errctx *);
+	/* Create and start; fills info (id, name...). */
+	int	(*create)(struct yx_driver *, const struct yx_container_spec *,
+		    struct yx_container_info *, struct yx_errctx *);
+	/* ref: container id or name. NOT_FOUND when it does not exist. */
+	int	(*inspect)(struct yx_driver *, const char *ref,
+		    struct yx_container_info *, struct yx_errctx *);
+	int	(*start)(struct yx_driver *, const char *ref, struct yx_errctx *);
+	/* Stop (with a short grace) and remove; NOT_FOUND counts as success. */
+	int	(*remove)(struct yx_driver *, const char *ref, struct yx_errctx *);
+	/* All containers carrying label io.yuxi.sandbox=1 (running or not).
+	 * *out is a heap array (caller frees) of *n entries. */
+	int	(*list)(struct yx_driver *, struct yx_container_info **out,
+		    size_t *n, struct yx_errctx *);
+	int	(*exec)(struct yx_driver *, const char *ref, const struct yx_exec_req *,
+		    struct yx_exec_result *, struct yx_errctx *);
+	void	(*free)(struct yx_driver *);
+};
+
+struct yx_driver {
+	const struct yx_driver_ops	*ops;
+	const struct yx_config		*cfg;	/* borrowed; outlives the driver */
+};
+
+/*
+ * Create the driver cfg->driver asks for. AUTO picks "api" when the socket
+ * answers /_ping, else "cli" when a docker binary exists, else "api" (which
+ * will then report backend_unavailable). Returns NULL only on allocation
+ * failure (err set).
+ */
+struct yx_driver	*yx_driver_new(const struct yx_config *cfg, struct yx_errctx *err);
+struct yx_driver	*yx_driver_api_new(const struct yx_config *cfg, struct yx_errctx *err);
+struct yx_driver	*yx_driver_cli_new(const struct yx_config *cfg, struct yx_errctx *err);
+void			 yx_driver_free(struct yx_driver *d);
+
+#endif /* YUXI_DRIVER_H */

@@ -1,0 +1,94 @@
+/*
+ * yuxi/path.h - the virtual path namespace (DESIGN.md §4) and the command
+ * path policy. Pure functions: no I/O, no allocation, caller buffers, fail on
+ * truncation. Table-tested (tests/path/*.tsv) and fuzzed (tests/fuzz/).
+ *
+ * The namespace has two roots:
+ *   /home/yuxi/user-data   thread-private, read-write
+ *   /home/yuxi/skills      read-only, one directory per visible skill
+ * Aliases are mapped then reported canonically:
+ *   /workspace   -> /home/yuxi/user-data/workspace
+ *   /outputs     -> /home/yuxi/user-data/outputs
+ *   /uploads     -> /home/yuxi/user-data/uploads
+ *   /attachments -> /home/yuxi/user-data/uploads/attachments
+ *   /skills      -> /home/yuxi/skills
+ *   /mnt/user-data -> /home/yuxi/user-data
+ *   /mnt/skills  -> /home/yuxi/skills
+ * A relative path resolves against /home/yuxi/user-data/workspace.
+ */
+#ifndef YUXI_PATH_H
+#define YUXI_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "yuxi/config.h"
+
+#define YX_VROOT_HOME		"/home/yuxi"
+#define YX_VROOT_USER_DATA	"/home/yuxi/user-data"
+#define YX_VROOT_SKILLS		"/home/yuxi/skills"
+#define YX_VROOT_WORKSPACE	"/home/yuxi/user-data/workspace"
+
+#define YX_VPATH_MAX		4096	/* bytes of a canonical path, NUL included */
+#define YX_VNAME_MAX		255	/* bytes of one component */
+#define YX_THREAD_ID_MAX	128
+
+enum yx_root {
+	YX_ROOT_USER_DATA,
+	YX_ROOT_SKILLS,
+};
+
+/*
+ * A resolved virtual path. `canon` is the canonical absolute path
+ * ("/home/yuxi/user-data/workspace/a.txt"); `rel` points into `canon` just
+ * past the root and its slash ("workspace/a.txt"), or at "" for the root
+ * itself. `rel` never starts with '/', never contains "." or ".." components,
+ * empty components or NUL.
+ */
+struct yx_vpath {
+	enum yx_root	 root;
+	char		 canon[YX_VPATH_MAX];
+	const char	*rel;
+};
+
+/*
+ * Resolve a request path (already percent-decoded once by the HTTP layer;
+ * `len` bytes, may contain NUL which is refused) into `out`.
+ * Returns YX_OK; YX_E_INVALID_PATH for an empty path, NUL or control bytes,
+ * a ".." component, an over-long path or component; YX_E_PATH_NOT_ALLOWED
+ * for an absolute path outside both roots and their aliases.
+ */
+int	yx_path_resolve(const char *in, size_t len, struct yx_vpath *out);
+
+/* Same, writing only the canonical string into buf (size buflen). */
+int	yx_path_canon(const char *in, size_t len, char *buf, size_t buflen);
+
+/* Thread ids: [A-Za-z0-9_-]{1,128}. */
+bool	yx_thread_id_valid(const char *id, size_t len);
+
+/*
+ * Command path policy (validate_execute_command_paths from the seeds): every
+ * absolute path in the command - unquoted, quoted, after a redirection, after
+ * "=" in VAR=/x or --opt=/x, inside $(...) or backticks - must lie under
+ * /home/yuxi/ (and resolve into the namespace), /bin/, /usr/bin/,
+ * /usr/local/bin/, /usr/lib/, or be /dev/null, /dev/stdin, /dev/stdout,
+ * /dev/stderr. With YX_CMD_POLICY_OFF everything passes.
+ * Returns YX_OK or YX_E_PATH_NOT_ALLOWED with the first refused token copied
+ * (truncated, NUL-terminated) into bad (size badlen; bad may be NULL).
+ */
+int	yx_cmd_check(const char *cmd, enum yx_cmd_policy policy, char *bad, size_t badlen);
+
+/*
+ * Output masking: replace every occurrence of each rule's `from` (a host
+ * path) with its `to` (canonical name). Longest `from` wins where rules
+ * overlap. Writes into a fresh heap string (*outp, caller frees, NUL
+ * terminated, length in *outlenp). Returns YX_OK or YX_E_NOMEM.
+ */
+struct yx_mask_rule {
+	const char	*from;
+	const char	*to;
+};
+int	yx_mask_output(const char *in, size_t len, const struct yx_mask_rule *rules,
+	    size_t nrules, char **outp, size_t *outlenp);
+
+#endif /* YUXI_PATH_H */

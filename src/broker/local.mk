@@ -1,0 +1,1 @@
+# src/broker: see Makefile.am

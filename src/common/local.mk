@@ -1,0 +1,6 @@
+# src/common: error vocabulary, logging, configuration, small utilities.
+libyuxi_a_SOURCES += \
+	include/yuxi/error.h src/common/error.c \
+	include/yuxi/log.h src/common/log.c \
+	include/yuxi/config.h src/common/config.c \
+	include/yuxi/buf.h src/common/buf.c

@@ -1,0 +1,1 @@
+# src/daemon: see Makefile.am

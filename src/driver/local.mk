@@ -1,0 +1,1 @@
+# src/driver: see Makefile.am

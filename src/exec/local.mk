@@ -1,0 +1,1 @@
+# src/exec: see Makefile.am

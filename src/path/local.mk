@@ -1,0 +1,1 @@
+# src/path: see Makefile.am

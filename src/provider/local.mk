@@ -1,0 +1,1 @@
+# src/provider: see Makefile.am
