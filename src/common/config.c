@@ -12,9 +12,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+
+/*
+ * The runner binary (src/runner/yuxi-run) is bind-mounted into every sandbox.
+ * Default: beside our own executable or up to two levels above it (build
+ * tree: tests live in tests/<subsys>/), else the installed libexec path.
+ */
+static void
+yx_config_default_runner(char *out, size_t outlen)
+{
+	static const char *const ups[] = { "", "/..", "/../.." };
+	char	exe[PATH_MAX], cand[PATH_MAX + 32], *slash;
+	ssize_t	n;
+	size_t	i;
+
+	snprintf(out, outlen, "%s", YX_RUNNER_INSTALLED);
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return;
+	*slash = '\0';
+	for (i = 0; i < sizeof(ups) / sizeof(ups[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s%s/yuxi-run", exe, ups[i]);
+		if (access(cand, X_OK) == 0 && realpath(cand, exe) != NULL &&
+		    strlen(exe) < outlen) {
+			memcpy(out, exe, strlen(exe) + 1);
+			return;
+		}
+	}
+}
 
 void
 yx_config_defaults(struct yx_config *c)
@@ -48,6 +79,7 @@ yx_config_defaults(struct yx_config *c)
 	c->upload_limit = 64 << 20;
 	c->viewer_file_limit = 1 << 20;
 	c->body_limit = 8 << 20;
+	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
 }
 
 int
@@ -239,6 +271,7 @@ int
 yx_config_load(struct yx_config *c, char *eb, size_t el)
 {
 	int64_t	v;
+	bool	debug = false;
 	int	rc;
 
 	yx_config_defaults(c);
@@ -286,8 +319,9 @@ yx_config_load(struct yx_config *c, char *eb, size_t el)
 	v = (int64_t)c->body_limit;
 	TRY(cfg_size("YUXI_BODY_LIMIT", &v, 4096, 1LL << 30, eb, el));
 	c->body_limit = (size_t)v;
-	TRY(cfg_bool("YUXI_DEBUG", (bool *)&(bool){0}, eb, el));
-	c->verbose = getenv("YUXI_DEBUG") != NULL && !strcmp(getenv("YUXI_DEBUG"), "1");
+	TRY(cfg_abspath("YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path), eb, el));
+	TRY(cfg_bool("YUXI_DEBUG", &debug, eb, el));
+	c->verbose = debug;
 	TRY(cfg_names(c, eb, el));
 #undef TRY
 	return YX_OK;

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Build the default sandbox image `yuxi-sandbox` offline from Debian packages:
+# mmdebstrap makes a minbase bookworm root filesystem from THIS machine's own
+# apt sources (no mirror host name is written into the repository), adds the
+# user yuxi (uid 1000, home /home/yuxi), trims docs/man/locales, and the tar is
+# imported with `docker import`. Rebuilt only when this recipe changes (label
+# io.yuxi.recipe). The engine's --init (Init: true) reaps zombies; tini is also
+# installed for images run without it.
+set -eu
+IMAGE=${1:-yuxi-sandbox:latest}
+SUITE=${YUXI_IMAGE_SUITE:-bookworm}
+PACKAGES="bash,coreutils,findutils,grep,sed,procps,python3,python3-venv,git,ca-certificates,tini,less,file,xz-utils,bzip2,unzip,curl,jq,patch,diffutils"
+recipe=$( { cat "$0"; echo "$SUITE $PACKAGES"; } | sha256sum | cut -c1-16)
+
+have=$(docker image inspect -f '{{ index .Config.Labels "io.yuxi.recipe" }}' "$IMAGE" 2>/dev/null || true)
+if [ "$have" = "$recipe" ]; then
+	echo "image $IMAGE is up to date ($recipe)"
+	exit 0
+fi
+command -v mmdebstrap >/dev/null || { echo "build.sh: mmdebstrap missing (apt-get install mmdebstrap)" >&2; exit 1; }
+
+# The machine's own apt sources: deb822 files first, then the classic list.
+sources=""
+for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+	[ -s "$f" ] || continue
+	sources="$sources $f"
+done
+[ -n "$sources" ] || { echo "build.sh: no apt sources found in /etc/apt" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/yuxi-image.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2086
+TMPDIR=$tmp mmdebstrap --variant=minbase --include="$PACKAGES" \
+	--dpkgopt='path-exclude=/usr/share/man/*' \
+	--dpkgopt='path-exclude=/usr/share/doc/*' \
+	--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+	--dpkgopt='path-exclude=/usr/share/locale/*' \
+	--dpkgopt='path-exclude=/usr/share/info/*' \
+	--customize-hook='chroot "$1" groupadd -g 1000 yuxi' \
+	--customize-hook='chroot "$1" useradd -u 1000 -g 1000 -m -d /home/yuxi -s /bin/bash yuxi' \
+	--customize-hook='mkdir -p "$1/opt/yuxi/bin" "$1/home/yuxi/user-data" "$1/home/yuxi/skills"' \
+	--customize-hook='rm -rf "$1/var/lib/apt/lists/"* "$1/var/cache/apt/"*' \
+	"$SUITE" "$tmp/rootfs.tar" $sources
+docker import \
+	-c 'CMD ["/usr/bin/tail", "-f", "/dev/null"]' \
+	-c 'ENV PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/home/yuxi LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1' \
+	-c "LABEL io.yuxi.recipe=$recipe" \
+	-c 'USER 1000:1000' \
+	-c 'WORKDIR /home/yuxi' \
+	"$tmp/rootfs.tar" "$IMAGE" >/dev/null
+echo "built $IMAGE ($recipe)"

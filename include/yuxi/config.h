@@ -1,0 +1,82 @@
+/*
+ * yuxi/config.h - service configuration from the environment (DESIGN.md §6).
+ *
+ * yx_config_load() fills caller storage from environ, applying defaults and
+ * validating every value; a bad value fails with a message that names the
+ * variable, so the master (or CLI) can refuse to start. The struct holds no
+ * pointers: it can be copied, and placed in shared memory if ever needed.
+ */
+#ifndef YUXI_CONFIG_H
+#define YUXI_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum yx_driver_kind {
+	YX_DRIVER_AUTO,		/* Engine API if the socket answers, else CLI */
+	YX_DRIVER_API,		/* Docker Engine API over the unix socket */
+	YX_DRIVER_CLI,		/* the `docker` command */
+};
+
+enum yx_cmd_policy {
+	YX_CMD_POLICY_STRICT,	/* validate_execute_command_paths semantics */
+	YX_CMD_POLICY_OFF,
+};
+
+#define YX_CFG_STR	256
+#define YX_CFG_PATH	1024
+
+struct yx_config {
+	/* seed names */
+	char		image[YX_CFG_STR];		/* YUXI_SANDBOX_IMAGE (yuxi-sandbox:latest) */
+	int		base_port;			/* YUXI_SANDBOX_BASE_PORT (0 = no publishing) */
+	char		container_prefix[64];		/* YUXI_SANDBOX_CONTAINER_PREFIX (yuxi-sandbox-) */
+	int		idle_timeout;			/* YUXI_SANDBOX_IDLE_TIMEOUT seconds (600) */
+	int		idle_check_interval;		/* YUXI_SANDBOX_IDLE_CHECK_INTERVAL seconds (60) */
+	int		max_replicas;			/* YUXI_SANDBOX_MAX_REPLICAS (100) */
+	char		sandbox_host[YX_CFG_STR];	/* YUXI_SANDBOX_HOST (127.0.0.1) */
+	char		provisioner_url[YX_CFG_PATH];	/* YUXI_SANDBOX_PROVISIONER_URL ("" = local) */
+	char		security_opts[YX_CFG_PATH];	/* YUXI_SANDBOX_SECURITY_OPTS (comma list) */
+	char		host_project_dir[YX_CFG_PATH];	/* YUXI_HOST_PROJECT_DIR ("" = same as ours) */
+	char		docker_api_base[YX_CFG_STR];	/* YUXI_DOCKER_API_BASE (http://localhost/v1.41) */
+	char		docker_api_socket[YX_CFG_PATH];	/* YUXI_DOCKER_API_SOCKET (/var/run/docker.sock) */
+	/* ours */
+	enum yx_driver_kind driver;			/* YUXI_DOCKER_DRIVER auto|api|cli */
+	int64_t		memory_bytes;			/* YUXI_SANDBOX_MEMORY (512m) */
+	double		cpus;				/* YUXI_SANDBOX_CPUS (1) */
+	int		pids;				/* YUXI_SANDBOX_PIDS (256) */
+	char		network[64];			/* YUXI_SANDBOX_NETWORK (none) */
+	bool		readonly_rootfs;		/* YUXI_SANDBOX_READONLY_ROOTFS (1) */
+	char		user[64];			/* YUXI_SANDBOX_USER (1000:1000) */
+	unsigned	uid, gid;			/* parsed from user */
+	int		exec_timeout;			/* YUXI_SANDBOX_EXEC_TIMEOUT (120, max 600) */
+	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
+	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */
+	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR (/var/lib/yuxi-sandbox) */
+	char		skills_dir[YX_CFG_PATH];	/* YUXI_SKILLS_DIR ("" = no skills) */
+	char		agents_file[YX_CFG_PATH];	/* YUXI_AGENTS_FILE ("" = no agents) */
+	int		workers;			/* YUXI_WORKERS (4) */
+	char		fcgi_socket[YX_CFG_PATH];	/* YUXI_FCGI_SOCKET (/run/yuxi-sandbox/fcgi.sock) */
+	enum yx_cmd_policy cmd_policy;			/* YUXI_COMMAND_PATH_POLICY strict|off */
+	char		shm_name[64];			/* YUXI_SHM_NAME (/yuxi-sandbox) */
+	size_t		upload_limit;			/* YUXI_UPLOAD_LIMIT (64 MiB) */
+	size_t		viewer_file_limit;		/* YUXI_VIEWER_FILE_LIMIT (1 MiB) */
+	size_t		body_limit;			/* YUXI_BODY_LIMIT JSON bodies (8 MiB) */
+	char		runner_path[YX_CFG_PATH];	/* YUXI_RUNNER_PATH host path of yuxi-run */
+	int		verbose;			/* YUXI_DEBUG (0) */
+};
+
+/*
+ * Fill `cfg` from the environment. Returns YX_OK, or YX_E_BAD_REQUEST with
+ * "YUXI_X: why" in errbuf (size errlen) for the first invalid variable.
+ */
+int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
+/* Defaults only, ignoring the environment (tests). */
+void	yx_config_defaults(struct yx_config *cfg);
+
+/* Parse "512m", "1g", "65536" (bytes, k/m/g suffixes). YX_OK or YX_E_BAD_REQUEST. */
+int	yx_parse_size(const char *s, int64_t *out);
+
+#endif /* YUXI_CONFIG_H */

@@ -1,0 +1,64 @@
+/*
+ * yuxi/executor.h - run one agent command in a thread's sandbox (API.md
+ * "POST /api/execute"; DESIGN.md §4 "Commands").
+ *
+ * The executor checks the command path policy, acquires the thread's sandbox
+ * through the provider (lazily creating it), runs the command through the
+ * in-sandbox runner (process group, timeout kills the whole tree, exit 124),
+ * keeps at most cfg->output_limit bytes in memory while spilling the full text
+ * to /home/yuxi/user-data/large_tool_results/ when it is longer, masks host
+ * paths in the output and releases its hold on the sandbox.
+ *
+ * Ownership: struct yx_executor is heap (yx_executor_new/_free) and borrows
+ * the config and driver, which must outlive it. One per process (after fork).
+ */
+#ifndef YUXI_EXECUTOR_H
+#define YUXI_EXECUTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yuxi/config.h"
+#include "yuxi/error.h"
+#include "yuxi/path.h"
+#include "yuxi/skills.h"
+
+struct yx_executor;
+struct yx_driver;
+struct yx_table;
+
+struct yx_exec_request {
+	const char			*thread_id;	/* validated by the caller */
+	const char			*owner;		/* user that owns the thread */
+	const char			*agent_id;	/* may be "" */
+	const struct yx_skill_set	*skills;	/* visible skills; may be NULL */
+	const char			*command;
+	int				 timeout_sec;	/* <= 0: cfg->exec_timeout; capped at 600 */
+};
+
+struct yx_exec_output {
+	char	*output;		/* heap, NUL-terminated, masked; caller: _fini */
+	size_t	 len;
+	int	 exit_code;
+	bool	 truncated;
+	bool	 timed_out;
+	int64_t	 duration_ms;
+	char	 full_output_path[YX_VPATH_MAX];	/* "" unless truncated */
+};
+
+struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
+			    struct yx_driver *drv, struct yx_errctx *err);
+void			 yx_executor_free(struct yx_executor *ex);
+
+/*
+ * Run req->command. YX_OK with *out filled (the command's own failure is an
+ * exit code, not an error); YX_E_PATH_NOT_ALLOWED for a refused token;
+ * YX_E_CAPACITY when no sandbox can be had; YX_E_BACKEND_UNAVAILABLE /
+ * YX_E_IMAGE_MISSING when the engine fails. out is zeroed first.
+ */
+int	yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
+	    struct yx_exec_output *out, struct yx_errctx *err);
+void	yx_exec_output_fini(struct yx_exec_output *out);
+
+#endif /* YUXI_EXECUTOR_H */

@@ -1,0 +1,88 @@
+#!/bin/sh
+# Prepare this machine for yuxi-sandbox (Debian 12, as root), idempotently:
+#   1. install the Debian packages the build, the service and the tests need;
+#   2. start dockerd when no engine answers on the socket (an engine that
+#      answers is left alone);
+#   3. configure and build the project out of tree in $BUILD_DIR (./build);
+#   4. build the sandbox images offline (test image always; the default image
+#      unless YUXI_SKIP_DEFAULT_IMAGE=1).
+# Safe to run twice: every step checks before it acts.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$top/build}
+DOCKER_SOCK=${YUXI_DOCKER_API_SOCKET:-/var/run/docker.sock}
+
+PACKAGES="build-essential autoconf automake libtool pkg-config libfcgi-dev libjson-c-dev
+libcurl4-openssl-dev libssl-dev libcriterion-dev nginx openssl curl wrk hyperfine
+docker.io busybox-static mmdebstrap python3 python3-pytest python3-requests
+python3-docker valgrind clang libclang-rt-14-dev"
+
+say() { printf '==> %s\n' "$*"; }
+
+install_packages() {
+	missing=""
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		say "packages: all present"
+		return
+	fi
+	say "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+engine_ping() {
+	curl -sf --max-time 2 --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1
+}
+
+start_engine() {
+	if engine_ping; then
+		say "docker engine: answering on $DOCKER_SOCK"
+		return
+	fi
+	say "docker engine: starting dockerd"
+	mkdir -p /var/log
+	nohup dockerd >/var/log/yuxi-dockerd.log 2>&1 &
+	i=0
+	while ! engine_ping; do
+		i=$((i + 1))
+		if [ $i -gt 60 ]; then
+			echo "dockerd did not answer within 30 s; see /var/log/yuxi-dockerd.log" >&2
+			tail -20 /var/log/yuxi-dockerd.log >&2 || true
+			exit 1
+		fi
+		sleep 0.5
+	done
+	say "docker engine: up"
+}
+
+build() {
+	say "building in $BUILD_DIR"
+	cd "$top"
+	if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+		autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+	fi
+	mkdir -p "$BUILD_DIR"
+	cd "$BUILD_DIR"
+	[ -f Makefile ] || "$top/configure" -q ${YUXI_CONFIGURE_FLAGS:-}
+	make -s -j"$(nproc)" >/dev/null
+}
+
+images() {
+	"$top/images/test/build.sh"
+	if [ "${YUXI_SKIP_DEFAULT_IMAGE:-0}" != 1 ]; then
+		"$top/images/default/build.sh"
+	fi
+}
+
+[ "$(id -u)" = 0 ] || { echo "setup.sh: run as root (it installs packages and starts dockerd)" >&2; exit 1; }
+install_packages
+start_engine
+build
+images
+say "setup done"
