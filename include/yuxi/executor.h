@@ -27,6 +27,7 @@
 struct yx_executor;
 struct yx_driver;
 struct yx_table;
+struct yx_provider;
 
 struct yx_exec_request {
 	const char			*thread_id;	/* validated by the caller */
@@ -50,6 +51,8 @@ struct yx_exec_output {
 struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 			    struct yx_driver *drv, struct yx_errctx *err);
 void			 yx_executor_free(struct yx_executor *ex);
+/* The executor's provider (borrowed), for release/destroy/list callers. */
+struct yx_provider	*yx_executor_provider(struct yx_executor *ex);
 
 /*
  * Run req->command. YX_OK with *out filled (the command's own failure is an

@@ -1,7 +1,7 @@
 /*
  * yuxi/path.h - the virtual path namespace (DESIGN.md §4) and the command
  * path policy. Pure functions: no I/O, no allocation, caller buffers, fail on
- * truncation. Table-tested (tests/path/*.tsv) and fuzzed (tests/fuzz/).
+ * truncation. Table-tested (the tsv tables in tests/path/) and fuzzed (tests/fuzz/).
  *
  * The namespace has two roots:
  *   /home/yuxi/user-data   thread-private, read-write

@@ -1,1 +1,4 @@
-# src/cli: see Makefile.am
+# src/cli: yuxi-sandbox, the operator CLI.
+bin_PROGRAMS += yuxi-sandbox
+yuxi_sandbox_SOURCES = src/cli/main.c
+yuxi_sandbox_LDADD = $(YX_LIBS)

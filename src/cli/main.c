@@ -1,0 +1,495 @@
+/*
+ * yuxi-sandbox - the operator CLI.
+ *
+ * Works on the same shared provider table and engine as the service (it
+ * attaches to the table yuxi-sandboxd created, or creates it when the
+ * service is not running), so an operator can inspect and act on live
+ * sandboxes:
+ *   doctor                 engine reachable, image present, runner present,
+ *                          table healthy, robust-mutex self-test
+ *   list [--json]          sandboxes in the table
+ *   acquire THREAD         make sure THREAD has a running sandbox
+ *   exec THREAD -- CMD...  run CMD in THREAD's sandbox; exit status of CMD
+ *   release THREAD|ID      move a sandbox to the warm pool
+ *   destroy THREAD|ID      remove the container (user data is kept)
+ *   gc [--json]            drop dead holds, reconcile with the engine
+ *                          (orphan containers adopted or removed), reap idle
+ * Exit codes: 0 success, 1 failure, 2 usage; exec returns the command's code.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "yuxi/buf.h"
+#include "yuxi/config.h"
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+#include "yuxi/executor.h"
+#include "yuxi/log.h"
+#include "yuxi/path.h"
+#include "yuxi/provider.h"
+#include "yuxi/shm_table.h"
+
+struct cli {
+	struct yx_config	 cfg;
+	struct yx_table		*table;
+	struct yx_driver	*drv;
+	struct yx_executor	*ex;
+	bool			 json;
+};
+
+struct cli_cmd {
+	const char	*name;
+	const char	*usage;
+	const char	*help;
+	int		(*fn)(struct cli *, int, char **);
+};
+
+static const struct cli_cmd *cli_find(const char *name);
+
+static int
+cli_err(const char *what, int rc, const struct yx_errctx *e)
+{
+	fprintf(stderr, "yuxi-sandbox: %s: %s\n", what,
+	    e != NULL && e->msg[0] != '\0' ? e->msg : yx_strerror(rc));
+	return 1;
+}
+
+/* Attach to (or create) the table, make the driver and the executor. */
+static int
+cli_open(struct cli *c)
+{
+	struct yx_errctx	e;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	rc = yx_table_open(&c->table, c->cfg.shm_name, (uint32_t)c->cfg.max_replicas,
+	    YX_TABLE_CREATE, &e);
+	if (rc != YX_OK && (rc = yx_table_open(&c->table, c->cfg.shm_name, 0, 0, &e)) != YX_OK)
+		return cli_err("shared table", rc, &e);
+	if ((c->drv = yx_driver_new(&c->cfg, &e)) == NULL)
+		return cli_err("driver", e.code, &e);
+	if ((c->ex = yx_executor_new(&c->cfg, c->table, c->drv, &e)) == NULL)
+		return cli_err("executor", e.code, &e);
+	return 0;
+}
+
+static void
+cli_close(struct cli *c)
+{
+	yx_executor_free(c->ex);
+	yx_driver_free(c->drv);
+	yx_table_close(c->table);
+}
+
+/* Print one doctor check; returns 1 when it failed. */
+static int
+doctor_line(struct json_object *arr, const char *name, int rc, const char *detail,
+    bool json)
+{
+	if (json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "check", json_object_new_string(name));
+		json_object_object_add(o, "ok", json_object_new_boolean(rc == YX_OK));
+		json_object_object_add(o, "detail", json_object_new_string(detail));
+		json_object_array_add(arr, o);
+	} else
+		printf("%-8s %-22s %s\n", rc == YX_OK ? "ok" : "FAIL", name, detail);
+	return rc != YX_OK;
+}
+
+static int
+cmd_doctor(struct cli *c, int argc, char **argv)
+{
+	struct json_object	*arr = json_object_new_array();
+	struct yx_errctx	 e;
+	struct yx_table		*t = NULL;
+	char			 msg[1200];
+	int			 rc, bad = 0;
+
+	yx_errctx_clear(&e);
+	rc = c->drv->ops->ping(c->drv, &e);
+	snprintf(msg, sizeof(msg), "%s driver: %s", c->drv->ops->name,
+	    rc == YX_OK ? "engine answers" : e.msg);
+	bad += doctor_line(arr, "engine", rc, msg, c->json);
+	yx_errctx_clear(&e);
+	rc = c->drv->ops->image_present(c->drv, c->cfg.image, &e);
+	snprintf(msg, sizeof(msg), "%s", rc == YX_OK ? c->cfg.image : e.msg);
+	bad += doctor_line(arr, "image", rc, msg, c->json);
+	rc = access(c->cfg.runner_path, X_OK) == 0 ? YX_OK : YX_E_FILE_NOT_FOUND;
+	snprintf(msg, sizeof(msg), "%s%s", c->cfg.runner_path,
+	    rc == YX_OK ? "" : " missing (set YUXI_RUNNER_PATH)");
+	bad += doctor_line(arr, "runner", rc, msg, c->json);
+	yx_errctx_clear(&e);
+	rc = yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
+	if (rc == YX_OK && (rc = yx_table_lock(t, &e)) == YX_OK) {
+		snprintf(msg, sizeof(msg), "%s: %u of %u slots used", c->cfg.shm_name,
+		    yx_table_used(t), t->hdr->capacity);
+		yx_table_unlock(t);
+	} else
+		snprintf(msg, sizeof(msg), "%s: %s", c->cfg.shm_name, e.msg);
+	yx_table_close(t);
+	bad += doctor_line(arr, "table", rc, msg, c->json);
+	yx_errctx_clear(&e);
+	rc = yx_table_selftest(&e);
+	snprintf(msg, sizeof(msg), "%s", rc == YX_OK ?
+	    "EOWNERDEAD seen after owner death; repaired" : e.msg);
+	bad += doctor_line(arr, "robust-mutex", rc, msg, c->json);
+	if (c->json)
+		printf("%s\n", json_object_to_json_string_ext(arr,
+		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(arr);
+	return bad ? 1 : 0;
+}
+
+static int
+cmd_list(struct cli *c, int argc, char **argv)
+{
+	struct yx_provider_snapshot	 snap;
+	struct yx_errctx		 e;
+	struct json_object		*arr;
+	size_t				 i;
+	int				 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = yx_provider_list(yx_executor_provider(c->ex), &snap, &e)) != YX_OK)
+		return cli_err("list", rc, &e);
+	arr = json_object_new_array();
+	if (!c->json)
+		printf("%-12s %-10s %-5s %-14s %s\n", "SANDBOX", "STATE", "HOLDS",
+		    "CONTAINER", "THREAD");
+	for (i = 0; i < snap.nslots; i++) {
+		const struct yx_shm_slot *s = &snap.slots[i];
+
+		if (c->json) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "sandbox_id", json_object_new_string(s->sandbox_id));
+			json_object_object_add(o, "thread_id", json_object_new_string(s->thread_id));
+			json_object_object_add(o, "state", json_object_new_string(yx_slot_state_name((int)s->state)));
+			json_object_object_add(o, "container", json_object_new_string(s->container_name));
+			json_object_object_add(o, "container_id", json_object_new_string(s->container_id));
+			json_object_object_add(o, "holds", json_object_new_int((int)s->nholds));
+			json_object_object_add(o, "last_used_ms", json_object_new_int64(s->last_used_at));
+			json_object_array_add(arr, o);
+		} else
+			printf("%-12s %-10s %-5u %-14.12s %s\n", s->sandbox_id,
+			    yx_slot_state_name((int)s->state), s->nholds,
+			    s->container_id, s->thread_id);
+	}
+	if (c->json)
+		printf("%s\n", json_object_to_json_string_ext(arr,
+		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(arr);
+	yx_provider_snapshot_fini(&snap);
+	return 0;
+}
+
+static int
+cli_thread_arg(int argc, char **argv, const char **tid)
+{
+	if (argc < 2) {
+		fprintf(stderr, "yuxi-sandbox: %s: missing THREAD\n", argv[0]);
+		return 2;
+	}
+	if (!yx_thread_id_valid(argv[1], strlen(argv[1]))) {
+		fprintf(stderr, "yuxi-sandbox: invalid thread id (expected [A-Za-z0-9_-]{1,128})\n");
+		return 2;
+	}
+	*tid = argv[1];
+	return 0;
+}
+
+static int
+cmd_acquire(struct cli *c, int argc, char **argv)
+{
+	struct yx_exec_request	 req;
+	struct yx_exec_output	 out;
+	struct yx_errctx	 e;
+	const char		*tid;
+	int			 rc;
+
+	if ((rc = cli_thread_arg(argc, argv, &tid)) != 0)
+		return rc;
+	/* acquiring = running a no-op: lays out user-data, creates the box */
+	memset(&req, 0, sizeof(req));
+	req.thread_id = tid;
+	req.owner = "operator";
+	req.agent_id = "";
+	req.command = "true";
+	yx_errctx_clear(&e);
+	if ((rc = yx_executor_run(c->ex, &req, &out, &e)) != YX_OK)
+		return cli_err("acquire", rc, &e);
+	yx_exec_output_fini(&out);
+	return cmd_list(c, 0, NULL);
+}
+
+/* Join argv into one shell command, single-quoting every word. */
+static int
+cli_join(int argc, char **argv, struct yx_buf *b)
+{
+	const char	*p;
+	int		 i, rc = YX_OK;
+
+	for (i = 0; i < argc && rc == YX_OK; i++) {
+		if (i > 0)
+			rc = yx_buf_puts(b, " ");
+		if (rc == YX_OK)
+			rc = yx_buf_puts(b, "'");
+		for (p = argv[i]; *p != '\0' && rc == YX_OK; p++)
+			rc = *p == '\'' ? yx_buf_puts(b, "'\\''") : yx_buf_append(b, p, 1);
+		if (rc == YX_OK)
+			rc = yx_buf_puts(b, "'");
+	}
+	return rc;
+}
+
+static int
+cmd_exec(struct cli *c, int argc, char **argv)
+{
+	struct yx_exec_request	 req;
+	struct yx_exec_output	 out;
+	struct yx_errctx	 e;
+	struct yx_buf		 cmd;
+	const char		*tid;
+	int			 rc, first;
+
+	if ((rc = cli_thread_arg(argc, argv, &tid)) != 0)
+		return rc;
+	first = 2;
+	if (first < argc && strcmp(argv[first], "--") == 0)
+		first++;
+	if (first >= argc) {
+		fprintf(stderr, "yuxi-sandbox: exec: missing command\n");
+		return 2;
+	}
+	yx_buf_init(&cmd, 1 << 20);
+	/* one word after "--": a shell command line as-is; several: quoted */
+	rc = argc - first == 1 ? yx_buf_puts(&cmd, argv[first]) :
+	    cli_join(argc - first, argv + first, &cmd);
+	if (rc != YX_OK) {
+		yx_buf_fini(&cmd);
+		return cli_err("exec", rc, NULL);
+	}
+	memset(&req, 0, sizeof(req));
+	req.thread_id = tid;
+	req.owner = "operator";
+	req.agent_id = "";
+	req.command = cmd.data;
+	yx_errctx_clear(&e);
+	rc = yx_executor_run(c->ex, &req, &out, &e);
+	yx_buf_fini(&cmd);
+	if (rc != YX_OK)
+		return cli_err("exec", rc, &e);
+	fwrite(out.output, 1, out.len, stdout);
+	fflush(stdout);
+	if (out.truncated)
+		fprintf(stderr, "yuxi-sandbox: output truncated; full output in %s\n",
+		    out.full_output_path[0] ? out.full_output_path : "(not saved)");
+	if (out.timed_out)
+		fprintf(stderr, "yuxi-sandbox: command timed out\n");
+	rc = out.exit_code;
+	yx_exec_output_fini(&out);
+	return rc;
+}
+
+/* Accept a thread id or a sandbox id; prefer a slot's sandbox id. */
+static int
+cli_sandbox_arg(struct cli *c, const char *arg, char *sid, size_t sidlen)
+{
+	struct yx_errctx	e;
+	int			i, rc;
+
+	if ((rc = yx_table_lock(c->table, &e)) != YX_OK)
+		return rc;
+	if ((i = yx_table_find_sandbox(c->table, arg)) < 0)
+		i = yx_table_find_thread(c->table, arg);
+	if (i >= 0)
+		snprintf(sid, sidlen, "%s", c->table->slots[i].sandbox_id);
+	yx_table_unlock(c->table);
+	return i >= 0 ? YX_OK : YX_E_NOT_FOUND;
+}
+
+static int
+cmd_release(struct cli *c, int argc, char **argv)
+{
+	struct yx_errctx	e;
+	char			sid[YX_SHM_SANDBOX_ID_MAX];
+	int			rc;
+
+	if (argc < 2) {
+		fprintf(stderr, "yuxi-sandbox: release: missing THREAD or SANDBOX_ID\n");
+		return 2;
+	}
+	yx_errctx_clear(&e);
+	if ((rc = cli_sandbox_arg(c, argv[1], sid, sizeof(sid))) != YX_OK ||
+	    (rc = yx_provider_release(yx_executor_provider(c->ex), sid, &e)) != YX_OK)
+		return cli_err("release", rc, &e);
+	printf("released %s\n", sid);
+	return 0;
+}
+
+static int
+cmd_destroy(struct cli *c, int argc, char **argv)
+{
+	struct yx_errctx	e;
+	char			sid[YX_SHM_SANDBOX_ID_MAX];
+	int			rc;
+
+	if (argc < 2) {
+		fprintf(stderr, "yuxi-sandbox: destroy: missing THREAD or SANDBOX_ID\n");
+		return 2;
+	}
+	yx_errctx_clear(&e);
+	if (cli_sandbox_arg(c, argv[1], sid, sizeof(sid)) == YX_OK)
+		rc = yx_provider_destroy(yx_executor_provider(c->ex), sid, NULL, &e);
+	else if (yx_thread_id_valid(argv[1], strlen(argv[1])))
+		rc = yx_provider_destroy(yx_executor_provider(c->ex), NULL, argv[1], &e);
+	else
+		rc = YX_E_NOT_FOUND;
+	if (rc != YX_OK)
+		return cli_err("destroy", rc, &e);
+	printf("destroyed %s\n", argv[1]);
+	return 0;
+}
+
+static int
+cmd_gc(struct cli *c, int argc, char **argv)
+{
+	struct yx_provider	*p = yx_executor_provider(c->ex);
+	struct yx_errctx	 e;
+	unsigned		 dropped = 0, reaped = 0;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = yx_provider_drop_dead_holds(p, &dropped, &e)) != YX_OK ||
+	    (rc = yx_provider_reconcile(p, &e)) != YX_OK ||
+	    (rc = yx_provider_reap(p, yx_now_ms(), &reaped, &e)) != YX_OK)
+		return cli_err("gc", rc, &e);
+	if (c->json)
+		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u}\n", dropped, reaped);
+	else
+		printf("dead holds dropped: %u; idle sandboxes destroyed: %u\n",
+		    dropped, reaped);
+	return 0;
+}
+
+static int
+cmd_help(struct cli *c, int argc, char **argv);
+
+static const struct cli_cmd cli_cmds[] = {
+	{ "doctor", "doctor [--json]", "check engine, image, runner, table and robust mutexes", cmd_doctor },
+	{ "list", "list [--json]", "list sandboxes in the shared table", cmd_list },
+	{ "acquire", "acquire THREAD", "make sure THREAD has a running sandbox", cmd_acquire },
+	{ "exec", "exec THREAD -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command)", cmd_exec },
+	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
+	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
+	{ "gc", "gc [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones", cmd_gc },
+	{ "help", "help [COMMAND]", "show help", cmd_help },
+};
+
+static const struct cli_cmd *
+cli_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
+		if (strcmp(cli_cmds[i].name, name) == 0)
+			return &cli_cmds[i];
+	return NULL;
+}
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: yuxi-sandbox [--json] COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
+		fprintf(f, "  %-30s %s\n", cli_cmds[i].usage, cli_cmds[i].help);
+	fprintf(f, "\nConfiguration comes from YUXI_* environment variables (docs/configuration.md).\n");
+}
+
+static int
+cmd_help(struct cli *c, int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+
+	if (argc > 1 && (cmd = cli_find(argv[1])) != NULL) {
+		printf("usage: yuxi-sandbox %s\n\n%s\n", cmd->usage, cmd->help);
+		return 0;
+	}
+	usage(stdout);
+	return 0;
+}
+
+/* Strip --json/--help from a subcommand's arguments (before "--"). */
+static int
+cli_flags(struct cli *c, const struct cli_cmd *cmd, int *argcp, char **argv)
+{
+	int i, o = 0;
+
+	for (i = 0; i < *argcp; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argcp)
+				argv[o++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--json") == 0)
+			c->json = true;
+		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: yuxi-sandbox %s\n\n%s\n", cmd->usage, cmd->help);
+			return 1;
+		} else
+			argv[o++] = argv[i];
+	}
+	*argcp = o;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct cli	 c;
+	const struct cli_cmd	*cmd;
+	char			 errbuf[256];
+	int			 rc;
+
+	log_init("yuxi-sandbox", 0);
+	if (argc > 1 && strcmp(argv[1], "--json") == 0) {
+		c.json = true;
+		argv++;
+		argc--;
+	}
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if ((cmd = cli_find(argv[1])) == NULL) {
+		fprintf(stderr, "yuxi-sandbox: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	argc--;
+	argv++;
+	if (cli_flags(&c, cmd, &argc, argv))
+		return 0;
+	if (cmd->fn == cmd_help)
+		return cmd_help(&c, argc, argv);
+	if (yx_config_load(&c.cfg, errbuf, sizeof(errbuf)) != YX_OK) {
+		fprintf(stderr, "yuxi-sandbox: %s\n", errbuf);
+		return 2;
+	}
+	log_setverbose(c.cfg.verbose);
+	if ((rc = cli_open(&c)) == 0)
+		rc = cmd->fn(&c, argc, argv);
+	cli_close(&c);
+	return rc;
+}

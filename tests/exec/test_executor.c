@@ -1,0 +1,271 @@
+/*
+ * test_executor.c - the executor against the real Docker engine, through
+ * the driver named by YX_TEST_DRIVER ("api" or "cli"; this file is built
+ * once per driver). Each test gets its own shared table, saves directory and
+ * container prefix, and removes every container it made.
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "yuxi/config.h"
+#include "yuxi/driver.h"
+#include "yuxi/executor.h"
+#include "yuxi/provider.h"
+#include "yuxi/shm_table.h"
+
+#ifndef YX_TEST_DRIVER
+#define YX_TEST_DRIVER "api"
+#endif
+
+static struct yx_config		 cfg;
+static struct yx_table		*table;
+static struct yx_driver		*drv;
+static struct yx_executor	*ex;
+static char			 saves[256];
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+static void
+remove_our_containers(void)
+{
+	struct yx_container_info	*list = NULL;
+	size_t				 n = 0, i;
+
+	if (drv == NULL || drv->ops->list(drv, &list, &n, NULL) != YX_OK)
+		return;
+	for (i = 0; i < n; i++)
+		if (strncmp(list[i].name, cfg.container_prefix,
+		    strlen(cfg.container_prefix)) == 0)
+			drv->ops->remove(drv, list[i].id, NULL);
+	free(list);
+}
+
+static void
+setup_with(const char *image, size_t output_limit)
+{
+	struct yx_errctx	e;
+	char			eb[256];
+	static int		seq;
+
+	cr_assert_eq(yx_config_load(&cfg, eb, sizeof(eb)), YX_OK, "%s", eb);
+	snprintf(cfg.image, sizeof(cfg.image), "%s", image);
+	snprintf(cfg.container_prefix, sizeof(cfg.container_prefix), "yxexec%s%d-%d-",
+	    YX_TEST_DRIVER, (int)getpid(), seq);
+	snprintf(cfg.shm_name, sizeof(cfg.shm_name), "/yxexec-%s-%d-%d", YX_TEST_DRIVER,
+	    (int)getpid(), seq++);
+	snprintf(saves, sizeof(saves), "/tmp/yxexec-%s-XXXXXX", YX_TEST_DRIVER);
+	cr_assert_not_null(mkdtemp(saves));
+	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s", saves);
+	cfg.driver = strcmp(YX_TEST_DRIVER, "cli") == 0 ? YX_DRIVER_CLI : YX_DRIVER_API;
+	cfg.output_limit = output_limit;
+	cfg.max_replicas = 8;
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e), YX_OK, "%s", e.msg);
+	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
+	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
+	cr_assert_eq(access(cfg.runner_path, X_OK), 0, "runner %s missing", cfg.runner_path);
+}
+
+static void
+setup(void)
+{
+	setup_with("yuxi-sandbox-test:latest", 256 << 10);
+}
+
+static void
+teardown(void)
+{
+	remove_our_containers();
+	yx_executor_free(ex);
+	yx_driver_free(drv);
+	yx_table_close(table);
+	yx_table_unlink(cfg.shm_name);
+	nftw(saves, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	ex = NULL;
+	drv = NULL;
+	table = NULL;
+}
+
+/* Run cmd in thread tid; assert success of the call itself. */
+static void
+run(const char *tid, const char *cmd, int timeout, struct yx_exec_output *out)
+{
+	struct yx_exec_request	req = { 0 };
+	struct yx_errctx	e;
+	int			rc;
+
+	req.thread_id = tid;
+	req.owner = "tester";
+	req.agent_id = "";
+	req.command = cmd;
+	req.timeout_sec = timeout;
+	yx_errctx_clear(&e);
+	rc = yx_executor_run(ex, &req, out, &e);
+	cr_assert_eq(rc, YX_OK, "exec '%s': %s (%s)", cmd, yx_strerror(rc), e.msg);
+}
+
+TestSuite(executor, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(executor, echo_and_exit_code)
+{
+	struct yx_exec_output out;
+
+	run("t-echo", "echo hi; exit 3", 0, &out);
+	cr_assert_str_eq(out.output, "hi\n");
+	cr_assert_eq(out.exit_code, 3);
+	cr_assert(!out.truncated && !out.timed_out);
+	cr_assert_geq(out.duration_ms, 0);
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, combined_output_in_write_order)
+{
+	struct yx_exec_output out;
+
+	run("t-order", "for i in 1 2 3; do echo out$i; echo err$i >&2; done", 0, &out);
+	cr_assert_str_eq(out.output, "out1\nerr1\nout2\nerr2\nout3\nerr3\n");
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, workdir_home_and_user)
+{
+	struct yx_exec_output out;
+
+	run("t-env", "pwd; echo $HOME; id -u; touch $HOME/.cache-test && echo homeok", 0, &out);
+	cr_assert_str_eq(out.output, "/home/yuxi/user-data/workspace\n/home/yuxi\n1000\nhomeok\n");
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, files_land_on_host_owned_by_sandbox_user)
+{
+	struct yx_exec_output	out;
+	struct stat		st;
+	char			p[512];
+
+	run("t-files", "echo data > made.txt && ls /home/yuxi/user-data", 0, &out);
+	cr_assert(strstr(out.output, "workspace") != NULL, "%s", out.output);
+	cr_assert(strstr(out.output, "large_tool_results") != NULL, "%s", out.output);
+	snprintf(p, sizeof(p), "%s/threads/t-files/user-data/workspace/made.txt", saves);
+	cr_assert_eq(stat(p, &st), 0, "no %s", p);
+	cr_assert_eq(st.st_uid, 1000);
+	cr_assert_eq(st.st_size, 5);
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, timeout_kills_the_whole_tree)
+{
+	struct yx_exec_output out;
+
+	run("t-timeout", "sleep 300 & sleep 300", 2, &out);
+	cr_assert(out.timed_out);
+	cr_assert_eq(out.exit_code, 124);
+	cr_assert_lt(out.duration_ms, 10000);
+	yx_exec_output_fini(&out);
+	run("t-timeout", "ps -o args | grep -c '^sleep 300' || true", 0, &out);
+	cr_assert_str_eq(out.output, "0\n", "left running: %s", out.output);
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, output_cap_and_spill)
+{
+	struct yx_exec_output	out;
+	struct stat		st;
+	char			p[1024];
+
+	teardown();
+	setup_with("yuxi-sandbox-test:latest", 4096);
+	run("t-cap", "yes 0123456789 | head -c 1000000", 0, &out);
+	cr_assert(out.truncated);
+	cr_assert_eq(out.len, 4096);
+	cr_assert_eq(strncmp(out.full_output_path,
+	    "/home/yuxi/user-data/large_tool_results/", 40), 0, "%s", out.full_output_path);
+	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", saves,
+	    out.full_output_path + strlen("/home/yuxi/user-data/"));
+	cr_assert_eq(stat(p, &st), 0, "spill file %s", p);
+	cr_assert_eq(st.st_size, 1000000);
+	cr_assert_eq(st.st_uid, 1000);
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, host_paths_masked)
+{
+	struct yx_exec_output out;
+
+	run("t-mask", "cat /proc/self/mountinfo", 0, &out);
+	cr_assert(strstr(out.output, "/home/yuxi/user-data") != NULL);
+	cr_assert(strstr(out.output, saves) == NULL, "host path leaked:\n%s", out.output);
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, policy_refuses_before_any_container)
+{
+	struct yx_exec_request		req = { 0 };
+	struct yx_exec_output		out;
+	struct yx_errctx		e;
+	struct yx_provider_snapshot	snap;
+
+	req.thread_id = "t-policy";
+	req.command = "cat /etc/passwd";
+	cr_assert_eq(yx_executor_run(ex, &req, &out, &e), YX_E_PATH_NOT_ALLOWED);
+	cr_assert(strstr(e.msg, "/etc/passwd") != NULL, "%s", e.msg);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_eq(snap.nslots, 0);
+	yx_provider_snapshot_fini(&snap);
+}
+
+Test(executor, vanished_container_is_recreated)
+{
+	struct yx_exec_output		out;
+	struct yx_provider_snapshot	snap;
+
+	run("t-vanish", "echo one", 0, &out);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_eq(snap.nslots, 1);
+	cr_assert_eq(drv->ops->remove(drv, snap.slots[0].container_id, NULL), YX_OK);
+	yx_provider_snapshot_fini(&snap);
+	run("t-vanish", "echo two", 0, &out);
+	cr_assert_str_eq(out.output, "two\n");
+	yx_exec_output_fini(&out);
+}
+
+Test(executor, one_container_per_thread_reused)
+{
+	struct yx_exec_output		out;
+	struct yx_provider_snapshot	snap;
+
+	run("t-a", "hostname", 0, &out);
+	yx_exec_output_fini(&out);
+	run("t-a", "hostname", 0, &out);
+	yx_exec_output_fini(&out);
+	run("t-b", "hostname", 0, &out);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_eq(snap.nslots, 2);
+	cr_assert_str_neq(snap.slots[0].container_id, snap.slots[1].container_id);
+	yx_provider_snapshot_fini(&snap);
+}
+
+Test(executor, default_image_python)
+{
+	struct yx_exec_output out;
+
+	teardown();
+	setup_with("yuxi-sandbox:latest", 256 << 10);
+	if (drv->ops->image_present(drv, cfg.image, NULL) != YX_OK)
+		cr_skip_test("default image yuxi-sandbox:latest not built");
+	run("t-py", "python3 -c 'print(1+1)'", 0, &out);
+	cr_assert_str_eq(out.output, "2\n");
+	yx_exec_output_fini(&out);
+}
