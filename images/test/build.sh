@@ -42,7 +42,7 @@ chmod 1777 "$root/tmp"
 chown 1000:1000 "$root/home/yuxi"
 tar -C "$root" -cf "$tmp/rootfs.tar" .
 docker import \
-	-c 'CMD ["/bin/tail", "-f", "/dev/null"]' \
+	-c 'CMD ["/bin/busybox", "tail", "-f", "/dev/null"]' \
 	-c 'ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/home/yuxi' \
 	-c "LABEL io.yuxi.recipe=$recipe" \
 	-c 'WORKDIR /home/yuxi' \
