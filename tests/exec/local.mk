@@ -7,3 +7,5 @@ tests_exec_test_executor_api_LDADD = $(TEST_LIBS)
 tests_exec_test_executor_cli_SOURCES = tests/exec/test_executor.c
 tests_exec_test_executor_cli_CFLAGS = $(TEST_CFLAGS) -DYX_TEST_DRIVER='"cli"'
 tests_exec_test_executor_cli_LDADD = $(TEST_LIBS)
+TESTS += tests/exec/test_cli.sh
+EXTRA_DIST += tests/exec/test_cli.sh
