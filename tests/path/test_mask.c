@@ -1,0 +1,120 @@
+/*
+ * test_mask.c - yx_mask_output: leftmost-longest replacement of host paths.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "yuxi/error.h"
+#include "yuxi/path.h"
+
+static void
+expect_mask(const char *in, const struct yx_mask_rule *rules, size_t n,
+    const char *want)
+{
+	char	*out = NULL;
+	size_t	 len = 99;
+
+	cr_assert_eq(yx_mask_output(in, strlen(in), rules, n, &out, &len), YX_OK,
+	    "mask(%s)", in);
+	cr_assert_not_null(out);
+	cr_expect_str_eq(out, want, "mask(%s)", in);
+	cr_expect_eq(len, strlen(want), "mask(%s): length", in);
+	free(out);
+}
+
+static const struct yx_mask_rule host_rules[] = {
+	{ "/var/lib/yuxi-sandbox/threads/t1/user-data", "/home/yuxi/user-data" },
+	{ "/srv/skills", "/home/yuxi/skills" },
+};
+
+Test(mask, host_paths)
+{
+	expect_mask("cat: /var/lib/yuxi-sandbox/threads/t1/user-data/x: "
+	    "No such file\n", host_rules, 2,
+	    "cat: /home/yuxi/user-data/x: No such file\n");
+	expect_mask("/srv/skills/pdf and /srv/skills/doc", host_rules, 2,
+	    "/home/yuxi/skills/pdf and /home/yuxi/skills/doc");
+	expect_mask("nothing to see", host_rules, 2, "nothing to see");
+	expect_mask("/srv/skill", host_rules, 2, "/srv/skill");
+}
+
+Test(mask, empty)
+{
+	char	*out = NULL;
+	size_t	 len = 99;
+
+	expect_mask("", host_rules, 2, "");
+	expect_mask("abc", NULL, 0, "abc");
+	cr_assert_eq(yx_mask_output(NULL, 0, host_rules, 2, &out, &len), YX_OK);
+	cr_expect_str_eq(out, "");
+	cr_expect_eq(len, 0);
+	free(out);
+}
+
+Test(mask, longest_wins)
+{
+	static const struct yx_mask_rule r[] = {
+		{ "/data", "<D>" },
+		{ "/data/threads/t1", "<T1>" },
+		{ "/data/threads", "<TH>" },
+	};
+
+	expect_mask("/data/threads/t1/x", r, 3, "<T1>/x");
+	expect_mask("/data/threads/t2/x", r, 3, "<TH>/t2/x");
+	expect_mask("/data/other", r, 3, "<D>/other");
+	expect_mask("/dat", r, 3, "/dat");
+	/* order of the rules does not matter */
+	{
+		static const struct yx_mask_rule rr[] = {
+			{ "/data/threads", "<TH>" },
+			{ "/data", "<D>" },
+			{ "/data/threads/t1", "<T1>" },
+		};
+		expect_mask("/data/threads/t1/x /data/x", rr, 3, "<T1>/x <D>/x");
+	}
+}
+
+Test(mask, overlapping_occurrences)
+{
+	static const struct yx_mask_rule aa[] = { { "aa", "X" } };
+	static const struct yx_mask_rule ab[] = {
+		{ "ab", "1" },
+		{ "bc", "2" },
+	};
+
+	expect_mask("aaa", aa, 1, "Xa");
+	expect_mask("aaaa", aa, 1, "XX");
+	expect_mask("abc", ab, 2, "1c");	/* leftmost first */
+	expect_mask("bcab", ab, 2, "21");
+}
+
+Test(mask, growth_and_shrink)
+{
+	static const struct yx_mask_rule r[] = {
+		{ "x", "0123456789" },
+		{ "long-host-path", "" },
+		{ "", "never" },
+		{ NULL, "never" },
+		{ "n", NULL },
+	};
+
+	expect_mask("xx", r, 5, "01234567890123456789");
+	expect_mask("a long-host-path b", r, 5, "a  b");
+	expect_mask("on", r, 5, "o");
+}
+
+Test(mask, binary_input)
+{
+	static const struct yx_mask_rule r[] = { { "/h", "/c" } };
+	char	*out = NULL;
+	size_t	 len = 0;
+
+	cr_assert_eq(yx_mask_output("a\0/h\0b", 6, r, 1, &out, &len), YX_OK);
+	cr_expect_eq(len, 6);
+	cr_expect(memcmp(out, "a\0/c\0b", 7) == 0);
+	free(out);
+}
