@@ -33,6 +33,9 @@ log_setverbose(int verbose)
 	log_verbose = verbose;
 }
 
+static void log_vemit(const char *, int, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
 static void
 log_vemit(const char *level, int errnum, const char *fmt, va_list ap)
 {

@@ -15,3 +15,4 @@ tests_fuzz_fuzz_cmd_SOURCES = tests/fuzz/fuzz_cmd.c \
 	tests/fuzz/path_props.c tests/fuzz/path_props.h
 tests_fuzz_fuzz_cmd_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_cmd_LDADD = libyuxi.a
+EXTRA_DIST += tests/fuzz/run-fuzz.sh
