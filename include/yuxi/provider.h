@@ -1,0 +1,176 @@
+/*
+ * yuxi/provider.h - the sandbox lifecycle over the shared table and a
+ * container driver (DESIGN.md §2, §3).
+ *
+ * thread_id -> sandbox_id -> container. sandbox_id is the first 8 hex
+ * characters of SHA-256(thread_id), lengthened by 4 (12, 16, ... 64) while
+ * it collides with another thread's slot or with a container of that name
+ * whose thread label differs: two threads never share a container.
+ *
+ * yx_provider_acquire() returns a lease: the caller holds the sandbox (an
+ * in-flight hold stamped with its pid and start time, which keeps the reaper
+ * and evictions away), runs its command against lease->container_id, then
+ * calls yx_provider_unhold(). Acquire tries, in order: the thread's slot
+ * (active: touch; warm: make active), a running container of that name and
+ * thread label (discover/adopt), a new container. The table lock is never
+ * held across a driver call: a slot in state CREATING/DESTROYING, stamped
+ * with its claimer, marks the work; others wait for it (bounded by wait_ms,
+ * then YX_E_BUSY) or take it over when the claimer died.
+ *
+ * Capacity: at most min(cfg->max_replicas, table capacity) slots are in use;
+ * when full, the least recently used sandbox without holds is evicted (warm
+ * ones first), else YX_E_CAPACITY (the HTTP layer adds Retry-After).
+ *
+ * Host paths handed to the engine are translated with YUXI_HOST_PROJECT_DIR
+ * (cfg->host_project_dir): when it is set, a host path equal to or below
+ * `local_project_dir` (our own view of the project directory: the working
+ * directory at yx_provider_init(), overridable) has that prefix replaced by
+ * host_project_dir; other paths pass unchanged. This is for running the
+ * service itself in a container that talks to the host's engine.
+ *
+ * Ownership: struct yx_provider is caller storage (init/fini); table, driver
+ * and cfg are borrowed and must outlive it. Request strings are borrowed
+ * for the duration of the call. Leases are plain values.
+ */
+#ifndef YUXI_PROVIDER_H
+#define YUXI_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yuxi/config.h"
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+#include "yuxi/shm_layout.h"
+#include "yuxi/shm_table.h"
+
+#define YX_SANDBOX_ID_LEN	8	/* default short id length */
+#define YX_USER_DATA_TARGET	"/home/yuxi/user-data"
+#define YX_SKILLS_TARGET	"/home/yuxi/skills"
+
+enum yx_acquire_outcome {
+	YX_ACQUIRE_HIT,		/* active slot reused */
+	YX_ACQUIRE_WARM,	/* warm slot made active */
+	YX_ACQUIRE_DISCOVERED,	/* running container adopted */
+	YX_ACQUIRE_CREATED,	/* new container */
+};
+
+struct yx_skill_mount {
+	const char	*name;		/* [A-Za-z0-9._-], not "." or ".." */
+	const char	*host_path;	/* absolute host directory */
+};
+
+struct yx_acquire_req {
+	const char			*thread_id;	/* validated here */
+	const char			*owner_user;	/* may be NULL */
+	const char			*agent_id;	/* may be NULL */
+	const struct yx_skill_mount	*skills;	/* visible skills (ro) */
+	size_t				 nskills;
+	const char			*skills_fp;	/* fingerprint of the set; NULL = "" */
+	const char			*user_data_host; /* -> /home/yuxi/user-data (rw) */
+	const struct yx_mount		*extra;		/* e.g. the runner binary (ro) */
+	size_t				 nextra;
+};
+
+/* What the executor needs; a plain value owned by the caller. */
+struct yx_lease {
+	uint32_t		 slot;
+	uint64_t		 generation;	/* detects a reused slot */
+	struct yx_shm_pid	 holder;
+	enum yx_acquire_outcome	 outcome;
+	int			 port;		/* published host port, 0 = none */
+	char	thread_id[YX_SHM_THREAD_ID_MAX];
+	char	sandbox_id[YX_SHM_SANDBOX_ID_MAX];
+	char	container_id[YX_SHM_CONTAINER_ID_MAX];
+	char	container_name[YX_SHM_CONTAINER_NAME_MAX];
+};
+
+struct yx_provider {
+	const struct yx_config	*cfg;
+	struct yx_table		*table;
+	struct yx_driver	*driver;
+	int			 wait_ms;	/* max wait on another's claim (30000) */
+	int			 poll_ms;	/* sleep between polls (20) */
+	bool			 verify;	/* inspect the container on table hits (true) */
+	char			 local_project_dir[YX_CFG_PATH];
+};
+
+/* A copy of the table for admin, healthz and the CLI; no lock is kept. */
+struct yx_provider_snapshot {
+	struct yx_shm_slot	*slots;		/* non-free slots, heap */
+	size_t			 nslots;
+	uint32_t		 capacity;
+	uint32_t		 nstate[YX_SLOT_NSTATES];
+	struct yx_shm_metrics	 metrics;
+};
+
+/* Set up caller storage. YX_OK (cannot fail today besides bad arguments). */
+int	yx_provider_init(struct yx_provider *p, const struct yx_config *cfg,
+	    struct yx_table *table, struct yx_driver *driver);
+void	yx_provider_fini(struct yx_provider *p);
+
+/*
+ * Hold the thread's sandbox, making it when needed. YX_OK with *lease
+ * filled (call yx_provider_unhold() when done). Errors:
+ * YX_E_INVALID_THREAD_ID / YX_E_BAD_REQUEST for a bad request; YX_E_BUSY
+ * when the table lock or another process's claim did not clear in time, or
+ * the holds array is full; YX_E_CAPACITY when full and nothing is idle; the
+ * driver's error (YX_E_BACKEND_UNAVAILABLE, YX_E_IMAGE_MISSING, ...) when the
+ * engine failed, with no slot left claimed.
+ */
+int	yx_provider_acquire(struct yx_provider *p,
+	    const struct yx_acquire_req *req, struct yx_lease *lease,
+	    struct yx_errctx *err);
+/* Drop the lease's hold. YX_OK, YX_E_NOT_FOUND when it was already gone
+ * (slot reused or hold dropped), YX_E_BUSY when the lock timed out. */
+int	yx_provider_unhold(struct yx_provider *p, const struct yx_lease *lease);
+
+/* Move an active sandbox to the warm pool (container keeps running).
+ * YX_OK (also when already warm), YX_E_NOT_FOUND, YX_E_BUSY. */
+int	yx_provider_release(struct yx_provider *p, const char *sandbox_id,
+	    struct yx_errctx *err);
+/*
+ * Remove the container of a sandbox, named by sandbox_id or (when that is
+ * NULL) by thread_id; user data is never touched. With a thread_id and no
+ * slot, labelled containers of that thread are removed from the engine.
+ * YX_OK; YX_E_NOT_FOUND when nothing matched; YX_E_BUSY when it has holds or
+ * is being created/destroyed; driver errors (the slot is then kept).
+ */
+int	yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
+	    const char *thread_id, struct yx_errctx *err);
+
+/*
+ * Reaper: destroy sandboxes idle since before now_ms - idle_timeout, never
+ * one with a hold; finish orphaned DESTROYING slots. *ndestroyed (may be
+ * NULL) counts removals. YX_OK, or the first error (others still tried).
+ */
+int	yx_provider_reap(struct yx_provider *p, int64_t now_ms,
+	    unsigned *ndestroyed, struct yx_errctx *err);
+/*
+ * Reaper: compare the table with the engine's labelled containers. A
+ * labelled container in no slot is adopted (valid thread label, thread
+ * without slot, room) as warm, else removed; a slot whose container vanished
+ * and has no holds is cleared. YX_OK or the driver's error.
+ */
+int	yx_provider_reconcile(struct yx_provider *p, struct yx_errctx *err);
+/* Master start: adopt running labelled containers, remove nothing. */
+int	yx_provider_discover_all(struct yx_provider *p, struct yx_errctx *err);
+/* Drop holds of dead processes, void dead claims (see yx_table_repair). */
+int	yx_provider_drop_dead_holds(struct yx_provider *p, unsigned *ndropped,
+	    struct yx_errctx *err);
+
+/* Copy the table. YX_OK (snap owned by the caller), YX_E_NOMEM, YX_E_BUSY. */
+int	yx_provider_list(struct yx_provider *p,
+	    struct yx_provider_snapshot *snap, struct yx_errctx *err);
+void	yx_provider_snapshot_fini(struct yx_provider_snapshot *snap);
+
+/* "free", "creating", "active", "warm", "destroying" ("unknown"). */
+const char *yx_slot_state_name(int state);
+const char *yx_acquire_outcome_name(int outcome);
+
+/* sandbox_id of thread_id at `len` hex digits (8..64) into out[65].
+ * YX_OK or YX_E_BAD_REQUEST / YX_E_INTERNAL. */
+int	yx_sandbox_id_derive(const char *thread_id, size_t len, char *out);
+
+#endif /* YUXI_PROVIDER_H */

@@ -1,0 +1,834 @@
+/*
+ * provider.c - acquire, unhold, release and destroy sandboxes (DESIGN.md
+ * §3) over the shared table and a container driver; see
+ * include/yuxi/provider.h for the contract.
+ *
+ * Every decision is taken under the table lock by yx_prov_decide(), which
+ * returns one step: DONE (a hold was taken), WAIT (someone else's claim is
+ * in progress), EVICT (we claimed an idle victim DESTROYING), or BUILD (we
+ * claimed the thread's slot CREATING). The driver is then called with the
+ * lock released, and the result is published under the lock again, after
+ * checking that the claim is still ours (same state, generation, pid and
+ * start time).
+ */
+#include "config.h"
+
+#include <openssl/evp.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "yuxi/log.h"
+#include "provider/provider_int.h"
+
+enum yx_prov_action {
+	YX_STEP_DONE,
+	YX_STEP_WAIT,
+	YX_STEP_EVICT,
+	YX_STEP_BUILD,
+};
+
+/* The outcome of one locked decision; owned claims are named by slot+gen. */
+struct yx_prov_step {
+	enum yx_prov_action	 action;
+	uint32_t		 slot;
+	uint64_t		 gen;
+	char			 ref[YX_SHM_CONTAINER_NAME_MAX]; /* to remove first */
+	char			 sid[YX_SHM_SANDBOX_ID_MAX];
+	char			 name[YX_SHM_CONTAINER_NAME_MAX];
+};
+
+static yx_sid_hash_fn yx_sid_hook;
+
+void
+yx_provider_set_hash_hook(yx_sid_hash_fn fn)
+{
+	yx_sid_hook = fn;
+}
+
+static void
+yx_sid_sha256(const char *thread_id, char hex[65])
+{
+	static const char	 digits[] = "0123456789abcdef";
+	unsigned char		 md[EVP_MAX_MD_SIZE];
+	unsigned int		 mdlen = 0, i;
+
+	memset(hex, '0', 64);
+	if (EVP_Digest(thread_id, strlen(thread_id), md, &mdlen, EVP_sha256(),
+	    NULL) == 1 && mdlen == 32)
+		for (i = 0; i < 32; i++) {
+			hex[2 * i] = digits[md[i] >> 4];
+			hex[2 * i + 1] = digits[md[i] & 0xf];
+		}
+	hex[64] = '\0';
+}
+
+int
+yx_sandbox_id_derive(const char *thread_id, size_t len, char *out)
+{
+	char hex[65];
+
+	if (thread_id == NULL || len < 1 || len > 64)
+		return YX_E_BAD_REQUEST;
+	if (yx_sid_hook != NULL)
+		yx_sid_hook(thread_id, hex);
+	else
+		yx_sid_sha256(thread_id, hex);
+	hex[64] = '\0';
+	if (strlen(hex) != 64)
+		return YX_E_INTERNAL;
+	memcpy(out, hex, len);
+	out[len] = '\0';
+	return YX_OK;
+}
+
+const char *
+yx_slot_state_name(int state)
+{
+	static const char *names[] = { "free", "creating", "active", "warm",
+	    "destroying" };
+
+	if (state < 0 || state >= YX_SLOT_NSTATES)
+		return "unknown";
+	return names[state];
+}
+
+const char *
+yx_acquire_outcome_name(int outcome)
+{
+	static const char *names[] = { "hit", "warm", "discovered",
+	    "created" };
+
+	if (outcome < 0 || outcome > YX_ACQUIRE_CREATED)
+		return "unknown";
+	return names[outcome];
+}
+
+void
+yx_prov_strlcpy(char *dst, const char *src, size_t size)
+{
+	snprintf(dst, size, "%s", src != NULL ? src : "");
+}
+
+uint32_t
+yx_prov_limit(const struct yx_provider *p)
+{
+	uint32_t cap = p->table->hdr->capacity;
+
+	if (p->cfg->max_replicas > 0 && (uint32_t)p->cfg->max_replicas < cap)
+		return (uint32_t)p->cfg->max_replicas;
+	return cap;
+}
+
+void
+yx_prov_claim(struct yx_provider *p, struct yx_shm_slot *s,
+    const struct yx_shm_pid *me, enum yx_slot_state st)
+{
+	/* Owner first: a claim torn by our death must look ownerless. */
+	s->owner = *me;
+	s->claimed_at = yx_now_ms();
+	yx_table_set_state(p->table, s, st);
+}
+
+bool
+yx_prov_owned(const struct yx_shm_slot *s, uint64_t gen,
+    const struct yx_shm_pid *me, enum yx_slot_state st)
+{
+	return s->state == st && s->generation == gen &&
+	    s->owner.pid == me->pid && s->owner.start == me->start;
+}
+
+const char *
+yx_prov_ref(const struct yx_shm_slot *s)
+{
+	return s->container_id[0] != '\0' ? s->container_id :
+	    s->container_name;
+}
+
+int
+yx_prov_remove(struct yx_provider *p, const char *ref, struct yx_errctx *err)
+{
+	int rc;
+
+	rc = p->driver->ops->remove(p->driver, ref, err);
+	if (rc == YX_E_NOT_FOUND)
+		rc = YX_OK;
+	if (rc != YX_OK)
+		YX_PROV_METRIC(p, engine_errors);
+	return rc;
+}
+
+int
+yx_prov_lock_hard(struct yx_provider *p)
+{
+	int i, rc = YX_E_BUSY;
+
+	for (i = 0; i < 5 && rc == YX_E_BUSY; i++)
+		rc = yx_table_lock(p->table, NULL);
+	return rc;
+}
+
+int
+yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx, uint64_t gen,
+    const struct yx_shm_pid *me, const char *ref, struct yx_errctx *err)
+{
+	struct yx_shm_slot	*s = &p->table->slots[idx];
+	int			 rc, lrc;
+
+	rc = yx_prov_remove(p, ref, err);
+	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
+		return rc != YX_OK ? rc : lrc;	/* repair/reaper finish it */
+	if (yx_prov_owned(s, gen, me, YX_SLOT_DESTROYING)) {
+		if (rc == YX_OK)
+			yx_table_slot_clear(p->table, s);
+		else {
+			memset(&s->owner, 0, sizeof(s->owner));
+			yx_table_set_state(p->table, s, YX_SLOT_WARM);
+		}
+	}
+	yx_table_unlock(p->table);
+	return rc;
+}
+
+int
+yx_provider_init(struct yx_provider *p, const struct yx_config *cfg,
+    struct yx_table *table, struct yx_driver *driver)
+{
+	if (p == NULL || cfg == NULL || table == NULL || driver == NULL)
+		return YX_E_BAD_REQUEST;
+	memset(p, 0, sizeof(*p));
+	p->cfg = cfg;
+	p->table = table;
+	p->driver = driver;
+	p->wait_ms = 30000;
+	p->poll_ms = 20;
+	p->verify = true;
+	if (getcwd(p->local_project_dir, sizeof(p->local_project_dir)) == NULL)
+		p->local_project_dir[0] = '\0';
+	return YX_OK;
+}
+
+void
+yx_provider_fini(struct yx_provider *p)
+{
+	if (p != NULL)
+		memset(p, 0, sizeof(*p));
+}
+
+static bool
+yx_prov_thread_valid(const char *id)
+{
+	size_t i, len;
+
+	if (id == NULL || (len = strlen(id)) == 0 ||
+	    len >= YX_SHM_THREAD_ID_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') ||
+		    (id[i] >= 'A' && id[i] <= 'Z') ||
+		    (id[i] >= '0' && id[i] <= '9') || id[i] == '_' ||
+		    id[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool
+yx_prov_skill_name_valid(const char *n)
+{
+	size_t i, len;
+
+	if (n == NULL || (len = strlen(n)) == 0 || len > 128 ||
+	    strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') ||
+		    (n[i] >= 'A' && n[i] <= 'Z') ||
+		    (n[i] >= '0' && n[i] <= '9') || n[i] == '_' ||
+		    n[i] == '-' || n[i] == '.'))
+			return false;
+	return true;
+}
+
+/* YX_OK, or the error for the first bad field of req. */
+static int
+yx_prov_req_check(const struct yx_provider *p,
+    const struct yx_acquire_req *req, struct yx_errctx *err)
+{
+	size_t i;
+
+	if (!yx_prov_thread_valid(req->thread_id))
+		return yx_fail(err, YX_E_INVALID_THREAD_ID, NULL);
+	if (req->user_data_host == NULL || req->user_data_host[0] != '/')
+		return yx_fail(err, YX_E_BAD_REQUEST,
+		    "user-data host path must be absolute");
+	if (req->skills_fp != NULL &&
+	    strlen(req->skills_fp) >= YX_SHM_SKILLS_FP_MAX)
+		return yx_fail(err, YX_E_BAD_REQUEST,
+		    "skills fingerprint too long");
+	for (i = 0; i < req->nskills; i++)
+		if (!yx_prov_skill_name_valid(req->skills[i].name) ||
+		    req->skills[i].host_path == NULL ||
+		    req->skills[i].host_path[0] != '/')
+			return yx_fail(err, YX_E_BAD_REQUEST,
+			    "invalid skill mount");
+	if (strlen(p->cfg->container_prefix) + 64 >= YX_SHM_CONTAINER_NAME_MAX)
+		return yx_fail(err, YX_E_BAD_REQUEST,
+		    "container prefix too long");
+	return YX_OK;
+}
+
+static const char *
+yx_prov_fp(const struct yx_acquire_req *req)
+{
+	return req->skills_fp != NULL ? req->skills_fp : "";
+}
+
+/*
+ * Under the lock: the shortest sandbox id of thread_id, at least minlen
+ * long, that no other thread's slot uses. YX_OK with sid and name filled,
+ * or YX_E_INTERNAL when even 64 digits collide.
+ */
+static int
+yx_prov_pick_sid(struct yx_provider *p, const char *thread_id, size_t minlen,
+    char *sid, char *name)
+{
+	struct yx_table	*t = p->table;
+	size_t		 len;
+	int		 i;
+
+	for (len = minlen; len <= 64; len += 4) {
+		if (yx_sandbox_id_derive(thread_id, len, sid) != YX_OK)
+			return YX_E_INTERNAL;
+		i = yx_table_find_sandbox(t, sid);
+		if (i < 0 || strcmp(t->slots[i].thread_id, thread_id) == 0) {
+			snprintf(name, YX_SHM_CONTAINER_NAME_MAX, "%s%s",
+			    p->cfg->container_prefix, sid);
+			return YX_OK;
+		}
+	}
+	return YX_E_INTERNAL;
+}
+
+/* Under the lock: the lowest free published port, 0 when not publishing.
+ * YX_OK or YX_E_CAPACITY. */
+static int
+yx_prov_alloc_port(struct yx_provider *p, int32_t *port)
+{
+	struct yx_table	*t = p->table;
+	uint32_t	 i;
+	int32_t		 cand;
+
+	*port = 0;
+	if (strcmp(p->cfg->network, "none") == 0 || p->cfg->base_port <= 0)
+		return YX_OK;
+	for (cand = p->cfg->base_port; cand <= 65535; cand++) {
+		for (i = 0; i < t->hdr->capacity; i++)
+			if (t->slots[i].state != YX_SLOT_FREE &&
+			    t->slots[i].port == cand)
+				break;
+		if (i == t->hdr->capacity) {
+			*port = cand;
+			return YX_OK;
+		}
+	}
+	return YX_E_CAPACITY;
+}
+
+/* Under the lock: LRU idle slot (warm first, then active), or -1. */
+static int
+yx_prov_pick_victim(struct yx_provider *p)
+{
+	struct yx_table		*t = p->table;
+	struct yx_shm_slot	*s;
+	int			 best = -1, pass;
+	uint32_t		 i;
+
+	for (pass = 0; pass < 2 && best < 0; pass++)
+		for (i = 0; i < t->hdr->capacity; i++) {
+			s = &t->slots[i];
+			if (s->state != (pass == 0 ? YX_SLOT_WARM :
+			    YX_SLOT_ACTIVE))
+				continue;
+			if (s->nholds > 0)
+				(void)yx_table_slot_drop_dead(s);
+			if (s->nholds > 0)
+				continue;
+			if (best < 0 ||
+			    s->last_used_at < t->slots[best].last_used_at)
+				best = (int)i;
+		}
+	return best;
+}
+
+static void
+yx_prov_lease_fill(struct yx_lease *l, const struct yx_shm_slot *s,
+    uint32_t idx, const struct yx_shm_pid *me)
+{
+	l->slot = idx;
+	l->generation = s->generation;
+	l->holder = *me;
+	l->port = s->port;
+	yx_prov_strlcpy(l->thread_id, s->thread_id, sizeof(l->thread_id));
+	yx_prov_strlcpy(l->sandbox_id, s->sandbox_id, sizeof(l->sandbox_id));
+	yx_prov_strlcpy(l->container_id, s->container_id,
+	    sizeof(l->container_id));
+	yx_prov_strlcpy(l->container_name, s->container_name,
+	    sizeof(l->container_name));
+}
+
+static void
+yx_prov_step_own(struct yx_prov_step *st, enum yx_prov_action a,
+    uint32_t idx, const struct yx_shm_slot *s)
+{
+	st->action = a;
+	st->slot = idx;
+	st->gen = s->generation;
+	yx_prov_strlcpy(st->sid, s->sandbox_id, sizeof(st->sid));
+	yx_prov_strlcpy(st->name, s->container_name, sizeof(st->name));
+}
+
+/* Locked: the thread has slot idx. Hold it, or claim it, or wait. */
+static int
+yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, uint32_t idx, struct yx_prov_step *st,
+    struct yx_lease *lease)
+{
+	struct yx_shm_slot	*s = &p->table->slots[idx];
+	int			 rc;
+
+	if (s->state == YX_SLOT_CREATING || s->state == YX_SLOT_DESTROYING) {
+		if (s->owner.pid != 0 && yx_proc_alive(&s->owner)) {
+			st->action = YX_STEP_WAIT;
+			return YX_OK;
+		}
+		/* Claimer died (or orphaned removal): take it over. */
+		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+		s->container_id[0] = '\0';
+		yx_prov_step_own(st, YX_STEP_BUILD, idx, s);
+		return YX_OK;
+	}
+	if (strcmp(s->skills_fp, yx_prov_fp(req)) != 0) {
+		/* Visible skills changed: recreate once nobody uses it. */
+		if (s->nholds > 0)
+			(void)yx_table_slot_drop_dead(s);
+		if (s->nholds > 0) {
+			st->action = YX_STEP_WAIT;
+			return YX_OK;
+		}
+		yx_prov_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
+		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+		s->container_id[0] = '\0';
+		yx_prov_strlcpy(s->skills_fp, yx_prov_fp(req),
+		    sizeof(s->skills_fp));
+		yx_prov_step_own(st, YX_STEP_BUILD, idx, s);
+		return YX_OK;
+	}
+	if ((rc = yx_table_hold_add(s, me)) != YX_OK)
+		return rc;
+	lease->outcome = s->state == YX_SLOT_WARM ? YX_ACQUIRE_WARM :
+	    YX_ACQUIRE_HIT;
+	if (s->state == YX_SLOT_WARM)
+		yx_table_set_state(p->table, s, YX_SLOT_ACTIVE);
+	s->last_used_at = yx_now_ms();
+	yx_prov_lease_fill(lease, s, idx, me);
+	st->action = YX_STEP_DONE;
+	return YX_OK;
+}
+
+/* Locked: claim a free slot CREATING for the thread. */
+static int
+yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, struct yx_prov_step *st,
+    struct yx_errctx *err)
+{
+	struct yx_table		*t = p->table;
+	struct yx_shm_slot	*s;
+	char			 sid[YX_SHM_SANDBOX_ID_MAX];
+	char			 name[YX_SHM_CONTAINER_NAME_MAX];
+	int32_t			 port;
+	uint32_t		 i;
+	int			 v, rc;
+
+	if (yx_table_used(t) >= yx_prov_limit(p)) {
+		if ((v = yx_prov_pick_victim(p)) < 0)
+			return yx_fail(err, YX_E_CAPACITY,
+			    "all %u sandboxes are in use", yx_prov_limit(p));
+		s = &t->slots[v];
+		yx_prov_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
+		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
+		yx_prov_step_own(st, YX_STEP_EVICT, (uint32_t)v, s);
+		return YX_OK;
+	}
+	for (i = 0; i < t->hdr->capacity; i++)
+		if (t->slots[i].state == YX_SLOT_FREE)
+			break;
+	if (i == t->hdr->capacity)
+		return yx_fail(err, YX_E_CAPACITY, "no free slot");
+	if ((rc = yx_prov_pick_sid(p, req->thread_id, YX_SANDBOX_ID_LEN, sid,
+	    name)) != YX_OK)
+		return yx_fail(err, rc, "no unique sandbox id");
+	if ((rc = yx_prov_alloc_port(p, &port)) != YX_OK)
+		return yx_fail(err, rc, "no free port");
+	s = &t->slots[i];
+	yx_table_slot_clear(t, s);
+	s->generation = ++t->hdr->generation;
+	yx_prov_strlcpy(s->thread_id, req->thread_id, sizeof(s->thread_id));
+	yx_prov_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
+	yx_prov_strlcpy(s->container_name, name, sizeof(s->container_name));
+	yx_prov_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
+	yx_prov_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
+	yx_prov_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
+	s->port = port;
+	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+	yx_prov_step_own(st, YX_STEP_BUILD, i, s);
+	return YX_OK;
+}
+
+/* One locked decision. YX_OK with *st set, or an error (lock released). */
+static int
+yx_prov_decide(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, struct yx_prov_step *st,
+    struct yx_lease *lease, struct yx_errctx *err)
+{
+	int i, rc;
+
+	memset(st, 0, sizeof(*st));
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+		return rc;
+	if ((i = yx_table_find_thread(p->table, req->thread_id)) >= 0) {
+		rc = yx_prov_decide_slot(p, req, me, (uint32_t)i, st, lease);
+		if (rc == YX_E_BUSY)
+			yx_fail(err, rc, "too many operations in flight");
+	} else
+		rc = yx_prov_decide_new(p, req, me, st, err);
+	yx_table_unlock(p->table);
+	return rc;
+}
+
+/* Driver create of the container for step st. YX_OK with *info filled. */
+static int
+yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_prov_step *st, int port, struct yx_container_info *info,
+    struct yx_errctx *err)
+{
+	struct yx_container_spec	 spec;
+	struct yx_prov_mounts		 ms = { NULL, 0 };
+	int				 rc;
+
+	if ((rc = yx_prov_mounts_build(p, req, &ms)) != YX_OK)
+		return yx_fail(err, rc, NULL);
+	memset(&spec, 0, sizeof(spec));
+	spec.name = st->name;
+	spec.image = p->cfg->image;
+	spec.thread_id = req->thread_id;
+	spec.sandbox_id = st->sid;
+	spec.skills_fp = yx_prov_fp(req);
+	spec.mounts = ms.m;
+	spec.nmounts = ms.n;
+	spec.host_port = port;
+	spec.cfg = p->cfg;
+	rc = p->driver->ops->create(p->driver, &spec, info, err);
+	yx_prov_mounts_fini(&ms);
+	return rc;
+}
+
+/*
+ * Locked helper for a name collision: move our claim to a longer sandbox id
+ * (longer than the colliding one). YX_OK with st->sid/name updated.
+ */
+static int
+yx_prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, struct yx_prov_step *st,
+    struct yx_errctx *err)
+{
+	struct yx_shm_slot	*s = &p->table->slots[st->slot];
+	char			 sid[YX_SHM_SANDBOX_ID_MAX];
+	char			 name[YX_SHM_CONTAINER_NAME_MAX];
+	int			 rc;
+
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+		return rc;
+	if (!yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
+		rc = yx_fail(err, YX_E_INTERNAL, "sandbox claim lost");
+	else if ((rc = yx_prov_pick_sid(p, req->thread_id,
+	    strlen(st->sid) + 4, sid, name)) != YX_OK)
+		rc = yx_fail(err, rc, "no unique sandbox id");
+	else {
+		yx_prov_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
+		yx_prov_strlcpy(s->container_name, name,
+		    sizeof(s->container_name));
+		yx_prov_strlcpy(st->sid, sid, sizeof(st->sid));
+		yx_prov_strlcpy(st->name, name, sizeof(st->name));
+	}
+	yx_table_unlock(p->table);
+	return rc;
+}
+
+/*
+ * Unlocked, claim held: find or make the container. Discover first (a
+ * running container of our name and thread), recreate on a skills
+ * mismatch, start a stopped one, create when absent. YX_OK with *info and
+ * *outcome set, or an error.
+ */
+static int
+yx_prov_materialise(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, struct yx_prov_step *st, int port,
+    struct yx_container_info *info, enum yx_acquire_outcome *outcome,
+    struct yx_errctx *err)
+{
+	const struct yx_driver_ops	*ops = p->driver->ops;
+	int				 rc = YX_E_INTERNAL, tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		memset(info, 0, sizeof(*info));
+		rc = ops->inspect(p->driver, st->name, info, err);
+		if (rc == YX_E_NOT_FOUND) {
+			rc = yx_prov_create(p, req, st, port, info, err);
+			if (rc == YX_E_FILE_EXISTS)
+				continue;	/* made behind us: inspect it */
+			*outcome = YX_ACQUIRE_CREATED;
+			return rc;
+		}
+		if (rc != YX_OK)
+			return rc;
+		if (strcmp(info->thread_id, req->thread_id) != 0) {
+			/* Another thread's container has our short id. */
+			if ((rc = yx_prov_lengthen(p, req, me, st, err)) != YX_OK)
+				return rc;
+			continue;
+		}
+		if (strcmp(info->skills_fp, yx_prov_fp(req)) != 0) {
+			if ((rc = yx_prov_remove(p, info->id, err)) != YX_OK)
+				return rc;
+			continue;
+		}
+		if (!info->running &&
+		    (rc = ops->start(p->driver, info->id, err)) != YX_OK)
+			return rc;
+		*outcome = YX_ACQUIRE_DISCOVERED;
+		return YX_OK;
+	}
+	return yx_fail(err, rc, "container for the sandbox keeps changing");
+}
+
+/* Locked: publish the built container into our claimed slot and hold it. */
+static int
+yx_prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
+    const struct yx_prov_step *st, const struct yx_container_info *info,
+    enum yx_acquire_outcome outcome, struct yx_lease *lease,
+    struct yx_errctx *err)
+{
+	struct yx_shm_slot	*s = &p->table->slots[st->slot];
+	int			 rc;
+
+	if (!yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
+		return yx_fail(err, YX_E_INTERNAL, "sandbox claim lost");
+	yx_prov_strlcpy(s->container_id, info->id, sizeof(s->container_id));
+	memset(&s->owner, 0, sizeof(s->owner));
+	s->created_at = s->last_used_at = yx_now_ms();
+	yx_table_set_state(p->table, s, YX_SLOT_ACTIVE);
+	if ((rc = yx_table_hold_add(s, me)) != YX_OK)
+		return yx_fail(err, rc, "too many operations in flight");
+	lease->outcome = outcome;
+	yx_prov_lease_fill(lease, s, st->slot, me);
+	if (outcome == YX_ACQUIRE_CREATED)
+		YX_PROV_METRIC(p, acquire_created);
+	else
+		YX_PROV_METRIC(p, acquire_discovered);
+	return YX_OK;
+}
+
+/*
+ * Unlocked, we own slot st->slot in CREATING: remove st->ref if set, find or
+ * make the container, publish it. On failure the slot is freed (a container
+ * made meanwhile is left to reconcile). YX_OK with *lease, or an error.
+ */
+static int
+yx_prov_build(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, struct yx_prov_step *st,
+    struct yx_lease *lease, struct yx_errctx *err)
+{
+	struct yx_container_info	 info;
+	enum yx_acquire_outcome		 outcome = YX_ACQUIRE_CREATED;
+	struct yx_shm_slot		*s = &p->table->slots[st->slot];
+	int				 rc, lrc, port;
+
+	port = s->port;		/* ours while we own the claim */
+	rc = YX_OK;
+	if (st->ref[0] != '\0')
+		rc = yx_prov_remove(p, st->ref, err);
+	if (rc == YX_OK)
+		rc = yx_prov_materialise(p, req, me, st, port, &info, &outcome,
+		    err);
+	if (rc != YX_OK && rc != YX_E_INTERNAL && rc != YX_E_NOMEM)
+		YX_PROV_METRIC(p, engine_errors);
+	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
+		return rc != YX_OK ? rc : lrc;	/* claim is voided by repair */
+	if (rc == YX_OK)
+		rc = yx_prov_publish(p, me, st, &info, outcome, lease, err);
+	else if (yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
+		yx_table_slot_clear(p->table, s);
+	yx_table_unlock(p->table);
+	return rc;
+}
+
+/*
+ * After a table hit: check the container is still there. YX_OK with
+ * st->action DONE (fine), BUILD (vanished: we now own the slot CREATING
+ * and our hold was dropped) or WAIT (someone else is on it; hold dropped);
+ * or an engine error (hold dropped).
+ */
+static int
+yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
+    struct yx_prov_step *st, struct yx_lease *lease, struct yx_errctx *err)
+{
+	struct yx_container_info	 info;
+	struct yx_shm_slot		*s = &p->table->slots[lease->slot];
+	const char			*ref;
+	int				 rc;
+
+	ref = lease->container_id[0] != '\0' ? lease->container_id :
+	    lease->container_name;
+	memset(&info, 0, sizeof(info));
+	rc = p->driver->ops->inspect(p->driver, ref, &info, err);
+	if (rc == YX_OK && !info.running &&
+	    strcmp(info.thread_id, lease->thread_id) == 0)
+		rc = p->driver->ops->start(p->driver, ref, err);
+	if (rc == YX_OK && strcmp(info.thread_id, lease->thread_id) == 0)
+		return YX_OK;
+	if (rc != YX_OK && rc != YX_E_NOT_FOUND) {
+		YX_PROV_METRIC(p, engine_errors);
+		(void)yx_provider_unhold(p, lease);
+		return rc;
+	}
+	/* Vanished (or replaced by a foreign one): rebuild the slot. */
+	if ((rc = yx_prov_lock_hard(p)) != YX_OK)
+		return rc;		/* our hold is dropped by repair later */
+	(void)yx_table_hold_del(s, me);
+	st->action = YX_STEP_WAIT;
+	if (s->state == YX_SLOT_ACTIVE && s->generation == lease->generation &&
+	    strcmp(s->container_id, lease->container_id) == 0) {
+		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+		s->container_id[0] = '\0';
+		yx_prov_step_own(st, YX_STEP_BUILD, lease->slot, s);
+	}
+	yx_table_unlock(p->table);
+	memset(lease, 0, sizeof(*lease));
+	return YX_OK;
+}
+
+static void
+yx_prov_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Count a table hit in the metrics. */
+static void
+yx_prov_count_hit(struct yx_provider *p, const struct yx_lease *lease)
+{
+	if (lease->outcome == YX_ACQUIRE_WARM)
+		YX_PROV_METRIC(p, acquire_warm);
+	else
+		YX_PROV_METRIC(p, acquire_hit);
+}
+
+int
+yx_provider_acquire(struct yx_provider *p, const struct yx_acquire_req *req,
+    struct yx_lease *lease, struct yx_errctx *err)
+{
+	struct yx_prov_step	 st;
+	struct yx_shm_pid	 me;
+	int64_t			 deadline;
+	int			 rc;
+
+	memset(lease, 0, sizeof(*lease));
+	if ((rc = yx_prov_req_check(p, req, err)) != YX_OK)
+		return rc;
+	yx_proc_self(&me);
+	deadline = yx_now_ms() + p->wait_ms;
+	for (;;) {
+		if ((rc = yx_prov_decide(p, req, &me, &st, lease, err)) != YX_OK)
+			break;
+		if (st.action == YX_STEP_DONE && p->verify &&
+		    (rc = yx_prov_verify(p, &me, &st, lease, err)) != YX_OK)
+			break;
+		if (st.action == YX_STEP_DONE) {
+			yx_prov_count_hit(p, lease);
+			break;
+		}
+		if (st.action == YX_STEP_BUILD) {
+			rc = yx_prov_build(p, req, &me, &st, lease, err);
+			break;
+		}
+		if (st.action == YX_STEP_EVICT) {
+			rc = yx_prov_destroy_claimed(p, st.slot, st.gen, &me,
+			    st.ref, err);
+			if (rc != YX_OK)
+				break;
+			YX_PROV_METRIC(p, evictions);
+			continue;
+		}
+		if (yx_now_ms() >= deadline) {
+			rc = yx_fail(err, YX_E_BUSY,
+			    "sandbox is being prepared by another request");
+			break;
+		}
+		yx_prov_sleep_ms(p->poll_ms);
+	}
+	return rc;
+}
+
+int
+yx_provider_unhold(struct yx_provider *p, const struct yx_lease *lease)
+{
+	struct yx_shm_slot	*s;
+	int			 rc;
+
+	if (lease->slot >= p->table->hdr->capacity)
+		return YX_E_NOT_FOUND;
+	if ((rc = yx_table_lock(p->table, NULL)) != YX_OK)
+		return rc;
+	s = &p->table->slots[lease->slot];
+	rc = YX_E_NOT_FOUND;
+	if (s->state != YX_SLOT_FREE && s->generation == lease->generation &&
+	    yx_table_hold_del(s, &lease->holder)) {
+		s->last_used_at = yx_now_ms();
+		rc = YX_OK;
+	}
+	yx_table_unlock(p->table);
+	return rc;
+}
+
+int
+yx_provider_release(struct yx_provider *p, const char *sandbox_id,
+    struct yx_errctx *err)
+{
+	struct yx_shm_slot	*s;
+	int			 i, rc;
+
+	if (sandbox_id == NULL)
+		return yx_fail(err, YX_E_BAD_REQUEST, NULL);
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+		return rc;
+	if ((i = yx_table_find_sandbox(p->table, sandbox_id)) < 0)
+		rc = yx_fail(err, YX_E_NOT_FOUND, "no such sandbox");
+	else {
+		s = &p->table->slots[i];
+		if (s->state == YX_SLOT_ACTIVE)
+			yx_table_set_state(p->table, s, YX_SLOT_WARM);
+		else if (s->state != YX_SLOT_WARM)
+			rc = yx_fail(err, YX_E_BUSY, "sandbox is %s",
+			    yx_slot_state_name((int)s->state));
+	}
+	yx_table_unlock(p->table);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * provider_int.h - private to src/provider (and its tests): helpers shared
+ * by provider.c (acquire/release/destroy) and provider_maint.c (reaper,
+ * reconcile, list), and the test hook for sandbox_id derivation.
+ */
+#ifndef YUXI_PROVIDER_INT_H
+#define YUXI_PROVIDER_INT_H
+
+#include "yuxi/provider.h"
+
+/*
+ * Test hook: the digest behind sandbox ids. A hook writes 64 lowercase hex
+ * characters plus NUL for a thread id. Tests install one that makes the
+ * 8-character prefixes of two threads equal, to prove collisions are
+ * detected. NULL restores SHA-256. Process-wide; not for production code.
+ */
+typedef void	(*yx_sid_hash_fn)(const char *thread_id, char hex[65]);
+void		 yx_provider_set_hash_hook(yx_sid_hash_fn fn);
+
+/* Metrics live in the shared header; bump them without the lock. */
+#define YX_PROV_METRIC(p, field) \
+	__atomic_fetch_add(&(p)->table->hdr->metrics.field, 1, __ATOMIC_RELAXED)
+
+/* Slots in use allowed: min(cfg->max_replicas, table capacity). */
+uint32_t	 yx_prov_limit(const struct yx_provider *p);
+/* Stamp a claim (owner = me, claimed_at = now) and set the state. Locked. */
+void		 yx_prov_claim(struct yx_provider *p, struct yx_shm_slot *s,
+		    const struct yx_shm_pid *me, enum yx_slot_state st);
+/* True when slot s is still in `st`, of generation gen, claimed by me. */
+bool		 yx_prov_owned(const struct yx_shm_slot *s, uint64_t gen,
+		    const struct yx_shm_pid *me, enum yx_slot_state st);
+/*
+ * Lock for a cleanup that must not be skipped (releasing our own claim):
+ * retries a timed-out lock a few times. YX_OK or the last error.
+ */
+int		 yx_prov_lock_hard(struct yx_provider *p);
+/* Driver remove of ref (id or name), counting engine errors. Unlocked. */
+int		 yx_prov_remove(struct yx_provider *p, const char *ref,
+		    struct yx_errctx *err);
+/*
+ * Slot idx is DESTROYING, claimed by me at generation gen, lock not held:
+ * remove container ref, then free the slot; if the engine fails, put the
+ * slot back as warm (so a later pass retries). YX_OK or the driver error.
+ */
+int		 yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx,
+		    uint64_t gen, const struct yx_shm_pid *me, const char *ref,
+		    struct yx_errctx *err);
+/* The container reference of a slot: its id, else its name. */
+const char	*yx_prov_ref(const struct yx_shm_slot *s);
+/* Copy with truncation to a fixed-size field. */
+void		 yx_prov_strlcpy(char *dst, const char *src, size_t size);
+
+/* Mount list of a container spec; strings owned by the list. */
+struct yx_prov_mounts {
+	struct yx_mount	*m;
+	size_t		 n;
+};
+
+/* Build the mounts for req (host paths translated). YX_OK or YX_E_NOMEM
+ * (nothing to free then); otherwise release with yx_prov_mounts_fini(). */
+int		 yx_prov_mounts_build(const struct yx_provider *p,
+		    const struct yx_acquire_req *req, struct yx_prov_mounts *ms);
+void		 yx_prov_mounts_fini(struct yx_prov_mounts *ms);
+
+#endif /* YUXI_PROVIDER_INT_H */

@@ -1,0 +1,440 @@
+/*
+ * provider_maint.c - the provider's housekeeping (DESIGN.md §1 "reaper",
+ * §2): explicit destroy, the idle reaper, reconcile with the engine,
+ * discovery at master start, dropping holds of dead processes, and table
+ * snapshots for admin/healthz/CLI.
+ *
+ * Same discipline as provider.c: decide and claim under the table lock,
+ * call the driver unlocked, then publish after checking the claim is still
+ * ours. The reaper pre-scans the slots without the lock (cheap; values may
+ * be torn) and re-checks every candidate under the lock before acting,
+ * because holders come and go and pids get reused.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yuxi/log.h"
+#include "provider/provider_int.h"
+
+/*
+ * Locked: claim slot s for destruction unless it is in use. YX_OK with ref
+ * and gen set, YX_E_BUSY when held or claimed by a live process.
+ */
+static int
+yx_prov_claim_destroy(struct yx_provider *p, struct yx_shm_slot *s,
+    const struct yx_shm_pid *me, char *ref, size_t reflen, uint64_t *gen)
+{
+	if ((s->state == YX_SLOT_CREATING || s->state == YX_SLOT_DESTROYING) &&
+	    s->owner.pid != 0 && yx_proc_alive(&s->owner))
+		return YX_E_BUSY;
+	if (s->nholds > 0)
+		(void)yx_table_slot_drop_dead(s);
+	if (s->nholds > 0)
+		return YX_E_BUSY;
+	yx_prov_strlcpy(ref, yx_prov_ref(s), reflen);
+	yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
+	*gen = s->generation;
+	return YX_OK;
+}
+
+/* Remove labelled containers of a thread that has no slot. */
+static int
+yx_prov_destroy_unslotted(struct yx_provider *p, const char *thread_id,
+    struct yx_errctx *err)
+{
+	struct yx_container_info	*cs = NULL;
+	size_t				 n = 0, i;
+	int				 rc, found = 0;
+
+	if ((rc = p->driver->ops->list(p->driver, &cs, &n, err)) != YX_OK) {
+		YX_PROV_METRIC(p, engine_errors);
+		return rc;
+	}
+	for (i = 0; i < n && rc == YX_OK; i++)
+		if (strcmp(cs[i].thread_id, thread_id) == 0) {
+			rc = yx_prov_remove(p, cs[i].id, err);
+			found++;
+		}
+	free(cs);
+	if (rc == YX_OK && found == 0)
+		rc = yx_fail(err, YX_E_NOT_FOUND, "no sandbox for the thread");
+	return rc;
+}
+
+int
+yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
+    const char *thread_id, struct yx_errctx *err)
+{
+	char			 ref[YX_SHM_CONTAINER_NAME_MAX];
+	struct yx_shm_pid	 me;
+	uint64_t		 gen = 0;
+	int			 i, rc;
+
+	if (sandbox_id == NULL && thread_id == NULL)
+		return yx_fail(err, YX_E_BAD_REQUEST, NULL);
+	yx_proc_self(&me);
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+		return rc;
+	i = sandbox_id != NULL ? yx_table_find_sandbox(p->table, sandbox_id) :
+	    yx_table_find_thread(p->table, thread_id);
+	if (i >= 0 && (rc = yx_prov_claim_destroy(p, &p->table->slots[i], &me,
+	    ref, sizeof(ref), &gen)) != YX_OK)
+		yx_fail(err, rc, "sandbox in use");
+	yx_table_unlock(p->table);
+	if (rc != YX_OK)
+		return rc;
+	if (i < 0 && sandbox_id == NULL)
+		return yx_prov_destroy_unslotted(p, thread_id, err);
+	if (i < 0)
+		return yx_fail(err, YX_E_NOT_FOUND, "no such sandbox");
+	return yx_prov_destroy_claimed(p, (uint32_t)i, gen, &me, ref, err);
+}
+
+/* Locked: may slot s be reaped at now_ms? (idle, unheld or orphaned) */
+static bool
+yx_prov_reapable(struct yx_shm_slot *s, int64_t now_ms, int64_t idle_ms)
+{
+	if (s->state == YX_SLOT_DESTROYING)
+		return s->owner.pid == 0 || !yx_proc_alive(&s->owner);
+	if (s->state != YX_SLOT_ACTIVE && s->state != YX_SLOT_WARM)
+		return false;
+	if (s->nholds > 0)
+		(void)yx_table_slot_drop_dead(s);
+	return s->nholds == 0 && idle_ms > 0 &&
+	    s->last_used_at + idle_ms <= now_ms;
+}
+
+/* Unlocked pre-scan filter; a false positive is re-checked under the lock. */
+static bool
+yx_prov_reap_candidate(const struct yx_shm_slot *s, int64_t now_ms,
+    int64_t idle_ms)
+{
+	uint32_t	st = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+	int64_t		used = __atomic_load_n(&s->last_used_at,
+			    __ATOMIC_RELAXED);
+
+	if (st == YX_SLOT_DESTROYING)
+		return true;
+	return (st == YX_SLOT_ACTIVE || st == YX_SLOT_WARM) && idle_ms > 0 &&
+	    used + idle_ms <= now_ms;
+}
+
+int
+yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
+    struct yx_errctx *err)
+{
+	char			 ref[YX_SHM_CONTAINER_NAME_MAX];
+	struct yx_shm_pid	 me;
+	struct yx_shm_slot	*s;
+	int64_t			 idle_ms = (int64_t)p->cfg->idle_timeout * 1000;
+	uint64_t		 gen;
+	uint32_t		 i;
+	unsigned		 n = 0;
+	int			 rc, first = YX_OK;
+
+	yx_proc_self(&me);
+	for (i = 0; i < p->table->hdr->capacity; i++) {
+		s = &p->table->slots[i];
+		if (!yx_prov_reap_candidate(s, now_ms, idle_ms))
+			continue;
+		if ((rc = yx_table_lock(p->table, err)) != YX_OK) {
+			first = rc;
+			break;
+		}
+		rc = YX_E_BUSY;
+		if (yx_prov_reapable(s, now_ms, idle_ms))
+			rc = yx_prov_claim_destroy(p, s, &me, ref, sizeof(ref),
+			    &gen);
+		yx_table_unlock(p->table);
+		if (rc != YX_OK)
+			continue;
+		rc = yx_prov_destroy_claimed(p, i, gen, &me, ref, err);
+		if (rc == YX_OK) {
+			n++;
+			YX_PROV_METRIC(p, reaper_destroys);
+		} else if (first == YX_OK)
+			first = rc;
+	}
+	if (ndestroyed != NULL)
+		*ndestroyed = n;
+	return first;
+}
+
+/* Locked: does any slot name container c (by id or by name)? */
+static bool
+yx_prov_known(const struct yx_table *t, const struct yx_container_info *c)
+{
+	const struct yx_shm_slot	*s;
+	uint32_t			 i;
+
+	for (i = 0; i < t->hdr->capacity; i++) {
+		s = &t->slots[i];
+		if (s->state == YX_SLOT_FREE)
+			continue;
+		if ((s->container_id[0] != '\0' &&
+		    strcmp(s->container_id, c->id) == 0) ||
+		    strcmp(s->container_name, c->name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int
+yx_prov_free_slot(const struct yx_table *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->hdr->capacity; i++)
+		if (t->slots[i].state == YX_SLOT_FREE)
+			return (int)i;
+	return -1;
+}
+
+static bool
+yx_prov_label_thread_ok(const char *id)
+{
+	size_t i, len = strlen(id);
+
+	if (len == 0 || len >= YX_SHM_THREAD_ID_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') ||
+		    (id[i] >= 'A' && id[i] <= 'Z') ||
+		    (id[i] >= '0' && id[i] <= '9') || id[i] == '_' ||
+		    id[i] == '-'))
+			return false;
+	return true;
+}
+
+/* Locked: can container c be adopted into slot `f`? */
+static bool
+yx_prov_adoptable(struct yx_provider *p, const struct yx_container_info *c,
+    int f)
+{
+	char	 name[YX_SHM_CONTAINER_NAME_MAX];
+	size_t	 sl = strlen(c->sandbox_id);
+
+	if (f < 0 || !c->running || !yx_prov_label_thread_ok(c->thread_id) ||
+	    sl < 1 || sl > 64 || yx_table_used(p->table) >= yx_prov_limit(p))
+		return false;
+	if (yx_table_find_thread(p->table, c->thread_id) >= 0 ||
+	    yx_table_find_sandbox(p->table, c->sandbox_id) >= 0)
+		return false;
+	snprintf(name, sizeof(name), "%s%s", p->cfg->container_prefix,
+	    c->sandbox_id);
+	return strcmp(name, c->name) == 0;
+}
+
+/* Locked: adopt container c as a warm sandbox in free slot f. */
+static void
+yx_prov_adopt(struct yx_provider *p, const struct yx_container_info *c,
+    uint32_t f)
+{
+	struct yx_shm_slot *s = &p->table->slots[f];
+
+	yx_table_slot_clear(p->table, s);
+	s->generation = ++p->table->hdr->generation;
+	yx_prov_strlcpy(s->thread_id, c->thread_id, sizeof(s->thread_id));
+	yx_prov_strlcpy(s->sandbox_id, c->sandbox_id, sizeof(s->sandbox_id));
+	yx_prov_strlcpy(s->container_id, c->id, sizeof(s->container_id));
+	yx_prov_strlcpy(s->container_name, c->name, sizeof(s->container_name));
+	yx_prov_strlcpy(s->skills_fp, c->skills_fp, sizeof(s->skills_fp));
+	/* TODO: the driver does not report published ports; adopted
+	 * sandboxes record none. */
+	s->created_at = s->last_used_at = yx_now_ms();
+	yx_table_set_state(p->table, s, YX_SLOT_WARM);
+	YX_PROV_METRIC(p, reconcile_adopted);
+}
+
+/*
+ * Locked: mark an unwanted container with a DESTROYING placeholder slot so
+ * that acquires of its thread wait instead of adopting it meanwhile. Returns
+ * the slot index, or -1 when no slot is free (removed unprotected then).
+ */
+static int
+yx_prov_placeholder(struct yx_provider *p, const struct yx_container_info *c,
+    int f, const struct yx_shm_pid *me, uint64_t *gen)
+{
+	struct yx_shm_slot *s;
+
+	if (f < 0)
+		return -1;
+	s = &p->table->slots[f];
+	yx_table_slot_clear(p->table, s);
+	s->generation = ++p->table->hdr->generation;
+	if (yx_prov_label_thread_ok(c->thread_id) &&
+	    yx_table_find_thread(p->table, c->thread_id) < 0)
+		yx_prov_strlcpy(s->thread_id, c->thread_id,
+		    sizeof(s->thread_id));
+	yx_prov_strlcpy(s->container_id, c->id, sizeof(s->container_id));
+	yx_prov_strlcpy(s->container_name, c->name, sizeof(s->container_name));
+	yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
+	*gen = s->generation;
+	return f;
+}
+
+/* Adopt or (when allowed) remove one listed container. */
+static int
+yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
+    bool remove, const struct yx_shm_pid *me, struct yx_errctx *err)
+{
+	uint64_t	 gen = 0;
+	int		 f, ph = -1, rc;
+	bool		 act = false;
+
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+		return rc;
+	if (!yx_prov_known(p->table, c)) {
+		f = yx_prov_free_slot(p->table);
+		if (yx_prov_adoptable(p, c, f))
+			yx_prov_adopt(p, c, (uint32_t)f);
+		else if (remove) {
+			ph = yx_prov_placeholder(p, c, f, me, &gen);
+			act = true;
+		}
+	}
+	yx_table_unlock(p->table);
+	if (!act)
+		return YX_OK;
+	if (ph >= 0)
+		rc = yx_prov_destroy_claimed(p, (uint32_t)ph, gen, me, c->id,
+		    err);
+	else
+		rc = yx_prov_remove(p, c->id, err);
+	if (rc == YX_OK)
+		YX_PROV_METRIC(p, reconcile_removed);
+	return rc;
+}
+
+static bool
+yx_prov_listed(const struct yx_shm_slot *s,
+    const struct yx_container_info *cs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s->container_id, cs[i].id) == 0 ||
+		    (s->container_id[0] == '\0' &&
+		    strcmp(s->container_name, cs[i].name) == 0))
+			return true;
+	return false;
+}
+
+/* Clear idle slots published before t0 whose container is not listed. */
+static int
+yx_prov_clear_vanished(struct yx_provider *p,
+    const struct yx_container_info *cs, size_t n, int64_t t0,
+    struct yx_errctx *err)
+{
+	struct yx_shm_slot	*s;
+	uint32_t		 i;
+	int			 rc;
+
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+		return rc;
+	for (i = 0; i < p->table->hdr->capacity; i++) {
+		s = &p->table->slots[i];
+		if ((s->state != YX_SLOT_ACTIVE && s->state != YX_SLOT_WARM) ||
+		    s->created_at >= t0 || yx_prov_listed(s, cs, n))
+			continue;
+		if (s->nholds > 0)
+			(void)yx_table_slot_drop_dead(s);
+		if (s->nholds == 0)
+			yx_table_slot_clear(p->table, s);
+	}
+	yx_table_unlock(p->table);
+	return YX_OK;
+}
+
+/* reconcile (remove = true) and discover_all (false). */
+static int
+yx_prov_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
+{
+	struct yx_container_info	*cs = NULL;
+	struct yx_shm_pid		 me;
+	size_t				 n = 0, i;
+	int64_t				 t0 = yx_now_ms();
+	int				 rc, first = YX_OK;
+
+	yx_proc_self(&me);
+	if ((rc = p->driver->ops->list(p->driver, &cs, &n, err)) != YX_OK) {
+		YX_PROV_METRIC(p, engine_errors);
+		return rc;
+	}
+	for (i = 0; i < n; i++)
+		if ((rc = yx_prov_sync_one(p, &cs[i], remove, &me, err)) !=
+		    YX_OK && first == YX_OK)
+			first = rc;
+	if (remove && (rc = yx_prov_clear_vanished(p, cs, n, t0, err)) !=
+	    YX_OK && first == YX_OK)
+		first = rc;
+	free(cs);
+	return first;
+}
+
+int
+yx_provider_reconcile(struct yx_provider *p, struct yx_errctx *err)
+{
+	return yx_prov_sync(p, true, err);
+}
+
+int
+yx_provider_discover_all(struct yx_provider *p, struct yx_errctx *err)
+{
+	return yx_prov_sync(p, false, err);
+}
+
+int
+yx_provider_drop_dead_holds(struct yx_provider *p, unsigned *ndropped,
+    struct yx_errctx *err)
+{
+	unsigned	n = 0;
+	int		rc;
+
+	if ((rc = yx_table_lock(p->table, err)) == YX_OK) {
+		n = yx_table_repair(p->table);
+		yx_table_unlock(p->table);
+	}
+	if (ndropped != NULL)
+		*ndropped = n;
+	return rc;
+}
+
+int
+yx_provider_list(struct yx_provider *p, struct yx_provider_snapshot *snap,
+    struct yx_errctx *err)
+{
+	struct yx_table	*t = p->table;
+	uint32_t	 i;
+	int		 rc;
+
+	memset(snap, 0, sizeof(*snap));
+	snap->capacity = t->hdr->capacity;
+	/* Allocate before locking: no allocator calls under the lock. */
+	if ((snap->slots = calloc(snap->capacity,
+	    sizeof(*snap->slots))) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	if ((rc = yx_table_lock(t, err)) != YX_OK) {
+		yx_provider_snapshot_fini(snap);
+		return rc;
+	}
+	for (i = 0; i < t->hdr->capacity; i++)
+		if (t->slots[i].state != YX_SLOT_FREE)
+			snap->slots[snap->nslots++] = t->slots[i];
+	memcpy(snap->nstate, t->hdr->nstate, sizeof(snap->nstate));
+	snap->metrics = t->hdr->metrics;
+	yx_table_unlock(t);
+	return YX_OK;
+}
+
+void
+yx_provider_snapshot_fini(struct yx_provider_snapshot *snap)
+{
+	if (snap == NULL)
+		return;
+	free(snap->slots);
+	memset(snap, 0, sizeof(*snap));
+}

@@ -1,0 +1,102 @@
+/*
+ * provider_mounts.c - the bind mounts of a sandbox container (DESIGN.md §3
+ * "Container contract"): the thread's user-data read-write at
+ * /home/yuxi/user-data, each visible skill read-only at
+ * /home/yuxi/skills/<name>, and the caller's extra mounts; host paths are
+ * translated for the engine with YUXI_HOST_PROJECT_DIR (rule in
+ * include/yuxi/provider.h).
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "provider/provider_int.h"
+
+/*
+ * Host path as the engine sees it (YUXI_HOST_PROJECT_DIR, see provider.h).
+ * Returns a heap string (caller frees) or NULL on allocation failure.
+ */
+static char *
+yx_prov_host_path(const struct yx_provider *p, const char *path)
+{
+	const char	*local = p->local_project_dir;
+	size_t		 n = strlen(local);
+	char		*out = NULL;
+
+	while (n > 1 && local[n - 1] == '/')
+		n--;
+	if (p->cfg->host_project_dir[0] != '\0' && n > 1 &&
+	    strncmp(path, local, n) == 0 &&
+	    (path[n] == '/' || path[n] == '\0')) {
+		if (asprintf(&out, "%s%s", p->cfg->host_project_dir,
+		    path + n) == -1)
+			out = NULL;
+		return out;
+	}
+	return strdup(path);
+}
+
+void
+yx_prov_mounts_fini(struct yx_prov_mounts *ms)
+{
+	size_t i;
+
+	for (i = 0; ms->m != NULL && i < ms->n; i++) {
+		free((char *)ms->m[i].host);
+		free((char *)ms->m[i].target);
+	}
+	free(ms->m);
+	ms->m = NULL;
+	ms->n = 0;
+}
+
+/* Append a mount (strings copied, host translated). YX_OK or YX_E_NOMEM. */
+static int
+yx_prov_mounts_add(const struct yx_provider *p, struct yx_prov_mounts *ms,
+    const char *host, const char *target, bool ro)
+{
+	struct yx_mount *m = &ms->m[ms->n];
+
+	m->host = yx_prov_host_path(p, host);
+	m->target = strdup(target);
+	m->readonly = ro;
+	ms->n++;
+	return (m->host == NULL || m->target == NULL) ? YX_E_NOMEM : YX_OK;
+}
+
+/* The mounts of DESIGN §3 for req. YX_OK or YX_E_NOMEM (ms freed). */
+int
+yx_prov_mounts_build(const struct yx_provider *p,
+    const struct yx_acquire_req *req, struct yx_prov_mounts *ms)
+{
+	char	 target[PATH_MAX];
+	size_t	 i, total;
+	int	 rc = YX_E_NOMEM;
+
+	ms->n = 0;
+	total = 1 + req->nskills + req->nextra;
+	if (total < req->nskills || (ms->m = calloc(total,
+	    sizeof(*ms->m))) == NULL)
+		goto fail;
+	if ((rc = yx_prov_mounts_add(p, ms, req->user_data_host,
+	    YX_USER_DATA_TARGET, false)) != YX_OK)
+		goto fail;
+	for (i = 0; i < req->nskills; i++) {
+		snprintf(target, sizeof(target), "%s/%s", YX_SKILLS_TARGET,
+		    req->skills[i].name);
+		if ((rc = yx_prov_mounts_add(p, ms, req->skills[i].host_path,
+		    target, true)) != YX_OK)
+			goto fail;
+	}
+	for (i = 0; i < req->nextra; i++)
+		if ((rc = yx_prov_mounts_add(p, ms, req->extra[i].host,
+		    req->extra[i].target, req->extra[i].readonly)) != YX_OK)
+			goto fail;
+	return YX_OK;
+fail:
+	yx_prov_mounts_fini(ms);
+	return rc;
+}
