@@ -1,1 +1,6 @@
-# src/broker: see Makefile.am
+# src/broker: the safe host-side file broker (include/yuxi/broker.h).
+BROKER_SOURCES = \
+	include/yuxi/broker.h src/broker/broker_int.h \
+	src/broker/broker.c src/broker/broker_read.c \
+	src/broker/broker_write.c src/broker/broker_list.c
+libyuxi_a_SOURCES += $(BROKER_SOURCES)

@@ -104,8 +104,11 @@ yx_buf_steal(struct yx_buf *b, size_t *lenp)
 {
 	char *p;
 
-	if (b->data == NULL && yx_buf_reserve(b, 0) != YX_OK)
-		return NULL;
+	if (b->data == NULL) {
+		if (yx_buf_reserve(b, 0) != YX_OK)
+			return NULL;
+		b->data[0] = '\0';
+	}
 	p = b->data;
 	if (lenp != NULL)
 		*lenp = b->len;

@@ -1,0 +1,337 @@
+/*
+ * yuxi/broker.h - the safe host-side file broker (DESIGN.md §4, API.md).
+ *
+ * Every host-side access to a thread's user-data directory and to the skills
+ * root goes through this module. The threat model: a hostile process inside
+ * the sandbox owns the user-data tree and may plant symlinks, hardlinks,
+ * FIFOs, sockets, setuid files, chmod 000 entries, and swap path components
+ * at any moment (renameat2 RENAME_EXCHANGE), while the broker runs as root.
+ *
+ * Rules the broker enforces:
+ * - Resolution is openat2(2) beneath an O_PATH fd of the root with
+ *   RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS (and
+ *   RESOLVE_NO_XDEV for user-data). No symlink is ever followed, inside or
+ *   outside the tree: simplest and safest; one met on the way is
+ *   YX_E_PATH_NOT_ALLOWED. String checks are only a second line.
+ * - Content is read from regular files only. A file is first opened O_PATH
+ *   (no open side effect for any type), checked with fstat, then reopened
+ *   through its /proc/self/fd magic link (same inode, no path race); without
+ *   /proc it is reopened by path with O_NONBLOCK and the inode compared.
+ *   FIFOs, sockets and devices give YX_E_NOT_REGULAR and never block.
+ * - Writes go to a fresh O_EXCL temp file in the target directory, chowned to
+ *   the sandbox uid/gid, then renamed into place (RENAME_NOREPLACE when not
+ *   overwriting). A planted hardlink is replaced, never written through. A
+ *   failed write leaves nothing behind.
+ * - Listings use lstat semantics: a symlink is type "symlink" with size 0,
+ *   its target never revealed.
+ * - Under the skills root only the thread's visible skills exist; any other
+ *   name is YX_E_FILE_NOT_FOUND everywhere (lookups, listings, glob, grep).
+ *   The skills root is read-only: writes give YX_E_READ_ONLY.
+ *
+ * Hardlinks are not refused for reads: the sandbox can only link inodes that
+ * are already inside its own mount (link(2) across mounts is EXDEV), so a
+ * hardlink reveals nothing the sandbox could not read anyway.
+ *
+ * Paths: callers pass an already-resolved `enum yx_root` and a root-relative
+ * `rel` ("workspace/a.txt", "" for the root) as produced by yx_path_resolve().
+ * The broker re-checks it anyway (no leading '/', no empty, "." or ".."
+ * component, components <= 255 bytes) and answers YX_E_INVALID_PATH.
+ * Virtual paths in results are canonical: "/home/yuxi/user-data/<rel>".
+ *
+ * Ownership: `struct yx_broker` is caller storage (yx_broker_init/_fini).
+ * Every result object is heap-allocated by the operation, owned by the
+ * caller, and released with its _free function; _free(NULL) is a no-op.
+ * On failure no result is returned (*outp is NULL).
+ *
+ * A test-only build compiles this module with -DYX_BROKER_CONTROL_UNSAFE,
+ * which turns the protections off (plain openat following symlinks, blocking
+ * opens, no type checks, in-place writes) so that the tests can prove the
+ * protections are live. Production never defines it.
+ */
+#ifndef YUXI_BROKER_H
+#define YUXI_BROKER_H
+
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yuxi/error.h"
+#include "yuxi/path.h"
+
+/* Limits; zero fields take the defaults in parentheses. */
+struct yx_broker_limits {
+	size_t	upload_max;	/* bytes of an upload (64 MiB) */
+	size_t	viewer_max;	/* bytes returned by the viewer read (1 MiB) */
+	size_t	read_max;	/* bytes of a file read by cat/edit/grep (10 MiB) */
+	size_t	line_max;	/* bytes of one line in cat/grep output (2000) */
+	size_t	max_results;	/* entries of ls/tree/glob/grep results (1000) */
+	size_t	max_visit;	/* entries visited by a glob/grep walk (100000) */
+	int	max_depth;	/* directory depth of a glob/grep walk (64) */
+};
+
+#define YX_BROKER_UPLOAD_MAX	(64u << 20)
+#define YX_BROKER_VIEWER_MAX	(1u << 20)
+#define YX_BROKER_READ_MAX	(10u << 20)
+#define YX_BROKER_LINE_MAX	2000
+#define YX_BROKER_MAX_RESULTS	1000
+#define YX_BROKER_MAX_VISIT	100000
+#define YX_BROKER_MAX_DEPTH	64
+#define YX_BROKER_CAT_LIMIT	2000	/* default line count of a cat */
+
+/* init flags */
+#define YX_BROKER_CREATE	0x1	/* create the user-data root if absent */
+
+struct yx_broker {
+	int			 ud_fd;		/* O_PATH user-data root, -1 */
+	int			 sk_fd;		/* O_PATH skills root, -1 if none */
+	char			**skills;	/* visible skill names */
+	size_t			 nskills;
+	uid_t			 uid;		/* sandbox owner of created files */
+	gid_t			 gid;
+	struct yx_broker_limits	 lim;
+};
+
+enum yx_ftype {
+	YX_FT_FILE,
+	YX_FT_DIR,
+	YX_FT_SYMLINK,
+	YX_FT_FIFO,
+	YX_FT_SOCKET,
+	YX_FT_CHARDEV,
+	YX_FT_BLOCKDEV,
+	YX_FT_OTHER,
+};
+
+/* "file", "dir", "symlink", "fifo", "socket", "chardev", "blockdev", "other". */
+const char	*yx_ftype_name(enum yx_ftype t);
+
+/*
+ * Open the broker for one thread. `user_data` is the host path
+ * <saves>/threads/<tid>/user-data (trusted: written by the service, never
+ * by the sandbox); with YX_BROKER_CREATE missing components are created
+ * (0755) and the last one chowned to uid/gid. `skills_dir` may be NULL or ""
+ * (no skills) or absent on disk (treated as empty). `skills` lists the
+ * visible skill names (copied). `lim` may be NULL (defaults).
+ * Returns YX_OK; YX_E_FILE_NOT_FOUND if user_data is absent (no CREATE);
+ * YX_E_PATH_NOT_ALLOWED if a root is a symlink; YX_E_NOT_DIRECTORY;
+ * YX_E_NOMEM. On failure `b` needs no _fini (calling it is harmless).
+ */
+int	yx_broker_init(struct yx_broker *b, const char *user_data,
+	    const char *skills_dir, const char *const *skills, size_t nskills,
+	    uid_t uid, gid_t gid, const struct yx_broker_limits *lim,
+	    int flags, struct yx_errctx *e);
+/* Close the fds and free the skill list. Safe twice and after a failed
+ * init (which leaves the fds at -1). */
+void	yx_broker_fini(struct yx_broker *b);
+
+/* ---- listings: ls, viewer tree, glob -------------------------------- */
+
+struct yx_broker_entry {
+	char		*name;		/* last component */
+	char		*path;		/* canonical virtual path */
+	bool		 is_dir;	/* true only for a real directory */
+	uint64_t	 size;		/* st_size of a regular file, else 0 */
+	int64_t		 modified_at;	/* unix seconds (lstat mtime) */
+	enum yx_ftype	 type;
+};
+
+struct yx_broker_list {
+	char			*path;		/* canonical path of the base */
+	struct yx_broker_entry	*v;		/* sorted by path */
+	size_t			 n;
+	bool			 truncated;	/* a limit cut the result */
+};
+void	yx_broker_list_free(struct yx_broker_list *l);
+
+/*
+ * One level of a directory, sorted by name (agent ls and viewer tree; both
+ * are a real listing with nothing injected). When a directory holds more
+ * than max_visit names, the first max_visit in readdir order are kept;
+ * more than max_results entries are cut; both set `truncated`.
+ * Returns YX_OK with *outp (caller frees); YX_E_INVALID_PATH;
+ * YX_E_FILE_NOT_FOUND; YX_E_PATH_NOT_ALLOWED (symlink on the way or at the
+ * end); YX_E_NOT_DIRECTORY (rel names a file); YX_E_NOMEM; YX_E_IO.
+ */
+int	yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
+	    struct yx_broker_list **outp, struct yx_errctx *e);
+
+/*
+ * Glob beneath directory `rel`: `pattern` is relative to it (no leading
+ * '/', no ".." component), components matched with fnmatch(3) FNM_PERIOD
+ * (`*`, `?`, `[...]`; a leading dot must be matched explicitly), and a
+ * component "**" matches zero or more directories (not dot-directories).
+ * Symlinks are never followed (a symlink can match as an entry itself).
+ * The walk is bounded by max_depth and max_visit, the result by
+ * max_results; any cut sets `truncated`. Matches are sorted by path.
+ * Returns as yx_broker_ls, plus YX_E_INVALID_PATH for a bad pattern.
+ */
+int	yx_broker_glob(struct yx_broker *b, enum yx_root root, const char *rel,
+	    const char *pattern, struct yx_broker_list **outp,
+	    struct yx_errctx *e);
+
+/* ---- grep ------------------------------------------------------------- */
+
+struct yx_broker_match {
+	char	*path;		/* canonical virtual path of the file */
+	size_t	 line;		/* 1-based line number */
+	char	*text;		/* the line, without '\n', cut at line_max */
+};
+
+struct yx_broker_grep {
+	struct yx_broker_match	*v;
+	size_t			 n;
+	bool			 truncated;
+};
+void	yx_broker_grep_free(struct yx_broker_grep *g);
+
+/*
+ * Literal (not regex) search for `needle` (non-empty) in the regular file
+ * `rel`, or in every regular file beneath directory `rel` (walk sorted by
+ * name, bounded as glob). `glob` (NULL or "" for all) filters files: a
+ * pattern without '/' is matched against the file name, one with '/'
+ * against the path relative to `rel` (glob syntax as above). Files with a
+ * NUL byte and files over read_max are skipped; symlinks, FIFOs and other
+ * non-regular files are skipped without opening them. `max_count` caps the
+ * total number of matches (0 or above max_results = max_results); reaching
+ * it sets `truncated`. Returns as yx_broker_ls (a file `rel` is allowed),
+ * YX_E_BAD_REQUEST for an empty needle.
+ */
+int	yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
+	    const char *needle, const char *glob, size_t max_count,
+	    struct yx_broker_grep **outp, struct yx_errctx *e);
+
+/* ---- reads -------------------------------------------------------------- */
+
+struct yx_broker_text {
+	char	*path;		/* canonical virtual path */
+	char	*content;	/* NUL-terminated */
+	size_t	 len;		/* bytes of content */
+	size_t	 start_line;	/* 1-based first line shown (0 if none) */
+	size_t	 end_line;	/* 1-based last line shown (0 if none) */
+	size_t	 total_lines;
+	int64_t	 next_offset;	/* 0-based offset of the next page, -1 none */
+	bool	 lines_cut;	/* some line was cut at line_max */
+};
+void	yx_broker_text_free(struct yx_broker_text *t);
+
+/*
+ * Agent read, `cat -n` style: lines split on '\n' (a '\r' before it is
+ * dropped; a final line without '\n' counts; a trailing '\n' does not start
+ * another line), each shown as "%6zu\t<line>" and joined with '\n'. `offset`
+ * is the 0-based first line, `limit` the line count (0 = 2000). Lines longer
+ * than line_max bytes are cut at a UTF-8 boundary (lines_cut set). An empty
+ * file gives content "" and total_lines 0.
+ * Returns YX_OK with *outp (caller frees); YX_E_BINARY_FILE (a NUL byte);
+ * YX_E_PAYLOAD_TOO_LARGE (file over read_max); YX_E_BAD_REQUEST (offset at
+ * or past the end of a non-empty file); YX_E_IS_DIRECTORY;
+ * YX_E_NOT_REGULAR; errors of resolution as yx_broker_ls.
+ */
+int	yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
+	    size_t offset, size_t limit, struct yx_broker_text **outp,
+	    struct yx_errctx *e);
+
+struct yx_broker_blob {
+	char		*path;		/* canonical virtual path */
+	char		*content;	/* valid UTF-8, NUL-terminated */
+	size_t		 len;		/* bytes of content */
+	uint64_t	 size;		/* real size of the file */
+	int64_t		 modified_at;
+	bool		 truncated;	/* the file is larger than viewer_max */
+};
+void	yx_broker_blob_free(struct yx_broker_blob *bl);
+
+/*
+ * Viewer read: the first viewer_max bytes, decoded as UTF-8 with one U+FFFD
+ * per maximal invalid subsequence (as Python's errors="replace"); a
+ * sequence cut by the cap is dropped. Returns as yx_broker_cat (no
+ * BINARY_FILE, no PAYLOAD_TOO_LARGE).
+ */
+int	yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
+	    struct yx_broker_blob **outp, struct yx_errctx *e);
+
+struct yx_broker_dl {
+	uint64_t	size;
+	int64_t		modified_at;
+	char		rel[YX_VPATH_MAX];	/* root-relative path for nginx */
+	char		name[YX_VNAME_MAX + 1];	/* last component */
+};
+
+/*
+ * Download check: `rel` must be a regular file reachable without symlinks.
+ * Fills caller storage `out` for X-Accel-Redirect (nginx re-checks with
+ * disable_symlinks). Returns YX_OK; YX_E_IS_DIRECTORY; YX_E_NOT_REGULAR;
+ * errors of resolution as yx_broker_ls.
+ */
+int	yx_broker_download(struct yx_broker *b, enum yx_root root,
+	    const char *rel, struct yx_broker_dl *out, struct yx_errctx *e);
+
+/* ---- writes ------------------------------------------------------------ */
+
+/*
+ * Write `len` bytes of `data` to `rel` (user-data only), creating parent
+ * directories (0755, owned by the sandbox). Without `overwrite` an existing
+ * entry of any type gives YX_E_FILE_EXISTS (RENAME_NOREPLACE, so a
+ * concurrent creation is never clobbered); with it, an existing directory
+ * is YX_E_IS_DIRECTORY, a symlink YX_E_PATH_NOT_ALLOWED, another
+ * non-regular file YX_E_NOT_REGULAR. The new file is mode 0644, owned by
+ * the sandbox uid/gid. Returns YX_OK; YX_E_READ_ONLY (skills);
+ * YX_E_INVALID_PATH (rel is the root); YX_E_NOSPACE; YX_E_IO; resolution
+ * errors. Nothing is left behind on failure.
+ */
+int	yx_broker_write(struct yx_broker *b, enum yx_root root, const char *rel,
+	    const void *data, size_t len, bool overwrite, struct yx_errctx *e);
+
+/*
+ * Replace `old` (non-empty) by `new` in the regular file `rel`. Without
+ * `replace_all` exactly one occurrence must exist. The result replaces the
+ * file atomically (temp + rename; the mode bits 0777 of the old file are
+ * kept, setuid/setgid dropped). *occurrencesp (may be NULL) gets the count
+ * replaced. Returns YX_OK; YX_E_BAD_REQUEST (empty old); YX_E_STRING_NOT_FOUND;
+ * YX_E_AMBIGUOUS_MATCH ("N occurrences" in the message); YX_E_READ_ONLY;
+ * YX_E_BINARY_FILE; YX_E_PAYLOAD_TOO_LARGE (file or result over read_max);
+ * errors of yx_broker_cat and yx_broker_write.
+ */
+int	yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
+	    const char *old, const char *new, bool replace_all,
+	    size_t *occurrencesp, struct yx_errctx *e);
+
+/*
+ * Streaming source for uploads: fill up to `len` bytes of `buf`; return the
+ * count, 0 at the end, -1 on error.
+ */
+typedef ssize_t (*yx_broker_read_fn)(void *arg, char *buf, size_t len);
+
+/*
+ * Upload: stream the body from `rd` into `rel` (user-data only), creating
+ * parents. More than upload_max bytes gives YX_E_PAYLOAD_TOO_LARGE (the
+ * source is not drained) and leaves nothing behind; a read error gives
+ * YX_E_IO. Existing targets as yx_broker_write. *sizep (may be NULL) gets
+ * the byte count.
+ */
+int	yx_broker_upload(struct yx_broker *b, enum yx_root root, const char *rel,
+	    yx_broker_read_fn rd, void *arg, bool overwrite, uint64_t *sizep,
+	    struct yx_errctx *e);
+
+/*
+ * Create workspace/, outputs/, uploads/, uploads/attachments/ and
+ * large_tool_results/ beneath the user-data root, owned by the sandbox
+ * (existing directories are left as they are). Idempotent. Returns YX_OK;
+ * YX_E_PATH_NOT_ALLOWED (a symlink in their place); YX_E_NOT_DIRECTORY;
+ * YX_E_IO.
+ */
+int	yx_broker_ensure_layout(struct yx_broker *b, struct yx_errctx *e);
+
+/*
+ * Open a fresh file large_tool_results/<name> for the executor to spill
+ * output into: created as a new inode (O_EXCL temp renamed over whatever
+ * was there, unless a directory), mode 0644, owned by the sandbox. `name`
+ * is one component. Returns YX_OK with a write-only O_CLOEXEC fd in *fdp
+ * (caller closes); YX_E_INVALID_PATH; YX_E_IS_DIRECTORY; errors of
+ * ensure_layout.
+ */
+int	yx_broker_spill_open(struct yx_broker *b, const char *name, int *fdp,
+	    struct yx_errctx *e);
+
+#endif /* YUXI_BROKER_H */

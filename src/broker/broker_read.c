@@ -1,0 +1,285 @@
+/*
+ * broker_read.c - content reads through the broker: the agent's `cat -n`
+ * view with offset/limit paging, the viewer's raw read decoded as UTF-8
+ * with U+FFFD replacement, and the download check that hands a verified
+ * root-relative path to nginx. Files are opened only through
+ * broker_open_reg (regular files, no symlinks, never blocking).
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yuxi/broker.h"
+#include "broker/broker_int.h"
+#include "yuxi/buf.h"
+
+static const char broker_fffd[] = "\xef\xbf\xbd";
+
+void
+yx_broker_text_free(struct yx_broker_text *t)
+{
+	if (t == NULL)
+		return;
+	free(t->path);
+	free(t->content);
+	free(t);
+}
+
+void
+yx_broker_blob_free(struct yx_broker_blob *bl)
+{
+	if (bl == NULL)
+		return;
+	free(bl->path);
+	free(bl->content);
+	free(bl);
+}
+
+/* Lines of a text: '\n'-terminated ones plus an unterminated tail. */
+static size_t
+broker_count_lines(const char *data, size_t len)
+{
+	size_t	n = 0, i;
+
+	for (i = 0; i < len; i++)
+		if (data[i] == '\n')
+			n++;
+	if (len > 0 && data[len - 1] != '\n')
+		n++;
+	return n;
+}
+
+/* Bytes of a line to show: a '\r' before '\n' dropped, cut at max on a
+ * UTF-8 character boundary. */
+static size_t
+broker_line_len(const char *line, size_t n, size_t max, bool *cutp)
+{
+	if (n > 0 && line[n - 1] == '\r')
+		n--;
+	if (n <= max)
+		return n;
+	*cutp = true;
+	n = max;
+	while (n > 0 && ((unsigned char)line[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+/*
+ * Format lines [offset, offset+limit) of data as cat -n into t.
+ * Returns YX_OK or YX_E_NOMEM.
+ */
+static int
+broker_cat_format(const char *data, size_t len, size_t offset, size_t limit,
+    size_t line_max, struct yx_broker_text *t)
+{
+	struct yx_buf	 out;
+	const char	*p = data, *end = data + len, *nl;
+	size_t		 lineno = 0, shown = 0, n;
+	int		 rc = YX_OK;
+
+	yx_buf_init(&out, SIZE_MAX);
+	while (p < end && shown < limit) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if (lineno >= offset) {
+			n = broker_line_len(p, (size_t)(nl - p), line_max,
+			    &t->lines_cut);
+			if ((shown > 0 && (rc = yx_buf_puts(&out, "\n")) != YX_OK) ||
+			    (rc = yx_buf_printf(&out, "%6zu\t", lineno + 1)) !=
+			    YX_OK || (rc = yx_buf_append(&out, p, n)) != YX_OK)
+				goto out;
+			shown++;
+		}
+		lineno++;
+		p = nl + 1;
+	}
+	if ((t->content = broker_steal(&out, &t->len)) == NULL) {
+		rc = YX_E_NOMEM;
+		goto out;
+	}
+	t->start_line = shown > 0 ? offset + 1 : 0;
+	t->end_line = shown > 0 ? offset + shown : 0;
+	t->next_offset = offset + shown < t->total_lines ?
+	    (int64_t)(offset + shown) : -1;
+out:
+	yx_buf_fini(&out);
+	return rc;
+}
+
+/* See broker.h. */
+int
+yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
+    size_t offset, size_t limit, struct yx_broker_text **outp,
+    struct yx_errctx *e)
+{
+	struct yx_broker_text	*t = NULL;
+	struct stat		 st;
+	char			*data = NULL;
+	size_t			 len;
+	bool			 trunc;
+	int			 rc;
+
+	*outp = NULL;
+	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, &data,
+	    &len, &st, &trunc, e)) != YX_OK)
+		goto out;
+	if (memchr(data, '\0', len) != NULL) {
+		rc = broker_fail(e, YX_E_BINARY_FILE, root, rel);
+		goto out;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (t->path = broker_vpath_dup(root, rel, NULL)) == NULL) {
+		rc = yx_fail(e, YX_E_NOMEM, NULL);
+		goto out;
+	}
+	t->total_lines = broker_count_lines(data, len);
+	if (offset > 0 && offset >= t->total_lines) {
+		rc = yx_fail(e, YX_E_BAD_REQUEST, "offset %zu is past the end "
+		    "of the file (%zu lines)", offset, t->total_lines);
+		goto out;
+	}
+	if ((rc = broker_cat_format(data, len, offset,
+	    limit == 0 ? YX_BROKER_CAT_LIMIT : limit, b->lim.line_max, t)) !=
+	    YX_OK) {
+		rc = yx_fail(e, rc, NULL);
+		goto out;
+	}
+	*outp = t;
+	t = NULL;
+out:
+	yx_broker_text_free(t);
+	free(data);
+	return rc;
+}
+
+/*
+ * Decode bytes as UTF-8 into out, one U+FFFD per maximal invalid
+ * subsequence (Unicode §3.9 "best practice", as Python's "replace"). With
+ * `cut`, an incomplete sequence at the very end is dropped instead.
+ * Returns YX_OK or YX_E_NOMEM.
+ */
+static int
+broker_utf8_decode(const char *in, size_t len, bool cut, struct yx_buf *out)
+{
+	const unsigned char	*s = (const unsigned char *)in;
+	size_t			 i = 0, k, need, start;
+	unsigned		 c, lo, hi;
+	int			 rc = YX_OK;
+
+	while (i < len && rc == YX_OK) {
+		start = i;
+		while (i < len && s[i] < 0x80)
+			i++;
+		if (i > start && (rc = yx_buf_append(out, s + start,
+		    i - start)) != YX_OK)
+			break;
+		if (i >= len)
+			break;
+		c = s[i];
+		lo = 0x80;
+		hi = 0xBF;
+		if (c >= 0xC2 && c <= 0xDF)
+			need = 1;
+		else if (c >= 0xE0 && c <= 0xEF) {
+			need = 2;
+			lo = c == 0xE0 ? 0xA0 : 0x80;
+			hi = c == 0xED ? 0x9F : 0xBF;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			need = 3;
+			lo = c == 0xF0 ? 0x90 : 0x80;
+			hi = c == 0xF4 ? 0x8F : 0xBF;
+		} else
+			need = 0;	/* invalid lead byte */
+		for (k = 1; need > 0 && k <= need && i + k < len; k++) {
+			if (s[i + k] < lo || s[i + k] > hi)
+				break;
+			lo = 0x80;
+			hi = 0xBF;
+		}
+		if (need > 0 && k == need + 1)
+			rc = yx_buf_append(out, s + i, k);
+		else if (need > 0 && i + k == len && cut)
+			break;
+		else
+			rc = yx_buf_puts(out, broker_fffd);
+		i += k;
+	}
+	return rc;
+}
+
+/* See broker.h. */
+int
+yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
+    struct yx_broker_blob **outp, struct yx_errctx *e)
+{
+	struct yx_broker_blob	*bl = NULL;
+	struct yx_buf		 out;
+	struct stat		 st;
+	char			*data = NULL;
+	size_t			 len;
+	bool			 trunc;
+	int			 rc;
+
+	*outp = NULL;
+	yx_buf_init(&out, SIZE_MAX);
+	if ((rc = broker_slurp(b, root, rel, b->lim.viewer_max, true, &data,
+	    &len, &st, &trunc, e)) != YX_OK)
+		goto out;
+	if ((bl = calloc(1, sizeof(*bl))) == NULL ||
+	    (bl->path = broker_vpath_dup(root, rel, NULL)) == NULL ||
+	    broker_utf8_decode(data, len, trunc, &out) != YX_OK ||
+	    (bl->content = broker_steal(&out, &bl->len)) == NULL) {
+		rc = yx_fail(e, YX_E_NOMEM, NULL);
+		goto out;
+	}
+	bl->size = (uint64_t)st.st_size;
+	bl->modified_at = (int64_t)st.st_mtim.tv_sec;
+	bl->truncated = trunc;
+	*outp = bl;
+	bl = NULL;
+out:
+	yx_broker_blob_free(bl);
+	yx_buf_fini(&out);
+	free(data);
+	return rc;
+}
+
+/* See broker.h. */
+int
+yx_broker_download(struct yx_broker *b, enum yx_root root, const char *rel,
+    struct yx_broker_dl *out, struct yx_errctx *e)
+{
+	struct stat	 st;
+	const char	*slash;
+	uint64_t	 res;
+	int		 rootfd, fd = -1, rc, en;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+		goto out;
+	if (rootfd == -1 || rel[0] == '\0') {
+		rc = broker_fail(e, rootfd == -1 ? YX_E_FILE_NOT_FOUND :
+		    YX_E_IS_DIRECTORY, root, rel);
+		goto out;
+	}
+	if ((rc = broker_open_reg(rootfd, rel, res, &fd, &st, &en)) != YX_OK) {
+		rc = broker_fail(e, rc, root, rel);
+		goto out;
+	}
+	out->size = (uint64_t)st.st_size;
+	out->modified_at = (int64_t)st.st_mtim.tv_sec;
+	snprintf(out->rel, sizeof(out->rel), "%s", rel);
+	slash = strrchr(rel, '/');
+	snprintf(out->name, sizeof(out->name), "%s",
+	    slash != NULL ? slash + 1 : rel);
+out:
+	if (fd != -1)
+		close(fd);
+	return rc;
+}
