@@ -1,1 +1,20 @@
-# src/daemon: see Makefile.am
+# src/daemon: yuxi-sandboxd - master, workers, reaper, the HTTP layer, the
+# router and the endpoint handlers. Everything but main.c goes into the
+# convenience library so tests can link it.
+libyuxi_a_SOURCES += \
+	include/yuxi/http.h \
+	src/daemon/daemon_int.h \
+	src/daemon/http.c \
+	src/daemon/metrics.c \
+	src/daemon/router.c \
+	src/daemon/h_threads.c \
+	src/daemon/h_ops.c \
+	src/daemon/h_fs.c \
+	src/daemon/h_exec.c \
+	src/daemon/worker.c \
+	src/daemon/reaper.c \
+	src/daemon/master.c
+
+sbin_PROGRAMS += yuxi-sandboxd
+yuxi_sandboxd_SOURCES = src/daemon/main.c
+yuxi_sandboxd_LDADD = $(YX_LIBS)

@@ -1,0 +1,174 @@
+/*
+ * yuxi/http.h - the request/response layer of the FastCGI workers.
+ *
+ * Two halves:
+ *   - pure helpers (no I/O): query-string parsing with percent-decoding and
+ *     bounded sizes, path-segment percent-encoding for X-Accel-Redirect,
+ *     RFC 6266/5987 Content-Disposition; unit-tested;
+ *   - struct yx_http_req around one accepted FCGX_Request: method, path
+ *     (DOCUMENT_URI, i.e. nginx's normalised $document_uri), query, identity
+ *     (the FastCGI params YUXI_USER and YUXI_ROLE only; HTTP_* params, which
+ *     carry client headers, are never consulted), bounded body, and the
+ *     response writers. Every response is JSON (application/json;
+ *     charset=utf-8) serialised with JSON_C_TO_STRING_PLAIN |
+ *     JSON_C_TO_STRING_NOSLASHESCAPE; every error is
+ *     {"error":{"code","message"}} from the error vocabulary.
+ *
+ * libfcgi's FCGX_FPrintF does not know %zu (NOTES.md): headers are formatted
+ * with snprintf and sent with FCGX_PutStr. No header ever carries CR or LF:
+ * the writers refuse such values.
+ *
+ * Ownership: struct yx_http_req is caller storage (yx_http_req_init/_fini);
+ * strings it hands out point into it and live until _fini.
+ */
+#ifndef YUXI_HTTP_H
+#define YUXI_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yuxi/buf.h"
+#include "yuxi/error.h"
+
+#define YX_QUERY_MAX		8192	/* bytes of QUERY_STRING */
+#define YX_QUERY_PARAMS_MAX	32	/* key=value pairs */
+#define YX_URI_MAX		2048	/* bytes of DOCUMENT_URI */
+
+struct json_object;
+struct FCGX_Request;
+
+enum yx_method {
+	YX_M_OTHER = 0,
+	YX_M_GET,
+	YX_M_HEAD,
+	YX_M_POST,
+	YX_M_PUT,
+	YX_M_DELETE,
+};
+
+struct yx_query_kv {
+	const char	*key;	/* NUL-terminated, decoded */
+	const char	*val;	/* NUL-terminated, decoded; may hold NUL bytes */
+	size_t		 vlen;	/* bytes of val */
+};
+
+/* A decoded query string; storage owned by the struct (yx_query_fini). */
+struct yx_query {
+	size_t			n;
+	struct yx_query_kv	kv[YX_QUERY_PARAMS_MAX];
+	char			*store;
+};
+
+/*
+ * Parse `len` bytes of a raw query string ("a=1&b=x%2Fy&a=2"; '+' is a
+ * space; a key without '=' has the value ""). Repeated keys are kept in
+ * order. YX_OK; YX_E_BAD_REQUEST with a message for a bad %-escape, a key
+ * with NUL, more than YX_QUERY_PARAMS_MAX pairs or more than YX_QUERY_MAX
+ * bytes; YX_E_NOMEM.
+ */
+int		 yx_query_parse(struct yx_query *q, const char *qs, size_t len,
+		    struct yx_errctx *err);
+void		 yx_query_fini(struct yx_query *q);
+/* First value of key (NULL when absent); its length in *lenp if not NULL. */
+const char	*yx_query_get(const struct yx_query *q, const char *key, size_t *lenp);
+/* How many times key occurs. */
+size_t		 yx_query_count(const struct yx_query *q, const char *key);
+
+/*
+ * Percent-decode `len` bytes (plus_space: '+' means ' ') into out (size
+ * outlen, NUL-terminated). YX_OK with *outlenp; YX_E_BAD_REQUEST for a bad
+ * escape or when it does not fit.
+ */
+int		 yx_pct_decode(const char *in, size_t len, bool plus_space, char *out,
+		    size_t outlen, size_t *outlenp);
+
+/*
+ * Append `path` to b with every byte outside [A-Za-z0-9._~-] of every
+ * segment percent-encoded and '/' kept as the separator (X-Accel-Redirect
+ * targets: nginx decodes them once and would cut at '?'). YX_OK or a buf
+ * error.
+ */
+int		 yx_pct_encode_path(struct yx_buf *b, const char *path);
+
+/*
+ * Content-Disposition for a download of `name` (RFC 6266 §4.3, RFC 5987):
+ * `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<pct-encoded>`.
+ * The fallback keeps printable ASCII except '"', '\\', '%', replacing
+ * others with '_'. Never contains CR or LF. YX_OK or a buf error.
+ */
+int		 yx_content_disposition(struct yx_buf *b, const char *name);
+
+/* Does s contain a byte that must not appear in a header value? */
+bool		 yx_header_unsafe(const char *s);
+
+/* One accepted request. */
+struct yx_http_req {
+	struct FCGX_Request	*fcgi;
+	enum yx_method		 method;
+	char			 method_str[16];
+	char			 path[YX_URI_MAX];	/* DOCUMENT_URI */
+	struct yx_query		 query;
+	char			 user[65];	/* YUXI_USER; "" when absent */
+	bool			 admin;		/* YUXI_ROLE == "admin" */
+	bool			 bad_identity;	/* YUXI_USER present but invalid */
+	int64_t			 content_length;/* -1 when absent */
+	size_t			 body_limit;
+	int			 status;	/* sent status, 0 until sent */
+	int			 err;		/* error code sent, YX_OK if none */
+	const char		*route;		/* route name for logs/metrics */
+	char			 thread_id[129];/* for the log line; "" if none */
+};
+
+/*
+ * Fill r from the FastCGI params of fcgi. YX_OK; YX_E_BAD_REQUEST when the
+ * URI or query is malformed (r is still usable to send the error).
+ */
+int	yx_http_req_init(struct yx_http_req *r, struct FCGX_Request *fcgi,
+	    size_t body_limit, struct yx_errctx *err);
+void	yx_http_req_fini(struct yx_http_req *r);
+
+/*
+ * Read the whole body (at most r->body_limit bytes) into b.
+ * YX_OK; YX_E_PAYLOAD_TOO_LARGE (CONTENT_LENGTH over the limit, checked
+ * before reading); YX_E_BAD_REQUEST when the body is shorter than announced.
+ */
+int	yx_http_read_body(struct yx_http_req *r, struct yx_buf *b, struct yx_errctx *err);
+
+/*
+ * Read and parse a JSON object body. YX_OK and *out (caller puts);
+ * YX_E_BAD_REQUEST for anything but one JSON object; errors of
+ * yx_http_read_body().
+ */
+int	yx_http_read_json(struct yx_http_req *r, struct json_object **out,
+	    struct yx_errctx *err);
+
+/*
+ * Read up to len body bytes (streaming uploads). Returns bytes read, 0 at
+ * the end, -1 on a stream error.
+ */
+long	yx_http_read_some(struct yx_http_req *r, void *buf, size_t len);
+
+/* Send `body` (borrowed) as JSON with status. YX_OK or YX_E_IO. */
+int	yx_http_send_json(struct yx_http_req *r, int status, struct json_object *body);
+/* Send {"error":{"code","message"}}; msg NULL or "" -> yx_strerror(err). */
+int	yx_http_send_error(struct yx_http_req *r, int err, const char *msg);
+/* Same with extra header lines ("Retry-After: 5"), no CR/LF inside. */
+int	yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg,
+	    const char *hdr);
+/* Send an empty response (204). */
+int	yx_http_send_empty(struct yx_http_req *r, int status);
+/* Send raw bytes with a content type. */
+int	yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
+	    const char *data, size_t len);
+/*
+ * Answer with X-Accel-Redirect to `uri` (already encoded) and
+ * Content-Disposition: attachment for `filename`. YX_OK, YX_E_BAD_REQUEST
+ * when a value would carry CR/LF, YX_E_IO.
+ */
+int	yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename);
+
+/* The method from its name. */
+enum yx_method yx_http_method(const char *s);
+
+#endif /* YUXI_HTTP_H */

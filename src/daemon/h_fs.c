@@ -1,0 +1,626 @@
+/*
+ * h_fs.c - the agent filesystem endpoints (/api/filesystem/...) and the
+ * viewer endpoints (/api/viewer/filesystem/...), API.md.
+ *
+ * Every request: identity (401), thread id (400 invalid_thread_id before
+ * any file access), the caller's thread (404 not_found, the same for
+ * unknown and foreign threads), the path through yx_path_resolve() (400
+ * invalid_path / 403 path_not_allowed), then one broker call (include/
+ * yuxi/broker.h) on the host copy of the thread's files with exactly the
+ * thread's visible skills. Nothing here starts or wakes a container.
+ *
+ * Downloads answer X-Accel-Redirect: /_yuxi_files/<tid>/user-data/<rel> or
+ * /_yuxi_skills/<rel>, every segment percent-encoded; nginx serves the
+ * bytes from its internal locations with disable_symlinks on.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "daemon_int.h"
+#include "yuxi/broker.h"
+#include "yuxi/log.h"
+#include "yuxi/path.h"
+
+#define YX_ACCEL_FILES	"/_yuxi_files/"
+#define YX_ACCEL_SKILLS	"/_yuxi_skills/"
+
+struct fs_ctx {
+	struct yx_thread	t;
+	struct yx_skill_set	skills;
+	struct yx_broker	b;
+	bool			b_open;
+	struct yx_vpath		vp;
+};
+
+static void
+fs_close(struct fs_ctx *c)
+{
+	if (c->b_open)
+		yx_broker_fini(&c->b);
+	c->b_open = false;
+}
+
+/* Resolve `path` (len bytes; NULL: dflt) into c->vp; sends the error. */
+static int
+fs_path(struct yx_http_req *r, const char *path, size_t len, const char *dflt,
+    struct fs_ctx *c)
+{
+	int rc;
+
+	if (path == NULL && dflt == NULL) {
+		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
+		return YX_E_INVALID_PATH;
+	}
+	if (path == NULL) {
+		path = dflt;
+		len = strlen(dflt);
+	}
+	if ((rc = yx_path_resolve(path, len, &c->vp)) != YX_OK)
+		yx_http_send_error(r, rc, rc == YX_E_PATH_NOT_ALLOWED ?
+		    "path outside /home/yuxi/user-data and /home/yuxi/skills" :
+		    "invalid path");
+	return rc;
+}
+
+/*
+ * The caller's thread `tid`, its skills and a broker on its files.
+ * YX_OK, or an error already answered.
+ */
+static int
+fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen,
+    struct fs_ctx *c)
+{
+	const char		*names[YX_SKILLS_MAX];
+	struct yx_broker_limits	 lim;
+	struct yx_errctx	 e;
+	char			 ud[YX_CFG_PATH + 256];
+	size_t			 i;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	memset(c, 0, sizeof(*c));
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = yx_load_thread(w, r, tid, tid != NULL ? tidlen : 0, &c->t)) != YX_OK)
+		return rc;
+	if ((rc = yx_agents_skills(w->agents, c->t.agent_id, c->t.agent_config_id,
+	    &c->skills)) != YX_OK)
+		return rc;
+	for (i = 0; i < c->skills.n; i++)
+		names[i] = c->skills.names[i];
+	memset(&lim, 0, sizeof(lim));
+	lim.upload_max = w->cfg->upload_limit;
+	lim.viewer_max = w->cfg->viewer_file_limit;
+	snprintf(ud, sizeof(ud), "%s/threads/%s/user-data", w->cfg->saves_dir, c->t.thread_id);
+	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
+	    (uid_t)w->cfg->uid, (gid_t)w->cfg->gid, &lim, 0, &e);
+	if (rc != YX_OK) {
+		log_warnx("thread %s: broker: %s", c->t.thread_id, e.msg);
+		return yx_send_errctx(r, rc, &e), rc;
+	}
+	c->b_open = true;
+	return YX_OK;
+}
+
+/* fs_open with thread_id from the query and the path resolved. */
+static int
+fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt, struct fs_ctx *c)
+{
+	const char	*tid, *path;
+	size_t		 tl = 0, pl = 0;
+	int		 rc;
+
+	tid = yx_query_get(&r->query, "thread_id", &tl);
+	path = yx_query_get(&r->query, "path", &pl);
+	if (path != NULL && pl == 0)
+		path = NULL;
+	if ((rc = fs_open(w, r, tid, tl, c)) != YX_OK ||
+	    (rc = fs_path(r, path, pl, dflt, c)) != YX_OK)
+		fs_close(c);
+	return rc;
+}
+
+/* Non-negative integer query parameter; dflt when absent. */
+static int
+q_size(struct yx_http_req *r, const char *key, size_t dflt, size_t *out)
+{
+	const char	*s = yx_query_get(&r->query, key, NULL);
+	char		*end;
+	unsigned long long v;
+
+	*out = dflt;
+	if (s == NULL || s[0] == '\0')
+		return YX_OK;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0' || s[0] == '-' || v > (1ULL << 31)) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "%s must be a non-negative integer", key);
+		yx_http_send_error(r, YX_E_BAD_REQUEST, msg);
+		return YX_E_BAD_REQUEST;
+	}
+	*out = (size_t)v;
+	return YX_OK;
+}
+
+static struct json_object *
+jtime_s(int64_t sec)
+{
+	char ts[40];
+
+	return json_object_new_string(yx_iso8601_ms(sec * 1000, ts, sizeof(ts)));
+}
+
+static struct json_object *
+entry_json(const struct yx_broker_entry *en, bool with_name)
+{
+	struct json_object *o;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	if (with_name)
+		json_object_object_add(o, "name", json_object_new_string(en->name));
+	json_object_object_add(o, "path", json_object_new_string(en->path));
+	json_object_object_add(o, "is_dir", json_object_new_boolean(en->is_dir));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)en->size));
+	json_object_object_add(o, "modified_at", jtime_s(en->modified_at));
+	json_object_object_add(o, "type", json_object_new_string(yx_ftype_name(en->type)));
+	return o;
+}
+
+static int
+send_obj(struct yx_http_req *r, int status, struct json_object *o)
+{
+	int rc;
+
+	if (o == NULL)
+		return YX_E_NOMEM;
+	rc = yx_http_send_json(r, status, o);
+	json_object_put(o);
+	return rc;
+}
+
+/* {"path", key: [entries], "truncated"} of a listing. */
+static struct json_object *
+list_json(const struct yx_broker_list *l, const char *key, bool with_name, bool with_path)
+{
+	struct json_object	*o, *a;
+	size_t			 i;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	if (with_path)
+		json_object_object_add(o, "path", json_object_new_string(l->path));
+	a = json_object_new_array();
+	for (i = 0; a != NULL && i < l->n; i++)
+		json_object_array_add(a, entry_json(&l->v[i], with_name));
+	json_object_object_add(o, key, a);
+	json_object_object_add(o, "truncated", json_object_new_boolean(l->truncated));
+	return o;
+}
+
+static int
+fs_list(struct yx_wctx *w, struct yx_http_req *r, bool viewer)
+{
+	struct yx_broker_list	*l = NULL;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_q(w, r, viewer ? "/" : YX_VROOT_WORKSPACE, &c)) != YX_OK)
+		return rc;
+	if ((rc = yx_broker_ls(&c.b, c.vp.root, c.vp.rel, &l, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	else
+		rc = send_obj(r, 200, list_json(l, "entries", viewer, true));
+	yx_broker_list_free(l);
+	fs_close(&c);
+	return rc;
+}
+
+int
+yx_h_fs_ls(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_list(w, r, false);
+}
+
+/* path=/ in the viewer: the two roots, nothing else. */
+static int
+viewer_roots(struct yx_http_req *r)
+{
+	static const char *const names[] = { "user-data", "skills" };
+	static const char *const paths[] = { YX_VROOT_USER_DATA, YX_VROOT_SKILLS };
+	struct json_object	*o, *a, *en;
+	size_t			 i;
+
+	if ((o = json_object_new_object()) == NULL)
+		return YX_E_NOMEM;
+	json_object_object_add(o, "path", json_object_new_string("/"));
+	a = json_object_new_array();
+	for (i = 0; a != NULL && i < 2; i++) {
+		if ((en = json_object_new_object()) == NULL)
+			break;
+		json_object_object_add(en, "name", json_object_new_string(names[i]));
+		json_object_object_add(en, "path", json_object_new_string(paths[i]));
+		json_object_object_add(en, "is_dir", json_object_new_boolean(1));
+		json_object_object_add(en, "size", json_object_new_int(0));
+		json_object_object_add(en, "modified_at", NULL);
+		json_object_array_add(a, en);
+	}
+	json_object_object_add(o, "entries", a);
+	json_object_object_add(o, "truncated", json_object_new_boolean(0));
+	return send_obj(r, 200, o);
+}
+
+int
+yx_h_viewer_tree(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	const char	*path = yx_query_get(&r->query, "path", NULL);
+	struct fs_ctx	 c;
+	int		 rc;
+
+	if (path == NULL || path[0] == '\0' || !strcmp(path, "/")) {
+		/* the checks still apply: identity, thread, ownership */
+		if ((rc = fs_open(w, r, yx_query_get(&r->query, "thread_id", NULL),
+		    strlen(yx_query_get(&r->query, "thread_id", NULL) ?: ""), &c)) != YX_OK)
+			return rc;
+		fs_close(&c);
+		return viewer_roots(r);
+	}
+	return fs_list(w, r, true);
+}
+
+int
+yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_broker_text	*t = NULL;
+	struct json_object	*o;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	size_t			 off, lim;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+		return rc;
+	if ((rc = q_size(r, "offset", 0, &off)) != YX_OK ||
+	    (rc = q_size(r, "limit", YX_BROKER_CAT_LIMIT, &lim)) != YX_OK)
+		goto done;
+	if ((rc = yx_broker_cat(&c.b, c.vp.root, c.vp.rel, off, lim, &t, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = json_object_new_object()) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(o, "path", json_object_new_string(t->path));
+	json_object_object_add(o, "content", json_object_new_string_len(t->content, (int)t->len));
+	json_object_object_add(o, "start_line", json_object_new_int64((int64_t)t->start_line));
+	json_object_object_add(o, "end_line", json_object_new_int64((int64_t)t->end_line));
+	json_object_object_add(o, "total_lines", json_object_new_int64((int64_t)t->total_lines));
+	json_object_object_add(o, "next_offset", t->next_offset >= 0 ?
+	    json_object_new_int64(t->next_offset) : NULL);
+	rc = send_obj(r, 200, o);
+done:
+	yx_broker_text_free(t);
+	fs_close(&c);
+	return rc;
+}
+
+int
+yx_h_viewer_file(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_broker_blob	*bl = NULL;
+	struct json_object	*o;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+		return rc;
+	if ((rc = yx_broker_view(&c.b, c.vp.root, c.vp.rel, &bl, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = json_object_new_object()) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(o, "path", json_object_new_string(bl->path));
+	json_object_object_add(o, "content", json_object_new_string_len(bl->content,
+	    (int)bl->len));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)bl->size));
+	json_object_object_add(o, "truncated", json_object_new_boolean(bl->truncated));
+	rc = send_obj(r, 200, o);
+done:
+	yx_broker_blob_free(bl);
+	fs_close(&c);
+	return rc;
+}
+
+/* Body fields shared by write and edit; sends errors itself. */
+static int
+fs_open_body(struct yx_wctx *w, struct yx_http_req *r, struct json_object **body,
+    struct fs_ctx *c)
+{
+	struct yx_errctx	 e;
+	struct json_object	*v;
+	const char		*tid = NULL;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	memset(c, 0, sizeof(*c));
+	*body = NULL;
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	if ((rc = yx_http_read_json(r, body, &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	if (yx_json_opt_str(*body, "thread_id", &tid) != YX_OK)
+		tid = NULL;
+	if ((rc = fs_open(w, r, tid, tid != NULL ? strlen(tid) : 0, c)) != YX_OK)
+		return rc;
+	if (!json_object_object_get_ex(*body, "path", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
+		return YX_E_INVALID_PATH;
+	}
+	return fs_path(r, json_object_get_string(v), (size_t)json_object_get_string_len(v),
+	    NULL, c);
+}
+
+/* A boolean field (absent: false); YX_E_BAD_REQUEST when not a boolean. */
+static int
+body_bool(struct json_object *o, const char *key, bool *out)
+{
+	struct json_object *v;
+
+	*out = false;
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return YX_OK;
+	if (!json_object_is_type(v, json_type_boolean))
+		return YX_E_BAD_REQUEST;
+	*out = json_object_get_boolean(v);
+	return YX_OK;
+}
+
+static struct json_object *
+path_json(const char *canon)
+{
+	struct json_object *o;
+
+	if ((o = json_object_new_object()) != NULL)
+		json_object_object_add(o, "path", json_object_new_string(canon));
+	return o;
+}
+
+int
+yx_h_fs_write(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*body = NULL, *v;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	bool			 ow;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_body(w, r, &body, &c)) != YX_OK)
+		goto done;
+	if (!json_object_object_get_ex(body, "content", &v) ||
+	    !json_object_is_type(v, json_type_string) || body_bool(body, "overwrite", &ow)) {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "content must be a string, overwrite a boolean");
+		goto done;
+	}
+	if ((rc = yx_broker_write(&c.b, c.vp.root, c.vp.rel, json_object_get_string(v),
+	    (size_t)json_object_get_string_len(v), ow, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	rc = send_obj(r, 201, path_json(c.vp.canon));
+done:
+	fs_close(&c);
+	json_object_put(body);
+	return rc;
+}
+
+int
+yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*body = NULL, *o;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	const char		*olds = NULL, *news = NULL;
+	size_t			 occ = 0;
+	bool			 all;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_body(w, r, &body, &c)) != YX_OK)
+		goto done;
+	if (yx_json_opt_str(body, "old_string", &olds) != YX_OK || olds == NULL ||
+	    yx_json_opt_str(body, "new_string", &news) != YX_OK || news == NULL ||
+	    body_bool(body, "replace_all", &all) != YX_OK) {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "old_string and new_string must be strings, "
+		    "replace_all a boolean");
+		goto done;
+	}
+	if ((rc = yx_broker_edit(&c.b, c.vp.root, c.vp.rel, olds, news, all, &occ,
+	    &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = path_json(c.vp.canon)) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(o, "occurrences", json_object_new_int64((int64_t)occ));
+	rc = send_obj(r, 200, o);
+done:
+	fs_close(&c);
+	json_object_put(body);
+	return rc;
+}
+
+int
+yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_broker_list	*l = NULL;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	const char		*pat;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, &c)) != YX_OK)
+		return rc;
+	if ((pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || pat[0] == '\0') {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "pattern is required");
+	} else if ((rc = yx_broker_glob(&c.b, c.vp.root, c.vp.rel, pat, &l, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	else
+		rc = send_obj(r, 200, list_json(l, "matches", false, false));
+	yx_broker_list_free(l);
+	fs_close(&c);
+	return rc;
+}
+
+static struct json_object *
+grep_json(const struct yx_broker_grep *g)
+{
+	struct json_object	*o, *a, *m;
+	size_t			 i;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	a = json_object_new_array();
+	for (i = 0; a != NULL && i < g->n; i++) {
+		if ((m = json_object_new_object()) == NULL)
+			break;
+		json_object_object_add(m, "path", json_object_new_string(g->v[i].path));
+		json_object_object_add(m, "line", json_object_new_int64((int64_t)g->v[i].line));
+		json_object_object_add(m, "text", json_object_new_string(g->v[i].text));
+		json_object_array_add(a, m);
+	}
+	json_object_object_add(o, "matches", a);
+	json_object_object_add(o, "truncated", json_object_new_boolean(g->truncated));
+	return o;
+}
+
+int
+yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_broker_grep	*g = NULL;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	const char		*pat;
+	size_t			 maxc;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, &c)) != YX_OK)
+		return rc;
+	if ((pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || pat[0] == '\0') {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "pattern is required");
+	} else if ((rc = q_size(r, "max_count", 0, &maxc)) != YX_OK)
+		;
+	else if ((rc = yx_broker_grep(&c.b, c.vp.root, c.vp.rel, pat,
+	    yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	else
+		rc = send_obj(r, 200, grep_json(g));
+	yx_broker_grep_free(g);
+	fs_close(&c);
+	return rc;
+}
+
+static ssize_t
+upload_read(void *arg, char *buf, size_t len)
+{
+	return (ssize_t)yx_http_read_some(arg, buf, len);
+}
+
+int
+yx_h_fs_upload(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	uint64_t		 size = 0;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+		return rc;
+	if (r->content_length > 0 && (uint64_t)r->content_length > w->cfg->upload_limit) {
+		rc = YX_E_PAYLOAD_TOO_LARGE;
+		yx_http_send_error(r, rc, "upload larger than the limit");
+		goto done;
+	}
+	if ((rc = yx_broker_upload(&c.b, c.vp.root, c.vp.rel, upload_read, r, true, &size,
+	    &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = path_json(c.vp.canon)) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)size));
+	rc = send_obj(r, 201, o);
+done:
+	fs_close(&c);
+	return rc;
+}
+
+static int
+fs_download(struct yx_wctx *w, struct yx_http_req *r)
+{
+	struct yx_broker_dl	dl;
+	struct yx_buf		uri;
+	struct fs_ctx		c;
+	struct yx_errctx	e;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	yx_buf_init(&uri, 3 * YX_VPATH_MAX + 512);
+	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+		return rc;
+	if ((rc = yx_broker_download(&c.b, c.vp.root, c.vp.rel, &dl, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if (c.vp.root == YX_ROOT_USER_DATA)
+		rc = yx_buf_printf(&uri, YX_ACCEL_FILES "%s/user-data/", c.t.thread_id);
+	else
+		rc = yx_buf_puts(&uri, YX_ACCEL_SKILLS);
+	if (rc == YX_OK)
+		rc = yx_pct_encode_path(&uri, dl.rel);
+	if (rc == YX_OK)
+		rc = yx_http_send_accel(r, uri.data, dl.name);
+done:
+	yx_buf_fini(&uri);
+	fs_close(&c);
+	return rc;
+}
+
+int
+yx_h_fs_download(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_download(w, r);
+}
+
+int
+yx_h_viewer_download(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_download(w, r);
+}

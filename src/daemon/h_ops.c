@@ -1,0 +1,216 @@
+/*
+ * h_ops.c - operations endpoints (API.md "Operations"): /healthz (no auth),
+ * /metrics (Prometheus text; nginx exposes it on loopback only) and the
+ * admin sandbox endpoints (YUXI_ROLE=admin, else 403 forbidden).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "daemon_int.h"
+#include "yuxi/log.h"
+
+#define YX_ENGINE_CACHE_MS	2000
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool
+yx_engine_up(struct yx_wctx *w)
+{
+	int64_t now = mono_ms();
+
+	if (w->engine_at_ms != 0 && now - w->engine_at_ms < YX_ENGINE_CACHE_MS)
+		return w->engine_ok;
+	w->engine_ok = w->drv != NULL && w->drv->ops->ping(w->drv, NULL) == YX_OK;
+	w->engine_at_ms = mono_ms();
+	return w->engine_ok;
+}
+
+int
+yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o, *s;
+	uint32_t		 active = 0, warm = 0;
+	bool			 up, table_ok = false;
+	int			 rc;
+
+	up = yx_engine_up(w);
+	if (w->table != NULL && yx_table_lock(w->table, NULL) == YX_OK) {
+		active = w->table->hdr->nstate[YX_SLOT_ACTIVE];
+		warm = w->table->hdr->nstate[YX_SLOT_WARM];
+		yx_table_unlock(w->table);
+		table_ok = true;
+	}
+	if ((o = json_object_new_object()) == NULL || (s = json_object_new_object()) == NULL) {
+		json_object_put(o);
+		return YX_E_NOMEM;
+	}
+	json_object_object_add(o, "status",
+	    json_object_new_string(up && table_ok ? "ok" : "degraded"));
+	json_object_object_add(o, "engine", json_object_new_string(up ? "ok" : "down"));
+	json_object_object_add(o, "workers",
+	    json_object_new_int(atomic_load(&w->metrics->workers_alive)));
+	json_object_object_add(s, "active", json_object_new_int64(active));
+	json_object_object_add(s, "warm", json_object_new_int64(warm));
+	json_object_object_add(o, "sandboxes", s);
+	rc = yx_http_send_json(r, 200, o);
+	json_object_put(o);
+	return rc;
+}
+
+int
+yx_h_metrics(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_buf	b;
+	int		rc;
+
+	yx_buf_init(&b, 4 << 20);
+	if ((rc = yx_metrics_render(w->metrics, w->table, &b)) == YX_OK)
+		rc = yx_http_send_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8",
+		    b.data, b.len);
+	yx_buf_fini(&b);
+	return rc;
+}
+
+static int
+need_admin(struct yx_http_req *r)
+{
+	int rc;
+
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	if (r->admin)
+		return YX_OK;
+	yx_http_send_error(r, YX_E_FORBIDDEN, "admin only");
+	return YX_E_FORBIDDEN;
+}
+
+/* sandbox ids are 8..64 lowercase hex digits */
+static bool
+sandbox_id_valid(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n >= 8 && n <= 64 && s[n] == '\0';
+}
+
+static struct json_object *
+jtime(int64_t ms)
+{
+	char ts[40];
+
+	return ms > 0 ? json_object_new_string(yx_iso8601_ms(ms, ts, sizeof(ts))) : NULL;
+}
+
+static struct json_object *
+slot_json(const struct yx_shm_slot *s)
+{
+	struct json_object *o;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "sandbox_id", json_object_new_string(s->sandbox_id));
+	json_object_object_add(o, "thread_id", json_object_new_string(s->thread_id));
+	json_object_object_add(o, "state",
+	    json_object_new_string(yx_slot_state_name((int)s->state)));
+	json_object_object_add(o, "container", json_object_new_string(s->container_name));
+	json_object_object_add(o, "container_id", json_object_new_string(s->container_id));
+	json_object_object_add(o, "owner", json_object_new_string(s->owner_user));
+	json_object_object_add(o, "agent_id", json_object_new_string(s->agent_id));
+	json_object_object_add(o, "skills_fp", json_object_new_string(s->skills_fp));
+	json_object_object_add(o, "holds", json_object_new_int((int)s->nholds));
+	json_object_object_add(o, "port", json_object_new_int(s->port));
+	json_object_object_add(o, "created_at", jtime(s->created_at));
+	json_object_object_add(o, "last_used_at", jtime(s->last_used_at));
+	return o;
+}
+
+int
+yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_provider_snapshot	 snap;
+	struct json_object		*o = NULL, *a;
+	struct yx_errctx		 e;
+	size_t				 i;
+	int				 rc;
+
+	yx_errctx_clear(&e);
+	memset(&snap, 0, sizeof(snap));
+	if ((rc = need_admin(r)) != YX_OK)
+		return rc;
+	if (!w->prov_ok)
+		return YX_E_BACKEND_UNAVAILABLE;
+	if ((rc = yx_provider_list(&w->prov, &snap, &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	if ((o = json_object_new_object()) == NULL || (a = json_object_new_array()) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(o, "sandboxes", a);
+	for (i = 0; i < snap.nslots; i++)
+		json_object_array_add(a, slot_json(&snap.slots[i]));
+	json_object_object_add(o, "capacity", json_object_new_int64(snap.capacity));
+	json_object_object_add(o, "max_replicas", json_object_new_int(w->cfg->max_replicas));
+	rc = yx_http_send_json(r, 200, o);
+done:
+	json_object_put(o);
+	yx_provider_snapshot_fini(&snap);
+	return rc;
+}
+
+static int
+admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy)
+{
+	struct json_object	*o;
+	struct yx_errctx	 e;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = need_admin(r)) != YX_OK)
+		return rc;
+	if (!sandbox_id_valid(id)) {
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");
+		return YX_E_BAD_REQUEST;
+	}
+	if (!w->prov_ok)
+		return YX_E_BACKEND_UNAVAILABLE;
+	rc = destroy ? yx_provider_destroy(&w->prov, id, NULL, &e) :
+	    yx_provider_release(&w->prov, id, &e);
+	if (rc == YX_E_NOT_FOUND)
+		return yx_http_send_error(r, rc, "no such sandbox"), rc;
+	if (rc != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	log_info("admin %s: sandbox %s %s", r->user, id, destroy ? "destroyed" : "released");
+	if (destroy)
+		return yx_http_send_empty(r, 204);
+	if ((o = json_object_new_object()) == NULL)
+		return YX_E_NOMEM;
+	json_object_object_add(o, "sandbox_id", json_object_new_string(id));
+	json_object_object_add(o, "state", json_object_new_string("warm"));
+	rc = yx_http_send_json(r, 200, o);
+	json_object_put(o);
+	return rc;
+}
+
+int
+yx_h_admin_release(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return admin_act(w, r, arg, false);
+}
+
+int
+yx_h_admin_destroy(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return admin_act(w, r, arg, true);
+}

@@ -1,0 +1,469 @@
+/*
+ * http.c - request parsing and response writing for the FastCGI workers;
+ * see include/yuxi/http.h.
+ *
+ * FastCGI params used (all set by nginx, nginx/yuxi-sandbox.conf):
+ * REQUEST_METHOD, DOCUMENT_URI, QUERY_STRING, CONTENT_LENGTH, YUXI_USER,
+ * YUXI_ROLE. Response headers follow RFC 3875 §6.3 as libfcgi expects: a
+ * "Status:" line, then the other header lines, a blank line and the body.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcgiapp.h>
+#include <json-c/json.h>
+
+#include "yuxi/http.h"
+#include "yuxi/log.h"
+#include "yuxi/threads.h"
+
+#define YX_JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define YX_CT_JSON	"application/json; charset=utf-8"
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+yx_pct_decode(const char *in, size_t len, bool plus_space, char *out,
+    size_t outlen, size_t *outlenp)
+{
+	size_t	i, o = 0;
+	int	h, l;
+
+	for (i = 0; i < len; i++) {
+		char c = in[i];
+
+		if (o + 1 >= outlen)
+			return YX_E_BAD_REQUEST;
+		if (c == '%') {
+			if (i + 2 >= len || (h = hexval((unsigned char)in[i + 1])) < 0 ||
+			    (l = hexval((unsigned char)in[i + 2])) < 0)
+				return YX_E_BAD_REQUEST;
+			c = (char)(h << 4 | l);
+			i += 2;
+		} else if (c == '+' && plus_space)
+			c = ' ';
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	if (outlenp != NULL)
+		*outlenp = o;
+	return YX_OK;
+}
+
+int
+yx_query_parse(struct yx_query *q, const char *qs, size_t len, struct yx_errctx *err)
+{
+	const char	*p, *end, *amp, *eq;
+	size_t		 used = 0, kl, vl, cap;
+
+	memset(q, 0, sizeof(*q));
+	if (len > YX_QUERY_MAX)
+		return yx_fail(err, YX_E_BAD_REQUEST, "query string too long");
+	cap = len + 2 * YX_QUERY_PARAMS_MAX + 2;
+	if ((q->store = malloc(cap)) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	for (p = qs, end = qs + len; p < end; p = amp + 1) {
+		if ((amp = memchr(p, '&', (size_t)(end - p))) == NULL)
+			amp = end;
+		if (amp == p)
+			continue;
+		if (q->n == YX_QUERY_PARAMS_MAX)
+			return yx_fail(err, YX_E_BAD_REQUEST, "too many query parameters");
+		if ((eq = memchr(p, '=', (size_t)(amp - p))) == NULL)
+			eq = amp;
+		if (yx_pct_decode(p, (size_t)(eq - p), true, q->store + used, cap - used,
+		    &kl) != YX_OK || memchr(q->store + used, '\0', kl) != NULL)
+			return yx_fail(err, YX_E_BAD_REQUEST, "malformed query string");
+		q->kv[q->n].key = q->store + used;
+		used += kl + 1;
+		vl = 0;
+		q->store[used] = '\0';
+		if (eq < amp && yx_pct_decode(eq + 1, (size_t)(amp - eq - 1), true,
+		    q->store + used, cap - used, &vl) != YX_OK)
+			return yx_fail(err, YX_E_BAD_REQUEST, "malformed query string");
+		q->kv[q->n].val = q->store + used;
+		q->kv[q->n].vlen = vl;
+		used += vl + 1;
+		q->n++;
+		if (amp == end)
+			break;
+	}
+	return YX_OK;
+}
+
+void
+yx_query_fini(struct yx_query *q)
+{
+	free(q->store);
+	memset(q, 0, sizeof(*q));
+}
+
+const char *
+yx_query_get(const struct yx_query *q, const char *key, size_t *lenp)
+{
+	size_t i;
+
+	for (i = 0; i < q->n; i++)
+		if (!strcmp(q->kv[i].key, key)) {
+			if (lenp != NULL)
+				*lenp = q->kv[i].vlen;
+			return q->kv[i].val;
+		}
+	return NULL;
+}
+
+size_t
+yx_query_count(const struct yx_query *q, const char *key)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < q->n; i++)
+		if (!strcmp(q->kv[i].key, key))
+			n++;
+	return n;
+}
+
+static bool
+pct_unreserved(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '~' || c == '-';
+}
+
+int
+yx_pct_encode_path(struct yx_buf *b, const char *path)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	const unsigned char	*p;
+	char			 e[3];
+	int			 rc = YX_OK;
+
+	for (p = (const unsigned char *)path; *p != '\0' && rc == YX_OK; p++) {
+		if (*p == '/' || pct_unreserved(*p)) {
+			rc = yx_buf_append(b, p, 1);
+			continue;
+		}
+		e[0] = '%';
+		e[1] = hex[*p >> 4];
+		e[2] = hex[*p & 15];
+		rc = yx_buf_append(b, e, 3);
+	}
+	return rc;
+}
+
+int
+yx_content_disposition(struct yx_buf *b, const char *name)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	const unsigned char	*p;
+	int			 rc;
+
+	rc = yx_buf_puts(b, "attachment; filename=\"");
+	for (p = (const unsigned char *)name; *p != '\0' && rc == YX_OK; p++) {
+		char c = (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' &&
+		    *p != '%') ? (char)*p : '_';
+
+		rc = yx_buf_append(b, &c, 1);
+	}
+	if (rc == YX_OK)
+		rc = yx_buf_puts(b, "\"; filename*=UTF-8''");
+	/* RFC 5987 attr-char: ALPHA DIGIT !#$&+-.^_`|~ ; encode the rest */
+	for (p = (const unsigned char *)name; *p != '\0' && rc == YX_OK; p++) {
+		char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+
+		if (pct_unreserved(*p) && *p != '~')
+			rc = yx_buf_append(b, p, 1);
+		else
+			rc = yx_buf_append(b, e, 3);
+	}
+	return rc;
+}
+
+bool
+yx_header_unsafe(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+enum yx_method
+yx_http_method(const char *s)
+{
+	if (s == NULL)
+		return YX_M_OTHER;
+	if (!strcmp(s, "GET"))
+		return YX_M_GET;
+	if (!strcmp(s, "HEAD"))
+		return YX_M_HEAD;
+	if (!strcmp(s, "POST"))
+		return YX_M_POST;
+	if (!strcmp(s, "PUT"))
+		return YX_M_PUT;
+	if (!strcmp(s, "DELETE"))
+		return YX_M_DELETE;
+	return YX_M_OTHER;
+}
+
+/* Identity from YUXI_USER / YUXI_ROLE only (never HTTP_* params). */
+static void
+http_identity(struct yx_http_req *r)
+{
+	const char *u, *role;
+
+	u = FCGX_GetParam("YUXI_USER", r->fcgi->envp);
+	role = FCGX_GetParam("YUXI_ROLE", r->fcgi->envp);
+	if (u == NULL || u[0] == '\0')
+		return;
+	if (!yx_user_valid(u)) {
+		r->bad_identity = true;
+		return;
+	}
+	snprintf(r->user, sizeof(r->user), "%s", u);
+	r->admin = role != NULL && !strcmp(role, "admin");
+}
+
+int
+yx_http_req_init(struct yx_http_req *r, struct FCGX_Request *fcgi, size_t body_limit,
+    struct yx_errctx *err)
+{
+	const char	*m, *uri, *qs, *cl;
+	char		*end;
+	long long	 v;
+
+	memset(r, 0, sizeof(*r));
+	r->fcgi = fcgi;
+	r->body_limit = body_limit;
+	r->content_length = -1;
+	r->route = "unknown";
+	m = FCGX_GetParam("REQUEST_METHOD", fcgi->envp);
+	snprintf(r->method_str, sizeof(r->method_str), "%s", m != NULL ? m : "");
+	r->method = yx_http_method(m);
+	http_identity(r);
+	if ((cl = FCGX_GetParam("CONTENT_LENGTH", fcgi->envp)) != NULL && cl[0] != '\0') {
+		errno = 0;
+		v = strtoll(cl, &end, 10);
+		if (errno != 0 || *end != '\0' || v < 0)
+			return yx_fail(err, YX_E_BAD_REQUEST, "bad Content-Length");
+		r->content_length = v;
+	}
+	uri = FCGX_GetParam("DOCUMENT_URI", fcgi->envp);
+	if (uri == NULL || uri[0] != '/' || strlen(uri) >= sizeof(r->path))
+		return yx_fail(err, YX_E_BAD_REQUEST, "bad request URI");
+	memcpy(r->path, uri, strlen(uri) + 1);
+	qs = FCGX_GetParam("QUERY_STRING", fcgi->envp);
+	if (qs == NULL)
+		qs = "";
+	return yx_query_parse(&r->query, qs, strlen(qs), err);
+}
+
+void
+yx_http_req_fini(struct yx_http_req *r)
+{
+	yx_query_fini(&r->query);
+}
+
+long
+yx_http_read_some(struct yx_http_req *r, void *buf, size_t len)
+{
+	int n;
+
+	if (len > (1 << 20))
+		len = 1 << 20;
+	n = FCGX_GetStr(buf, (int)len, r->fcgi->in);
+	if (n < 0 || (n == 0 && FCGX_GetError(r->fcgi->in) != 0))
+		return -1;
+	return n;
+}
+
+int
+yx_http_read_body(struct yx_http_req *r, struct yx_buf *b, struct yx_errctx *err)
+{
+	char	chunk[16384];
+	long	n;
+	int	rc;
+
+	if (r->content_length > 0 && (uint64_t)r->content_length > r->body_limit)
+		return yx_fail(err, YX_E_PAYLOAD_TOO_LARGE,
+		    "request body larger than %zu bytes", r->body_limit);
+	yx_buf_init(b, r->body_limit);
+	while ((n = yx_http_read_some(r, chunk, sizeof(chunk))) > 0)
+		if ((rc = yx_buf_append(b, chunk, (size_t)n)) != YX_OK)
+			return yx_fail(err, rc, rc == YX_E_PAYLOAD_TOO_LARGE ?
+			    "request body too large" : NULL);
+	if (n < 0 || (r->content_length >= 0 && b->len != (size_t)r->content_length))
+		return yx_fail(err, YX_E_BAD_REQUEST, "incomplete request body");
+	return YX_OK;
+}
+
+int
+yx_http_read_json(struct yx_http_req *r, struct json_object **out, struct yx_errctx *err)
+{
+	struct json_tokener	*tok = NULL;
+	struct json_object	*o = NULL;
+	struct yx_buf		 b;
+	int			 rc;
+
+	*out = NULL;
+	yx_buf_init(&b, r->body_limit);
+	if ((rc = yx_http_read_body(r, &b, err)) != YX_OK)
+		goto done;
+	rc = yx_fail(err, YX_E_BAD_REQUEST, "body must be a JSON object");
+	if (b.len == 0 || b.len > INT32_MAX || (tok = json_tokener_new()) == NULL)
+		goto done;
+	o = json_tokener_parse_ex(tok, b.data, (int)b.len);
+	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+	    !json_object_is_type(o, json_type_object))
+		goto done;
+	/* trailing garbage after the object is refused (whitespace allowed) */
+	while ((size_t)tok->char_offset < b.len &&
+	    strchr(" \t\r\n", b.data[tok->char_offset]) != NULL)
+		tok->char_offset++;
+	if ((size_t)tok->char_offset != b.len)
+		goto done;
+	*out = o;
+	o = NULL;
+	rc = YX_OK;
+	yx_errctx_clear(err);
+done:
+	json_object_put(o);
+	if (tok != NULL)
+		json_tokener_free(tok);
+	yx_buf_fini(&b);
+	return rc;
+}
+
+/* Status line and common headers, then `extra` header lines. */
+static int
+http_head(struct yx_http_req *r, int status, const char *ctype, long long clen,
+    const char *extra)
+{
+	char	h[1024];
+	int	n;
+
+	n = snprintf(h, sizeof(h), "Status: %d %s\r\n%s%s%sCache-Control: no-store\r\n"
+	    "X-Content-Type-Options: nosniff\r\n", status, yx_http_reason(status),
+	    ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
+	    ctype != NULL ? "\r\n" : "");
+	if (n < 0 || (size_t)n >= sizeof(h))
+		return YX_E_INTERNAL;
+	if (clen >= 0) {
+		int m = snprintf(h + n, sizeof(h) - (size_t)n, "Content-Length: %lld\r\n", clen);
+
+		if (m < 0 || (size_t)m >= sizeof(h) - (size_t)n)
+			return YX_E_INTERNAL;
+		n += m;
+	}
+	r->status = status;
+	if (FCGX_PutStr(h, n, r->fcgi->out) != n ||
+	    (extra != NULL && FCGX_PutS(extra, r->fcgi->out) < 0) ||
+	    FCGX_PutStr("\r\n", 2, r->fcgi->out) != 2)
+		return YX_E_IO;
+	return YX_OK;
+}
+
+int
+yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
+    const char *data, size_t len)
+{
+	int rc;
+
+	if (len > INT32_MAX)
+		return YX_E_INTERNAL;
+	if ((rc = http_head(r, status, ctype, (long long)len, NULL)) != YX_OK)
+		return rc;
+	if (len > 0 && FCGX_PutStr(data, (int)len, r->fcgi->out) != (int)len)
+		return YX_E_IO;
+	return YX_OK;
+}
+
+int
+yx_http_send_json(struct yx_http_req *r, int status, struct json_object *body)
+{
+	size_t		 len = 0;
+	const char	*s;
+
+	s = json_object_to_json_string_length(body, YX_JSON_FLAGS, &len);
+	if (s == NULL)
+		return yx_http_send_error(r, YX_E_NOMEM, NULL);
+	return yx_http_send_raw(r, status, YX_CT_JSON, s, len);
+}
+
+int
+yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg, const char *hdr)
+{
+	struct json_object	*o, *e;
+	const char		*s;
+	size_t			 len = 0;
+	int			 status, rc;
+
+	status = yx_err_http_status(err);
+	r->err = err;
+	if (msg == NULL || msg[0] == '\0')
+		msg = yx_strerror(err);
+	o = json_object_new_object();
+	e = json_object_new_object();
+	if (o == NULL || e == NULL) {
+		json_object_put(o);
+		json_object_put(e);
+		s = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
+		return yx_http_send_raw(r, 500, YX_CT_JSON, s, strlen(s));
+	}
+	json_object_object_add(e, "code", json_object_new_string(yx_err_api_code(err)));
+	json_object_object_add(e, "message", json_object_new_string(msg));
+	json_object_object_add(o, "error", e);
+	s = json_object_to_json_string_length(o, YX_JSON_FLAGS, &len);
+	if ((rc = http_head(r, status, YX_CT_JSON, (long long)len, hdr)) == YX_OK &&
+	    FCGX_PutStr(s, (int)len, r->fcgi->out) != (int)len)
+		rc = YX_E_IO;
+	json_object_put(o);
+	return rc;
+}
+
+int
+yx_http_send_error(struct yx_http_req *r, int err, const char *msg)
+{
+	return yx_http_send_error_hdr(r, err, msg, NULL);
+}
+
+int
+yx_http_send_empty(struct yx_http_req *r, int status)
+{
+	return http_head(r, status, NULL, -1, NULL);
+}
+
+int
+yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
+{
+	struct yx_buf	h;
+	int		rc;
+
+	yx_buf_init(&h, 16384);
+	if (yx_header_unsafe(uri) || yx_header_unsafe(filename)) {
+		rc = yx_http_send_error(r, YX_E_BAD_REQUEST, "unsafe file name");
+		goto done;
+	}
+	if ((rc = yx_buf_printf(&h, "X-Accel-Redirect: %s\r\nContent-Disposition: ", uri)) ||
+	    (rc = yx_content_disposition(&h, filename)) ||
+	    (rc = yx_buf_puts(&h, "\r\n")))
+		goto done;
+	rc = http_head(r, 200, "application/octet-stream", -1, h.data);
+done:
+	yx_buf_fini(&h);
+	return rc;
+}

@@ -1,0 +1,458 @@
+/*
+ * master.c - the master process of yuxi-sandboxd (DESIGN.md §1; STYLE.md
+ * item 8, after nginx's ngx_process_cycle.c).
+ *
+ * The master creates the shared provider table and the metrics segment,
+ * opens the FastCGI socket, forks cfg->workers workers and one reaper, and
+ * then only supervises: all signals it cares about are blocked and it waits
+ * for them in sigsuspend() alone; the handlers only set sig_atomic_t flags.
+ * On SIGCHLD it reaps with waitpid(-1, WNOHANG) in a loop, logs every exit
+ * with its status or signal, repairs the table (a dead worker may have held
+ * the lock or a sandbox), and respawns the child: at once when it had run
+ * for a while, with an exponential backoff (100 ms .. 10 s, driven by an
+ * ITIMER_REAL/SIGALRM) when it keeps dying young. On SIGTERM/SIGINT it
+ * stops accepting (closes and unlinks the socket), sends SIGTERM to every
+ * child (workers finish their in-flight request first), waits at most
+ * exec_timeout + 10 s, SIGKILLs what is left and exits 0.
+ *
+ * Socket permissions: the socket is created 0660 (umask 0117) and inherits
+ * the group of its directory when that directory is set-group-ID. In
+ * production make the socket directory (e.g. /run/yuxi-sandbox) owned by
+ * root:www-data (nginx's group) with mode 2750, so nginx workers can
+ * connect and nobody else can. The dev run (scripts/run-service.sh) runs
+ * nginx with `user root;`.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "daemon_int.h"
+#include "yuxi/log.h"
+
+#define YX_BACKOFF_MIN_MS	100
+#define YX_BACKOFF_MAX_MS	10000
+#define YX_CHILD_STABLE_MS	10000	/* lived this long: not a crash loop */
+
+enum child_kind { CHILD_WORKER, CHILD_REAPER };
+
+struct child {
+	pid_t		pid;		/* 0 = not running */
+	enum child_kind	kind;
+	int		fails;		/* consecutive early deaths */
+	int64_t		started_ms;
+	int64_t		respawn_at_ms;	/* 0 = none pending */
+};
+
+struct master {
+	const struct yx_config	*cfg;
+	struct yx_table		*table;
+	struct yx_metrics	*metrics;
+	int			 listen_fd;
+	struct child		*kids;
+	size_t			 nkids;
+	bool			 stopping;
+};
+
+static volatile sig_atomic_t	m_sigchld, m_term, m_alarm;
+volatile sig_atomic_t		yx_child_stop;
+
+static void
+master_sig(int signo)
+{
+	switch (signo) {
+	case SIGCHLD:
+		m_sigchld = 1;
+		break;
+	case SIGALRM:
+		m_alarm = 1;
+		break;
+	default:
+		m_term = 1;
+		break;
+	}
+}
+
+static void
+child_sig(int signo)
+{
+	(void)signo;
+	yx_child_stop = 1;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+yx_child_signals(sigset_t *waitmask)
+{
+	struct sigaction	sa;
+	sigset_t		block;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = child_sig;	/* no SA_RESTART: ppoll must return */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_SETMASK, &block, NULL);
+	sigemptyset(waitmask);
+	/* die with the master: a SIGKILLed master must not leave workers behind */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Fork one child; returns its pid or -1. The child never returns. */
+static pid_t
+master_fork(struct master *m, struct child *c)
+{
+	pid_t	pid;
+	int	status;
+
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		return -1;
+	}
+	if (pid > 0) {
+		c->pid = pid;
+		c->started_ms = mono_ms();
+		c->respawn_at_ms = 0;
+		if (c->kind == CHILD_WORKER)
+			atomic_fetch_add(&m->metrics->workers_alive, 1);
+		log_info("started %s pid %ld", c->kind == CHILD_WORKER ? "worker" :
+		    "reaper", (long)pid);
+		return pid;
+	}
+	if (getppid() == 1)	/* master died between fork and prctl */
+		_exit(1);
+	if (c->kind == CHILD_WORKER) {
+		log_init("yuxi-worker", m->cfg->verbose);
+		status = yx_worker_main(m->cfg, m->listen_fd, m->table, m->metrics);
+	} else {
+		close(m->listen_fd);
+		log_init("yuxi-reaper", m->cfg->verbose);
+		status = yx_reaper_main(m->cfg, m->table);
+	}
+	_exit(status);
+}
+
+/* Note the exit of pid with wait status ws. */
+static void
+master_exited(struct master *m, pid_t pid, int ws)
+{
+	struct child	*c = NULL;
+	int64_t		 lived, delay;
+	size_t		 i;
+
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid == pid)
+			c = &m->kids[i];
+	if (WIFSIGNALED(ws))
+		log_warnx("child %ld exited on signal %d%s", (long)pid, WTERMSIG(ws),
+		    WCOREDUMP(ws) ? " (core dumped)" : "");
+	else if (WEXITSTATUS(ws) != 0 || !m->stopping)
+		log_info("child %ld exited with status %d", (long)pid, WEXITSTATUS(ws));
+	atomic_fetch_add(&m->metrics->child_exits, 1);
+	if (c == NULL)
+		return;
+	if (c->kind == CHILD_WORKER)
+		atomic_fetch_sub(&m->metrics->workers_alive, 1);
+	c->pid = 0;
+	if (m->stopping)
+		return;
+	lived = mono_ms() - c->started_ms;
+	c->fails = lived >= YX_CHILD_STABLE_MS ? 0 : c->fails + 1;
+	delay = 0;
+	if (c->fails > 0) {
+		delay = (int64_t)YX_BACKOFF_MIN_MS << (c->fails > 8 ? 7 : c->fails - 1);
+		if (delay > YX_BACKOFF_MAX_MS)
+			delay = YX_BACKOFF_MAX_MS;
+		log_warnx("child %ld died after %lld ms; respawn in %lld ms", (long)pid,
+		    (long long)lived, (long long)delay);
+	}
+	c->respawn_at_ms = mono_ms() + delay;
+}
+
+static void
+master_reap(struct master *m)
+{
+	pid_t	pid;
+	int	ws;
+
+	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+		master_exited(m, pid, ws);
+	/* a child killed while holding the table lock or a sandbox */
+	if (!m->stopping && m->table != NULL && yx_table_lock(m->table, NULL) == YX_OK) {
+		unsigned fixes = yx_table_repair(m->table);
+
+		yx_table_unlock(m->table);
+		if (fixes > 0)
+			log_info("table: %u repair(s) after a child exit", fixes);
+	}
+}
+
+/* Respawn due children; arm the timer for the next pending one. */
+static void
+master_respawn(struct master *m)
+{
+	struct itimerval	it;
+	int64_t			now = mono_ms(), next = 0;
+	size_t			i;
+
+	for (i = 0; i < m->nkids; i++) {
+		struct child *c = &m->kids[i];
+
+		if (c->pid != 0 || c->respawn_at_ms == 0)
+			continue;
+		if (c->respawn_at_ms <= now) {
+			if (master_fork(m, c) == -1)
+				c->respawn_at_ms = now + YX_BACKOFF_MAX_MS;
+			continue;
+		}
+		if (next == 0 || c->respawn_at_ms < next)
+			next = c->respawn_at_ms;
+	}
+	for (i = 0; i < m->nkids; i++)	/* fork failures above */
+		if (m->kids[i].pid == 0 && m->kids[i].respawn_at_ms > now &&
+		    (next == 0 || m->kids[i].respawn_at_ms < next))
+			next = m->kids[i].respawn_at_ms;
+	memset(&it, 0, sizeof(it));
+	if (next > 0) {
+		int64_t d = next - now > 0 ? next - now : 1;
+
+		it.it_value.tv_sec = d / 1000;
+		it.it_value.tv_usec = (d % 1000) * 1000;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static size_t
+master_alive(const struct master *m)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid != 0)
+			n++;
+	return n;
+}
+
+/* Graceful stop: TERM everyone, wait (bounded), then KILL. */
+static void
+master_stop(struct master *m, const sigset_t *waitmask)
+{
+	struct itimerval	it;
+	size_t			i;
+	int			grace = m->cfg->exec_timeout + 10;
+
+	m->stopping = true;
+	log_info("stopping: waiting up to %ds for %zu child(ren)", grace, master_alive(m));
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid != 0)
+			kill(m->kids[i].pid, SIGTERM);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = grace;
+	m_alarm = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (master_alive(m) > 0 && !m_alarm) {
+		sigsuspend(waitmask);
+		if (m_sigchld) {
+			m_sigchld = 0;
+			master_reap(m);
+		}
+	}
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid != 0) {
+			log_warnx("child %ld did not stop in time: SIGKILL",
+			    (long)m->kids[i].pid);
+			kill(m->kids[i].pid, SIGKILL);
+		}
+	while (master_alive(m) > 0) {
+		int	ws;
+		pid_t	pid = waitpid(-1, &ws, 0);
+
+		if (pid == -1)
+			break;
+		master_exited(m, pid, ws);
+	}
+}
+
+/*
+ * Open the FastCGI socket: a stale socket file is removed first (anything
+ * else at that path is refused). Returns the non-blocking listen fd or -1.
+ */
+static int
+master_listen(const struct yx_config *cfg)
+{
+	struct stat	sb;
+	mode_t		old;
+	int		fd, fl;
+
+	if (lstat(cfg->fcgi_socket, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			log_warnx("%s exists and is not a socket", cfg->fcgi_socket);
+			return -1;
+		}
+		if (unlink(cfg->fcgi_socket) == -1) {
+			log_warn("unlink %s", cfg->fcgi_socket);
+			return -1;
+		}
+	}
+	old = umask(0117);
+	fd = FCGX_OpenSocket(cfg->fcgi_socket, 128);
+	umask(old);
+	if (fd < 0) {
+		log_warnx("cannot listen on %s", cfg->fcgi_socket);
+		return -1;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) == -1) {
+		log_warn("fcntl");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Shared state made before any fork. YX_OK or a logged error. */
+static int
+master_setup(struct master *m)
+{
+	struct yx_thread_store	st;
+	struct yx_errctx	e;
+	unsigned		n;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	if ((m->metrics = yx_metrics_new()) == NULL) {
+		log_warn("metrics segment");
+		return YX_E_NOMEM;
+	}
+	atomic_store(&m->metrics->started_ms, mono_ms());
+	if ((rc = yx_table_selftest(&e)) != YX_OK ||
+	    (rc = yx_table_open(&m->table, m->cfg->shm_name, (uint32_t)m->cfg->max_replicas,
+	    YX_TABLE_CREATE | YX_TABLE_RECREATE, &e)) != YX_OK) {
+		log_warnx("shared table %s: %s", m->cfg->shm_name, e.msg);
+		return rc;
+	}
+	if ((rc = yx_thread_store_init(&st, m->cfg, &e)) != YX_OK) {
+		log_warnx("YUXI_SAVES_DIR: %s", e.msg);
+		return rc;
+	}
+	if ((n = yx_thread_store_sweep(&st)) > 0)
+		log_info("removed %u leftover temporary thread director(ies)", n);
+	yx_thread_store_fini(&st);
+	if ((m->listen_fd = master_listen(m->cfg)) == -1)
+		return YX_E_IO;
+	if (FCGX_Init() != 0) {
+		log_warnx("FCGX_Init failed");
+		return YX_E_INTERNAL;
+	}
+	return YX_OK;
+}
+
+static void
+master_signals(sigset_t *waitmask)
+{
+	struct sigaction	sa;
+	sigset_t		block;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN;	/* a worker writing to a closed nginx socket */
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGALRM);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sa.sa_handler = master_sig;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigdelset(waitmask, SIGCHLD);
+	sigdelset(waitmask, SIGALRM);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGINT);
+	sigdelset(waitmask, SIGHUP);
+}
+
+int
+yx_master_main(const struct yx_config *cfg)
+{
+	struct master	m;
+	sigset_t	waitmask;
+	size_t		i;
+	int		status = 1;
+
+	memset(&m, 0, sizeof(m));
+	m.cfg = cfg;
+	m.listen_fd = -1;
+	master_signals(&waitmask);
+	if (master_setup(&m) != YX_OK)
+		goto done;
+	m.nkids = (size_t)cfg->workers + 1;
+	if ((m.kids = calloc(m.nkids, sizeof(*m.kids))) == NULL)
+		goto done;
+	m.kids[cfg->workers].kind = CHILD_REAPER;
+	for (i = 0; i < m.nkids; i++)
+		m.kids[i].respawn_at_ms = 1;	/* due now */
+	log_info("listening on %s with %d worker(s)", cfg->fcgi_socket, cfg->workers);
+	master_respawn(&m);
+	while (!m_term) {
+		sigsuspend(&waitmask);
+		if (m_sigchld) {
+			m_sigchld = 0;
+			master_reap(&m);
+		}
+		m_alarm = 0;
+		if (!m_term)
+			master_respawn(&m);
+	}
+	close(m.listen_fd);	/* stop accepting; workers keep their copy */
+	m.listen_fd = -1;
+	unlink(cfg->fcgi_socket);
+	master_stop(&m, &waitmask);
+	log_info("stopped");
+	status = 0;
+done:
+	if (m.listen_fd != -1) {
+		close(m.listen_fd);
+		unlink(cfg->fcgi_socket);
+	}
+	yx_table_close(m.table);
+	if (m.table != NULL)
+		(void)yx_table_unlink(cfg->shm_name);
+	yx_metrics_free(m.metrics);
+	free(m.kids);
+	return status;
+}

@@ -1,0 +1,76 @@
+/*
+ * reaper.c - the reaper process (DESIGN.md §1).
+ *
+ * At start it adopts running labelled containers (a restart rediscovers
+ * instead of duplicating); then every cfg->idle_check_interval seconds it
+ * drops holds of dead processes, destroys sandboxes idle longer than
+ * cfg->idle_timeout (never one with a hold: the provider re-checks under the
+ * table lock) and reconciles the table with the engine. Every action is
+ * logged. It waits in ppoll() with SIGTERM unblocked only there, so a stop
+ * never interrupts a pass half-way; a pass is bounded by driver timeouts.
+ */
+#include "config.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon_int.h"
+#include "yuxi/log.h"
+
+static void
+reaper_pass(struct yx_provider *p)
+{
+	struct yx_errctx	e;
+	unsigned		n = 0;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	if (yx_provider_drop_dead_holds(p, &n, &e) == YX_OK && n > 0)
+		log_info("reaper: dropped %u hold(s) of dead processes", n);
+	n = 0;
+	rc = yx_provider_reap(p, yx_now_ms(), &n, &e);
+	if (n > 0)
+		log_info("reaper: destroyed %u idle sandbox(es)", n);
+	if (rc != YX_OK)
+		log_warnx("reaper: reap: %s", e.msg[0] ? e.msg : yx_strerror(rc));
+	yx_errctx_clear(&e);
+	if ((rc = yx_provider_reconcile(p, &e)) != YX_OK)
+		log_warnx("reaper: reconcile: %s", e.msg[0] ? e.msg : yx_strerror(rc));
+}
+
+int
+yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
+{
+	struct yx_provider	 p;
+	struct yx_driver	*drv = NULL;
+	struct yx_errctx	 e;
+	struct timespec		 ts;
+	sigset_t		 waitmask;
+	int			 status = 1;
+
+	yx_child_signals(&waitmask);
+	yx_errctx_clear(&e);
+	if (table == NULL || (drv = yx_driver_new(cfg, &e)) == NULL ||
+	    yx_provider_init(&p, cfg, table, drv) != YX_OK) {
+		log_warnx("reaper: cannot start: %s", e.msg);
+		goto done;
+	}
+	log_info("reaper: every %ds, idle timeout %ds", cfg->idle_check_interval,
+	    cfg->idle_timeout);
+	if (yx_provider_discover_all(&p, &e) != YX_OK)
+		log_warnx("reaper: discover: %s", e.msg);
+	while (!yx_child_stop) {
+		ts.tv_sec = cfg->idle_check_interval;
+		ts.tv_nsec = 0;
+		if (ppoll(NULL, 0, &ts, &waitmask) < 0 || yx_child_stop)
+			continue;
+		reaper_pass(&p);
+	}
+	yx_provider_fini(&p);
+	status = 0;
+done:
+	yx_driver_free(drv);
+	return status;
+}

@@ -1,0 +1,138 @@
+/*
+ * router.c - the route table (API.md) and dispatch of one request.
+ *
+ * A pattern is matched segment by segment against DOCUMENT_URI (already
+ * normalised by nginx); "{}" matches one non-empty segment, which is handed
+ * to the handler (at most one capture per route). A path that matches some
+ * route with another method is 405 method_not_allowed; no match at all is
+ * 404 not_found. Every request ends with one log line and one metrics
+ * sample.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include <fcgiapp.h>
+
+#include "daemon_int.h"
+#include "yuxi/log.h"
+
+const struct yx_route yx_routes[] = {
+	{ YX_M_GET,	"/healthz",				"healthz",	yx_h_healthz },
+	{ YX_M_GET,	"/metrics",				"metrics",	yx_h_metrics },
+	{ YX_M_POST,	"/api/threads",				"threads",	yx_h_threads_create },
+	{ YX_M_GET,	"/api/threads",				"threads",	yx_h_threads_list },
+	{ YX_M_GET,	"/api/threads/{}",			"thread",	yx_h_threads_get },
+	{ YX_M_DELETE,	"/api/threads/{}",			"thread",	yx_h_threads_delete },
+	{ YX_M_POST,	"/api/execute",				"execute",	yx_h_execute },
+	{ YX_M_GET,	"/api/filesystem/ls",			"fs_ls",	yx_h_fs_ls },
+	{ YX_M_GET,	"/api/filesystem/cat",			"fs_cat",	yx_h_fs_cat },
+	{ YX_M_POST,	"/api/filesystem/write",		"fs_write",	yx_h_fs_write },
+	{ YX_M_POST,	"/api/filesystem/edit",			"fs_edit",	yx_h_fs_edit },
+	{ YX_M_GET,	"/api/filesystem/glob",			"fs_glob",	yx_h_fs_glob },
+	{ YX_M_GET,	"/api/filesystem/grep",			"fs_grep",	yx_h_fs_grep },
+	{ YX_M_POST,	"/api/filesystem/upload",		"fs_upload",	yx_h_fs_upload },
+	{ YX_M_GET,	"/api/filesystem/download",		"fs_download",	yx_h_fs_download },
+	{ YX_M_GET,	"/api/viewer/filesystem/tree",		"viewer_tree",	yx_h_viewer_tree },
+	{ YX_M_GET,	"/api/viewer/filesystem/file",		"viewer_file",	yx_h_viewer_file },
+	{ YX_M_GET,	"/api/viewer/filesystem/download",	"viewer_download", yx_h_viewer_download },
+	{ YX_M_GET,	"/api/admin/sandboxes",			"admin_list",	yx_h_admin_list },
+	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	"admin_release", yx_h_admin_release },
+	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		"admin_destroy", yx_h_admin_destroy },
+};
+const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
+
+_Static_assert(sizeof(yx_routes) / sizeof(yx_routes[0]) < YX_METRIC_ROUTES,
+    "YX_METRIC_ROUTES too small");
+
+/* Does path match pattern? The "{}" segment is copied into arg. */
+static bool
+route_match_one(const char *pat, const char *path, char *arg, size_t arglen)
+{
+	while (*pat != '\0') {
+		if (pat[0] == '{' && pat[1] == '}') {
+			size_t n = strcspn(path, "/");
+
+			if (n == 0 || n >= arglen)
+				return false;
+			memcpy(arg, path, n);
+			arg[n] = '\0';
+			path += n;
+			pat += 2;
+			continue;
+		}
+		if (*pat++ != *path++)
+			return false;
+	}
+	return *path == '\0';
+}
+
+int
+yx_router_match(enum yx_method m, const char *path, size_t *idx, char *arg, size_t arglen)
+{
+	size_t	i;
+	bool	other = false;
+
+	arg[0] = '\0';
+	for (i = 0; i < yx_nroutes; i++) {
+		if (!route_match_one(yx_routes[i].pattern, path, arg, arglen))
+			continue;
+		if (yx_routes[i].method == m ||
+		    (m == YX_M_HEAD && yx_routes[i].method == YX_M_GET)) {
+			*idx = i;
+			return YX_OK;
+		}
+		other = true;
+		*idx = i;
+	}
+	arg[0] = '\0';
+	if (!other)
+		*idx = yx_nroutes;
+	return other ? YX_E_METHOD_NOT_ALLOWED : YX_E_NOT_FOUND;
+}
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+route_log(const struct yx_http_req *r, int64_t us)
+{
+	char m[40], p[160], t[160], u[100];
+
+	log_info("%s %s route=%s status=%d dur_ms=%.1f user=%s thread=%s",
+	    log_escape(m, sizeof(m), r->method_str, strlen(r->method_str)),
+	    log_escape(p, sizeof(p), r->path, strlen(r->path)), r->route, r->status,
+	    (double)us / 1000.0, r->user[0] ? log_escape(u, sizeof(u), r->user,
+	    strlen(r->user)) : "-", r->thread_id[0] ? log_escape(t, sizeof(t),
+	    r->thread_id, strlen(r->thread_id)) : "-");
+}
+
+int
+yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
+{
+	char		 arg[256];
+	size_t		 idx = yx_nroutes;
+	int64_t		 t0 = now_us();
+	int		 rc;
+
+	rc = yx_router_match(r->method, r->path, &idx, arg, sizeof(arg));
+	r->route = idx < yx_nroutes ? yx_routes[idx].pattern : "unmatched";
+	if (rc == YX_E_NOT_FOUND)
+		yx_http_send_error(r, rc, "no such endpoint");
+	else if (rc == YX_E_METHOD_NOT_ALLOWED)
+		yx_http_send_error(r, rc, NULL);
+	else if ((rc = yx_routes[idx].fn(w, r, arg)) != YX_OK && r->status == 0)
+		yx_http_send_error(r, rc, NULL);
+	if (r->status == 0)	/* a handler bug: never leave nginx without an answer */
+		yx_http_send_error(r, YX_E_INTERNAL, NULL);
+	yx_metrics_record(w->metrics, (int)idx, r->status, now_us() - t0);
+	route_log(r, now_us() - t0);
+	return (int)idx;
+}

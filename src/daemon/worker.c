@@ -1,0 +1,124 @@
+/*
+ * worker.c - one pre-forked FastCGI worker.
+ *
+ * The listen socket is non-blocking and shared by all workers. A worker
+ * waits for it in ppoll() with SIGTERM/SIGINT unblocked only there, so a
+ * stop request interrupts the wait but never a request in flight: the
+ * request runs to its end with those signals blocked, then the loop sees
+ * yx_child_stop and exits. Losing the accept race to another worker just
+ * makes FCGX_Accept_r() fail with EAGAIN, and the loop waits again.
+ *
+ * Each worker owns its driver (libcurl is not fork-safe), provider handle,
+ * thread store, agents registry and executor; all shared state lives in the
+ * provider table and the metrics segment.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcgiapp.h>
+
+#include "daemon_int.h"
+#include "yuxi/executor.h"
+#include "yuxi/log.h"
+
+/* Per-process resources; YX_OK or a start-up error (logged). */
+static int
+worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *table,
+    struct yx_metrics *metrics)
+{
+	struct yx_errctx	e;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	memset(w, 0, sizeof(*w));
+	w->cfg = cfg;
+	w->table = table;
+	w->metrics = metrics;
+	w->store.dirfd = -1;
+	if ((rc = yx_thread_store_init(&w->store, cfg, &e)) != YX_OK ||
+	    (rc = yx_agents_load(&w->agents, cfg->agents_file, cfg->skills_dir, &e)) != YX_OK) {
+		log_warnx("worker start: %s", e.msg);
+		return rc;
+	}
+	if ((w->drv = yx_driver_new(cfg, &e)) == NULL)
+		log_warnx("worker start: no driver: %s", e.msg);
+	if (w->drv != NULL && table != NULL &&
+	    yx_provider_init(&w->prov, cfg, table, w->drv) == YX_OK)
+		w->prov_ok = true;
+	yx_errctx_clear(&e);
+	if (w->prov_ok && (w->exec = yx_executor_new(cfg, table, w->drv, &e)) == NULL)
+		log_warnx("worker start: no executor (execute answers 503): %s", e.msg);
+	return YX_OK;
+}
+
+static void
+worker_close(struct yx_wctx *w)
+{
+	yx_executor_free(w->exec);
+	if (w->prov_ok)
+		yx_provider_fini(&w->prov);
+	yx_driver_free(w->drv);
+	yx_agents_free(w->agents);
+	yx_thread_store_fini(&w->store);
+}
+
+/* Serve one accepted request. */
+static void
+worker_serve(struct yx_wctx *w, FCGX_Request *fr)
+{
+	struct yx_http_req	r;
+	struct yx_errctx	e;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	rc = yx_http_req_init(&r, fr, w->cfg->body_limit, &e);
+	if (rc != YX_OK) {
+		yx_send_errctx(&r, rc, &e);
+		yx_metrics_record(w->metrics, (int)yx_nroutes, r.status, 0);
+		log_info("%s - route=unmatched status=%d (%s)", r.method_str, r.status, e.msg);
+	} else
+		(void)yx_router_dispatch(w, &r);
+	yx_http_req_fini(&r);
+}
+
+int
+yx_worker_main(const struct yx_config *cfg, int listen_fd, struct yx_table *table,
+    struct yx_metrics *metrics)
+{
+	struct yx_wctx	w;
+	FCGX_Request	req;
+	struct pollfd	pfd;
+	sigset_t	waitmask;
+	int		status = 1;
+
+	yx_child_signals(&waitmask);
+	if (worker_open(&w, cfg, table, metrics) != YX_OK)
+		goto done;
+	if (FCGX_InitRequest(&req, listen_fd, 0) != 0) {
+		log_warnx("FCGX_InitRequest failed");
+		goto done;
+	}
+	log_debug("worker ready");
+	while (!yx_child_stop) {
+		pfd.fd = listen_fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (ppoll(&pfd, 1, NULL, &waitmask) <= 0)
+			continue;	/* EINTR: the loop condition decides */
+		if (FCGX_Accept_r(&req) < 0)
+			continue;	/* another worker took it (EAGAIN) */
+		worker_serve(&w, &req);
+		FCGX_Finish_r(&req);
+	}
+	FCGX_Free(&req, 1);
+	status = 0;
+done:
+	worker_close(&w);
+	return status;
+}

@@ -1,0 +1,2 @@
+# src/threads: the thread store (records, ownership, safe removal).
+libyuxi_a_SOURCES += include/yuxi/threads.h src/threads/threads.c

@@ -1,0 +1,586 @@
+/*
+ * threads.c - the thread store; see include/yuxi/threads.h.
+ *
+ * Everything is relative to one directory descriptor of <saves>/threads and
+ * every open of a name below it uses O_NOFOLLOW, so a symlink planted where
+ * a thread directory should be is refused, never followed. Records are small
+ * JSON files (at most YX_THREAD_JSON_MAX bytes) written through a temporary
+ * file and rename().
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/rand.h>
+
+#include "yuxi/log.h"
+#include "yuxi/path.h"
+#include "yuxi/threads.h"
+
+#define YX_THREAD_JSON		"thread.json"
+#define YX_THREAD_JSON_MAX	8192
+#define YX_TREE_DEPTH_MAX	256
+
+static const char *const yx_userdata_dirs[] = {
+	"user-data", "user-data/workspace", "user-data/outputs",
+	"user-data/uploads", "user-data/uploads/attachments",
+	"user-data/large_tool_results",
+};
+
+bool
+yx_user_valid(const char *user)
+{
+	size_t i;
+
+	if (user == NULL || user[0] == '\0' || user[0] == '.')
+		return false;
+	for (i = 0; user[i] != '\0'; i++) {
+		char c = user[i];
+
+		if (i >= YX_USER_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '@' ||
+		    c == '+' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+char *
+yx_iso8601_ms(int64_t ms, char *buf, size_t len)
+{
+	struct tm	tm;
+	time_t		sec = (time_t)(ms / 1000);
+	size_t		n;
+
+	if (gmtime_r(&sec, &tm) == NULL ||
+	    (n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+		snprintf(buf, len, "1970-01-01T00:00:00.000Z");
+		return buf;
+	}
+	snprintf(buf + n, len - n, ".%03dZ", (int)(ms % 1000));
+	return buf;
+}
+
+/* Parse what yx_iso8601_ms() wrote; -1 when it does not look like that. */
+static int64_t
+thread_parse_time(const char *s)
+{
+	struct tm	 tm;
+	const char	*p;
+	int		 msec = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	if (*p == '.' && sscanf(p + 1, "%3d", &msec) != 1)
+		return -1;
+	return (int64_t)timegm(&tm) * 1000 + msec;
+}
+
+static int64_t
+thread_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
+    struct yx_errctx *err)
+{
+	int	 rc = YX_OK, sfd = -1;
+
+	st->dirfd = -1;
+	st->uid = cfg->uid;
+	st->gid = cfg->gid;
+	st->chown_ok = geteuid() == 0;
+	if (mkdir(cfg->saves_dir, 0755) == -1 && errno != EEXIST) {
+		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s: %s",
+		    cfg->saves_dir, strerror(errno));
+		goto done;
+	}
+	if ((sfd = open(cfg->saves_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		rc = yx_fail(err, yx_err_from_errno(errno), "cannot open %s: %s",
+		    cfg->saves_dir, strerror(errno));
+		goto done;
+	}
+	if (mkdirat(sfd, "threads", 0755) == -1 && errno != EEXIST) {
+		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s/threads: %s",
+		    cfg->saves_dir, strerror(errno));
+		goto done;
+	}
+	st->dirfd = openat(sfd, "threads", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (st->dirfd == -1)
+		rc = yx_fail(err, yx_err_from_errno(errno), "cannot open %s/threads: %s",
+		    cfg->saves_dir, strerror(errno));
+done:
+	if (sfd != -1)
+		close(sfd);
+	return rc;
+}
+
+void
+yx_thread_store_fini(struct yx_thread_store *st)
+{
+	if (st->dirfd != -1)
+		close(st->dirfd);
+	st->dirfd = -1;
+}
+
+/* A random hidden name "<prefix><16 hex>" for temporaries and tombstones. */
+static void
+thread_hidden_name(char *buf, size_t len, const char *prefix)
+{
+	unsigned char	r[8];
+	size_t		i, n;
+
+	if (RAND_bytes(r, sizeof(r)) != 1) {
+		uint64_t v = (uint64_t)thread_now_ms() ^ ((uint64_t)getpid() << 32);
+
+		memcpy(r, &v, sizeof(r));
+	}
+	n = (size_t)snprintf(buf, len, "%s", prefix);
+	for (i = 0; i < sizeof(r) && n + 2 < len; i++, n += 2)
+		snprintf(buf + n, len - n, "%02x", r[i]);
+}
+
+/* Serialise a record; heap string (caller frees) or NULL. */
+static char *
+thread_to_json(const struct yx_thread *t)
+{
+	struct json_object	*o;
+	char			 ts[40];
+	char			*s = NULL;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "thread_id", json_object_new_string(t->thread_id));
+	json_object_object_add(o, "owner", json_object_new_string(t->owner));
+	json_object_object_add(o, "agent_id", json_object_new_string(t->agent_id));
+	json_object_object_add(o, "agent_config_id",
+	    json_object_new_string(t->agent_config_id));
+	json_object_object_add(o, "created_at",
+	    json_object_new_string(yx_iso8601_ms(t->created_ms, ts, sizeof(ts))));
+	s = strdup(json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return s;
+}
+
+static int
+thread_json_str(struct json_object *o, const char *key, char *dst, size_t len)
+{
+	struct json_object	*v;
+	const char		*s;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return YX_E_IO;
+	s = json_object_get_string(v);
+	if (strlen(s) >= len)
+		return YX_E_IO;
+	memcpy(dst, s, strlen(s) + 1);
+	return YX_OK;
+}
+
+/* Parse a record; YX_OK or YX_E_IO for anything malformed. */
+static int
+thread_from_json(const char *s, size_t len, struct yx_thread *t)
+{
+	struct json_tokener	*tok = NULL;
+	struct json_object	*o = NULL;
+	char			 ts[40];
+	int			 rc = YX_E_IO;
+
+	memset(t, 0, sizeof(*t));
+	if ((tok = json_tokener_new()) == NULL)
+		return YX_E_NOMEM;
+	o = json_tokener_parse_ex(tok, s, (int)len);
+	if (o == NULL || !json_object_is_type(o, json_type_object))
+		goto done;
+	if (thread_json_str(o, "thread_id", t->thread_id, sizeof(t->thread_id)) ||
+	    thread_json_str(o, "owner", t->owner, sizeof(t->owner)) ||
+	    thread_json_str(o, "agent_id", t->agent_id, sizeof(t->agent_id)) ||
+	    thread_json_str(o, "agent_config_id", t->agent_config_id,
+	    sizeof(t->agent_config_id)) ||
+	    thread_json_str(o, "created_at", ts, sizeof(ts)))
+		goto done;
+	if ((t->created_ms = thread_parse_time(ts)) < 0)
+		goto done;
+	rc = YX_OK;
+done:
+	json_object_put(o);
+	json_tokener_free(tok);
+	return rc;
+}
+
+/*
+ * Read <dirfd>/<name>/thread.json without following symlinks. YX_OK,
+ * YX_E_NOT_FOUND when the thread (or its record) does not exist, YX_E_IO
+ * for a malformed record.
+ */
+static int
+thread_read(int dirfd, const char *name, struct yx_thread *t)
+{
+	char	buf[YX_THREAD_JSON_MAX];
+	ssize_t	n;
+	int	tfd = -1, fd = -1, rc = YX_E_NOT_FOUND;
+
+	tfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd == -1)
+		goto done;
+	fd = openat(tfd, YX_THREAD_JSON, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd == -1)
+		goto done;
+	rc = YX_E_IO;
+	n = read(fd, buf, sizeof(buf));
+	if (n <= 0 || (size_t)n >= sizeof(buf))
+		goto done;
+	rc = thread_from_json(buf, (size_t)n, t);
+	if (rc == YX_OK && strcmp(t->thread_id, name) != 0)
+		rc = YX_E_IO;
+done:
+	if (fd != -1)
+		close(fd);
+	if (tfd != -1)
+		close(tfd);
+	return rc;
+}
+
+/* Write thread.json into directory tfd (temp + rename). YX_OK or errno-mapped. */
+static int
+thread_write(int tfd, const struct yx_thread *t)
+{
+	char	*js = NULL;
+	size_t	 len;
+	int	 fd = -1, rc = YX_E_NOMEM;
+
+	if ((js = thread_to_json(t)) == NULL)
+		goto done;
+	len = strlen(js);
+	fd = openat(tfd, YX_THREAD_JSON ".tmp", O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd == -1 || write(fd, js, len) != (ssize_t)len || fsync(fd) == -1 ||
+	    renameat(tfd, YX_THREAD_JSON ".tmp", tfd, YX_THREAD_JSON) == -1) {
+		rc = yx_err_from_errno(errno != 0 ? errno : EIO);
+		goto done;
+	}
+	rc = YX_OK;
+done:
+	if (fd != -1)
+		close(fd);
+	free(js);
+	return rc;
+}
+
+/* Create user-data/ and its subdirectories in tfd, owned by the sandbox. */
+static int
+thread_mklayout(struct yx_thread_store *st, int tfd)
+{
+	size_t	i;
+	int	fd;
+
+	for (i = 0; i < sizeof(yx_userdata_dirs) / sizeof(yx_userdata_dirs[0]); i++) {
+		if (mkdirat(tfd, yx_userdata_dirs[i], 0755) == -1 && errno != EEXIST)
+			return yx_err_from_errno(errno);
+		if (!st->chown_ok)
+			continue;
+		fd = openat(tfd, yx_userdata_dirs[i], O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1)
+			return yx_err_from_errno(errno);
+		if (fchown(fd, st->uid, st->gid) == -1) {
+			close(fd);
+			return yx_err_from_errno(errno);
+		}
+		close(fd);
+	}
+	return YX_OK;
+}
+
+/* Build the thread under a hidden name; the name is returned in tmp. */
+static int
+thread_build(struct yx_thread_store *st, const struct yx_thread *t, char *tmp, size_t len)
+{
+	int	tfd = -1, rc;
+
+	thread_hidden_name(tmp, len, ".tmp-");
+	if (mkdirat(st->dirfd, tmp, 0755) == -1)
+		return yx_err_from_errno(errno);
+	tfd = openat(st->dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd == -1)
+		rc = yx_err_from_errno(errno);
+	else if ((rc = thread_mklayout(st, tfd)) == YX_OK)
+		rc = thread_write(tfd, t);
+	if (tfd != -1)
+		close(tfd);
+	if (rc != YX_OK)
+		(void)yx_tree_remove(st->dirfd, tmp);
+	return rc;
+}
+
+/* Move tmp to name unless name exists: YX_OK, YX_E_FILE_EXISTS, or errno-mapped. */
+static int
+thread_publish(int dirfd, const char *tmp, const char *name)
+{
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+		return YX_OK;
+	if (errno == EINVAL &&
+	    /* no RENAME_NOREPLACE here: rename() never replaces a non-empty dir */
+	    renameat(dirfd, tmp, dirfd, name) == 0)
+		return YX_OK;
+	if (errno == EEXIST || errno == ENOTEMPTY)
+		return YX_E_FILE_EXISTS;
+	return yx_err_from_errno(errno);
+}
+
+/* The existing thread `name` seen by `want->owner`. */
+static int
+thread_existing(struct yx_thread_store *st, const struct yx_thread *want,
+    struct yx_thread *out, struct yx_errctx *err)
+{
+	int rc;
+
+	rc = thread_read(st->dirfd, want->thread_id, out);
+	if (rc == YX_E_NOT_FOUND || rc == YX_OK) {
+		if (rc == YX_OK && strcmp(out->owner, want->owner) == 0)
+			return YX_OK;
+		/* another owner, or a record vanishing under a concurrent delete */
+		return yx_fail(err, YX_E_THREAD_EXISTS, "thread %s already exists",
+		    want->thread_id);
+	}
+	return yx_fail(err, rc, "thread record unreadable");
+}
+
+int
+yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
+    struct yx_thread *out, bool *created, struct yx_errctx *err)
+{
+	struct yx_thread	t;
+	char			tmp[64] = "";
+	int			rc;
+
+	*created = false;
+	if (!yx_thread_id_valid(want->thread_id, strlen(want->thread_id)))
+		return yx_fail(err, YX_E_INVALID_THREAD_ID, "invalid thread id");
+	if (!yx_user_valid(want->owner))
+		return yx_fail(err, YX_E_UNAUTHENTICATED, NULL);
+	/* cheap path: an existing thread needs no temporary directory */
+	if (thread_read(st->dirfd, want->thread_id, out) == YX_OK)
+		return thread_existing(st, want, out, err);
+	t = *want;
+	t.created_ms = thread_now_ms();
+	if ((rc = thread_build(st, &t, tmp, sizeof(tmp))) != YX_OK)
+		return yx_fail(err, rc, "cannot create thread directory");
+	rc = thread_publish(st->dirfd, tmp, t.thread_id);
+	if (rc == YX_OK) {
+		*out = t;
+		*created = true;
+		return YX_OK;
+	}
+	(void)yx_tree_remove(st->dirfd, tmp);
+	if (rc == YX_E_FILE_EXISTS)
+		return thread_existing(st, want, out, err);
+	return yx_fail(err, rc, "cannot create thread directory");
+}
+
+int
+yx_thread_get(struct yx_thread_store *st, const char *id, const char *owner,
+    struct yx_thread *out, struct yx_errctx *err)
+{
+	int rc;
+
+	if (!yx_thread_id_valid(id, strlen(id)))
+		return yx_fail(err, YX_E_INVALID_THREAD_ID, "invalid thread id");
+	rc = thread_read(st->dirfd, id, out);
+	if (rc != YX_OK || owner == NULL || strcmp(out->owner, owner) != 0) {
+		if (rc != YX_OK && rc != YX_E_NOT_FOUND) {
+			char esc[300];
+
+			log_warnx("thread %s: unreadable record",
+			    log_escape(esc, sizeof(esc), id, strlen(id)));
+		}
+		memset(out, 0, sizeof(*out));
+		/* one message for absent and foreign threads alike */
+		return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
+	}
+	return YX_OK;
+}
+
+static int
+thread_cmp_newest(const void *a, const void *b)
+{
+	const struct yx_thread *x = a, *y = b;
+
+	if (x->created_ms != y->created_ms)
+		return x->created_ms < y->created_ms ? 1 : -1;
+	return strcmp(x->thread_id, y->thread_id);
+}
+
+int
+yx_thread_list(struct yx_thread_store *st, const char *owner,
+    struct yx_thread **out, size_t *n, struct yx_errctx *err)
+{
+	struct yx_thread	*v = NULL, *nv, t;
+	struct dirent		*de;
+	DIR			*d = NULL;
+	size_t			 cnt = 0, alloc = 0, scanned = 0;
+	int			 fd, rc = YX_OK;
+
+	*out = NULL;
+	*n = 0;
+	if ((fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return yx_fail(err, YX_E_IO, "cannot list threads");
+	}
+	while ((de = readdir(d)) != NULL && scanned++ < YX_THREADS_SCAN_MAX) {
+		if (!yx_thread_id_valid(de->d_name, strlen(de->d_name)) ||
+		    thread_read(st->dirfd, de->d_name, &t) != YX_OK ||
+		    strcmp(t.owner, owner) != 0)
+			continue;
+		if (cnt == alloc) {
+			alloc = alloc ? alloc * 2 : 16;
+			if ((nv = reallocarray(v, alloc, sizeof(*v))) == NULL) {
+				rc = yx_fail(err, YX_E_NOMEM, NULL);
+				goto done;
+			}
+			v = nv;
+		}
+		v[cnt++] = t;
+	}
+	if (scanned > YX_THREADS_SCAN_MAX)
+		log_warnx("thread listing stopped after %d entries", YX_THREADS_SCAN_MAX);
+	if (cnt > 0)
+		qsort(v, cnt, sizeof(*v), thread_cmp_newest);
+	*n = cnt < YX_THREADS_LIST_MAX ? cnt : YX_THREADS_LIST_MAX;
+	*out = v;
+	v = NULL;
+done:
+	free(v);
+	closedir(d);
+	return rc;
+}
+
+int
+yx_thread_remove(struct yx_thread_store *st, const char *id, const char *owner,
+    struct yx_errctx *err)
+{
+	struct yx_thread	t;
+	char			tomb[64];
+	int			rc;
+
+	if ((rc = yx_thread_get(st, id, owner, &t, err)) != YX_OK)
+		return rc;
+	thread_hidden_name(tomb, sizeof(tomb), ".trash-");
+	if (renameat(st->dirfd, id, st->dirfd, tomb) == -1) {
+		if (errno == ENOENT)	/* a concurrent delete won */
+			return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
+		return yx_fail(err, yx_err_from_errno(errno), "cannot remove thread");
+	}
+	if (yx_tree_remove(st->dirfd, tomb) != YX_OK) {
+		log_warnx("thread tombstone %s not fully removed", tomb);
+		return yx_fail(err, YX_E_IO, "thread data not fully removed");
+	}
+	return YX_OK;
+}
+
+int
+yx_thread_dirfd(struct yx_thread_store *st, const char *id)
+{
+	if (!yx_thread_id_valid(id, strlen(id))) {
+		errno = EINVAL;
+		return -1;
+	}
+	return openat(st->dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+unsigned
+yx_thread_store_sweep(struct yx_thread_store *st)
+{
+	struct dirent	*de;
+	DIR		*d;
+	unsigned	 n = 0;
+	int		 fd;
+
+	if ((fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, ".tmp-", 5) != 0 &&
+		    strncmp(de->d_name, ".trash-", 7) != 0)
+			continue;
+		if (yx_tree_remove(st->dirfd, de->d_name) == YX_OK)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Empty directory fd (consumed) recursively; depth bounds descriptor use. */
+static int
+tree_empty(int fd, int depth)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 cfd, rc = YX_OK;
+
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return YX_E_IO;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR || depth >= YX_TREE_DEPTH_MAX) {
+			rc = YX_E_IO;
+			continue;
+		}
+		cfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (cfd == -1 || tree_empty(cfd, depth + 1) != YX_OK ||
+		    unlinkat(fd, de->d_name, AT_REMOVEDIR) == -1)
+			rc = YX_E_IO;
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+yx_tree_remove(int dirfd, const char *name)
+{
+	int fd;
+
+	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+		return YX_OK;
+	if (errno != EISDIR)
+		return YX_E_IO;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return errno == ENOENT ? YX_OK : YX_E_IO;
+	if (tree_empty(fd, 0) != YX_OK)
+		return YX_E_IO;
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+		return YX_E_IO;
+	return YX_OK;
+}

@@ -1,0 +1,100 @@
+/*
+ * test_http.c - the pure helpers of the HTTP layer (src/daemon/http.c):
+ * query parsing, percent-coding, Content-Disposition, and the router table.
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../../src/daemon/daemon_int.h"
+#include "yuxi/http.h"
+
+Test(http, query_parse)
+{
+	struct yx_query q;
+	size_t len = 0;
+	const char *v;
+
+	cr_assert_eq(yx_query_parse(&q, "a=1&b=x%2Fy+z&a=2&&flag&e=", 26, NULL), YX_OK);
+	cr_assert_eq(q.n, 5);
+	cr_assert_str_eq(yx_query_get(&q, "a", NULL), "1");
+	cr_assert_eq(yx_query_count(&q, "a"), 2);
+	cr_assert_str_eq(yx_query_get(&q, "b", &len), "x/y z");
+	cr_assert_eq(len, 5);
+	cr_assert_str_eq(yx_query_get(&q, "flag", NULL), "");
+	cr_assert_str_eq(yx_query_get(&q, "e", NULL), "");
+	cr_assert_null(yx_query_get(&q, "zz", NULL));
+	yx_query_fini(&q);
+	cr_assert_eq(yx_query_parse(&q, "p=a%00b", 7, NULL), YX_OK);
+	v = yx_query_get(&q, "p", &len);
+	cr_assert_eq(len, 3);
+	cr_assert_eq(v[1], '\0');
+	yx_query_fini(&q);
+}
+
+Test(http, query_refuses)
+{
+	static const char *const bad[] = { "a=%", "a=%4", "a=%zz", "k%00=1" };
+	struct yx_query q;
+	char many[1024] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(yx_query_parse(&q, bad[i], strlen(bad[i]), NULL), YX_E_BAD_REQUEST,
+		    "%s", bad[i]);
+		yx_query_fini(&q);
+	}
+	for (i = 0; i < YX_QUERY_PARAMS_MAX + 1; i++)
+		strcat(many, "k=v&");
+	cr_assert_eq(yx_query_parse(&q, many, strlen(many), NULL), YX_E_BAD_REQUEST);
+	yx_query_fini(&q);
+	cr_assert_eq(yx_query_parse(&q, many, YX_QUERY_MAX + 1, NULL), YX_E_BAD_REQUEST);
+	yx_query_fini(&q);
+}
+
+Test(http, encode_path)
+{
+	struct yx_buf b;
+
+	yx_buf_init(&b, 4096);
+	cr_assert_eq(yx_pct_encode_path(&b, "a b/c?d#e%/..;/\xc3\xa9.txt"), YX_OK);
+	cr_assert_str_eq(b.data, "a%20b/c%3Fd%23e%25/..%3B/%C3%A9.txt");
+	yx_buf_fini(&b);
+}
+
+Test(http, content_disposition)
+{
+	struct yx_buf b;
+
+	yx_buf_init(&b, 4096);
+	cr_assert_eq(yx_content_disposition(&b, "r\xc3\xa9sum\xc3\xa9 \"x\"\r\n%.txt"), YX_OK);
+	cr_assert_str_eq(b.data, "attachment; filename=\"r__sum__ _x___\x5f.txt\"; "
+	    "filename*=UTF-8''r%C3%A9sum%C3%A9%20%22x%22%0D%0A%25.txt");
+	cr_assert_not(yx_header_unsafe(b.data));
+	cr_assert(yx_header_unsafe("a\r\nb"));
+	yx_buf_fini(&b);
+}
+
+Test(http, router)
+{
+	char arg[256];
+	size_t idx;
+
+	cr_assert_eq(yx_router_match(YX_M_GET, "/api/threads/abc", &idx, arg, sizeof(arg)), YX_OK);
+	cr_assert_str_eq(arg, "abc");
+	cr_assert_eq(yx_routes[idx].fn, yx_h_threads_get);
+	cr_assert_eq(yx_router_match(YX_M_DELETE, "/api/threads/abc", &idx, arg, sizeof(arg)), YX_OK);
+	cr_assert_eq(yx_routes[idx].fn, yx_h_threads_delete);
+	cr_assert_eq(yx_router_match(YX_M_PUT, "/api/threads/abc", &idx, arg, sizeof(arg)),
+	    YX_E_METHOD_NOT_ALLOWED);
+	cr_assert_eq(yx_router_match(YX_M_GET, "/api/threads/a/b", &idx, arg, sizeof(arg)),
+	    YX_E_NOT_FOUND);
+	cr_assert_eq(yx_router_match(YX_M_GET, "/api/threads/", &idx, arg, sizeof(arg)),
+	    YX_E_NOT_FOUND);
+	cr_assert_eq(yx_router_match(YX_M_POST, "/api/admin/sandboxes/0123abcd/release", &idx,
+	    arg, sizeof(arg)), YX_OK);
+	cr_assert_str_eq(arg, "0123abcd");
+	cr_assert_eq(yx_routes[idx].fn, yx_h_admin_release);
+	cr_assert_eq(yx_router_match(YX_M_HEAD, "/healthz", &idx, arg, sizeof(arg)), YX_OK);
+}
