@@ -483,6 +483,33 @@ Test(provider, reconcile_adopts_removes_and_clears)
 	ptest_teardown(&pt);
 }
 
+Test(provider, reconcile_leaves_other_instances_alone)
+{
+	struct ptest	 pt;
+	struct yx_lease	 a;
+
+	ptest_setup(&pt, 4);
+	a = ptest_acquire(&pt, "t-mine");
+	yx_provider_unhold(&pt.p, &a);
+	/* another service instance on the same engine: same labels, other
+	 * prefix; neither an orphan to adopt nor one to remove */
+	fake_add(pt.e, "other-instance-1234abcd", "t-theirs", "1234abcd", "", true);
+	fake_add(pt.e, "other-instance-bad", "../x", "bad", "", true);
+	ptest_sleep_ms(2);
+	cr_assert_eq(yx_provider_reconcile(&pt.p, NULL), YX_OK);
+	cr_assert_eq(yx_provider_discover_all(&pt.p, NULL), YX_OK);
+	cr_assert(fake_get(pt.e, "other-instance-1234abcd",
+	    &(struct yx_container_info){0}));
+	cr_assert(fake_get(pt.e, "other-instance-bad",
+	    &(struct yx_container_info){0}));
+	cr_assert_eq(ptest_slot(&pt, "t-theirs").state, YX_SLOT_FREE);
+	cr_assert_eq(pt.t->hdr->metrics.reconcile_removed, 0);
+	cr_assert_eq(yx_provider_destroy(&pt.p, NULL, "t-theirs", NULL),
+	    YX_E_NOT_FOUND);
+	cr_assert_eq(fake_count(pt.e), 3);
+	ptest_teardown(&pt);
+}
+
 Test(provider, restart_rediscovers_instead_of_duplicating)
 {
 	struct ptest	 pt;
