@@ -96,6 +96,8 @@ render_conf() {
 	    -e "s|@ERRLOG@|$var/log/nginx-error.log|g" \
 	    -e "s|@ACCESSLOG@|$var/log/nginx-access.log|g" \
 	    -e "s|@PIDFILE@|$ng_pid|g" \
+	    -e "s|@WEB_ROOT@|$top/web|g" \
+	    -e "s|@WORKBENCH_CONF@|$top/nginx/workbench.conf|g" \
 	    "$top/nginx/dev.conf.in" > "$var/nginx/nginx.conf"
 }
 

@@ -15,7 +15,7 @@ DOCKER_SOCK=${YUXI_DOCKER_API_SOCKET:-/var/run/docker.sock}
 PACKAGES="build-essential autoconf automake libtool pkg-config libfcgi-dev libjson-c-dev
 libcurl4-openssl-dev libssl-dev libcriterion-dev nginx openssl curl wrk hyperfine
 docker.io busybox-static mmdebstrap python3 python3-pytest python3-requests
-python3-docker valgrind clang libclang-rt-14-dev"
+python3-docker valgrind clang libclang-rt-14-dev chromium"
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -73,6 +73,18 @@ build() {
 	make -s -j"$(nproc)" >/dev/null
 }
 
+web_deps() {
+	# The browser tests drive Debian's chromium with playwright-core (npm).
+	command -v npm >/dev/null 2>&1 || {
+		say "installing nodejs and npm"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+	}
+	if [ ! -d "$top/tests/web/node_modules/playwright-core" ]; then
+		say "installing the browser test driver (playwright-core)"
+		(cd "$top/tests/web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	fi
+}
+
 images() {
 	"$top/images/test/build.sh"
 	if [ "${YUXI_SKIP_DEFAULT_IMAGE:-0}" != 1 ]; then
@@ -85,4 +97,5 @@ install_packages
 start_engine
 build
 images
+web_deps
 say "setup done"

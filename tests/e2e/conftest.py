@@ -10,6 +10,16 @@ removes every container carrying the prefix.
 Environment: top_srcdir (the checkout), top_builddir (build dir holding
 yuxi-sandboxd; default /work/build-svc), YUXI_E2E_IMAGE (default
 yuxi-sandbox-test:latest).
+
+The function fixture `factory` makes further, separate instances with custom
+settings (e.g. factory(YUXI_SANDBOX_MAX_REPLICAS="2")): each has its own
+base directory, port, tokens, shared-memory name and container prefix
+("yxlc<pid>n<k>-", never an extension of another instance's prefix, since a
+reaper's reconcile removes every labelled container under its own prefix).
+An instance can be halted (SIGTERM, containers kept) and started again on
+the same saves dir, shm name and prefix. Teardown stops every instance and
+removes its containers, its /dev/shm object and (unless YUXI_E2E_KEEP=1)
+its directory.
 """
 import os
 import secrets
@@ -59,6 +69,27 @@ def docker_rm_prefix(prefix):
     return names
 
 
+def containers(prefix, thread=None, running_only=False):
+    """[(full id, name)] of the containers named <prefix>..., optionally of one thread."""
+    cmd = ["docker", "ps", "--no-trunc", "--filter", "name=^/" + prefix,
+           "--format", "{{.ID}} {{.Names}}"]
+    if not running_only:
+        cmd.insert(2, "-a")
+    if thread is not None:
+        cmd[2:2] = ["--filter", "label=io.yuxi.sandbox.thread=" + thread]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = [l.split(" ", 1) for l in out.stdout.splitlines() if l.strip()]
+    return [(i, n) for i, n in rows if n.startswith(prefix)]
+
+
+def shm_unlink(name):
+    try:
+        os.unlink("/dev/shm/" + name.lstrip("/"))
+    except OSError:
+        pass
+
+
 def service_env(base, prefix, shm):
     env = {k: v for k, v in os.environ.items() if not k.startswith("YUXI_")}
     env.update({
@@ -99,6 +130,8 @@ def render_nginx(base, port, tokens):
         "@ERRLOG@": os.path.join(base, "nginx-error.log"),
         "@ACCESSLOG@": os.path.join(base, "nginx-access.log"),
         "@PIDFILE@": os.path.join(ng, "nginx.pid"),
+        "@WEB_ROOT@": os.path.join(TOP_SRCDIR, "web"),
+        "@WORKBENCH_CONF@": os.path.join(TOP_SRCDIR, "nginx", "workbench.conf"),
     }
     with open(os.path.join(TOP_SRCDIR, "nginx", "dev.conf.in")) as f:
         text = f.read()
@@ -113,29 +146,39 @@ def render_nginx(base, port, tokens):
 class Service:
     """A running service and helpers to talk to it as alice, bob, admin or anonymous."""
 
-    def __init__(self, base):
+    def __init__(self, base, prefix=None, shm=None, overrides=None):
         self.base = base
         self.pid = os.getpid()
-        self.prefix = "yxe2e%d-" % self.pid
-        self.shm = "/yxe2e%d" % self.pid
+        self.prefix = prefix or "qyxe2e%d-" % self.pid
+        self.shm = shm or "/qyxe2e%d" % self.pid
         self.port = free_port()
         self.url = "https://127.0.0.1:%d" % self.port
         self.tokens = {u: secrets.token_hex(24) for u in ("alice", "bob", "admin")}
         self.env = service_env(base, self.prefix, self.shm)
+        self.env.update(overrides or {})
+        self.workers = int(self.env["YUXI_WORKERS"])
         self.saves = self.env["YUXI_SAVES_DIR"]
         self.sandboxd = None
         self.nginx = None
         self.log = None
+        self.ready = False
 
-    def start(self):
-        os.makedirs(os.path.join(self.base, "run"))
+    def setup(self):
+        """One-time preparation: run directory and the self-signed pair."""
+        os.makedirs(os.path.join(self.base, "run"), exist_ok=True)
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
                         "-days", "2", "-subj", "/CN=localhost",
                         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
                         "-keyout", os.path.join(self.base, "key.pem"),
                         "-out", os.path.join(self.base, "cert.pem")],
                        check=True, capture_output=True)
-        self.log = open(os.path.join(self.base, "sandboxd.log"), "wb")
+        self.ready = True
+
+    def start(self):
+        """Start yuxi-sandboxd and nginx (again, after halt()) and wait for /healthz."""
+        if not self.ready:
+            self.setup()
+        self.log = open(os.path.join(self.base, "sandboxd.log"), "ab")
         self.sandboxd = subprocess.Popen([SANDBOXD], env=self.env, stdout=self.log,
                                          stderr=subprocess.STDOUT)
         sock = self.env["YUXI_FCGI_SOCKET"]
@@ -165,7 +208,8 @@ class Service:
         except OSError:
             return ""
 
-    def stop(self):
+    def halt(self):
+        """SIGTERM nginx and the master, wait; containers stay. Returns the master's status."""
         for p in (self.nginx, self.sandboxd):
             if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -179,7 +223,15 @@ class Service:
                 p.wait()
         if self.log is not None:
             self.log.close()
+            self.log = None
+        status = self.sandboxd.returncode if self.sandboxd is not None else None
+        self.nginx = self.sandboxd = None
+        return status
+
+    def stop(self):
+        self.halt()
         docker_rm_prefix(self.prefix)
+        shm_unlink(self.shm)
 
     # --- requests ------------------------------------------------------------
     def request(self, who, method, path, headers=None, **kw):
@@ -195,6 +247,33 @@ class Service:
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
         return sorted(int(l.split()[0]) for l in out if l.strip())
+
+    def client(self, who):
+        return Client(self, who)
+
+    def new_thread(self, who="alice", agent_id="coder"):
+        """Create a fresh thread of `who`; returns its id."""
+        tid = "t%s" % secrets.token_hex(6)
+        r = self.request(who, "POST", "/api/threads",
+                         json={"thread_id": tid, "agent_id": agent_id})
+        assert r.status_code == 201, r.text
+        return tid
+
+    def execute(self, tid, command, who="alice", session=None, **kw):
+        """POST /api/execute; returns the response."""
+        body = {"thread_id": tid, "command": command}
+        if session is None:
+            return self.request(who, "POST", "/api/execute", json=body, **kw)
+        kw.setdefault("timeout", 90)
+        return session.post(self.url + "/api/execute", json=body,
+                            headers={"Authorization": "Bearer " + self.tokens[who]},
+                            verify=os.path.join(self.base, "cert.pem"), **kw)
+
+    def sandboxes(self):
+        """The admin listing: {thread_id: slot} (slots without a thread keyed by container)."""
+        r = self.request("admin", "GET", "/api/admin/sandboxes")
+        assert r.status_code == 200, r.text
+        return {(s["thread_id"] or s["container"]): s for s in r.json()["sandboxes"]}
 
 
 class Client:
@@ -228,6 +307,43 @@ def svc():
         s.stop()
         if os.environ.get("YUXI_E2E_KEEP") != "1":
             shutil.rmtree(base, ignore_errors=True)
+
+
+_instances = [0]
+
+
+def make_instance(**overrides):
+    """A new (not yet started) Service with the given YUXI_* overrides."""
+    if not os.access(SANDBOXD, os.X_OK):
+        pytest.fail("no yuxi-sandboxd in %s (set top_builddir)" % TOP_BUILDDIR)
+    _instances[0] += 1
+    tag = "qyxlc%dn%d" % (os.getpid(), _instances[0])
+    base = tempfile.mkdtemp(prefix=tag + "-")
+    return Service(base, prefix=tag + "-", shm="/" + tag,
+                   overrides={k: str(v) for k, v in overrides.items()})
+
+
+def drop_instance(s):
+    try:
+        s.stop()
+    finally:
+        if os.environ.get("YUXI_E2E_KEEP") != "1":
+            shutil.rmtree(s.base, ignore_errors=True)
+
+
+@pytest.fixture
+def factory():
+    """factory(**YUXI_overrides) -> a started separate Service; all stopped afterwards."""
+    made = []
+
+    def make(**overrides):
+        s = make_instance(**overrides)
+        made.append(s)
+        s.start()
+        return s
+    yield make
+    for s in made:
+        drop_instance(s)
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ SAMPLE = re.compile(r'^[a-z_]+(\{[a-z_]+="[^"\n]*"(,[a-z_]+="[^"\n]*")*\})? [0-9
 
 def test_metrics_prometheus_format(anon):
     anon.get("/healthz")
-    anon.get("/no/such/route")
+    anon.get("/api/no/such/route")
     r = anon.get("/metrics")
     assert r.status_code == 200
     assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")

@@ -1,0 +1,503 @@
+// tests/web/workbench.test.mjs - the workbench page in headless Chromium
+// against the real service (nginx + yuxi-sandboxd + Docker), started by
+// run-web.sh, which passes the service's URL and tokens in the file named
+// by YUXI_WEB_INFO. Every page is instrumented: a Content-Security-Policy
+// violation, a dialog (alert/confirm/prompt), a call of window.alert, an
+// uncaught page error or the hostile file's global flag fails the test.
+// Screenshots go to YUXI_WEB_ARTIFACTS (default tests/web/artifacts).
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import crypto from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const INFO = JSON.parse(fs.readFileSync(process.env.YUXI_WEB_INFO, "utf8"));
+const URL0 = INFO.url + "/";
+const ART = process.env.YUXI_WEB_ARTIFACTS || path.join(HERE, "artifacts");
+const CHROMIUM = process.env.YUXI_CHROMIUM || "/usr/bin/chromium";
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; " +
+    "img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; " +
+    "frame-ancestors 'none'; form-action 'self'";
+const HOSTILE = "<img src=x onerror=alert(1)>.txt";
+const HOSTILE_DIR = "<b onclick=alert(2)>bold<svg onload=alert(2)>";
+const SCRIPT_TEXT = "<script>window.__pwned=1;alert(3)</script>\n<img src=x onerror=\"window.__pwned=2\">\n";
+const WS = "/home/yuxi/user-data/workspace";
+
+// ---- fixtures -------------------------------------------------------------
+
+function crc32(buf) {
+	let c, crc = 0xffffffff;
+	for (let n = 0; n < buf.length; n++) {
+		c = (crc ^ buf[n]) & 0xff;
+		for (let k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+		crc = (crc >>> 8) ^ c;
+	}
+	return (crc ^ 0xffffffff) >>> 0;
+}
+
+// A real w x h RGB PNG (a diagonal gradient).
+function makePng(w, h) {
+	const chunk = (type, data) => {
+		const len = Buffer.alloc(4);
+		len.writeUInt32BE(data.length);
+		const td = Buffer.concat([Buffer.from(type, "ascii"), data]);
+		const crc = Buffer.alloc(4);
+		crc.writeUInt32BE(crc32(td));
+		return Buffer.concat([len, td, crc]);
+	};
+	const ihdr = Buffer.alloc(13);
+	ihdr.writeUInt32BE(w, 0);
+	ihdr.writeUInt32BE(h, 4);
+	ihdr[8] = 8;	// bit depth
+	ihdr[9] = 2;	// RGB
+	const raw = Buffer.alloc(h * (1 + 3 * w));
+	for (let y = 0; y < h; y++) {
+		const row = y * (1 + 3 * w);
+		for (let x = 0; x < w; x++) {
+			raw[row + 1 + 3 * x] = (x * 255 / w) | 0;
+			raw[row + 2 + 3 * x] = (y * 255 / h) | 0;
+			raw[row + 3 + 3 * x] = 160;
+		}
+	}
+	return Buffer.concat([
+		Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+		chunk("IHDR", ihdr),
+		chunk("IDAT", zlib.deflateSync(raw)),
+		chunk("IEND", Buffer.alloc(0)),
+	]);
+}
+
+const PNG = makePng(120, 80);
+const BIN = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+    crypto.randomBytes(3000)]);
+const THREAD = "wb-" + crypto.randomBytes(4).toString("hex");
+
+// The command that makes the test files in the thread's workspace. Only
+// paths the command policy allows (relative, or under /home/yuxi, /bin,
+// /usr/bin, /dev/null).
+function setupCommand() {
+	const q = (s) => "'" + s.replace(/'/g, "'\\''") + "'";
+	// base64url through tr: no '/' in the command for the policy to see
+	const put = (buf, dest) => "printf '%s' " +
+	    q(buf.toString("base64").replace(/\//g, "_").replace(/\+/g, "-")) +
+	    " | tr '_-' '\\057+' | base64 -d > " + q(dest);
+	return [
+		"mkdir -p out",
+		"echo hello > out/a.txt",
+		put(PNG, "img.png"),
+		put(BIN, "bin.dat"),
+		put(Buffer.from(SCRIPT_TEXT), HOSTILE),
+		"mkdir -p " + q(HOSTILE_DIR),
+		"(cd " + q(HOSTILE_DIR) + " && echo inside > x.txt)",
+		"ln -s out/a.txt link.txt",
+		"mkfifo pipe",
+		"yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 1200000 > big.txt",
+		"ls",
+	].join(" && ");
+}
+
+let browser;
+const pages = [];
+
+before(async () => {
+	fs.mkdirSync(ART, { recursive: true });
+	// playwright gives every launch a fresh temporary profile directory
+	// (it refuses --user-data-dir in args; that is launchPersistentContext).
+	browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		headless: true,
+		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		    "--no-first-run", "--disable-background-networking",
+		    "--disable-component-update", "--disable-sync"],
+	});
+});
+
+after(async () => {
+	if (browser)
+		await browser.close();
+});
+
+// A fresh, instrumented page in its own context (own sessionStorage).
+async function openPage(viewport) {
+	const ctx = await browser.newContext({
+		ignoreHTTPSErrors: true,
+		acceptDownloads: true,
+		viewport: viewport || { width: 1280, height: 800 },
+	});
+	ctx.setDefaultTimeout(15000);
+	const page = await ctx.newPage();
+	const rec = { dialogs: [], errors: [], cspConsole: [] };
+	page.on("dialog", (d) => {
+		rec.dialogs.push(d.type() + ": " + d.message());
+		d.dismiss().catch(() => {});
+	});
+	page.on("pageerror", (e) => rec.errors.push(String(e)));
+	page.on("console", (m) => {
+		if (/Content Security Policy/i.test(m.text()))
+			rec.cspConsole.push(m.text());
+	});
+	await page.addInitScript(() => {
+		window.__csp = [];
+		window.__alerts = 0;
+		window.__pwned = 0;
+		document.addEventListener("securitypolicyviolation", (e) => {
+			window.__csp.push(e.violatedDirective + " " + e.blockedURI);
+		});
+		for (const f of ["alert", "confirm", "prompt"])
+			window[f] = () => { window.__alerts++; };
+	});
+	page.rec = rec;
+	pages.push(page);
+	return page;
+}
+
+async function assertClean(page) {
+	const st = await page.evaluate(() => ({ csp: window.__csp, alerts: window.__alerts,
+	    pwned: window.__pwned }));
+	assert.deepEqual(st.csp, [], "CSP violations: " + st.csp.join("; "));
+	assert.deepEqual(page.rec.cspConsole, [], "CSP console messages");
+	assert.equal(st.alerts, 0, "window.alert was called");
+	assert.equal(st.pwned, 0, "hostile content ran");
+	assert.deepEqual(page.rec.dialogs, [], "dialogs opened");
+	assert.deepEqual(page.rec.errors, [], "uncaught page errors");
+}
+
+async function shot(page, name) {
+	await page.screenshot({ path: path.join(ART, name + ".png") });
+}
+
+async function signIn(page, who) {
+	await page.goto(URL0);
+	await page.waitForSelector("body[data-ready='1']");
+	await page.fill("#token", INFO.tokens[who]);
+	await page.click("#signin-btn");
+	await page.waitForSelector("#bench:not([hidden])");
+}
+
+const node = (page, p) => page.locator(`button.node[data-path="${p.replace(/"/g, '\\"')}"]`);
+
+async function expand(page, p) {
+	const b = node(page, p);
+	await b.waitFor();
+	if (await b.getAttribute("aria-expanded") !== "true")
+		await b.click();
+	await page.waitForSelector(`button.node[data-path="${p.replace(/"/g, '\\"')}"][aria-expanded="true"]`);
+}
+
+async function alertText(page) {
+	await page.waitForSelector("#alert:not([hidden])");
+	return page.textContent("#alert-text");
+}
+
+// Bytes of the file the page downloads when its Download button is pressed.
+async function downloadBytes(page) {
+	const [dl] = await Promise.all([
+		page.waitForEvent("download"),
+		page.click("#download-btn"),
+	]);
+	const tmp = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "yxdl-")), "f");
+	await dl.saveAs(tmp);
+	const bytes = fs.readFileSync(tmp);
+	fs.rmSync(path.dirname(tmp), { recursive: true, force: true });
+	return { name: dl.suggestedFilename(), bytes };
+}
+
+// ---- tests -------------------------------------------------------------------
+
+let alice;	// alice's page, shared by the sequential tests below
+
+test("the page is served same-origin with its security headers", async () => {
+	const page = await openPage();
+	const res = await page.goto(URL0);
+	assert.equal(res.status(), 200);
+	const h = res.headers();
+	assert.equal(h["content-security-policy"], CSP);
+	assert.equal(h["x-content-type-options"], "nosniff");
+	assert.equal(h["referrer-policy"], "no-referrer");
+	for (const f of ["app.js", "api.js", "tree.js", "app.css"]) {
+		const r = await page.request.get(URL0 + f);
+		assert.equal(r.status(), 200, f);
+		assert.equal(r.headers()["content-security-policy"], CSP, f);
+		assert.equal(r.headers()["x-content-type-options"], "nosniff", f);
+	}
+	await page.waitForSelector("body[data-ready='1']");
+	assert.ok(await page.isVisible("#signin-view"));
+	await shot(page, "signin-1280");
+	await assertClean(page);
+	await page.context().close();
+});
+
+test("a bad token is refused with a readable message", async () => {
+	const page = await openPage();
+	await page.goto(URL0);
+	await page.waitForSelector("body[data-ready='1']");
+	await page.fill("#token", "not-a-token");
+	await page.click("#signin-btn");
+	const msg = await alertText(page);
+	assert.match(msg, /not accepted/);
+	assert.doesNotMatch(msg, /[{}]/);
+	assert.ok(await page.isVisible("#signin-view"));
+	assert.equal(await page.evaluate(() => sessionStorage.getItem("yuxi.token")), null);
+	await assertClean(page);
+	await page.context().close();
+});
+
+test("alice signs in, creates a thread and runs a command", async () => {
+	alice = await openPage();
+	await signIn(alice, "alice");
+	assert.equal(await alice.evaluate(() => sessionStorage.getItem("yuxi.token")),
+	    INFO.tokens.alice);
+	await alice.fill("#nt-id", THREAD);
+	await alice.fill("#nt-agent", "coder");
+	await alice.click("#newthread-btn");
+	await alice.waitForSelector(`button.thread[data-thread="${THREAD}"][aria-current="true"]`);
+	// the thread is listed (GET /api/threads) and its tree shows the roots
+	await node(alice, "/home/yuxi/user-data").waitFor();
+	await node(alice, "/home/yuxi/skills").waitFor();
+	await alice.fill("#cmd", setupCommand());
+	await alice.click("#run-btn");
+	await alice.waitForSelector("#run-meta.ok, #run-meta.bad", { timeout: 90000 });
+	const meta = await alice.textContent("#run-meta");
+	assert.match(meta, /^exit code 0 · \d+ ms$/, meta + "\n" + await alice.textContent("#run-output") +
+	    "\n" + await alice.textContent("#alert-text"));
+	const out = await alice.textContent("#run-output");
+	assert.ok(out.includes(HOSTILE), "ls output shows the hostile name literally");
+	assert.ok(out.includes("img.png"));
+	// the tree refreshed: workspace is listed under user-data
+	await node(alice, WS).waitFor();
+	await assertClean(alice);
+});
+
+test("the tree expands lazily by keyboard and shows sizes, times and special entries", async () => {
+	const ws = node(alice, WS);
+	await ws.focus();
+	await alice.keyboard.press("Enter");
+	await alice.waitForSelector(`button.node[data-path="${WS}"][aria-expanded="true"]`);
+	const out = node(alice, WS + "/out");
+	await out.waitFor();
+	await out.focus();
+	await alice.keyboard.press(" ");
+	await alice.waitForSelector(`button.node[data-path="${WS}/out"][aria-expanded="true"]`);
+	const a = node(alice, WS + "/out/a.txt");
+	await a.waitFor();
+	assert.equal(await a.locator(".size").textContent(), "6 B");
+	assert.match(await a.locator(".mtime").textContent(), /^\d{4}-\d\d-\d\d \d\d:\d\d$/);
+	// arrow keys move between items
+	await out.focus();
+	await alice.keyboard.press("ArrowDown");
+	assert.equal(await alice.evaluate(() => document.activeElement.dataset.path), WS + "/out/a.txt");
+	// special entries: shown as such, never followed
+	const link = node(alice, WS + "/link.txt");
+	assert.equal(await link.getAttribute("data-type"), "symlink");
+	assert.equal(await link.locator(".badge").textContent(), "symlink");
+	assert.equal(await node(alice, WS + "/pipe").locator(".badge").textContent(), "FIFO");
+	await link.click();
+	assert.match(await alice.textContent("#viewer-body"), /symlink.*never follows/);
+	assert.equal(await alice.isVisible("#download-btn"), false);
+	await assertClean(alice);
+});
+
+test("a text file opens in the monospace view", async () => {
+	await node(alice, WS + "/out/a.txt").click();
+	await alice.waitForSelector("#viewer-body pre.text");
+	assert.equal(await alice.textContent("#viewer-body pre.text"), "hello\n");
+	assert.equal(await alice.textContent("#viewer-path"), WS + "/out/a.txt");
+	assert.equal(await alice.isVisible("#viewer-note"), false);
+	const font = await alice.$eval("#viewer-body pre.text", (e) => getComputedStyle(e).fontFamily);
+	assert.match(font, /mono/i);
+	await shot(alice, "text-1280");
+	await assertClean(alice);
+});
+
+test("a large file shows the truncated notice", async () => {
+	await node(alice, WS + "/big.txt").click();
+	await alice.waitForSelector("#viewer-note:not([hidden])");
+	assert.match(await alice.textContent("#viewer-note"), /Truncated.*1200000 bytes/);
+	const len = await alice.$eval("#viewer-body pre.text", (e) => e.textContent.length);
+	assert.equal(len, 1 << 20);
+	await assertClean(alice);
+});
+
+test("an image is shown inline from a blob URL", async () => {
+	await node(alice, WS + "/img.png").click();
+	await alice.waitForSelector("#viewer-body img.preview");
+	await alice.waitForFunction(() => {
+		const i = document.querySelector("#viewer-body img.preview");
+		return i && i.complete && i.naturalWidth > 0;
+	});
+	const img = await alice.$eval("#viewer-body img.preview",
+	    (i) => ({ src: i.src, w: i.naturalWidth, h: i.naturalHeight, alt: i.alt }));
+	assert.match(img.src, /^blob:/);
+	assert.deepEqual([img.w, img.h, img.alt], [120, 80, "img.png"]);
+	await shot(alice, "image-1280");
+	const dl = await downloadBytes(alice);
+	assert.equal(dl.name, "img.png");
+	assert.ok(dl.bytes.equals(PNG), "downloaded PNG bytes differ");
+	await assertClean(alice);
+});
+
+test("a binary file is offered for download and the bytes match", async () => {
+	await node(alice, WS + "/bin.dat").click();
+	await alice.waitForFunction(() => /Binary file/.test(
+	    document.querySelector("#viewer-body").textContent));
+	const dl = await downloadBytes(alice);
+	assert.equal(dl.name, "bin.dat");
+	assert.equal(dl.bytes.length, BIN.length);
+	assert.ok(dl.bytes.equals(BIN), "downloaded bytes differ");
+	await assertClean(alice);
+});
+
+test("hostile names and contents render literally and run nothing", async () => {
+	const p = WS + "/" + HOSTILE;
+	const b = node(alice, p);
+	await b.waitFor();
+	assert.equal(await b.locator(".name").textContent(), HOSTILE);
+	// nothing was parsed as markup anywhere in the tree
+	assert.equal(await alice.locator("#tree img, #tree svg, #tree b, #tree script").count(), 0);
+	const d = node(alice, WS + "/" + HOSTILE_DIR);
+	assert.equal(await d.locator(".name").textContent(), HOSTILE_DIR);
+	await expand(alice, WS + "/" + HOSTILE_DIR);
+	await node(alice, WS + "/" + HOSTILE_DIR + "/x.txt").click();
+	await alice.waitForFunction(() => {
+		const e = document.querySelector("#viewer-body pre.text");
+		return e && e.textContent === "inside\n";
+	});
+	await b.click();
+	await alice.waitForFunction((t) => {
+		const e = document.querySelector("#viewer-body pre.text");
+		return e && e.textContent === t;
+	}, SCRIPT_TEXT);
+	assert.equal(await alice.textContent("#viewer-path"), p);
+	assert.equal(await alice.locator("#viewer-body script, #viewer-body img, #viewer-path img").count(), 0);
+	const dl = await downloadBytes(alice);
+	assert.ok(dl.bytes.equals(Buffer.from(SCRIPT_TEXT)));
+	await alice.waitForTimeout(300);	// let any onerror fire
+	await shot(alice, "hostile-1280");
+	await assertClean(alice);
+});
+
+test("a new file made by a command appears after the run", async () => {
+	await alice.fill("#cmd", "echo later > out/new.txt; exit 3");
+	await alice.press("#cmd", "Control+Enter");
+	await alice.waitForSelector("#run-meta.bad", { timeout: 60000 });
+	assert.match(await alice.textContent("#run-meta"), /^exit code 3 · \d+ ms$/);
+	await node(alice, WS + "/out/new.txt").waitFor();
+	await shot(alice, "run-1280");
+	await assertClean(alice);
+});
+
+test("service errors are shown as readable messages", async () => {
+	const json = (status, code, msg, extra) => ({
+		status,
+		headers: Object.assign({ "content-type": "application/json" }, extra || {}),
+		body: JSON.stringify({ error: { code, message: msg } }),
+	});
+	await alice.route("**/api/execute", (r) =>
+	    r.fulfill(json(503, "capacity", "no free sandbox", { "retry-after": "7" })));
+	await alice.fill("#cmd", "true");
+	await alice.click("#run-btn");
+	let msg = await alertText(alice);
+	assert.equal(msg, "The sandbox service is at capacity. Try again in 7 seconds.");
+	await alice.unroute("**/api/execute");
+	await alice.route(/\/api\/viewer\/filesystem\/tree\?/, (r) =>
+	    r.fulfill(json(503, "backend_unavailable", "engine down")));
+	await alice.click("#tree-reload");
+	await alice.waitForFunction(() => /backend is unavailable/.test(
+	    document.querySelector("#alert-text").textContent));
+	await alice.unroute(/\/api\/viewer\/filesystem\/tree\?/);
+	// a file deleted behind the page's back: the real 404 file_not_found
+	await alice.click("#alert-close");
+	const res = await alice.request.post(INFO.url + "/api/execute", {
+		headers: { "Authorization": "Bearer " + INFO.tokens.alice },
+		data: { thread_id: THREAD, command: "rm out/a.txt" },
+	});
+	assert.equal(res.status(), 200);
+	await node(alice, WS + "/out/a.txt").click();
+	msg = await alertText(alice);
+	assert.match(msg, /^The file no longer exists/);
+	assert.doesNotMatch(msg, /[{}]/);
+	assert.equal(await alice.textContent("#viewer-body"), "Could not open this file.");
+	await assertClean(alice);
+});
+
+test("an expired token returns to the sign-in form with a message", async () => {
+	await alice.evaluate(() => sessionStorage.setItem("yuxi.token", "expired-token"));
+	await alice.click("#threads-reload");
+	await alice.waitForSelector("#signin-view:not([hidden])");
+	assert.equal(await alertText(alice), "Your token is invalid or has expired. Please sign in again.");
+	assert.equal(await alice.evaluate(() => sessionStorage.getItem("yuxi.token")), null);
+	assert.equal(await alice.locator("#tree button.node").count(), 0);
+	await assertClean(alice);
+	// signing in again restores the thread list
+	await alice.fill("#token", INFO.tokens.alice);
+	await alice.click("#signin-btn");
+	await alice.waitForSelector(`button.thread[data-thread="${THREAD}"]`);
+	await assertClean(alice);
+});
+
+test("bob cannot see or take alice's thread", async () => {
+	const bob = await openPage();
+	await signIn(bob, "bob");
+	await bob.waitForSelector("#threads-empty:not([hidden]), #thread-list li");
+	assert.equal(await bob.locator(`button.thread[data-thread="${THREAD}"]`).count(), 0);
+	await bob.fill("#nt-id", THREAD);
+	await bob.click("#newthread-btn");
+	assert.equal(await alertText(bob), "That thread id is already taken by another user.");
+	const r = await bob.evaluate(async (tid) => {
+		const api = await import("/api.js");
+		try {
+			await api.tree(tid, "/home/yuxi/user-data");
+			return "listed";
+		} catch (e) {
+			return e.status + " " + e.message;
+		}
+	}, THREAD);
+	assert.equal(r, "404 This thread does not exist or is not yours.");
+	await assertClean(bob);
+	await bob.context().close();
+});
+
+test("the layout is readable at 390x844", async () => {
+	const page = await openPage({ width: 390, height: 844 });
+	await page.goto(URL0);
+	await page.waitForSelector("body[data-ready='1']");
+	await shot(page, "signin-390");
+	await page.fill("#token", INFO.tokens.alice);
+	await page.click("#signin-btn");
+	await page.click(`button.thread[data-thread="${THREAD}"]`);
+	await expand(page, WS);
+	await expand(page, WS + "/out");
+	await node(page, WS + "/out/new.txt").waitFor();
+	await page.locator(`button.thread[data-thread="${THREAD}"]`).focus();
+	await shot(page, "tree-390");
+	await node(page, WS + "/img.png").click();
+	await page.waitForSelector("#viewer-body img.preview");
+	await page.locator("#viewer-title").scrollIntoViewIfNeeded();
+	await shot(page, "image-390");
+	const wide = await page.evaluate(() => ({
+		doc: document.documentElement.scrollWidth,
+		win: window.innerWidth,
+	}));
+	assert.ok(wide.doc <= wide.win, `horizontal overflow: ${wide.doc} > ${wide.win}`);
+	// panes stack: the viewer is below the tree, full width
+	const boxes = await page.evaluate(() => ["threads", "files", "work"].map((c) => {
+		const r = document.querySelector(".pane." + c).getBoundingClientRect();
+		return { x: r.x, y: r.y, w: r.width };
+	}));
+	assert.ok(boxes[0].y < boxes[1].y && boxes[1].y < boxes[2].y, JSON.stringify(boxes));
+	for (const b of boxes)
+		assert.ok(b.w > 340, JSON.stringify(boxes));
+	await assertClean(page);
+	await page.context().close();
+	// and the desktop view keeps three columns side by side
+	const cols = await alice.evaluate(() => ["threads", "files", "work"].map((c) =>
+	    document.querySelector(".pane." + c).getBoundingClientRect().x));
+	assert.ok(cols[0] < cols[1] && cols[1] < cols[2], JSON.stringify(cols));
+});

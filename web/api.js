@@ -1,0 +1,162 @@
+// web/api.js - the workbench's client of the yuxi-sandbox HTTP API
+// (docs/api: threads, viewer, execute). Same origin, bearer token from
+// sessionStorage. Every failure becomes an ApiError carrying the HTTP status,
+// the service's error code and a sentence a person can read; the raw JSON is
+// never shown.
+
+const TOKEN_KEY = "yuxi.token";
+
+export class ApiError extends Error {
+	constructor(status, code, message, retryAfter) {
+		super(message);
+		this.name = "ApiError";
+		this.status = status;
+		this.code = code;
+		this.retryAfter = retryAfter;
+	}
+}
+
+export function getToken() {
+	try {
+		return sessionStorage.getItem(TOKEN_KEY) || "";
+	} catch (e) {
+		return "";
+	}
+}
+
+export function setToken(tok) {
+	try {
+		if (tok)
+			sessionStorage.setItem(TOKEN_KEY, tok);
+		else
+			sessionStorage.removeItem(TOKEN_KEY);
+	} catch (e) {
+		/* storage disabled: the session lasts until reload */
+	}
+}
+
+// A readable sentence for an error answer; `detail` is the service's own
+// message (plain text, shown as text only).
+function describe(status, code, detail, retryAfter) {
+	switch (code) {
+	case "unauthenticated":
+		return "Your token is invalid or has expired. Please sign in again.";
+	case "not_found":
+		return "This thread does not exist or is not yours.";
+	case "file_not_found":
+		return "The file no longer exists" + (detail ? " (" + detail + ")." : ".");
+	case "capacity":
+		return "The sandbox service is at capacity. Try again in " +
+		    (retryAfter || "a few") + " seconds.";
+	case "backend_unavailable":
+		return "The sandbox backend is unavailable right now (container engine " +
+		    "or provisioner down). Try again later.";
+	case "path_not_allowed":
+		return "That path is not allowed" + (detail ? ": " + detail : ".");
+	case "invalid_path":
+		return "Invalid path" + (detail ? ": " + detail : ".");
+	case "invalid_thread_id":
+		return "Invalid thread id: use 1 to 128 letters, digits, '_' or '-'.";
+	case "thread_exists":
+		return "That thread id is already taken by another user.";
+	case "is_directory":
+		return "That is a directory, not a file.";
+	case "payload_too_large":
+		return "The request is too large.";
+	case "forbidden":
+		return "You are not allowed to do that.";
+	}
+	if (status === 401)
+		return "Your token is invalid or has expired. Please sign in again.";
+	if (status === 404)
+		return "Not found.";
+	if (status === 502 || status === 504)
+		return "The sandbox service is not answering (HTTP " + status + ").";
+	if (status === 503)
+		return "The sandbox service is unavailable (HTTP 503). Try again later.";
+	if (detail)
+		return detail;
+	return "Request failed (HTTP " + status + ").";
+}
+
+async function failure(res) {
+	let code = "", detail = "";
+	const ra = res.headers.get("Retry-After");
+	const ctype = res.headers.get("Content-Type") || "";
+	if (ctype.includes("json")) {
+		try {
+			const j = await res.json();
+			if (j && j.error && typeof j.error === "object") {
+				code = String(j.error.code || "");
+				detail = String(j.error.message || "");
+			}
+		} catch (e) {
+			/* not JSON after all: keep the status only */
+		}
+	}
+	return new ApiError(res.status, code, describe(res.status, code, detail, ra), ra);
+}
+
+// fetch with the token; resolves to the Response when 2xx, else throws
+// ApiError (network failures included, status 0).
+async function send(method, url, body) {
+	const headers = { "Authorization": "Bearer " + getToken() };
+	const init = { method, headers, cache: "no-store", credentials: "omit",
+	    redirect: "error" };
+	if (body !== undefined) {
+		headers["Content-Type"] = "application/json";
+		init.body = JSON.stringify(body);
+	}
+	let res;
+	try {
+		res = await fetch(url, init);
+	} catch (e) {
+		throw new ApiError(0, "network", "Cannot reach the sandbox service. " +
+		    "Check your connection and try again.");
+	}
+	if (!res.ok)
+		throw await failure(res);
+	return res;
+}
+
+function qs(params) {
+	return new URLSearchParams(params).toString();
+}
+
+export async function listThreads() {
+	const j = await (await send("GET", "/api/threads")).json();
+	return Array.isArray(j.threads) ? j.threads : [];
+}
+
+export async function createThread(threadId, agentId) {
+	const body = {};
+	if (threadId)
+		body.thread_id = threadId;
+	if (agentId)
+		body.agent_id = agentId;
+	return (await send("POST", "/api/threads", body)).json();
+}
+
+export async function tree(threadId, path) {
+	return (await send("GET", "/api/viewer/filesystem/tree?" +
+	    qs({ thread_id: threadId, path }))).json();
+}
+
+export async function readFile(threadId, path) {
+	return (await send("GET", "/api/viewer/filesystem/file?" +
+	    qs({ thread_id: threadId, path }))).json();
+}
+
+// The file's bytes as a Blob of the given type (the server's Content-Type
+// is ignored on purpose: the caller decides how the bytes may be used).
+export async function downloadBlob(threadId, path, type) {
+	const res = await send("GET", "/api/viewer/filesystem/download?" +
+	    qs({ thread_id: threadId, path }));
+	const buf = await res.arrayBuffer();
+	return new Blob([buf], { type });
+}
+
+export async function execute(threadId, command) {
+	return (await send("POST", "/api/execute",
+	    { thread_id: threadId, command })).json();
+}

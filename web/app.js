@@ -1,0 +1,439 @@
+// web/app.js - the workbench page: sign in with a bearer token, list and
+// create threads, browse the thread's files (tree.js), view text and images,
+// download any file, run a command in the thread and show its result.
+// Data from the service is only ever rendered with textContent; images are
+// shown from Blob object URLs of the bytes fetched with the token (png, jpeg,
+// gif and webp only, never SVG); downloads go through a temporary
+// <a download> on an object URL of an application/octet-stream Blob.
+
+import * as api from "./api.js";
+import { FileTree, fmtSize, fmtTime } from "./tree.js";
+
+const $ = (id) => document.getElementById(id);
+
+const IMAGE_TYPES = {
+	png: "image/png",
+	jpg: "image/jpeg",
+	jpeg: "image/jpeg",
+	gif: "image/gif",
+	webp: "image/webp",
+};
+
+const THREAD_KEY = "yuxi.thread";
+
+const state = {
+	thread: "",
+	threads: [],
+	file: null,		// entry shown in the viewer
+	objectUrl: "",		// the viewer image's object URL
+	viewSeq: 0,
+	running: false,
+};
+
+let fileTree = null;
+
+function el(tag, cls, text) {
+	const n = document.createElement(tag);
+	if (cls)
+		n.className = cls;
+	if (text !== undefined)
+		n.textContent = text;
+	return n;
+}
+
+/* ---- messages ------------------------------------------------------- */
+
+function showAlert(text, kind) {
+	$("alert-text").textContent = text;
+	$("alert").className = "alert " + (kind || "error");
+	$("alert").hidden = false;
+}
+
+function hideAlert() {
+	$("alert").hidden = true;
+	$("alert-text").textContent = "";
+}
+
+// Show an error; a 401 ends the session and returns to the sign-in form.
+function fail(err) {
+	const msg = err && err.message ? err.message : String(err);
+	if (err && err.status === 401) {
+		signOut();
+		showAlert(msg, "error");
+		return;
+	}
+	showAlert(msg, "error");
+}
+
+/* ---- session -------------------------------------------------------- */
+
+function showSignIn() {
+	$("bench").hidden = true;
+	$("session").hidden = true;
+	$("signin-view").hidden = false;
+	$("token").value = "";
+	$("token").focus();
+}
+
+function showBench() {
+	$("signin-view").hidden = true;
+	$("bench").hidden = false;
+	$("session").hidden = false;
+}
+
+function signOut() {
+	api.setToken("");
+	try {
+		sessionStorage.removeItem(THREAD_KEY);
+	} catch (e) { /* ignore */ }
+	state.thread = "";
+	state.threads = [];
+	fileTree.clear();
+	clearViewer();
+	$("thread-list").replaceChildren();
+	$("run-result").hidden = true;
+	$("run-output").textContent = "";
+	$("who").textContent = "";
+	$("files-title").textContent = "Files";
+	setThreadControls(false);
+	showSignIn();
+}
+
+async function signIn(ev) {
+	ev.preventDefault();
+	const tok = $("token").value.trim();
+	if (!tok)
+		return;
+	hideAlert();
+	$("signin-btn").disabled = true;
+	api.setToken(tok);
+	try {
+		await loadThreads();
+		showBench();
+		$("newthread-btn").focus();
+	} catch (err) {
+		api.setToken("");
+		if (err.status === 401)
+			showAlert("That token was not accepted (invalid or expired).", "error");
+		else
+			showAlert(err.message, "error");
+	} finally {
+		$("signin-btn").disabled = false;
+	}
+}
+
+/* ---- threads -------------------------------------------------------- */
+
+async function loadThreads() {
+	const list = await api.listThreads();
+	state.threads = list;
+	renderThreads();
+	const owner = list.length && list[0].owner ? String(list[0].owner) : "";
+	$("who").textContent = owner ? "Signed in as " + owner : "Signed in";
+}
+
+function renderThreads() {
+	const ul = $("thread-list");
+	ul.replaceChildren();
+	for (const t of state.threads) {
+		const li = el("li");
+		const b = el("button", "thread");
+		b.type = "button";
+		b.dataset.thread = t.thread_id;
+		b.append(el("span", "tid", String(t.thread_id)));
+		const meta = [];
+		if (t.agent_id)
+			meta.push(String(t.agent_id) + (t.agent_config_id ?
+			    "/" + String(t.agent_config_id) : ""));
+		if (t.created_at)
+			meta.push(fmtTime(t.created_at));
+		b.append(el("span", "tmeta", meta.join(" · ")));
+		if (t.thread_id === state.thread)
+			b.setAttribute("aria-current", "true");
+		b.addEventListener("click", () => pickThread(String(t.thread_id)));
+		li.append(b);
+		ul.append(li);
+	}
+	$("threads-empty").hidden = state.threads.length !== 0;
+}
+
+async function reloadThreads() {
+	hideAlert();
+	try {
+		await loadThreads();
+	} catch (err) {
+		fail(err);
+	}
+}
+
+async function newThread(ev) {
+	ev.preventDefault();
+	hideAlert();
+	const id = $("nt-id").value.trim();
+	const agent = $("nt-agent").value.trim();
+	$("newthread-btn").disabled = true;
+	try {
+		const rec = await api.createThread(id, agent);
+		$("nt-id").value = "";
+		await loadThreads();
+		await pickThread(String(rec.thread_id));
+	} catch (err) {
+		fail(err);
+	} finally {
+		$("newthread-btn").disabled = false;
+	}
+}
+
+function setThreadControls(on) {
+	$("cmd").disabled = !on;
+	$("run-btn").disabled = !on || state.running;
+	$("tree-reload").disabled = !on;
+	$("files-hint").hidden = on;
+}
+
+async function pickThread(tid) {
+	hideAlert();
+	state.thread = tid;
+	try {
+		sessionStorage.setItem(THREAD_KEY, tid);
+	} catch (e) { /* ignore */ }
+	for (const b of $("thread-list").querySelectorAll("button.thread")) {
+		if (b.dataset.thread === tid)
+			b.setAttribute("aria-current", "true");
+		else
+			b.removeAttribute("aria-current");
+	}
+	clearViewer();
+	$("run-result").hidden = true;
+	setThreadControls(true);
+	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
+	await fileTree.show(tid);
+}
+
+/* ---- viewer ----------------------------------------------------------- */
+
+function clearViewer() {
+	state.viewSeq++;
+	state.file = null;
+	if (state.objectUrl) {
+		URL.revokeObjectURL(state.objectUrl);
+		state.objectUrl = "";
+	}
+	$("viewer-path").textContent = "";
+	$("viewer-note").hidden = true;
+	$("download-btn").hidden = true;
+	$("viewer-body").replaceChildren(el("p", "hint", "Open a file from the tree."));
+}
+
+function ext(name) {
+	const i = name.lastIndexOf(".");
+	return i > 0 ? name.slice(i + 1).toLowerCase() : "";
+}
+
+function note(text) {
+	$("viewer-note").textContent = text;
+	$("viewer-note").hidden = !text;
+}
+
+// Text the service decoded with U+FFFD for invalid bytes: call it binary
+// when it has NUL bytes or more than a few replacement characters.
+function looksBinary(s) {
+	if (s.indexOf("\u0000") >= 0)
+		return true;
+	let bad = 0;
+	for (let i = s.indexOf("\uFFFD"); i >= 0; i = s.indexOf("\uFFFD", i + 1))
+		bad++;
+	return bad > 8 && bad * 50 > s.length;
+}
+
+async function openFile(entry) {
+	hideAlert();
+	clearViewer();
+	const seq = state.viewSeq;
+	const name = String(entry.name);
+	state.file = entry;
+	$("viewer-path").textContent = entry.path;
+	$("download-btn").hidden = false;
+	const body = $("viewer-body");
+	body.replaceChildren(el("p", "hint", "Loading…"));
+	body.setAttribute("aria-busy", "true");
+	try {
+		const itype = IMAGE_TYPES[ext(name)];
+		if (itype) {
+			const blob = await api.downloadBlob(state.thread, entry.path, itype);
+			if (seq !== state.viewSeq)
+				return;
+			state.objectUrl = URL.createObjectURL(blob);
+			const img = el("img", "preview");
+			img.alt = name;
+			img.addEventListener("error", () => {
+				if (seq === state.viewSeq)
+					note("This image could not be decoded; download it instead.");
+			});
+			img.src = state.objectUrl;
+			body.replaceChildren(img);
+			note("");
+			$("viewer-path").textContent = entry.path + "  (" +
+			    fmtSize(blob.size) + ")";
+			return;
+		}
+		const j = await api.readFile(state.thread, entry.path);
+		if (seq !== state.viewSeq)
+			return;
+		const content = typeof j.content === "string" ? j.content : "";
+		if (looksBinary(content)) {
+			body.replaceChildren(el("p", "hint",
+			    "Binary file (" + fmtSize(j.size) + "): not shown. Use Download."));
+			return;
+		}
+		const pre = el("pre", "mono text", content);
+		pre.tabIndex = 0;
+		pre.setAttribute("aria-label", "Content of " + name);
+		body.replaceChildren(pre);
+		if (j.truncated === true)
+			note("Truncated: the file is " + fmtSize(j.size) + " (" + j.size +
+			    " bytes); only the beginning is shown. Download it for the whole content.");
+		else if (content === "")
+			note("Empty file.");
+	} catch (err) {
+		if (seq !== state.viewSeq)
+			return;
+		body.replaceChildren(el("p", "hint", "Could not open this file."));
+		fail(err);
+	} finally {
+		if (seq === state.viewSeq)
+			body.removeAttribute("aria-busy");
+	}
+}
+
+function showSpecial(entry, what) {
+	hideAlert();
+	clearViewer();
+	$("viewer-path").textContent = entry.path;
+	$("viewer-body").replaceChildren(el("p", "hint",
+	    "This entry is a " + what + ". The workbench shows it but never follows or opens it."));
+}
+
+async function download() {
+	const entry = state.file;
+	if (!entry)
+		return;
+	hideAlert();
+	const btn = $("download-btn");
+	btn.disabled = true;
+	try {
+		const blob = await api.downloadBlob(state.thread, entry.path,
+		    "application/octet-stream");
+		const url = URL.createObjectURL(blob);
+		const a = document.createElement("a");
+		a.href = url;
+		a.download = String(entry.name);
+		a.hidden = true;
+		document.body.append(a);
+		a.click();
+		a.remove();
+		setTimeout(() => URL.revokeObjectURL(url), 30000);
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = false;
+	}
+}
+
+/* ---- command runner ------------------------------------------------- */
+
+async function run(ev) {
+	if (ev)
+		ev.preventDefault();
+	const cmd = $("cmd").value;
+	if (!state.thread || state.running || cmd.trim() === "")
+		return;
+	hideAlert();
+	state.running = true;
+	$("run-btn").disabled = true;
+	$("run-btn").textContent = "Running…";
+	$("run-result").hidden = false;
+	$("run-result").setAttribute("aria-busy", "true");
+	$("run-meta").textContent = "Running…";
+	$("run-output").textContent = "";
+	const tid = state.thread;
+	try {
+		const r = await api.execute(tid, cmd);
+		if (tid !== state.thread)
+			return;
+		const meta = ["exit code " + r.exit_code, r.duration_ms + " ms"];
+		if (r.timed_out)
+			meta.push("timed out (process tree killed)");
+		if (r.truncated)
+			meta.push("output truncated" + (r.full_output_path ?
+			    "; full output in " + r.full_output_path : ""));
+		$("run-meta").textContent = meta.join(" · ");
+		$("run-meta").className = "run-meta " + (r.exit_code === 0 ? "ok" : "bad");
+		$("run-output").textContent = typeof r.output === "string" ? r.output : "";
+		$("run-output").classList.toggle("empty", !r.output);
+		await fileTree.refresh();
+	} catch (err) {
+		$("run-meta").textContent = "Not run.";
+		$("run-meta").className = "run-meta bad";
+		fail(err);
+	} finally {
+		state.running = false;
+		$("run-result").removeAttribute("aria-busy");
+		$("run-btn").textContent = "Run";
+		$("run-btn").disabled = !state.thread;
+	}
+}
+
+function cmdKey(ev) {
+	if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey))
+		run(ev);
+}
+
+/* ---- start ---------------------------------------------------------- */
+
+async function start() {
+	fileTree = new FileTree($("tree"), {
+		onFile: openFile,
+		onSpecial: showSpecial,
+		onError: fail,
+	});
+	$("signin-form").addEventListener("submit", signIn);
+	$("signout").addEventListener("click", () => {
+		hideAlert();
+		signOut();
+	});
+	$("alert-close").addEventListener("click", hideAlert);
+	$("threads-reload").addEventListener("click", reloadThreads);
+	$("newthread-form").addEventListener("submit", newThread);
+	$("tree-reload").addEventListener("click", () => fileTree.refresh());
+	$("run-form").addEventListener("submit", run);
+	$("cmd").addEventListener("keydown", cmdKey);
+	$("download-btn").addEventListener("click", download);
+
+	if (!api.getToken()) {
+		showSignIn();
+		document.body.dataset.ready = "1";
+		return;
+	}
+	try {
+		await loadThreads();
+		showBench();
+		let last = "";
+		try {
+			last = sessionStorage.getItem(THREAD_KEY) || "";
+		} catch (e) { /* ignore */ }
+		if (last && state.threads.some((t) => t.thread_id === last))
+			await pickThread(last);
+	} catch (err) {
+		if (err.status === 401) {
+			signOut();
+			showAlert(err.message, "error");
+		} else {
+			showBench();
+			fail(err);
+		}
+	}
+	document.body.dataset.ready = "1";
+}
+
+start();
