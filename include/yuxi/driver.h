@@ -102,7 +102,10 @@ struct yx_driver_ops {
 	int	(*start)(struct yx_driver *, const char *ref, struct yx_errctx *);
 	/* Stop (with a short grace) and remove; NOT_FOUND counts as success. */
 	int	(*remove)(struct yx_driver *, const char *ref, struct yx_errctx *);
-	/* All containers carrying label io.yuxi.sandbox=1 (running or not).
+	/* All containers of this service instance: label io.yuxi.sandbox=1
+	 * and a name starting with cfg->container_prefix (running or not).
+	 * Several instances may share one engine; the prefix keeps one
+	 * instance's reaper away from another's containers.
 	 * *out is a heap array (caller frees) of *n entries. */
 	int	(*list)(struct yx_driver *, struct yx_container_info **out,
 		    size_t *n, struct yx_errctx *);

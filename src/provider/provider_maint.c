@@ -40,34 +40,6 @@ yx_prov_claim_destroy(struct yx_provider *p, struct yx_shm_slot *s,
 	return YX_OK;
 }
 
-/*
- * List the labelled containers of THIS service instance: those carrying our
- * label whose name starts with cfg->container_prefix. Several instances may
- * share one engine (tests, staging beside production); the prefix is what
- * keeps one instance's reaper from adopting or removing another's
- * containers. *csp is heap (caller frees). YX_OK or the driver's error.
- */
-static int
-yx_prov_list_ours(struct yx_provider *p, struct yx_container_info **csp,
-    size_t *np, struct yx_errctx *err)
-{
-	const char	*pfx = p->cfg->container_prefix;
-	size_t		 plen = strlen(pfx), i, o = 0;
-	int		 rc;
-
-	*csp = NULL;
-	*np = 0;
-	if ((rc = p->driver->ops->list(p->driver, csp, np, err)) != YX_OK) {
-		YX_PROV_METRIC(p, engine_errors);
-		return rc;
-	}
-	for (i = 0; i < *np; i++)
-		if (strncmp((*csp)[i].name, pfx, plen) == 0)
-			(*csp)[o++] = (*csp)[i];
-	*np = o;
-	return YX_OK;
-}
-
 /* Remove labelled containers of a thread that has no slot. */
 static int
 yx_prov_destroy_unslotted(struct yx_provider *p, const char *thread_id,
@@ -77,8 +49,10 @@ yx_prov_destroy_unslotted(struct yx_provider *p, const char *thread_id,
 	size_t				 n = 0, i;
 	int				 rc, found = 0;
 
-	if ((rc = yx_prov_list_ours(p, &cs, &n, err)) != YX_OK)
+	if ((rc = p->driver->ops->list(p->driver, &cs, &n, err)) != YX_OK) {
+		YX_PROV_METRIC(p, engine_errors);
 		return rc;
+	}
 	for (i = 0; i < n && rc == YX_OK; i++)
 		if (strcmp(cs[i].thread_id, thread_id) == 0) {
 			rc = yx_prov_remove(p, cs[i].id, err);
@@ -386,8 +360,10 @@ yx_prov_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 	int				 rc, first = YX_OK;
 
 	yx_proc_self(&me);
-	if ((rc = yx_prov_list_ours(p, &cs, &n, err)) != YX_OK)
+	if ((rc = p->driver->ops->list(p->driver, &cs, &n, err)) != YX_OK) {
+		YX_PROV_METRIC(p, engine_errors);
 		return rc;
+	}
 	for (i = 0; i < n; i++)
 		if ((rc = yx_prov_sync_one(p, &cs[i], remove, &me, err)) !=
 		    YX_OK && first == YX_OK)

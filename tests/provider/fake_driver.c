@@ -222,8 +222,10 @@ fake_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 		free(v);
 		return yx_fail(err, e->fail_list, "fake list");
 	}
+	/* the driver contract: our label and our instance's name prefix */
 	for (i = 0; i < FAKE_MAX; i++)
-		if (e->c[i].used)
+		if (e->c[i].used && strncmp(e->c[i].info.name,
+		    d->cfg->container_prefix, strlen(d->cfg->container_prefix)) == 0)
 			v[(*n)++] = e->c[i].info;
 	fake_unlock(e);
 	*out = v;

@@ -1,0 +1,62 @@
+/*
+ * api_int.h - private interface between the Engine API driver's files.
+ *
+ * api.c owns the libcurl plumbing (one easy handle per driver, reset before
+ * each call, talking HTTP/1.1 over cfg->docker_api_socket) and the lifecycle
+ * operations; api_exec.c implements exec on top of api_request().
+ */
+#ifndef YUXI_API_INT_H
+#define YUXI_API_INT_H
+
+#include <stddef.h>
+
+#include "yuxi/buf.h"
+#include "yuxi/driver.h"
+
+#define API_CONNECT_MS	2000	/* connect to the unix socket */
+#define API_CALL_MS	30000	/* any call but exec start */
+#define API_BODY_MAX	(8U << 20)	/* largest JSON reply we accept */
+
+struct api_driver {
+	struct yx_driver	 base;
+	void			*curl;	/* CURL * */
+};
+
+/* Sink for a response body: returns the number of bytes consumed. */
+typedef size_t (*api_write_fn)(char *, size_t, size_t, void *);
+
+struct api_call {
+	const char	*method;	/* "GET", "POST", "DELETE" */
+	const char	*path;		/* after the base, escaped, "/x/y?z" */
+	const char	*body;		/* JSON or NULL */
+	long		 timeout_ms;
+	api_write_fn	 write_fn;	/* NULL: collect into resp */
+	void		*write_arg;
+	struct yx_buf	*resp;		/* capped at API_BODY_MAX */
+	long		 status;	/* out: HTTP status */
+	int		 curl_rc;	/* out: CURLcode */
+};
+
+/*
+ * Perform one call. Returns YX_OK when an HTTP status arrived (any status,
+ * see call->status); YX_E_BACKEND_UNAVAILABLE when the engine cannot be
+ * reached or the call timed out (call->curl_rc says which); YX_E_NOMEM.
+ */
+int	api_request(struct api_driver *ad, struct api_call *call,
+	    struct yx_errctx *err);
+/*
+ * Turn a non-2xx status into an error: 5xx -> BACKEND_UNAVAILABLE, 404 ->
+ * NOT_FOUND, 409 -> FILE_EXISTS, 400 -> BAD_REQUEST, else INTERNAL; the
+ * message is "<what>: <engine message, escaped>". Returns the error.
+ */
+int	api_status_fail(struct yx_errctx *err, long status,
+	    const struct yx_buf *resp, const char *what);
+/* "/<prefix><escaped ref><suffix>" into dst; YX_OK or YX_E_NOMEM. */
+int	api_path(struct api_driver *ad, struct yx_buf *dst, const char *prefix,
+	    const char *ref, const char *suffix);
+
+int	api_exec(struct yx_driver *, const char *ref,
+	    const struct yx_exec_req *, struct yx_exec_result *,
+	    struct yx_errctx *);
+
+#endif /* YUXI_API_INT_H */

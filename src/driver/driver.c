@@ -1,0 +1,245 @@
+/*
+ * driver.c - driver selection and helpers common to the API and CLI drivers.
+ *
+ * yx_driver_new() honours cfg->driver; "auto" pings the Engine API socket and
+ * falls back to the `docker` command when the socket does not answer. The
+ * inspect parser here serves both drivers because `docker inspect` prints
+ * exactly the Engine API's container JSON.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+#include "yuxi/log.h"
+#include "driver/driver_int.h"
+
+/* True when an executable `docker` is found on PATH. */
+static bool
+docker_on_path(void)
+{
+	const char	*path = getenv("PATH");
+	const char	*p, *e;
+	char		 cand[4096];
+	bool		 found = false;
+
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; !found && *p != '\0'; p = (*e == ':') ? e + 1 : e) {
+		e = strchr(p, ':');
+		if (e == NULL)
+			e = p + strlen(p);
+		if (e == p)
+			continue;
+		if (snprintf(cand, sizeof(cand), "%.*s/docker", (int)(e - p),
+		    p) >= (int)sizeof(cand))
+			continue;
+		found = access(cand, X_OK) == 0;
+	}
+	return found;
+}
+
+/*
+ * Returns a driver (caller frees with yx_driver_free) or NULL with err set
+ * on allocation failure. In auto mode the API driver is kept when it answers
+ * /_ping; otherwise the CLI driver when docker is on PATH; otherwise the API
+ * driver, whose calls then report BACKEND_UNAVAILABLE.
+ */
+struct yx_driver *
+yx_driver_new(const struct yx_config *cfg, struct yx_errctx *err)
+{
+	struct yx_driver *d = NULL;
+
+	switch (cfg->driver) {
+	case YX_DRIVER_CLI:
+		d = yx_driver_cli_new(cfg, err);
+		break;
+	case YX_DRIVER_API:
+		d = yx_driver_api_new(cfg, err);
+		break;
+	case YX_DRIVER_AUTO:
+	default:
+		if ((d = yx_driver_api_new(cfg, err)) == NULL)
+			break;
+		if (d->ops->ping(d, NULL) == YX_OK || !docker_on_path())
+			break;
+		log_info("engine API socket does not answer; using the "
+		    "docker command");
+		yx_driver_free(d);
+		d = yx_driver_cli_new(cfg, err);
+		break;
+	}
+	return d;
+}
+
+void
+yx_driver_free(struct yx_driver *d)
+{
+	if (d != NULL)
+		d->ops->free(d);
+}
+
+int
+yx_driver_image_missing(struct yx_errctx *err, const char *image)
+{
+	char esc[YX_CFG_STR * 4];
+
+	log_escape(esc, sizeof(esc), image, strlen(image));
+	return yx_fail(err, YX_E_IMAGE_MISSING,
+	    "image %s is missing; build it with images/%s/build.sh", esc,
+	    strstr(image, "-test") != NULL ? "test" : "default");
+}
+
+const char *
+yx_driver_escape(char *dst, size_t dstlen, const char *s, size_t n)
+{
+	/* Engine messages end in a newline more often than not. */
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	return log_escape(dst, dstlen, s, n);
+}
+
+/* Copy label `key` of `labels` into dst ("" when absent or too long). */
+static void
+info_label(struct json_object *labels, const char *key, char *dst,
+    size_t dstlen)
+{
+	struct json_object	*v;
+	const char		*s;
+
+	dst[0] = '\0';
+	if (labels == NULL || !json_object_object_get_ex(labels, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return;
+	s = json_object_get_string(v);
+	if (strlen(s) < dstlen)
+		memcpy(dst, s, strlen(s) + 1);
+}
+
+void
+yx_driver_info_labels(struct json_object *labels,
+    struct yx_container_info *info)
+{
+	info_label(labels, YX_LABEL_THREAD, info->thread_id,
+	    sizeof(info->thread_id));
+	info_label(labels, YX_LABEL_ID, info->sandbox_id,
+	    sizeof(info->sandbox_id));
+	info_label(labels, YX_LABEL_SKILLS, info->skills_fp,
+	    sizeof(info->skills_fp));
+}
+
+/* Parse RFC 3339 "2024-05-01T10:20:30.123Z" into unix seconds (0 if not). */
+static int64_t
+info_time(const char *s)
+{
+	struct tm	tm;
+	int		y, mo, d, h, mi, sec;
+
+	if (s == NULL || sscanf(s, "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi,
+	    &sec) != 6)
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	return (int64_t)timegm(&tm);
+}
+
+/* Returns YX_OK, or YX_E_IO (message in err) when obj has no usable Id. */
+int
+yx_driver_info_from_inspect(struct json_object *obj,
+    struct yx_container_info *info, struct yx_errctx *err)
+{
+	struct json_object	*v, *cfg, *labels = NULL, *state;
+	const char		*s;
+
+	memset(info, 0, sizeof(*info));
+	if (!json_object_object_get_ex(obj, "Id", &v) ||
+	    (s = json_object_get_string(v)) == NULL ||
+	    strlen(s) >= sizeof(info->id) || *s == '\0')
+		return yx_fail(err, YX_E_IO, "engine sent a container without Id");
+	memcpy(info->id, s, strlen(s) + 1);
+	if (json_object_object_get_ex(obj, "Name", &v) &&
+	    (s = json_object_get_string(v)) != NULL) {
+		if (*s == '/')
+			s++;
+		if (strlen(s) < sizeof(info->name))
+			memcpy(info->name, s, strlen(s) + 1);
+	}
+	if (json_object_object_get_ex(obj, "Config", &cfg))
+		json_object_object_get_ex(cfg, "Labels", &labels);
+	yx_driver_info_labels(labels, info);
+	if (json_object_object_get_ex(obj, "State", &state) &&
+	    json_object_object_get_ex(state, "Running", &v))
+		info->running = json_object_get_boolean(v);
+	if (json_object_object_get_ex(obj, "Created", &v))
+		info->created = info_time(json_object_get_string(v));
+	return YX_OK;
+}
+
+size_t
+yx_driver_list_filter(const struct yx_config *cfg,
+    struct yx_container_info *v, size_t n)
+{
+	size_t	i, k = 0, plen = strlen(cfg->container_prefix);
+
+	for (i = 0; i < n; i++)
+		if (strncmp(v[i].name, cfg->container_prefix, plen) == 0)
+			v[k++] = v[i];
+	return k;
+}
+
+/*
+ * True when host process pid runs in the container whose full id is `cid`
+ * (its cgroup path names the id). Guards the kill below against a stale
+ * exec Pid that the host has since given to an unrelated process.
+ */
+static bool
+pid_in_container(pid_t pid, const char *cid)
+{
+	char	 path[64], line[1024];
+	FILE	*f;
+	bool	 in = false;
+
+	if (cid == NULL || strlen(cid) < 12)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	while (!in && fgets(line, sizeof(line), f) != NULL)
+		in = strstr(line, cid) != NULL;
+	fclose(f);
+	return in;
+}
+
+void
+yx_driver_kill_host_pid(pid_t pid, const char *cid)
+{
+	pid_t	pgid;
+	int	i;
+
+	if (pid <= 1 || !pid_in_container(pid, cid))
+		return;
+	/* The runner traps SIGTERM and kills its command's process group. */
+	if (kill(pid, SIGTERM) == -1)
+		return;
+	for (i = 0; i < 20 && pid_in_container(pid, cid); i++)
+		usleep(10 * 1000);
+	pgid = getpgid(pid);
+	if (pgid == pid && pid_in_container(pid, cid))
+		(void)kill(-pgid, SIGKILL);
+	if (pid_in_container(pid, cid))
+		(void)kill(pid, SIGKILL);
+}

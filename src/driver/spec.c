@@ -1,0 +1,397 @@
+/*
+ * spec.c - a container spec as an Engine API create body or `docker run` argv.
+ *
+ * Both forms carry the same hardening (DESIGN.md §3): labels, non-root user,
+ * network mode, memory with swap equal to memory, CPU quota, pids limit,
+ * every capability dropped, no-new-privileges plus the operator's extra
+ * security options (the engine's default seccomp profile applies unless the
+ * operator names another), read-only root with size-limited tmpfs at /tmp
+ * and a writable HOME tmpfs beneath which the bind mounts sit, and an init
+ * process that reaps zombies. The working directory is not set here: it may
+ * not exist before the first exec creates it.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+#include "driver/driver_int.h"
+
+#define SPEC_HOME	"/home/yuxi"
+#define SPEC_PORT	"8080/tcp"
+
+int
+yx_spec_tmpfs_opts(const struct yx_config *cfg, bool home, char *dst,
+    size_t dstlen)
+{
+	int n;
+
+	if (home)
+		n = snprintf(dst, dstlen, "rw,nosuid,nodev,size=64m,uid=%u,"
+		    "gid=%u,mode=0755", cfg->uid, cfg->gid);
+	else
+		n = snprintf(dst, dstlen, "rw,nosuid,nodev,size=%" PRId64,
+		    cfg->tmp_size);
+	return (n < 0 || (size_t)n >= dstlen) ? YX_E_INTERNAL : YX_OK;
+}
+
+/*
+ * Call fn(arg, opt) for each non-empty, space-trimmed entry of the
+ * comma-separated cfg->security_opts other than no-new-privileges (always
+ * present). Returns YX_OK or the first error of fn.
+ */
+static int
+spec_each_secopt(const struct yx_config *cfg, int (*fn)(void *, const char *),
+    void *arg)
+{
+	char	 tmp[YX_CFG_PATH], *p, *tok, *save = NULL, *e;
+	int	 rc = YX_OK;
+
+	snprintf(tmp, sizeof(tmp), "%s", cfg->security_opts);
+	for (p = tmp; rc == YX_OK && (tok = strtok_r(p, ",", &save)) != NULL;
+	    p = NULL) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		e = tok + strlen(tok);
+		while (e > tok && (e[-1] == ' ' || e[-1] == '\t'))
+			*--e = '\0';
+		if (*tok == '\0' || strcmp(tok, "no-new-privileges") == 0 ||
+		    strcmp(tok, "no-new-privileges:true") == 0)
+			continue;
+		rc = fn(arg, tok);
+	}
+	return rc;
+}
+
+/* json helpers: each returns YX_OK or YX_E_NOMEM. */
+static int
+jadd(struct json_object *o, const char *k, struct json_object *v)
+{
+	if (v == NULL)
+		return YX_E_NOMEM;
+	if (json_object_object_add(o, k, v) != 0) {
+		json_object_put(v);
+		return YX_E_NOMEM;
+	}
+	return YX_OK;
+}
+
+static int
+jpush(struct json_object *a, struct json_object *v)
+{
+	if (v == NULL)
+		return YX_E_NOMEM;
+	if (json_object_array_add(a, v) != 0) {
+		json_object_put(v);
+		return YX_E_NOMEM;
+	}
+	return YX_OK;
+}
+
+static int
+jpush_str(void *a, const char *s)
+{
+	return jpush(a, json_object_new_string(s));
+}
+
+/* Labels object of the spec. */
+static int
+spec_labels(const struct yx_container_spec *s, struct json_object *host)
+{
+	struct json_object *l = json_object_new_object();
+	int rc;
+
+	if ((rc = jadd(host, "Labels", l)) != YX_OK)
+		return rc;
+	if ((rc = jadd(l, YX_LABEL_SANDBOX, json_object_new_string("1"))) ||
+	    (rc = jadd(l, YX_LABEL_THREAD, json_object_new_string(
+	    s->thread_id ? s->thread_id : ""))) ||
+	    (rc = jadd(l, YX_LABEL_ID, json_object_new_string(
+	    s->sandbox_id ? s->sandbox_id : ""))) ||
+	    (rc = jadd(l, YX_LABEL_SKILLS, json_object_new_string(
+	    s->skills_fp ? s->skills_fp : ""))))
+		return rc;
+	return YX_OK;
+}
+
+/* HostConfig.Mounts: one bind per spec mount (the source must exist). */
+static int
+spec_mounts(const struct yx_container_spec *s, struct json_object *hc)
+{
+	struct json_object	*a = json_object_new_array(), *m;
+	size_t			 i;
+	int			 rc;
+
+	if ((rc = jadd(hc, "Mounts", a)) != YX_OK)
+		return rc;
+	for (i = 0; i < s->nmounts; i++) {
+		if ((rc = jpush(a, m = json_object_new_object())) != YX_OK ||
+		    (rc = jadd(m, "Type", json_object_new_string("bind"))) ||
+		    (rc = jadd(m, "Source",
+		    json_object_new_string(s->mounts[i].host))) ||
+		    (rc = jadd(m, "Target",
+		    json_object_new_string(s->mounts[i].target))) ||
+		    (rc = jadd(m, "ReadOnly",
+		    json_object_new_boolean(s->mounts[i].readonly))))
+			return rc;
+	}
+	return YX_OK;
+}
+
+/* HostConfig.PortBindings and Config.ExposedPorts for host_port > 0. */
+static int
+spec_ports(const struct yx_container_spec *s, struct json_object *body,
+    struct json_object *hc)
+{
+	struct json_object	*pb, *arr, *b, *ex;
+	char			 port[16];
+	int			 rc;
+
+	snprintf(port, sizeof(port), "%d", s->host_port);
+	if ((rc = jadd(body, "ExposedPorts", ex = json_object_new_object())) ||
+	    (rc = jadd(ex, SPEC_PORT, json_object_new_object())) ||
+	    (rc = jadd(hc, "PortBindings", pb = json_object_new_object())) ||
+	    (rc = jadd(pb, SPEC_PORT, arr = json_object_new_array())) ||
+	    (rc = jpush(arr, b = json_object_new_object())) ||
+	    (rc = jadd(b, "HostIp",
+	    json_object_new_string(s->cfg->sandbox_host))) ||
+	    (rc = jadd(b, "HostPort", json_object_new_string(port))))
+		return rc;
+	return YX_OK;
+}
+
+/* The HostConfig object: limits, hardening, tmpfs, mounts. */
+static int
+spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
+{
+	const struct yx_config	*c = s->cfg;
+	struct json_object	*hc = json_object_new_object(), *a, *t;
+	char			 opts[128];
+	int			 rc;
+
+	if ((rc = jadd(body, "HostConfig", hc)) ||
+	    (rc = jadd(hc, "NetworkMode", json_object_new_string(c->network))) ||
+	    (rc = jadd(hc, "Init", json_object_new_boolean(1))) ||
+	    (rc = jadd(hc, "ReadonlyRootfs",
+	    json_object_new_boolean(c->readonly_rootfs))) ||
+	    (rc = jadd(hc, "CapDrop", a = json_object_new_array())) ||
+	    (rc = jpush_str(a, "ALL")) ||
+	    (rc = jadd(hc, "SecurityOpt", a = json_object_new_array())) ||
+	    (rc = jpush_str(a, "no-new-privileges")) ||
+	    (rc = spec_each_secopt(c, jpush_str, a)) ||
+	    (rc = jadd(hc, "Tmpfs", t = json_object_new_object())) ||
+	    (rc = yx_spec_tmpfs_opts(c, false, opts, sizeof(opts))) ||
+	    (rc = jadd(t, "/tmp", json_object_new_string(opts))) ||
+	    (rc = yx_spec_tmpfs_opts(c, true, opts, sizeof(opts))) ||
+	    (rc = jadd(t, SPEC_HOME, json_object_new_string(opts))) ||
+	    (rc = spec_mounts(s, hc)))
+		return rc;
+	if (c->memory_bytes > 0 &&
+	    ((rc = jadd(hc, "Memory", json_object_new_int64(c->memory_bytes))) ||
+	    (rc = jadd(hc, "MemorySwap",
+	    json_object_new_int64(c->memory_bytes)))))
+		return rc;
+	if (c->cpus > 0 && (rc = jadd(hc, "NanoCpus",
+	    json_object_new_int64((int64_t)(c->cpus * 1e9 + 0.5)))))
+		return rc;
+	if (c->pids > 0 && (rc = jadd(hc, "PidsLimit",
+	    json_object_new_int64(c->pids))))
+		return rc;
+	if (s->host_port > 0 && (rc = spec_ports(s, body, hc)))
+		return rc;
+	return YX_OK;
+}
+
+/*
+ * Returns the create body (caller json_object_put()s it), or NULL with
+ * YX_E_NOMEM in err.
+ */
+struct json_object *
+yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
+{
+	struct json_object	*body = json_object_new_object(), *env;
+	int			 rc = YX_E_NOMEM;
+
+	if (body == NULL)
+		goto fail;
+	if ((rc = jadd(body, "Image", json_object_new_string(s->image))) ||
+	    (rc = jadd(body, "User", json_object_new_string(s->cfg->user))) ||
+	    (rc = jadd(body, "Env", env = json_object_new_array())) ||
+	    (rc = jpush_str(env, "HOME=" SPEC_HOME)) ||
+	    (rc = spec_labels(s, body)) ||
+	    (rc = spec_hostconfig(s, body)))
+		goto fail;
+	return body;
+fail:
+	json_object_put(body);
+	yx_fail(err, rc, "cannot build the container create request");
+	return NULL;
+}
+
+/* A growable argv of heap strings. */
+struct argv_vec {
+	char	**v;
+	size_t	  n, alloc;
+};
+
+/* Append a copy of s; YX_OK or YX_E_NOMEM. */
+static int
+argv_push(void *arg, const char *s)
+{
+	struct argv_vec	 *av = arg;
+	char		**nv;
+
+	if (av->n + 2 > av->alloc) {
+		size_t na = av->alloc ? av->alloc * 2 : 64;
+
+		if ((nv = realloc(av->v, na * sizeof(*nv))) == NULL)
+			return YX_E_NOMEM;
+		av->v = nv;
+		av->alloc = na;
+		av->v[av->n] = NULL;
+	}
+	if ((av->v[av->n] = strdup(s)) == NULL)
+		return YX_E_NOMEM;
+	av->v[++av->n] = NULL;
+	return YX_OK;
+}
+
+/* Append "opt" then a formatted value; YX_OK or YX_E_NOMEM. */
+static int
+argv_pushf(struct argv_vec *av, const char *opt, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int
+argv_pushf(struct argv_vec *av, const char *opt, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s = NULL;
+	int	 rc, n;
+
+	if (opt != NULL && (rc = argv_push(av, opt)) != YX_OK)
+		return rc;
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return YX_E_NOMEM;
+	rc = argv_push(av, s);
+	free(s);
+	return rc;
+}
+
+static int
+secopt_push(void *arg, const char *s)
+{
+	return argv_pushf(arg, "--security-opt", "%s", s);
+}
+
+/* --mount for each spec mount; BAD_REQUEST for paths --mount cannot carry. */
+static int
+spec_argv_mounts(const struct yx_container_spec *s, struct argv_vec *av,
+    struct yx_errctx *err)
+{
+	size_t	i;
+	int	rc;
+
+	for (i = 0; i < s->nmounts; i++) {
+		const struct yx_mount *m = &s->mounts[i];
+
+		if (strpbrk(m->host, ",\"\n") != NULL ||
+		    strpbrk(m->target, ",\"\n") != NULL)
+			return yx_fail(err, YX_E_BAD_REQUEST,
+			    "mount path not supported by the docker command");
+		if ((rc = argv_pushf(av, "--mount",
+		    "type=bind,source=%s,target=%s%s", m->host, m->target,
+		    m->readonly ? ",readonly" : "")) != YX_OK)
+			return rc;
+	}
+	return YX_OK;
+}
+
+/* The hardening options of `docker run`. */
+static int
+spec_argv_limits(const struct yx_config *c, struct argv_vec *av)
+{
+	char	opts[128];
+	int	rc;
+
+	if ((rc = argv_pushf(av, "--user", "%s", c->user)) ||
+	    (rc = argv_pushf(av, "--env", "HOME=%s", SPEC_HOME)) ||
+	    (rc = argv_pushf(av, "--network", "%s", c->network)) ||
+	    (rc = argv_pushf(av, "--cap-drop", "ALL")) ||
+	    (rc = argv_pushf(av, "--security-opt", "no-new-privileges")) ||
+	    (rc = spec_each_secopt(c, secopt_push, av)) ||
+	    (rc = argv_push(av, "--init")) ||
+	    (rc = yx_spec_tmpfs_opts(c, false, opts, sizeof(opts))) ||
+	    (rc = argv_pushf(av, "--tmpfs", "/tmp:%s", opts)) ||
+	    (rc = yx_spec_tmpfs_opts(c, true, opts, sizeof(opts))) ||
+	    (rc = argv_pushf(av, "--tmpfs", SPEC_HOME ":%s", opts)))
+		return rc;
+	if (c->readonly_rootfs && (rc = argv_push(av, "--read-only")))
+		return rc;
+	if (c->memory_bytes > 0 &&
+	    ((rc = argv_pushf(av, "--memory", "%" PRId64, c->memory_bytes)) ||
+	    (rc = argv_pushf(av, "--memory-swap", "%" PRId64, c->memory_bytes))))
+		return rc;
+	if (c->cpus > 0 && (rc = argv_pushf(av, "--cpus", "%.3f", c->cpus)))
+		return rc;
+	if (c->pids > 0 && (rc = argv_pushf(av, "--pids-limit", "%d", c->pids)))
+		return rc;
+	return YX_OK;
+}
+
+/* Returns YX_OK with *argvp set (free with yx_spec_argv_free), or an error. */
+int
+yx_spec_run_argv(const struct yx_container_spec *s, char ***argvp,
+    struct yx_errctx *err)
+{
+	struct argv_vec	av = { NULL, 0, 0 };
+	int		rc;
+
+	*argvp = NULL;
+	if ((rc = argv_push(&av, "docker")) || (rc = argv_push(&av, "run")) ||
+	    (rc = argv_push(&av, "-d")) ||
+	    (rc = argv_pushf(&av, "--pull", "never")) ||
+	    (rc = argv_pushf(&av, "--name", "%s", s->name)) ||
+	    (rc = argv_pushf(&av, "--label", "%s=1", YX_LABEL_SANDBOX)) ||
+	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_THREAD,
+	    s->thread_id ? s->thread_id : "")) ||
+	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_ID,
+	    s->sandbox_id ? s->sandbox_id : "")) ||
+	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_SKILLS,
+	    s->skills_fp ? s->skills_fp : "")) ||
+	    (rc = spec_argv_limits(s->cfg, &av)) ||
+	    (rc = spec_argv_mounts(s, &av, err)))
+		goto fail;
+	if (s->host_port > 0 && (rc = argv_pushf(&av, "--publish",
+	    "%s:%d:8080", s->cfg->sandbox_host, s->host_port)))
+		goto fail;
+	if ((rc = argv_push(&av, "--")) || (rc = argv_push(&av, s->image)))
+		goto fail;
+	*argvp = av.v;
+	return YX_OK;
+fail:
+	yx_spec_argv_free(av.v);
+	if (rc == YX_E_NOMEM)
+		yx_fail(err, rc, "cannot build the docker command line");
+	return rc;
+}
+
+void
+yx_spec_argv_free(char **argv)
+{
+	size_t i;
+
+	if (argv == NULL)
+		return;
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}

@@ -1,0 +1,318 @@
+/*
+ * test_engine.c - both drivers (Engine API and docker CLI) against the real
+ * engine. Each test creates its own container from yuxi-sandbox-test:latest
+ * with the default hardening and removes it in the fixture's .fini, also on
+ * failure. The same bodies run once per driver (DRIVER_TESTS below).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "yuxi/buf.h"
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+#include "drvtest.h"
+
+#define HAS(out, s)	cr_expect(strstr((out)->data ? (out)->data : "", s) \
+			    != NULL, "expected \"%s\" in: %s", s, (out)->data)
+
+/* Kernel-side hardening, seen from inside. */
+static void
+check_hardening(struct yx_buf *o)
+{
+	cr_assert_eq(dt_sh_ok("grep -E '^(CapEff|NoNewPrivs|Seccomp):' "
+	    "/proc/self/status", o), 0);
+	HAS(o, "CapEff:\t0000000000000000");
+	HAS(o, "NoNewPrivs:\t1");
+	HAS(o, "Seccomp:\t2");
+	cr_expect_eq(dt_sh_ok("id -u; id -g", o), 0);
+	cr_expect_str_eq(o->data, "1000\n1000\n");
+	cr_expect_neq(dt_sh_ok("touch /x", o), 0);
+	HAS(o, "Read-only file system");
+	cr_expect_eq(dt_sh_ok("grep ' /tmp ' /proc/mounts", o), 0);
+	HAS(o, "tmpfs /tmp tmpfs");
+	HAS(o, "size=65536k");
+	cr_expect_eq(dt_sh_ok("ls /sys/class/net; tail -n +3 /proc/net/dev | "
+	    "cut -d: -f1", o), 0);
+	cr_expect_str_eq(o->data, "lo\n    lo\n");
+	/* HOME is writable on the read-only root */
+	cr_expect_eq(dt_sh_ok("echo $HOME; touch $HOME/.cache && echo ok", o),
+	    0);
+	cr_expect_str_eq(o->data, "/home/yuxi\nok\n");
+}
+
+/* The bind mounts: skills read-only, user-data writable and shared. */
+static void
+check_mounts(struct yx_buf *o)
+{
+	char		 p[PATH_MAX + 16];
+	struct stat	 st;
+
+	cr_expect_eq(dt_sh_ok("cat /home/yuxi/skills/demo/SKILL.md", o), 0);
+	cr_expect_str_eq(o->data, "# demo skill\n");
+	cr_expect_neq(dt_sh_ok("echo x > /home/yuxi/skills/demo/new", o), 0);
+	HAS(o, "Read-only file system");
+	cr_expect_eq(dt_sh_ok("pwd; echo hi > made-inside && cat made-inside",
+	    o), 0);
+	cr_expect_str_eq(o->data, "/home/yuxi/user-data\nhi\n");
+	snprintf(p, sizeof(p), "%s/made-inside", dt.userdata);
+	cr_expect(stat(p, &st) == 0 && st.st_uid == 1000,
+	    "file made inside not on the host with uid 1000");
+}
+
+/* inspect and list carry our labels. */
+static void
+check_labels(void)
+{
+	struct yx_container_info	 info, *v = NULL;
+	struct yx_errctx		 err;
+	size_t				 n = 0, i;
+	bool				 found = false;
+
+	cr_assert_eq(dt.d->ops->inspect(dt.d, dt.name, &info, &err), YX_OK,
+	    "%s", err.msg);
+	cr_expect_str_eq(info.id, dt.info.id);
+	cr_expect_str_eq(info.name, dt.name);
+	cr_expect_str_eq(info.thread_id, dt.thread);
+	cr_expect_str_eq(info.sandbox_id, dt.sid);
+	cr_expect_str_eq(info.skills_fp, "fp-demo");
+	cr_expect(info.running);
+	cr_expect(info.created > time(NULL) - 600 &&
+	    info.created <= time(NULL) + 5, "created %lld",
+	    (long long)info.created);
+	cr_assert_eq(dt.d->ops->inspect(dt.d, dt.info.id, &info, &err), YX_OK);
+	cr_assert_eq(dt.d->ops->list(dt.d, &v, &n, &err), YX_OK, "%s",
+	    err.msg);
+	for (i = 0; i < n; i++) {
+		if (strcmp(v[i].id, dt.info.id) != 0)
+			continue;
+		found = true;
+		cr_expect_str_eq(v[i].name, dt.name);
+		cr_expect_str_eq(v[i].thread_id, dt.thread);
+		cr_expect_str_eq(v[i].sandbox_id, dt.sid);
+		cr_expect_str_eq(v[i].skills_fp, "fp-demo");
+		cr_expect(v[i].running);
+		cr_expect(v[i].created > 0);
+	}
+	free(v);
+	cr_expect(found, "list did not return %s", dt.name);
+	/* another prefix (another service on this engine) does not see it */
+	snprintf(dt.cfg.container_prefix, sizeof(dt.cfg.container_prefix),
+	    "yuxi-other-");
+	cr_assert_eq(dt.d->ops->list(dt.d, &v, &n, &err), YX_OK);
+	for (i = 0; i < n; i++)
+		cr_expect_str_neq(v[i].id, dt.info.id);
+	free(v);
+	snprintf(dt.cfg.container_prefix, sizeof(dt.cfg.container_prefix),
+	    "yuxi-drvtest-");
+}
+
+/* Output order, exit codes, environment, working directory. */
+static void
+check_exec(struct yx_buf *o)
+{
+	struct yx_exec_result res;
+
+	cr_expect_eq(dt_sh_ok("for i in 1 2 3 4; do echo out$i; echo err$i "
+	    ">&2; done; exit 42", o), 42);
+	cr_expect_str_eq(o->data,
+	    "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\n");
+	cr_expect_eq(dt_sh_ok("exit 0", o), 0);
+	cr_expect_eq(dt_sh_ok("kill -9 $$", o), 137);
+	cr_expect_eq(dt_sh_ok("echo $LANG", o), 0);
+	cr_expect_str_eq(o->data, "C\n");
+	cr_expect_eq(dt_sh_ok("head -c 300000 /dev/zero | tr '\\0' y | wc -c",
+	    o), 0);
+	cr_expect_str_eq(o->data, "300000\n");
+	cr_expect_eq(dt_sh("head -c 200000 /dev/zero | tr '\\0' z", 10, o,
+	    &res), YX_OK);
+	cr_expect_eq(o->len, 200000);
+	cr_expect_eq(res.exit_code, 0);
+	cr_expect(!res.timed_out);
+}
+
+/* The runner's timeout kills `sleep & sleep` entirely. */
+static void
+check_timeout(struct yx_buf *o)
+{
+	struct yx_exec_result res;
+
+	cr_assert_eq(dt_sh("echo started; sleep 311 & sleep 311", 2, o, &res),
+	    YX_OK);
+	cr_expect_eq(res.exit_code, 124);
+	cr_expect(res.timed_out);
+	cr_expect(res.duration_ms >= 1900 && res.duration_ms < 4500,
+	    "took %lld ms", (long long)res.duration_ms);
+	cr_expect_str_eq(o->data, "started\n");
+	cr_expect_eq(dt_sh_ok("ps | grep -c '[s]leep 311'", o), 1);
+	cr_expect_str_eq(o->data, "0\n", "sleep left running: %s", o->data);
+}
+
+/* exec on an unknown container, create with a taken name. */
+static void
+check_errors(void)
+{
+	struct yx_errctx	err;
+	struct yx_exec_result	res;
+	struct yx_container_info info;
+	const char		*argv[] = { "/bin/true", NULL };
+	struct yx_exec_req	req = { argv, NULL, NULL, NULL, 5, NULL, NULL };
+
+	cr_expect_eq(dt.d->ops->exec(dt.d, "yuxi-drvtest-no-such-box", &req,
+	    &res, &err), YX_E_NOT_FOUND, "%s", err.msg);
+	cr_expect_eq(dt.d->ops->inspect(dt.d, "yuxi-drvtest-no-such-box",
+	    &info, &err), YX_E_NOT_FOUND, "%s", err.msg);
+	cr_expect_eq(dt.d->ops->create(dt.d, &dt.spec, &info, &err),
+	    YX_E_FILE_EXISTS, "%s", err.msg);
+	/* the conflict must not have removed the existing container */
+	cr_expect_eq(dt.d->ops->inspect(dt.d, dt.name, &info, &err), YX_OK);
+	cr_expect_eq(dt.d->ops->ping(dt.d, &err), YX_OK, "%s", err.msg);
+	cr_expect_eq(dt.d->ops->image_present(dt.d, dt.cfg.image, &err), YX_OK,
+	    "%s", err.msg);
+	cr_expect_eq(dt.d->ops->start(dt.d, dt.name, &err), YX_OK, "%s",
+	    err.msg);
+}
+
+static void
+check_sandbox(void)
+{
+	struct yx_buf o;
+
+	yx_buf_init(&o, 1 << 20);
+	check_hardening(&o);
+	check_mounts(&o);
+	check_labels();
+	check_exec(&o);
+	check_timeout(&o);
+	check_errors();
+	yx_buf_fini(&o);
+}
+
+/* pids 64 and memory 32m: a fork loop hits the limit, a hog dies (137). */
+static void
+check_limits(void)
+{
+	struct yx_buf		o;
+	struct yx_exec_result	res;
+
+	yx_buf_init(&o, 1 << 20);
+	cr_assert_eq(dt_sh("i=0; while [ $i -lt 150 ]; do sleep 313 & "
+	    "i=$((i+1)); done; echo loop-ended", 10, &o, &res), YX_OK);
+	cr_expect(strstr(o.data, "can't fork") != NULL ||
+	    strstr(o.data, "Resource temporarily unavailable") != NULL,
+	    "no fork failure: %s", o.data);
+	cr_expect(!res.timed_out, "the loop did not end by itself");
+	/* the runner killed the group: the box works again */
+	cr_expect_eq(dt_sh_ok("ps | grep -c '[s]leep 313'; echo alive", &o),
+	    0);
+	cr_expect_str_eq(o.data, "0\nalive\n");
+	cr_expect_eq(dt_sh_ok("head -c 100m /dev/zero | tail", &o), 137);
+	cr_expect_eq(dt_sh_ok("cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
+	    " 2>/dev/null || cat /sys/fs/cgroup/memory.max", &o), 0);
+	cr_expect_str_eq(o.data, "33554432\n");
+	yx_buf_fini(&o);
+}
+
+/* Remove is idempotent; the container is gone afterwards. */
+static void
+check_remove(void)
+{
+	struct yx_errctx		err;
+	struct yx_container_info	info;
+
+	cr_assert_eq(dt.d->ops->remove(dt.d, dt.name, &err), YX_OK, "%s",
+	    err.msg);
+	cr_expect_eq(dt.d->ops->inspect(dt.d, dt.name, &info, &err),
+	    YX_E_NOT_FOUND);
+	cr_expect_eq(dt.d->ops->remove(dt.d, dt.name, &err), YX_OK, "%s",
+	    err.msg);
+	cr_expect_eq(dt.d->ops->remove(dt.d, dt.info.id, &err), YX_OK, "%s",
+	    err.msg);
+}
+
+#define DRIVER_TESTS(suite, kind)					\
+static void suite##_init(void) { dt_setup(kind, 0, 0); }		\
+static void suite##_limits_init(void) { dt_setup(kind, 64, 32 << 20); }\
+Test(suite, sandbox, .init = suite##_init, .fini = dt_teardown,	\
+    .timeout = 60) { cr_assert_str_eq(dt.d->ops->name, #suite);	\
+    check_sandbox(); }							\
+Test(suite, limits, .init = suite##_limits_init, .fini = dt_teardown,\
+    .timeout = 60) { check_limits(); }					\
+Test(suite, remove, .init = suite##_init, .fini = dt_teardown,	\
+    .timeout = 60) { check_remove(); }
+
+DRIVER_TESTS(api, YX_DRIVER_API)
+DRIVER_TESTS(cli, YX_DRIVER_CLI)
+
+/* API only: no runner, the host-side safety net kills the exec's process. */
+Test(api, safety_net, .init = api_init, .fini = dt_teardown, .timeout = 60)
+{
+	const char		*argv[] = { "/bin/sleep", "309", NULL };
+	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 1,
+	    NULL, NULL };
+	struct yx_exec_result	 res;
+	struct yx_errctx	 err;
+	struct yx_buf		 o;
+
+	yx_buf_init(&o, 1 << 20);
+	cr_assert_eq(dt.d->ops->exec(dt.d, dt.name, &req, &res, &err), YX_OK,
+	    "%s", err.msg);
+	cr_expect(res.timed_out);
+	cr_expect_eq(res.exit_code, 124);
+	cr_expect(res.duration_ms >= 5900 && res.duration_ms < 9000,
+	    "took %lld ms", (long long)res.duration_ms);
+	cr_expect_eq(dt_sh_ok("ps | grep -c '[s]leep 309'", &o), 1);
+	cr_expect_str_eq(o.data, "0\n", "sleep survived: %s", o.data);
+	yx_buf_fini(&o);
+}
+
+static int
+sink_stop(void *arg, const char *data, size_t len)
+{
+	size_t *total = arg;
+
+	*total += len;
+	return *total > 100000 ? YX_E_PAYLOAD_TOO_LARGE : YX_OK;
+}
+
+/* A sink error stops the exec early and is returned. */
+static void
+check_sink_stop(void)
+{
+	const char		*argv[] = { DT_RUNNER, "-t", "20", "--",
+	    "/bin/sh", "-c", "yes yxsink", NULL };
+	size_t			 total = 0;
+	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 20,
+	    sink_stop, &total };
+	struct yx_exec_result	 res;
+	struct yx_errctx	 err;
+
+	cr_expect_eq(dt.d->ops->exec(dt.d, dt.name, &req, &res, &err),
+	    YX_E_PAYLOAD_TOO_LARGE);
+	cr_expect(res.duration_ms < 10000, "took %lld ms",
+	    (long long)res.duration_ms);
+}
+
+Test(api, sink_stop, .init = api_init, .fini = dt_teardown, .timeout = 60)
+{
+	struct yx_buf o;
+
+	check_sink_stop();
+	yx_buf_init(&o, 4096);
+	usleep(300 * 1000);
+	cr_expect_eq(dt_sh_ok("ps | grep -c '[y]es yxsink'", &o), 1);
+	cr_expect_str_eq(o.data, "0\n", "yes survived: %s", o.data);
+	yx_buf_fini(&o);
+}
+
+Test(cli, sink_stop, .init = cli_init, .fini = dt_teardown, .timeout = 60)
+{
+	check_sink_stop();
+}

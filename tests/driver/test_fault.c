@@ -1,0 +1,305 @@
+/*
+ * test_fault.c - failure paths of both drivers: engine socket missing,
+ * docker binary missing, image missing (real engine), and fault injection
+ * the real engine cannot do: a fake engine on a unix socket answering 500,
+ * and one sending a corrupt exec stream. Also the auto driver selection.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+
+static struct yx_config	cfg;
+static pid_t		fake_pid = -1;
+static char		fake_dir[64];
+static char		fake_sock[100];
+
+static void
+base_cfg(enum yx_driver_kind kind)
+{
+	yx_config_defaults(&cfg);
+	cfg.driver = kind;
+	snprintf(cfg.image, sizeof(cfg.image), "yuxi-sandbox-test:latest");
+}
+
+static struct yx_driver *
+drv(void)
+{
+	struct yx_errctx	 err;
+	struct yx_driver	*d = yx_driver_new(&cfg, &err);
+
+	cr_assert(d != NULL, "%s", err.msg);
+	return d;
+}
+
+/* Read one HTTP request from fd; returns the request line in line. */
+static int
+fake_read_request(int fd, char *line, size_t linelen)
+{
+	char	 buf[65536];
+	size_t	 len = 0;
+	ssize_t	 r;
+	char	*end, *cl;
+	long	 body = 0;
+
+	for (;;) {
+		if (len + 1 >= sizeof(buf))
+			return -1;
+		if ((r = read(fd, buf + len, sizeof(buf) - 1 - len)) <= 0)
+			return -1;
+		len += (size_t)r;
+		buf[len] = '\0';
+		if ((end = strstr(buf, "\r\n\r\n")) != NULL)
+			break;
+	}
+	if ((cl = strcasestr(buf, "Content-Length:")) != NULL && cl < end)
+		body = strtol(cl + 15, NULL, 10);
+	while ((long)(len - (size_t)(end + 4 - buf)) < body &&
+	    (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	snprintf(line, linelen, "%.*s", (int)strcspn(buf, "\r\n"), buf);
+	return 0;
+}
+
+static void
+fake_reply(int fd, int status, const char *body)
+{
+	char hdr[256];
+
+	snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d X\r\nContent-Type: "
+	    "application/json\r\nContent-Length: %zu\r\nConnection: close"
+	    "\r\n\r\n", status, strlen(body));
+	(void)!write(fd, hdr, strlen(hdr));
+	(void)!write(fd, body, strlen(body));
+}
+
+/* mode 500: everything fails; mode 'c': exec with a corrupt stream. */
+static void
+fake_serve(int lfd, int mode)
+{
+	static const char corrupt[] = "HTTP/1.1 200 OK\r\nContent-Type: "
+	    "application/vnd.docker.raw-stream\r\nConnection: close\r\n\r\n"
+	    "\x01\0\0\0\0\0\0\x02ok\x07\0\0\0\0\0\0\x04" "abcd";
+	char	line[1024];
+	int	fd;
+
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			continue;
+		if (fake_read_request(fd, line, sizeof(line)) == 0) {
+			if (mode == 500)
+				fake_reply(fd, 500, "{\"message\":\"engine "
+				    "exploded \\u001b[31m red\\n\"}");
+			else if (strstr(line, "/exec/e1/start"))
+				(void)!write(fd, corrupt, sizeof(corrupt) - 1);
+			else if (strstr(line, "/exec/e1/json"))
+				fake_reply(fd, 200, "{\"Running\":false,"
+				    "\"ExitCode\":0,\"Pid\":0}");
+			else if (strstr(line, "/exec"))
+				fake_reply(fd, 201, "{\"Id\":\"e1\"}");
+			else
+				fake_reply(fd, 404, "{\"message\":\"nope\"}");
+		}
+		close(fd);
+	}
+}
+
+static void
+fake_start(int mode)
+{
+	struct sockaddr_un	sun;
+	int			lfd;
+
+	snprintf(fake_dir, sizeof(fake_dir), "/tmp/yuxi-fake.XXXXXX");
+	cr_assert(mkdtemp(fake_dir) != NULL);
+	snprintf(fake_sock, sizeof(fake_sock), "%s/docker.sock", fake_dir);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", fake_sock);
+	cr_assert((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) != -1);
+	cr_assert(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
+	cr_assert(listen(lfd, 16) == 0);
+	if ((fake_pid = fork()) == 0)
+		fake_serve(lfd, mode);
+	close(lfd);
+	snprintf(cfg.docker_api_socket, sizeof(cfg.docker_api_socket), "%s",
+	    fake_sock);
+}
+
+static void
+fake_stop(void)
+{
+	if (fake_pid > 0) {
+		kill(fake_pid, SIGKILL);
+		waitpid(fake_pid, NULL, 0);
+		fake_pid = -1;
+	}
+	unlink(fake_sock);
+	rmdir(fake_dir);
+}
+
+Test(fault, api_engine_500, .fini = fake_stop)
+{
+	struct yx_driver		*d;
+	struct yx_errctx		 err;
+	struct yx_container_info	 info, *v = NULL;
+	size_t				 n;
+
+	base_cfg(YX_DRIVER_API);
+	fake_start(500);
+	d = drv();
+	cr_expect_eq(d->ops->ping(d, &err), YX_E_BACKEND_UNAVAILABLE);
+	cr_expect(strstr(err.msg, "engine exploded") != NULL, "%s", err.msg);
+	cr_expect(strchr(err.msg, '\x1b') == NULL && strchr(err.msg, '\n') ==
+	    NULL, "unescaped: %s", err.msg);
+	cr_expect(strstr(err.msg, "\\x1b") != NULL, "%s", err.msg);
+	cr_expect_eq(d->ops->inspect(d, "x", &info, &err),
+	    YX_E_BACKEND_UNAVAILABLE);
+	cr_expect_eq(d->ops->list(d, &v, &n, &err), YX_E_BACKEND_UNAVAILABLE);
+	cr_expect_eq(d->ops->remove(d, "x", &err), YX_E_BACKEND_UNAVAILABLE);
+	cr_expect_eq(d->ops->image_present(d, cfg.image, &err),
+	    YX_E_BACKEND_UNAVAILABLE);
+	yx_driver_free(d);
+}
+
+static int
+sink(void *arg, const char *data, size_t len)
+{
+	(void)arg;
+	(void)data;
+	(void)len;
+	return YX_OK;
+}
+
+Test(fault, api_corrupt_stream, .fini = fake_stop, .timeout = 30)
+{
+	struct yx_driver	*d;
+	struct yx_errctx	 err;
+	struct yx_exec_result	 res;
+	const char		*argv[] = { "true", NULL };
+	struct yx_exec_req	 req = { argv, NULL, NULL, NULL, 5, sink, NULL };
+
+	base_cfg(YX_DRIVER_API);
+	fake_start('c');
+	d = drv();
+	cr_expect_eq(d->ops->exec(d, "box", &req, &res, &err), YX_E_IO);
+	cr_expect(strstr(err.msg, "corrupt") != NULL, "%s", err.msg);
+	yx_driver_free(d);
+}
+
+/* Engine socket missing: every call is BACKEND_UNAVAILABLE, quickly. */
+static void
+engine_down(enum yx_driver_kind kind)
+{
+	struct yx_driver		*d;
+	struct yx_errctx		 err;
+	struct yx_container_info	 info;
+	const char			*argv[] = { "true", NULL };
+	struct yx_exec_req		 req = { argv, NULL, NULL, NULL, 5, sink,
+	    NULL };
+	struct yx_exec_result		 res;
+	struct yx_mount			 m = { "/tmp", "/x", true };
+	struct yx_container_spec	 spec = { "yuxi-drvtest-down", cfg.image,
+	    "t", "s", "", &m, 1, 0, &cfg };
+
+	base_cfg(kind);
+	snprintf(cfg.docker_api_socket, sizeof(cfg.docker_api_socket),
+	    "/nonexistent/yuxi/docker.sock");
+	d = drv();
+	cr_expect_eq(d->ops->ping(d, &err), YX_E_BACKEND_UNAVAILABLE);
+	cr_expect(err.msg[0] != '\0');
+	cr_expect_eq(d->ops->create(d, &spec, &info, &err),
+	    YX_E_BACKEND_UNAVAILABLE, "%s", err.msg);
+	cr_expect_eq(d->ops->inspect(d, "x", &info, &err),
+	    YX_E_BACKEND_UNAVAILABLE, "%s", err.msg);
+	cr_expect_eq(d->ops->exec(d, "x", &req, &res, &err),
+	    YX_E_BACKEND_UNAVAILABLE, "%s", err.msg);
+	cr_expect_eq(d->ops->remove(d, "x", &err), YX_E_BACKEND_UNAVAILABLE,
+	    "%s", err.msg);
+	yx_driver_free(d);
+}
+
+Test(fault, api_engine_down) { engine_down(YX_DRIVER_API); }
+Test(fault, cli_engine_down) { engine_down(YX_DRIVER_CLI); }
+
+Test(fault, cli_docker_missing)
+{
+	struct yx_driver	*d;
+	struct yx_errctx	 err;
+
+	base_cfg(YX_DRIVER_CLI);
+	setenv("PATH", "/nonexistent-bin", 1);
+	d = drv();
+	cr_expect_eq(d->ops->ping(d, &err), YX_E_BACKEND_UNAVAILABLE);
+	cr_expect(strstr(err.msg, "docker") != NULL, "%s", err.msg);
+	yx_driver_free(d);
+}
+
+/* Real engine: a missing image is named with the script that builds it. */
+static void
+image_missing(enum yx_driver_kind kind)
+{
+	struct yx_driver		*d;
+	struct yx_errctx		 err;
+	struct yx_container_info	 info;
+	struct yx_container_spec	 spec;
+	char				 name[64];
+
+	base_cfg(kind);
+	d = drv();
+	cr_expect_eq(d->ops->image_present(d, "yuxi-nosuch-test:latest", &err),
+	    YX_E_IMAGE_MISSING, "%s", err.msg);
+	cr_expect_str_eq(err.msg, "image yuxi-nosuch-test:latest is missing; "
+	    "build it with images/test/build.sh");
+	cr_expect_eq(d->ops->image_present(d, "yuxi-nosuch:latest", &err),
+	    YX_E_IMAGE_MISSING, "%s", err.msg);
+	cr_expect_str_eq(err.msg, "image yuxi-nosuch:latest is missing; "
+	    "build it with images/default/build.sh");
+	snprintf(name, sizeof(name), "yuxi-drvtest-%d-img", (int)getpid());
+	memset(&spec, 0, sizeof(spec));
+	spec.name = name;
+	spec.image = "yuxi-nosuch-test:latest";
+	spec.thread_id = "t";
+	spec.sandbox_id = "s";
+	spec.cfg = &cfg;
+	cr_expect_eq(d->ops->create(d, &spec, &info, &err), YX_E_IMAGE_MISSING,
+	    "%s", err.msg);
+	cr_expect(strstr(err.msg, "images/test/build.sh") != NULL, "%s",
+	    err.msg);
+	cr_expect_eq(d->ops->inspect(d, name, &info, &err), YX_E_NOT_FOUND,
+	    "a container was left behind");
+	yx_driver_free(d);
+}
+
+Test(fault, api_image_missing) { image_missing(YX_DRIVER_API); }
+Test(fault, cli_image_missing) { image_missing(YX_DRIVER_CLI); }
+
+Test(fault, auto_selection)
+{
+	struct yx_driver *d;
+
+	base_cfg(YX_DRIVER_AUTO);
+	d = drv();
+	cr_expect_str_eq(d->ops->name, "api");
+	yx_driver_free(d);
+	snprintf(cfg.docker_api_socket, sizeof(cfg.docker_api_socket),
+	    "/nonexistent/yuxi/docker.sock");
+	d = drv();
+	cr_expect_str_eq(d->ops->name, "cli");
+	yx_driver_free(d);
+	setenv("PATH", "/nonexistent-bin", 1);
+	d = drv();
+	cr_expect_str_eq(d->ops->name, "api");
+	yx_driver_free(d);
+}

@@ -1,0 +1,206 @@
+/*
+ * test_spec.c - the container spec as an Engine API create body and as a
+ * `docker run` command line (spec.c): every hardening field from the
+ * configuration, operator security options, mounts, port publishing only
+ * when asked, and the list prefix filter.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+#include "driver/driver_int.h"
+
+static struct yx_config			cfg;
+static const struct yx_mount		mounts[] = {
+	{ "/srv/t/user-data", "/home/yuxi/user-data", false },
+	{ "/srv/skills/pdf", "/home/yuxi/skills/pdf", true },
+};
+static struct yx_container_spec		spec;
+
+static void
+setup(void)
+{
+	yx_config_defaults(&cfg);
+	spec = (struct yx_container_spec){ "yuxi-sandbox-abcd1234",
+	    "yuxi-sandbox:latest", "thread-1", "abcd1234", "fp1", mounts, 2,
+	    0, &cfg };
+}
+
+/* Value at a dotted path ("HostConfig.Memory"); NULL if absent. */
+static struct json_object *
+at(struct json_object *o, const char *path)
+{
+	char	 buf[256], *p, *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf; o != NULL && (tok = strtok_r(p, ".", &save)) != NULL;
+	    p = NULL)
+		if (!json_object_object_get_ex(o, tok, &o))
+			o = NULL;
+	return o;
+}
+
+static const char *
+str_at(struct json_object *o, const char *path)
+{
+	struct json_object *v = at(o, path);
+
+	return v ? json_object_get_string(v) : "(absent)";
+}
+
+Test(spec, create_body_hardening, .init = setup)
+{
+	struct yx_errctx	 err;
+	struct json_object	*b = yx_spec_create_body(&spec, &err), *v;
+
+	cr_assert(b != NULL, "%s", err.msg);
+	cr_expect_str_eq(str_at(b, "Image"), "yuxi-sandbox:latest");
+	cr_expect_str_eq(str_at(b, "User"), "1000:1000");
+	cr_expect(at(b, "WorkingDir") == NULL);
+	v = at(b, "Labels");
+	cr_assert(v != NULL);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
+	    "io.yuxi.sandbox")), "1");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
+	    "io.yuxi.sandbox.thread")), "thread-1");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
+	    "io.yuxi.sandbox.id")), "abcd1234");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
+	    "io.yuxi.sandbox.skills")), "fp1");
+	cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(
+	    at(b, "Env"), 0)), "HOME=/home/yuxi");
+	cr_expect_str_eq(str_at(b, "HostConfig.NetworkMode"), "none");
+	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.Memory")),
+	    512LL << 20);
+	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.MemorySwap")),
+	    512LL << 20);
+	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.NanoCpus")),
+	    1000000000LL);
+	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.PidsLimit")), 256);
+	cr_expect(json_object_get_boolean(at(b, "HostConfig.Init")));
+	cr_expect(json_object_get_boolean(at(b, "HostConfig.ReadonlyRootfs")));
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
+	    "HostConfig.CapDrop"), JSON_C_TO_STRING_PLAIN), "[\"ALL\"]");
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
+	    "HostConfig.SecurityOpt"), JSON_C_TO_STRING_PLAIN),
+	    "[\"no-new-privileges\"]");
+	v = at(b, "HostConfig.Tmpfs");
+	cr_assert(v != NULL);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
+	    "/tmp")), "rw,nosuid,nodev,size=67108864");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
+	    "/home/yuxi")), "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+	    "mode=0755");
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
+	    "HostConfig.Mounts"), JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE),
+	    "[{\"Type\":\"bind\",\"Source\":\"/srv/t/user-data\",\"Target\":"
+	    "\"/home/yuxi/user-data\",\"ReadOnly\":false},{\"Type\":\"bind\","
+	    "\"Source\":\"/srv/skills/pdf\",\"Target\":\"/home/yuxi/skills/pdf\","
+	    "\"ReadOnly\":true}]");
+	cr_expect(at(b, "HostConfig.PortBindings") == NULL);
+	cr_expect(at(b, "ExposedPorts") == NULL);
+	json_object_put(b);
+}
+
+Test(spec, operator_options_and_port, .init = setup)
+{
+	struct yx_errctx	 err;
+	struct json_object	*b;
+
+	snprintf(cfg.security_opts, sizeof(cfg.security_opts),
+	    " seccomp=/etc/yuxi/seccomp.json ,, no-new-privileges, "
+	    "apparmor=yuxi ");
+	cfg.readonly_rootfs = false;
+	cfg.cpus = 1.5;
+	spec.host_port = 18080;
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
+	    "HostConfig.SecurityOpt"), JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE), "[\"no-new-privileges\","
+	    "\"seccomp=/etc/yuxi/seccomp.json\",\"apparmor=yuxi\"]");
+	cr_expect(!json_object_get_boolean(at(b, "HostConfig.ReadonlyRootfs")));
+	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.NanoCpus")),
+	    1500000000LL);
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
+	    "HostConfig.PortBindings"), JSON_C_TO_STRING_PLAIN),
+	    "{\"8080\\/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":"
+	    "\"18080\"}]}");
+	cr_expect(at(b, "ExposedPorts") != NULL);
+	json_object_put(b);
+}
+
+/* The argv as one space-joined string. */
+static void
+joined(char **argv, char *dst, size_t len)
+{
+	size_t i;
+
+	dst[0] = '\0';
+	for (i = 0; argv[i] != NULL; i++) {
+		strncat(dst, argv[i], len - strlen(dst) - 1);
+		strncat(dst, " ", len - strlen(dst) - 1);
+	}
+}
+
+Test(spec, run_argv, .init = setup)
+{
+	struct yx_errctx	 err;
+	char			**argv = NULL, s[4096];
+
+	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
+	joined(argv, s, sizeof(s));
+	cr_expect_str_eq(s, "docker run -d --pull never --name "
+	    "yuxi-sandbox-abcd1234 --label io.yuxi.sandbox=1 --label "
+	    "io.yuxi.sandbox.thread=thread-1 --label io.yuxi.sandbox.id=abcd1234 "
+	    "--label io.yuxi.sandbox.skills=fp1 --user 1000:1000 --env "
+	    "HOME=/home/yuxi --network none --cap-drop ALL --security-opt "
+	    "no-new-privileges --init --tmpfs /tmp:rw,nosuid,nodev,size=67108864 "
+	    "--tmpfs /home/yuxi:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+	    "mode=0755 --read-only --memory 536870912 --memory-swap 536870912 "
+	    "--cpus 1.000 --pids-limit 256 --mount type=bind,source=/srv/t/"
+	    "user-data,target=/home/yuxi/user-data --mount type=bind,source="
+	    "/srv/skills/pdf,target=/home/yuxi/skills/pdf,readonly -- "
+	    "yuxi-sandbox:latest ");
+	yx_spec_argv_free(argv);
+	spec.host_port = 18080;
+	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
+	joined(argv, s, sizeof(s));
+	cr_expect(strstr(s, " --publish 127.0.0.1:18080:8080 ") != NULL, "%s",
+	    s);
+	yx_spec_argv_free(argv);
+}
+
+Test(spec, run_argv_refuses_comma_path, .init = setup)
+{
+	struct yx_errctx		 err;
+	char				**argv = NULL;
+	static const struct yx_mount	 bad[] = {
+		{ "/srv/a,b", "/home/yuxi/user-data", false } };
+
+	spec.mounts = bad;
+	spec.nmounts = 1;
+	cr_expect_eq(yx_spec_run_argv(&spec, &argv, &err), YX_E_BAD_REQUEST);
+	cr_expect(argv == NULL);
+}
+
+Test(spec, list_filter, .init = setup)
+{
+	struct yx_container_info v[3];
+
+	memset(v, 0, sizeof(v));
+	snprintf(v[0].name, sizeof(v[0].name), "yuxi-sandbox-1");
+	snprintf(v[1].name, sizeof(v[1].name), "other-2");
+	snprintf(v[2].name, sizeof(v[2].name), "yuxi-sandbox-3");
+	cr_assert_eq(yx_driver_list_filter(&cfg, v, 3), 2);
+	cr_expect_str_eq(v[0].name, "yuxi-sandbox-1");
+	cr_expect_str_eq(v[1].name, "yuxi-sandbox-3");
+	cfg.container_prefix[0] = '\0';
+	cr_expect_eq(yx_driver_list_filter(&cfg, v, 2), 2);
+}
