@@ -66,6 +66,9 @@ yx_json_opt_str(struct json_object *o, const char *key, const char **out)
 		return YX_OK;
 	if (!json_object_is_type(v, json_type_string))
 		return YX_E_BAD_REQUEST;
+	/* "\u0000" inside: the C string would silently name something else */
+	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return YX_E_BAD_REQUEST;
 	*out = json_object_get_string(v);
 	return YX_OK;
 }
@@ -131,7 +134,8 @@ threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread 
 
 	yx_errctx_clear(&e);
 	memset(want, 0, sizeof(*want));
-	if (r->content_length != 0 && (rc = yx_http_read_json(r, &body, &e)) != YX_OK)
+	/* every field is optional: no body (no Content-Length) or an empty one is {} */
+	if (r->content_length > 0 && (rc = yx_http_read_json(r, &body, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	if (body != NULL && (yx_json_opt_str(body, "thread_id", &id) != YX_OK ||
 	    yx_json_opt_str(body, "agent_id", &agent) != YX_OK ||

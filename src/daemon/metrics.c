@@ -183,12 +183,25 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 		    "yuxi_engine_errors_total %llu\n"
 		    "# HELP yuxi_sandbox_evictions_total LRU evictions at capacity.\n"
 		    "# TYPE yuxi_sandbox_evictions_total counter\n"
-		    "yuxi_sandbox_evictions_total %llu\n",
+		    "yuxi_sandbox_evictions_total %llu\n"
+		    "# HELP yuxi_table_lock_repairs_total Table locks recovered after a holder died.\n"
+		    "# TYPE yuxi_table_lock_repairs_total counter\n"
+		    "yuxi_table_lock_repairs_total %llu\n"
+		    "# HELP yuxi_holds_dropped_total In-flight holds of dead processes dropped.\n"
+		    "# TYPE yuxi_holds_dropped_total counter\n"
+		    "yuxi_holds_dropped_total %llu\n"
+		    "# HELP yuxi_reconcile_total Labelled containers found in no slot, by action.\n"
+		    "# TYPE yuxi_reconcile_total counter\n"
+		    "yuxi_reconcile_total{action=\"adopted\"} %llu\n"
+		    "yuxi_reconcile_total{action=\"removed\"} %llu\n",
 		    (unsigned long long)pm.acquire_hit, (unsigned long long)pm.acquire_warm,
 		    (unsigned long long)pm.acquire_discovered,
 		    (unsigned long long)pm.acquire_created,
 		    (unsigned long long)pm.reaper_destroys,
-		    (unsigned long long)pm.engine_errors, (unsigned long long)pm.evictions);
+		    (unsigned long long)pm.engine_errors, (unsigned long long)pm.evictions,
+		    (unsigned long long)pm.lock_repairs, (unsigned long long)pm.holds_dropped,
+		    (unsigned long long)pm.reconcile_adopted,
+		    (unsigned long long)pm.reconcile_removed);
 	return rc;
 }
 
