@@ -3,7 +3,7 @@
 # closing line "N passed, N failed, N skipped" (CI reads it).
 set -eu
 dir=${1:-.}
-find "$dir" -name '*.trs' -print0 | xargs -0 cat 2>/dev/null | awk '
+find "$dir" -name '*.trs' -not -path '*/_build/*' -print0 | xargs -0 cat 2>/dev/null | awk '
 	/^:test-result: PASS/  { p++ }
 	/^:test-result: XFAIL/ { p++ }
 	/^:test-result: FAIL/  { f++ }
