@@ -20,6 +20,12 @@ enum yx_driver_kind {
 	YX_DRIVER_CLI,		/* the `docker` command */
 };
 
+enum yx_exec_agent_mode {
+	YX_EXEC_AGENT_AUTO,	/* in-sandbox agent when it answers, else engine exec */
+	YX_EXEC_AGENT_OFF,	/* engine exec only */
+	YX_EXEC_AGENT_ONLY,	/* agent only (tests, benchmarks) */
+};
+
 enum yx_cmd_policy {
 	YX_CMD_POLICY_STRICT,	/* validate_execute_command_paths semantics */
 	YX_CMD_POLICY_OFF,
@@ -65,6 +71,8 @@ struct yx_config {
 	size_t		viewer_file_limit;		/* YUXI_VIEWER_FILE_LIMIT (1 MiB) */
 	size_t		body_limit;			/* YUXI_BODY_LIMIT JSON bodies (8 MiB) */
 	char		runner_path[YX_CFG_PATH];	/* YUXI_RUNNER_PATH host path of yuxi-run */
+	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
+	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
 	int		verbose;			/* YUXI_DEBUG (0) */
 };
 

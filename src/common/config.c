@@ -219,6 +219,16 @@ cfg_enums(struct yx_config *c, char *eb, size_t el)
 		else
 			return cfg_fail(eb, el, "YUXI_COMMAND_PATH_POLICY", "expected strict or off");
 	}
+	if ((s = getenv("YUXI_EXEC_AGENT")) != NULL && *s != '\0') {
+		if (!strcmp(s, "auto") || !strcmp(s, "1"))
+			c->exec_agent = YX_EXEC_AGENT_AUTO;
+		else if (!strcmp(s, "off") || !strcmp(s, "0"))
+			c->exec_agent = YX_EXEC_AGENT_OFF;
+		else if (!strcmp(s, "only"))
+			c->exec_agent = YX_EXEC_AGENT_ONLY;
+		else
+			return cfg_fail(eb, el, "YUXI_EXEC_AGENT", "expected auto, off or only");
+	}
 	if ((s = getenv("YUXI_SANDBOX_CPUS")) != NULL && *s != '\0') {
 		char *end;
 
@@ -320,6 +330,7 @@ yx_config_load(struct yx_config *c, char *eb, size_t el)
 	TRY(cfg_size("YUXI_BODY_LIMIT", &v, 4096, 1LL << 30, eb, el));
 	c->body_limit = (size_t)v;
 	TRY(cfg_abspath("YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path), eb, el));
+	TRY(cfg_abspath("YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path), eb, el));
 	TRY(cfg_bool("YUXI_DEBUG", &debug, eb, el));
 	c->verbose = debug;
 	TRY(cfg_names(c, eb, el));

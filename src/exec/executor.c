@@ -11,9 +11,21 @@
  * the whole group on timeout (exit 124); the driver adds a host-side
  * deadline as a safety net. A container that vanished behind our back is
  * destroyed in the table and acquired anew, once.
+ *
+ * Fast path (docs/agent.md): the sandbox also gets the agent binary and a
+ * per-thread run directory (<saves>/run/<thread_id>, at /opt/yuxi/run);
+ * the same runner argv is then sent to the in-sandbox agent over its unix
+ * socket (agent_client.c) instead of an engine exec. When the agent does
+ * not answer it is started with one engine exec and asked again; when that
+ * fails too (old container without the mounts, agent killed and its socket
+ * replaced...) the engine path runs the command. Once the agent has
+ * acknowledged starting a command nothing falls back: a broken connection
+ * then fails the request (YX_E_BACKEND_UNAVAILABLE) rather than run the
+ * command twice.
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,16 +38,32 @@
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
+#include "agent/agent_proto.h"
+#include "exec/exec_int.h"
 #include "exec/outcap.h"
 
 #define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
 #define YX_EXEC_TIMEOUT_MAX	600
 #define YX_SPILL_CAP		(64ULL << 20)	/* bytes saved of a long output */
+#define YX_NOSTART_SLOTS	8	/* containers where the agent won't start */
+#define YX_NOSTART_MS		60000	/* ... remembered that long */
+#define YX_AGENT_START_SEC	10
+
+struct exec_nostart {
+	char	container_id[YX_SHM_CONTAINER_ID_MAX];
+	int64_t	until_ms;
+};
 
 struct yx_executor {
 	const struct yx_config	*cfg;
 	struct yx_driver	*drv;
 	struct yx_provider	 prov;
+	enum yx_exec_transport	 transport;
+	char			 agent_host[YX_CFG_PATH];	/* "" = none */
+	struct yx_agent_opts	 aopts;
+	struct yx_exec_stats	 stats;
+	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
+	unsigned		 nostart_next;
 };
 
 /* Per-run state shared with the spill callback. */
@@ -44,7 +72,53 @@ struct exec_run {
 	char			 spill_name[96];
 	bool			 spill_opened;
 	char			 user_data[YX_CFG_PATH + 200];
+	int			 rundir_fd;	/* -1: no agent this run */
+	char			 rundir[YX_CFG_PATH + 200];
 };
+
+static const char *const exec_env[] = { "HOME=/home/yuxi",
+	"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+	"LANG=C.UTF-8", "USER=yuxi", NULL };
+
+static int64_t
+exec_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Pick the transport from the configuration (YUXI_EXEC_AGENT) and find the
+ * agent binary: YUXI_AGENT_PATH, else yuxi-agent beside the runner.
+ */
+static void
+exec_agent_setup(struct yx_executor *ex)
+{
+	const char *slash;
+
+	switch (ex->cfg->exec_agent) {
+	case YX_EXEC_AGENT_OFF:
+		ex->transport = YX_EXEC_TRANSPORT_ENGINE;
+		break;
+	case YX_EXEC_AGENT_ONLY:
+		ex->transport = YX_EXEC_TRANSPORT_AGENT;
+		break;
+	default:
+		ex->transport = YX_EXEC_TRANSPORT_AUTO;
+		break;
+	}
+	if (ex->cfg->agent_path[0] != '\0')
+		snprintf(ex->agent_host, sizeof(ex->agent_host), "%s", ex->cfg->agent_path);
+	else if ((slash = strrchr(ex->cfg->runner_path, '/')) != NULL)
+		snprintf(ex->agent_host, sizeof(ex->agent_host), "%.*s/yuxi-agent",
+		    (int)(slash - ex->cfg->runner_path), ex->cfg->runner_path);
+	if (ex->agent_host[0] != '\0' && access(ex->agent_host, X_OK) == -1) {
+		log_debug("no agent binary at %s: engine exec only", ex->agent_host);
+		ex->agent_host[0] = '\0';
+	}
+}
 
 struct yx_executor *
 yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
@@ -58,6 +132,7 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	}
 	ex->cfg = cfg;
 	ex->drv = drv;
+	exec_agent_setup(ex);
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");
 		free(ex);
@@ -79,6 +154,24 @@ struct yx_provider *
 yx_executor_provider(struct yx_executor *ex)
 {
 	return &ex->prov;
+}
+
+void
+yx_executor_set_transport(struct yx_executor *ex, enum yx_exec_transport t)
+{
+	ex->transport = t;
+}
+
+void
+yx_executor_set_agent_opts(struct yx_executor *ex, const struct yx_agent_opts *o)
+{
+	ex->aopts = *o;
+}
+
+void
+yx_executor_stats(const struct yx_executor *ex, struct yx_exec_stats *st)
+{
+	*st = ex->stats;
 }
 
 void
@@ -141,31 +234,199 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 	return rc;
 }
 
-/* Run argv in the leased container; YX_E_NOT_FOUND when it vanished. */
-static int
-exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
-    const char *command, int timeout, struct yx_outcap *oc,
-    struct yx_exec_result *res, struct yx_errctx *err)
+/* True while the agent is known not to start in this container. */
+static bool
+exec_nostart_has(struct yx_executor *ex, const char *cid)
 {
-	char			 tbuf[16];
-	const char		*argv[] = { YX_RUNNER_TARGET, "-t", tbuf, "-C",
-				    YX_VROOT_WORKSPACE, "--", "/bin/sh", "-c",
-				    command, NULL };
-	static const char *const env[] = { "HOME=/home/yuxi",
-		"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-		"LANG=C.UTF-8", "USER=yuxi", NULL };
-	struct yx_exec_req	 xr;
+	int64_t	now = exec_now_ms();
+	size_t	i;
 
-	snprintf(tbuf, sizeof(tbuf), "%d", timeout);
+	for (i = 0; i < YX_NOSTART_SLOTS; i++)
+		if (ex->nostart[i].until_ms > now &&
+		    strcmp(ex->nostart[i].container_id, cid) == 0)
+			return true;
+	return false;
+}
+
+static void
+exec_nostart_add(struct yx_executor *ex, const char *cid)
+{
+	struct exec_nostart *n = &ex->nostart[ex->nostart_next++ %
+	    YX_NOSTART_SLOTS];
+
+	snprintf(n->container_id, sizeof(n->container_id), "%s", cid);
+	n->until_ms = exec_now_ms() + YX_NOSTART_MS;
+}
+
+/* Sink for the agent start exec: keep nothing. */
+static int
+exec_discard(void *arg, const char *data, size_t len)
+{
+	(void)arg;
+	(void)data;
+	(void)len;
+	return YX_OK;
+}
+
+/*
+ * Start the agent with one engine exec (it daemonises and returns once it
+ * listens). YX_OK; YX_E_NOT_FOUND when the container vanished; another
+ * error when it could not be started.
+ */
+static int
+exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
+    struct yx_errctx *err)
+{
+	const char		*argv[] = { YX_AGENT_TARGET, "--daemon", "--socket",
+				    YX_AGENT_SOCK_TARGET, NULL };
+	struct yx_exec_req	 xr;
+	struct yx_exec_result	 res;
+	int			 rc;
+
 	memset(&xr, 0, sizeof(xr));
 	xr.argv = argv;
-	xr.env = env;
-	xr.workdir = YX_VROOT_WORKSPACE;
+	xr.env = exec_env;
+	xr.workdir = "/";
 	xr.user = ex->cfg->user;
-	xr.timeout_sec = timeout;
-	xr.on_output = yx_outcap_write;
-	xr.arg = oc;
-	return ex->drv->ops->exec(ex->drv, lease->container_id, &xr, res, err);
+	xr.timeout_sec = YX_AGENT_START_SEC;
+	xr.on_output = exec_discard;
+	rc = ex->drv->ops->exec(ex->drv, lease->container_id, &xr, &res, err);
+	if (rc == YX_OK && res.exit_code != 0)
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "agent start exited %d", res.exit_code);
+	if (rc == YX_OK)
+		ex->stats.agent_starts++;
+	return rc;
+}
+
+/*
+ * Try the agent: ask it, (re)start it when it does not answer, ask again.
+ * Sets *fallback when nothing ran and the engine path may be used; else
+ * returns the outcome (YX_E_NOT_FOUND when the container vanished).
+ */
+static int
+exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
+    const struct exec_run *run, const struct yx_exec_req *xr,
+    struct yx_exec_result *res, bool *fallback, struct yx_errctx *err)
+{
+	struct yx_errctx	e;
+	bool			started = false, tried = false;
+	int			rc, attempt;
+
+	*fallback = false;
+	yx_errctx_clear(&e);
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = yx_agent_run(run->rundir_fd, ex->cfg->uid, &ex->aopts, xr,
+		    res, &started, &e);
+		if (rc == YX_OK || started)
+			break;
+		if (attempt > 0 || exec_nostart_has(ex, lease->container_id)) {
+			rc = YX_E_BACKEND_UNAVAILABLE;
+			break;
+		}
+		log_debug("agent in %s: %s; starting it", lease->sandbox_id, e.msg);
+		tried = true;
+		if ((rc = exec_agent_start(ex, lease, &e)) == YX_E_NOT_FOUND)
+			break;
+		if (rc != YX_OK) {
+			rc = YX_E_BACKEND_UNAVAILABLE;
+			break;
+		}
+	}
+	if (rc == YX_OK)
+		ex->stats.agent_runs++;
+	else if (!started && rc != YX_E_NOT_FOUND) {
+		if (tried) {
+			log_info("agent unavailable in %s (%s): engine exec",
+			    lease->sandbox_id, e.msg);
+			exec_nostart_add(ex, lease->container_id);
+		}
+		ex->stats.agent_refused++;
+		*fallback = true;
+	}
+	if (rc != YX_OK && !*fallback && err != NULL)
+		*err = e;
+	return rc;
+}
+
+/* The runner invocation, the same on both paths (caller storage). */
+struct exec_cmd {
+	char			 tbuf[16];
+	const char		*argv[10];
+	struct yx_exec_req	 xr;
+};
+
+static void
+exec_cmd_init(struct exec_cmd *c, const struct yx_executor *ex,
+    const char *command, int timeout, struct yx_outcap *oc)
+{
+	const char *argv[] = { YX_RUNNER_TARGET, "-t", c->tbuf, "-C",
+	    YX_VROOT_WORKSPACE, "--", "/bin/sh", "-c", command, NULL };
+
+	snprintf(c->tbuf, sizeof(c->tbuf), "%d", timeout);
+	memcpy(c->argv, argv, sizeof(argv));
+	memset(&c->xr, 0, sizeof(c->xr));
+	c->xr.argv = c->argv;
+	c->xr.env = exec_env;
+	c->xr.workdir = YX_VROOT_WORKSPACE;
+	c->xr.user = ex->cfg->user;
+	c->xr.timeout_sec = timeout;
+	c->xr.on_output = yx_outcap_write;
+	c->xr.arg = oc;
+}
+
+/* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
+static int
+exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
+    const struct exec_run *run, const struct yx_exec_req *xr,
+    struct yx_exec_result *res, struct yx_errctx *err)
+{
+	bool	fallback = true;
+	int	rc;
+
+	if (run->rundir_fd != -1) {
+		rc = exec_via_agent(ex, lease, run, xr, res, &fallback, err);
+		if (!fallback)
+			return rc;
+	}
+	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "agent transport required but the agent is unavailable");
+	ex->stats.engine_runs++;
+	return ex->drv->ops->exec(ex->drv, lease->container_id, xr, res, err);
+}
+
+/*
+ * The fast path: acquire without the provider's engine inspect (the
+ * agent's answer proves the container runs) and ask the agent once.
+ * YX_OK or an error once the agent started the command or when the
+ * acquire failed (*done set); otherwise *done stays false and the caller takes the full path, which
+ * verifies the container, (re)starts the agent or falls back.
+ */
+static int
+exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
+    const struct exec_run *run, const struct yx_exec_req *xr,
+    struct yx_exec_result *res, bool *done, struct yx_errctx *err)
+{
+	struct yx_lease	lease;
+	bool		started = false;
+	int		rc;
+
+	*done = false;
+	ex->prov.verify = false;
+	rc = yx_provider_acquire(&ex->prov, ar, &lease, err);
+	ex->prov.verify = true;
+	if (rc != YX_OK) {
+		*done = true;	/* the full path would fail the same way */
+		return rc;
+	}
+	rc = yx_agent_run(run->rundir_fd, ex->cfg->uid, &ex->aopts, xr, res,
+	    &started, err);
+	yx_provider_unhold(&ex->prov, &lease);
+	if (rc == YX_OK)
+		ex->stats.agent_runs++;
+	*done = rc == YX_OK || started;
+	return rc;
 }
 
 /* Acquire, run, unhold; retry once on a vanished container. */
@@ -176,11 +437,17 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 {
 	struct yx_skill_mount	 sk[YX_SKILLS_MAX];
 	char			 skpath[YX_SKILLS_MAX][YX_CFG_PATH + YX_SKILL_NAME_MAX + 2];
-	struct yx_mount		 runner = { ex->cfg->runner_path, YX_RUNNER_TARGET, true };
+	struct yx_mount		 extra[3] = {
+		{ ex->cfg->runner_path, YX_RUNNER_TARGET, true },
+		{ ex->agent_host, YX_AGENT_TARGET, true },
+		{ run->rundir, YX_AGENT_RUN_TARGET, false },
+	};
 	struct yx_acquire_req	 ar;
 	struct yx_lease		 lease;
+	struct exec_cmd		 cmd;
 	size_t			 i, n = req->skills ? req->skills->n : 0;
 	int			 attempt, rc = YX_E_INTERNAL;
+	bool			 done = false;
 
 	for (i = 0; i < n; i++) {
 		snprintf(skpath[i], sizeof(skpath[i]), "%s/%s", ex->cfg->skills_dir,
@@ -196,12 +463,18 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.nskills = n;
 	ar.skills_fp = req->skills ? req->skills->fp : "";
 	ar.user_data_host = run->user_data;
-	ar.extra = &runner;
-	ar.nextra = 1;
+	ar.extra = extra;
+	ar.nextra = run->rundir_fd != -1 ? 3 : 1;
+	exec_cmd_init(&cmd, ex, req->command, timeout, oc);
+	if (run->rundir_fd != -1) {
+		rc = exec_agent_fast(ex, &ar, run, &cmd.xr, res, &done, err);
+		if (done)
+			return rc;
+	}
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((rc = yx_provider_acquire(&ex->prov, &ar, &lease, err)) != YX_OK)
 			return rc;
-		rc = exec_in_lease(ex, &lease, req->command, timeout, oc, res, err);
+		rc = exec_in_lease(ex, &lease, run, &cmd.xr, res, err);
 		yx_provider_unhold(&ex->prov, &lease);
 		if (rc != YX_E_NOT_FOUND || oc->total > 0)
 			return rc;
@@ -212,12 +485,43 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	return rc;
 }
 
+/*
+ * Open the thread's agent run directory unless the engine path is forced
+ * or there is no agent binary. YX_OK (run->rundir_fd may stay -1 in auto
+ * mode: the engine path is then used) or, in agent-only mode, the error.
+ */
+static int
+exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, struct yx_errctx *err)
+{
+	struct yx_errctx	e;
+	int			rc;
+
+	/* named even when unused: an older container may still mount it */
+	snprintf(run->rundir, sizeof(run->rundir), "%s/run/%s",
+	    ex->cfg->saves_dir, req->thread_id);
+	if (ex->transport == YX_EXEC_TRANSPORT_ENGINE)
+		return YX_OK;
+	if (ex->agent_host[0] == '\0')
+		rc = yx_fail(&e, YX_E_BACKEND_UNAVAILABLE, "no agent binary");
+	else
+		rc = yx_agent_rundir_open(ex->cfg->saves_dir, req->thread_id,
+		    ex->cfg->uid, ex->cfg->gid, run->rundir, sizeof(run->rundir),
+		    &run->rundir_fd, &e);
+	if (rc == YX_OK)
+		return YX_OK;
+	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
+		return yx_fail(err, rc, "agent: %s", e.msg);
+	log_warnx("agent disabled for this command: %s", e.msg);
+	return YX_OK;
+}
+
 /* Mask host roots in the output (DESIGN §4), replacing out->output. */
 static int
 exec_mask(struct yx_executor *ex, const struct exec_run *run,
     struct yx_exec_output *out)
 {
-	struct yx_mask_rule	 rules[2];
+	struct yx_mask_rule	 rules[3];
 	size_t			 n = 0, len;
 	char			*masked;
 	int			 rc;
@@ -227,6 +531,10 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 	if (ex->cfg->skills_dir[0] != '\0') {
 		rules[n].from = ex->cfg->skills_dir;
 		rules[n++].to = YX_VROOT_SKILLS;
+	}
+	if (run->rundir[0] != '\0') {
+		rules[n].from = run->rundir;
+		rules[n++].to = YX_AGENT_RUN_TARGET;
 	}
 	if ((rc = yx_mask_output(out->output, out->len, rules, n, &masked, &len)) != YX_OK)
 		return rc;
@@ -250,6 +558,7 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	memset(&run, 0, sizeof(run));
 	memset(&res, 0, sizeof(res));
 	run.broker.ud_fd = run.broker.sk_fd = -1;
+	run.rundir_fd = -1;
 	yx_outcap_init(&oc, ex->cfg->output_limit, YX_SPILL_CAP, exec_spill_open, &run);
 	if (req->command == NULL || req->command[0] == '\0') {
 		rc = yx_fail(err, YX_E_BAD_REQUEST, "command is empty");
@@ -261,7 +570,8 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		goto done;
 	}
 	timeout = exec_timeout(ex->cfg, req->timeout_sec);
-	if ((rc = exec_prepare_host(ex, req, &run, err)) != YX_OK)
+	if ((rc = exec_prepare_host(ex, req, &run, err)) != YX_OK ||
+	    (rc = exec_prepare_agent(ex, req, &run, err)) != YX_OK)
 		goto done;
 	rc = exec_acquire_run(ex, req, &run, timeout, &oc, &res, err);
 	if (rc != YX_OK)
@@ -281,6 +591,8 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 done:
 	yx_outcap_fini(&oc);
 	yx_broker_fini(&run.broker);
+	if (run.rundir_fd != -1)
+		close(run.rundir_fd);
 	if (rc != YX_OK)
 		yx_exec_output_fini(out);
 	return rc;

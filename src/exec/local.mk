@@ -1,4 +1,7 @@
-# src/exec: the executor (policy, acquire, run, cap + spill, mask).
+# src/exec: the executor (policy, acquire, run, cap + spill, mask) and the
+# host side of the in-sandbox agent.
 libyuxi_a_SOURCES += \
 	include/yuxi/executor.h include/yuxi/skills.h \
-	src/exec/executor.c src/exec/outcap.h src/exec/outcap.c
+	src/exec/executor.c src/exec/outcap.h src/exec/outcap.c \
+	src/exec/exec_int.h src/exec/agent_client.h src/exec/agent_client.c \
+	src/agent/agent_proto.h

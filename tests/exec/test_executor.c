@@ -1,8 +1,12 @@
 /*
  * test_executor.c - the executor against the real Docker engine, through
- * the driver named by YX_TEST_DRIVER ("api" or "cli"; this file is built
- * once per driver). Each test gets its own shared table, saves directory and
- * container prefix, and removes every container it made.
+ * the driver named by YX_TEST_DRIVER ("api" or "cli") and the transport
+ * named by YX_TEST_TRANSPORT ("engine": driver exec of the runner, the agent
+ * disabled; "agent": every command through the in-sandbox agent, no
+ * fallback allowed). This file is built once per combination, so the same
+ * suite proves both paths give the same results. Each test gets its own
+ * shared table, saves directory and container prefix, and removes every
+ * container it made.
  */
 #include "config.h"
 
@@ -19,10 +23,15 @@
 #include "yuxi/executor.h"
 #include "yuxi/provider.h"
 #include "yuxi/shm_table.h"
+#include "exec/exec_int.h"
 
 #ifndef YX_TEST_DRIVER
 #define YX_TEST_DRIVER "api"
 #endif
+#ifndef YX_TEST_TRANSPORT
+#define YX_TEST_TRANSPORT "engine"
+#endif
+#define AGENT_MODE (strcmp(YX_TEST_TRANSPORT, "agent") == 0)
 
 static struct yx_config		 cfg;
 static struct yx_table		*table;
@@ -60,10 +69,10 @@ setup_with(const char *image, size_t output_limit)
 
 	cr_assert_eq(yx_config_load(&cfg, eb, sizeof(eb)), YX_OK, "%s", eb);
 	snprintf(cfg.image, sizeof(cfg.image), "%s", image);
-	snprintf(cfg.container_prefix, sizeof(cfg.container_prefix), "yxexec%s%d-%d-",
-	    YX_TEST_DRIVER, (int)getpid(), seq);
-	snprintf(cfg.shm_name, sizeof(cfg.shm_name), "/yxexec-%s-%d-%d", YX_TEST_DRIVER,
-	    (int)getpid(), seq++);
+	snprintf(cfg.container_prefix, sizeof(cfg.container_prefix), "yxexec%s%s%d-%d-",
+	    YX_TEST_DRIVER, YX_TEST_TRANSPORT, (int)getpid(), seq);
+	snprintf(cfg.shm_name, sizeof(cfg.shm_name), "/yxexec-%s%s-%d-%d", YX_TEST_DRIVER,
+	    YX_TEST_TRANSPORT, (int)getpid(), seq++);
 	snprintf(saves, sizeof(saves), "/tmp/yxexec-%s-XXXXXX", YX_TEST_DRIVER);
 	cr_assert_not_null(mkdtemp(saves));
 	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s", saves);
@@ -74,6 +83,8 @@ setup_with(const char *image, size_t output_limit)
 	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e), YX_OK, "%s", e.msg);
 	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
 	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
+	yx_executor_set_transport(ex, AGENT_MODE ? YX_EXEC_TRANSPORT_AGENT :
+	    YX_EXEC_TRANSPORT_ENGINE);
 	cr_assert_eq(access(cfg.runner_path, X_OK), 0, "runner %s missing", cfg.runner_path);
 }
 
@@ -83,9 +94,26 @@ setup(void)
 	setup_with("yuxi-sandbox-test:latest", 256 << 10);
 }
 
+/* Every command of the test went through the transport under test. */
+static void
+check_transport(void)
+{
+	struct yx_exec_stats st;
+
+	yx_executor_stats(ex, &st);
+	if (AGENT_MODE)
+		cr_expect_eq(st.engine_runs, 0, "engine path used %llu times",
+		    (unsigned long long)st.engine_runs);
+	else
+		cr_expect_eq(st.agent_runs, 0, "agent used %llu times",
+		    (unsigned long long)st.agent_runs);
+}
+
 static void
 teardown(void)
 {
+	if (ex != NULL)
+		check_transport();
 	remove_our_containers();
 	yx_executor_free(ex);
 	yx_driver_free(drv);

@@ -1,0 +1,47 @@
+/*
+ * agent_proto.h - the wire format between the host executor and the
+ * in-sandbox agent (docs/agent.md "Protocol"); shared by src/agent/yuxi-agent.c
+ * and src/exec/agent_client.c. No code, constants only.
+ *
+ * One request per connection on a unix stream socket. Every message is a
+ * frame: 1 type byte, a 4-byte big-endian payload length, the payload.
+ *
+ * host -> agent:  'H' "YXA1" (first), 'C' workdir, 'E' "K=V" (repeated),
+ *                 'A' argv element (repeated, >= 1), 'G' (empty: go).
+ * agent -> host:  'S' (empty: the command was forked), 'O' output bytes
+ *                 (1..YX_AGENT_OUT_MAX, combined stdout+stderr in write
+ *                 order), 'X' exit status (4 bytes, big-endian, 0..255);
+ *                 or, before 'S' only, 'F' a short reason (the host then
+ *                 falls back to the engine exec path).
+ * Strings carry no NUL. Any other type, an over-long frame or a frame out of
+ * order is a protocol error: the reader closes the connection.
+ */
+#ifndef YUXI_AGENT_PROTO_H
+#define YUXI_AGENT_PROTO_H
+
+#define YX_AGENT_MAGIC		"YXA1"
+#define YX_AGENT_HDR		5		/* type + length */
+#define YX_AGENT_OUT_MAX	65536		/* largest 'O' payload */
+#define YX_AGENT_FAIL_MAX	1024		/* largest 'F' payload */
+#define YX_AGENT_STR_MAX	(128 * 1024)	/* one argv/env string (MAX_ARG_STRLEN) */
+#define YX_AGENT_REQ_MAX	(1024 * 1024)	/* all request payloads together */
+#define YX_AGENT_ARGS_MAX	64		/* argv elements */
+#define YX_AGENT_ENVS_MAX	64		/* env entries */
+
+#define YX_AGENT_T_HELLO	'H'
+#define YX_AGENT_T_CWD		'C'
+#define YX_AGENT_T_ENV		'E'
+#define YX_AGENT_T_ARG		'A'
+#define YX_AGENT_T_GO		'G'
+#define YX_AGENT_T_STARTED	'S'
+#define YX_AGENT_T_OUTPUT	'O'
+#define YX_AGENT_T_EXIT		'X'
+#define YX_AGENT_T_FAIL		'F'
+
+/* Paths inside the sandbox. */
+#define YX_AGENT_TARGET		"/opt/yuxi/bin/yuxi-agent"
+#define YX_AGENT_RUN_TARGET	"/opt/yuxi/run"
+#define YX_AGENT_SOCK_NAME	"agent.sock"
+#define YX_AGENT_SOCK_TARGET	YX_AGENT_RUN_TARGET "/" YX_AGENT_SOCK_NAME
+
+#endif /* YUXI_AGENT_PROTO_H */

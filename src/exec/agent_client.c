@@ -1,0 +1,426 @@
+/*
+ * agent_client.c - host side of the in-sandbox exec agent; see
+ * agent_client.h for the contract and src/agent/agent_proto.h for the wire
+ * format.
+ *
+ * One connection per command. The request is written with a deadline, then
+ * frames are read one at a time: the 5-byte header first, its length
+ * checked against the cap of its type before a single payload byte is read
+ * into a fixed 64 KiB buffer. Output frames go straight into the caller's
+ * sink (which enforces the output cap while reading), so memory stays
+ * bounded whatever the agent sends. Deadlines: start_wait_ms until the
+ * agent says 'S', then the command's timeout plus grace_ms overall.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "yuxi/buf.h"
+#include "yuxi/log.h"
+#include "agent/agent_proto.h"
+#include "exec/agent_client.h"
+
+#define AGENT_DEFAULT_START_MS	3000
+#define AGENT_DEFAULT_GRACE_MS	5000
+#define AGENT_MAX_SEC		600
+
+/* One connection's state. */
+struct agent_conn {
+	int		 fd;
+	char		*buf;		/* YX_AGENT_OUT_MAX bytes */
+	int64_t		 deadline;
+};
+
+static int64_t
+agent_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
+    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    struct yx_errctx *err)
+{
+	struct stat	st;
+	int		sfd = -1, rfd = -1, dfd = -1, rc;
+	int		n;
+
+	*fdp = -1;
+	n = snprintf(host_path, hlen, "%s/run/%s", saves_dir, thread_id);
+	if (n < 0 || (size_t)n >= hlen || strchr(thread_id, '/') != NULL ||
+	    thread_id[0] == '.' || thread_id[0] == '\0')
+		return yx_fail(err, YX_E_BAD_REQUEST, "run directory name");
+	rc = YX_E_IO;
+	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (mkdirat(sfd, "run", 0711) == -1 && errno != EEXIST) ||
+	    (rfd = openat(sfd, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(rfd, &st) == -1) {
+		yx_fail(err, rc, "run directory under %s: %s", saves_dir,
+		    strerror(errno));
+		goto done;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+		rc = yx_fail(err, YX_E_FORBIDDEN, "%s/run: wrong owner or mode",
+		    saves_dir);
+		goto done;
+	}
+	if (mkdirat(rfd, thread_id, 0700) == 0 &&
+	    fchownat(rfd, thread_id, uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
+		yx_fail(err, rc, "chown %s: %s", host_path, strerror(errno));
+		goto done;
+	}
+	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(dfd, &st) == -1) {
+		yx_fail(err, rc, "%s: %s", host_path, strerror(errno));
+		goto done;
+	}
+	if (st.st_uid != uid) {
+		rc = yx_fail(err, YX_E_FORBIDDEN, "%s: not owned by uid %u",
+		    host_path, uid);
+		goto done;
+	}
+	*fdp = dfd;
+	dfd = -1;
+	rc = YX_OK;
+done:
+	if (dfd != -1)
+		close(dfd);
+	if (rfd != -1)
+		close(rfd);
+	if (sfd != -1)
+		close(sfd);
+	return rc;
+}
+
+/* O_PATH fd of agent.sock beneath dirfd without following anything; -1. */
+static int
+agent_sock_open(int dirfd)
+{
+	struct open_how	how;
+	int		fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	fd = (int)syscall(SYS_openat2, dirfd, YX_AGENT_SOCK_NAME, &how,
+	    sizeof(how));
+	if (fd == -1 && errno == ENOSYS)	/* one component: same effect */
+		fd = openat(dirfd, YX_AGENT_SOCK_NAME, O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC);
+	return fd;
+}
+
+int
+yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
+    struct yx_errctx *err)
+{
+	struct sockaddr_un	sun;
+	struct stat		st;
+	int			pfd = -1, s = -1, rc = YX_E_BACKEND_UNAVAILABLE;
+
+	*sockp = -1;
+	if ((pfd = agent_sock_open(rundir_fd)) == -1) {
+		yx_fail(err, rc, "agent socket: %s", strerror(errno));
+		goto done;
+	}
+	if (fstat(pfd, &st) == -1 || !S_ISSOCK(st.st_mode) || st.st_uid != uid) {
+		yx_fail(err, rc, "agent socket is not a socket owned by uid %u",
+		    uid);
+		goto done;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d", pfd);
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1 || connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		yx_fail(err, rc, "agent connect: %s", strerror(errno));
+		goto done;
+	}
+	*sockp = s;
+	s = -1;
+	rc = YX_OK;
+done:
+	if (s != -1)
+		close(s);
+	if (pfd != -1)
+		close(pfd);
+	return rc;
+}
+
+/* Append one frame to b. YX_OK, YX_E_PAYLOAD_TOO_LARGE, YX_E_NOMEM. */
+static int
+agent_frame_put(struct yx_buf *b, int type, const char *s)
+{
+	size_t		n = s ? strlen(s) : 0;
+	unsigned char	h[YX_AGENT_HDR];
+	int		rc;
+
+	if (n > YX_AGENT_STR_MAX)
+		return YX_E_PAYLOAD_TOO_LARGE;
+	h[0] = (unsigned char)type;
+	h[1] = (unsigned char)(n >> 24);
+	h[2] = (unsigned char)(n >> 16);
+	h[3] = (unsigned char)(n >> 8);
+	h[4] = (unsigned char)n;
+	if ((rc = yx_buf_append(b, h, sizeof(h))) == YX_OK && n > 0)
+		rc = yx_buf_append(b, s, n);
+	return rc;
+}
+
+/* Encode xr as a request. YX_OK or an error (b then partly filled). */
+static int
+agent_req_encode(struct yx_buf *b, const struct yx_exec_req *xr)
+{
+	size_t	i, na = 0, ne = 0;
+	int	rc;
+
+	for (na = 0; xr->argv[na] != NULL; na++)
+		;
+	for (ne = 0; xr->env != NULL && xr->env[ne] != NULL; ne++)
+		;
+	if (na == 0 || na > YX_AGENT_ARGS_MAX || ne > YX_AGENT_ENVS_MAX)
+		return YX_E_PAYLOAD_TOO_LARGE;
+	rc = agent_frame_put(b, YX_AGENT_T_HELLO, YX_AGENT_MAGIC);
+	if (rc == YX_OK && xr->workdir != NULL)
+		rc = agent_frame_put(b, YX_AGENT_T_CWD, xr->workdir);
+	for (i = 0; rc == YX_OK && i < ne; i++)
+		rc = agent_frame_put(b, YX_AGENT_T_ENV, xr->env[i]);
+	for (i = 0; rc == YX_OK && i < na; i++)
+		rc = agent_frame_put(b, YX_AGENT_T_ARG, xr->argv[i]);
+	if (rc == YX_OK)
+		rc = agent_frame_put(b, YX_AGENT_T_GO, NULL);
+	return rc;
+}
+
+/* Wait for ev on the connection. YX_OK, YX_E_TIMEOUT or YX_E_IO. */
+static int
+agent_wait(struct agent_conn *c, short ev)
+{
+	struct pollfd	pfd;
+	int64_t		left;
+	int		n;
+
+	for (;;) {
+		if ((left = c->deadline - agent_now_ms()) <= 0)
+			return YX_E_TIMEOUT;
+		pfd.fd = c->fd;
+		pfd.events = ev;
+		pfd.revents = 0;
+		n = poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n == -1 && errno != EINTR)
+			return YX_E_IO;
+		if (n == 1)
+			return YX_OK;
+	}
+}
+
+/* Write all of p. YX_OK, YX_E_TIMEOUT or YX_E_IO. */
+static int
+agent_write_all(struct agent_conn *c, const char *p, size_t n)
+{
+	ssize_t	w;
+	int	rc;
+
+	while (n > 0) {
+		w = send(c->fd, p, n, MSG_NOSIGNAL);
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w == -1 && errno != EAGAIN && errno != EINTR)
+			return YX_E_IO;
+		if ((rc = agent_wait(c, POLLOUT)) != YX_OK)
+			return rc;
+	}
+	return YX_OK;
+}
+
+/* Read exactly n bytes. YX_OK, YX_E_TIMEOUT or YX_E_IO (EOF too). */
+static int
+agent_read_all(struct agent_conn *c, char *p, size_t n)
+{
+	ssize_t	r;
+	int	rc;
+
+	while (n > 0) {
+		r = recv(c->fd, p, n, 0);
+		if (r > 0) {
+			p += r;
+			n -= (size_t)r;
+			continue;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			return YX_E_IO;
+		if ((rc = agent_wait(c, POLLIN)) != YX_OK)
+			return rc;
+	}
+	return YX_OK;
+}
+
+/*
+ * Read one frame into c->buf. YX_OK with *type and *len; YX_E_TIMEOUT;
+ * YX_E_IO for EOF, an unknown type or a length over its type's cap.
+ */
+static int
+agent_frame_get(struct agent_conn *c, int *type, uint32_t *len)
+{
+	unsigned char	h[YX_AGENT_HDR];
+	uint32_t	n, lo = 0, hi;
+	int		rc;
+
+	if ((rc = agent_read_all(c, (char *)h, sizeof(h))) != YX_OK)
+		return rc;
+	n = (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 8 |
+	    h[4];
+	switch (h[0]) {
+	case YX_AGENT_T_STARTED:
+		hi = 0;
+		break;
+	case YX_AGENT_T_OUTPUT:
+		lo = 1;
+		hi = YX_AGENT_OUT_MAX;
+		break;
+	case YX_AGENT_T_EXIT:
+		lo = hi = 4;
+		break;
+	case YX_AGENT_T_FAIL:
+		hi = YX_AGENT_FAIL_MAX;
+		break;
+	default:
+		return YX_E_IO;
+	}
+	if (n < lo || n > hi)
+		return YX_E_IO;
+	*type = h[0];
+	*len = n;
+	return n > 0 ? agent_read_all(c, c->buf, n) : YX_OK;
+}
+
+/* Connect, send the request, wait for 'S'. YX_OK or UNAVAILABLE. */
+static int
+agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
+    const struct yx_exec_req *xr, int start_ms, struct yx_errctx *err)
+{
+	struct yx_buf	req;
+	char		why[128];
+	uint32_t	len;
+	int		type, rc;
+
+	yx_buf_init(&req, YX_AGENT_REQ_MAX);
+	if ((rc = yx_agent_connect(rundir_fd, uid, &c->fd, err)) != YX_OK)
+		goto done;
+	c->deadline = agent_now_ms() + start_ms;
+	if ((rc = agent_req_encode(&req, xr)) != YX_OK ||
+	    (rc = agent_write_all(c, req.data, req.len)) != YX_OK ||
+	    (rc = agent_frame_get(c, &type, &len)) != YX_OK) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "agent did not start the command: %s", yx_strerror(rc));
+		goto done;
+	}
+	if (type != YX_AGENT_T_STARTED) {
+		if (type == YX_AGENT_T_FAIL)
+			log_escape(why, sizeof(why), c->buf, len);
+		else
+			snprintf(why, sizeof(why), "frame out of order");
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "agent refused: %s",
+		    why);
+	}
+done:
+	yx_buf_fini(&req);
+	return rc;
+}
+
+/*
+ * Relay frames until 'X'. YX_OK with *code, YX_E_TIMEOUT at the deadline,
+ * YX_E_IO on a protocol error, or the sink's error.
+ */
+static int
+agent_relay(struct agent_conn *c, const struct yx_exec_req *xr, int *code)
+{
+	const unsigned char	*u = (const unsigned char *)c->buf;
+	uint32_t		 len, v;
+	int			 type, rc;
+
+	for (;;) {
+		if ((rc = agent_frame_get(c, &type, &len)) != YX_OK)
+			return rc;
+		if (type == YX_AGENT_T_OUTPUT) {
+			if (xr->on_output != NULL &&
+			    (rc = xr->on_output(xr->arg, c->buf, len)) != YX_OK)
+				return rc;
+			continue;
+		}
+		if (type != YX_AGENT_T_EXIT)
+			return YX_E_IO;
+		v = (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 |
+		    (uint32_t)u[2] << 8 | u[3];
+		if (v > 255)
+			return YX_E_IO;
+		*code = (int)v;
+		return YX_OK;
+	}
+}
+
+int
+yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
+    const struct yx_exec_req *xr, struct yx_exec_result *res,
+    bool *started, struct yx_errctx *err)
+{
+	struct agent_conn	c = { -1, NULL, 0 };
+	int64_t			t0 = agent_now_ms();
+	int			limit, start_ms, grace_ms, code = -1, rc;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	*started = false;
+	start_ms = o && o->start_wait_ms > 0 ? o->start_wait_ms :
+	    AGENT_DEFAULT_START_MS;
+	grace_ms = o && o->grace_ms > 0 ? o->grace_ms : AGENT_DEFAULT_GRACE_MS;
+	limit = xr->timeout_sec > 0 ? xr->timeout_sec : AGENT_MAX_SEC;
+	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "agent: no memory");
+		goto done;
+	}
+	if ((rc = agent_begin(&c, rundir_fd, uid, xr, start_ms, err)) != YX_OK)
+		goto done;
+	*started = true;
+	c.deadline = t0 + (int64_t)limit * 1000 + grace_ms;
+	rc = agent_relay(&c, xr, &code);
+	if (rc == YX_E_TIMEOUT) {
+		res->exit_code = 124;
+		res->timed_out = true;
+		rc = YX_OK;
+	} else if (rc == YX_E_IO) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "agent connection broke during the command");
+	} else if (rc == YX_OK) {
+		res->exit_code = code;
+		res->timed_out = code == 124 && xr->timeout_sec > 0 &&
+		    agent_now_ms() - t0 >= xr->timeout_sec * 1000L - 50;
+	}
+done:
+	if (c.fd != -1)
+		close(c.fd);	/* the agent kills the command if still running */
+	free(c.buf);
+	res->duration_ms = agent_now_ms() - t0;
+	return rc;
+}

@@ -1,0 +1,69 @@
+/*
+ * agent_client.h - the host side of the in-sandbox exec agent (private to
+ * src/exec; docs/agent.md).
+ *
+ * Each sandbox gets a run directory <saves>/run/<thread_id>/ (mode 0700,
+ * owned by the sandbox uid) bind-mounted at /opt/yuxi/run; the agent listens
+ * on agent.sock in it. Everything in that directory is controlled by the
+ * sandbox, so the host never follows a path in it: the directory is opened
+ * once from trusted parents (O_PATH, O_NOFOLLOW), the socket is resolved
+ * beneath it with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV) as an O_PATH fd, checked to be a
+ * socket owned by the sandbox uid, and connected through
+ * /proc/self/fd/<that fd>, which names exactly that inode. Every byte the
+ * agent sends is untrusted: frames are bounded (agent_proto.h), every wait
+ * has a deadline, output goes straight to the caller's bounded sink.
+ *
+ * Ownership: plain functions; fds returned through pointers belong to the
+ * caller (close them).
+ */
+#ifndef YUXI_EXEC_AGENT_CLIENT_H
+#define YUXI_EXEC_AGENT_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "yuxi/driver.h"
+#include "yuxi/error.h"
+
+struct yx_agent_opts {
+	int	start_wait_ms;	/* connect, request, until 'S' (default 3000) */
+	int	grace_ms;	/* host deadline past the command's timeout (5000) */
+};
+
+/*
+ * Create (when absent) and open <saves_dir>/run/<thread_id> as an O_PATH
+ * directory fd in *fdp, its host path in host_path (size hlen). The "run"
+ * level must belong to us, the thread level to uid, neither a symlink.
+ * YX_OK; YX_E_BAD_REQUEST for a path that does not fit; YX_E_IO /
+ * YX_E_PERMISSION_DENIED style errno translations otherwise.
+ */
+int	yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
+	    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+	    struct yx_errctx *err);
+
+/*
+ * Connect to agent.sock beneath rundir_fd (see above). YX_OK with a
+ * non-blocking socket in *sockp (caller closes); YX_E_BACKEND_UNAVAILABLE
+ * when there is no such socket, it is a symlink or not a socket or not
+ * owned by uid, or nobody accepts at once.
+ */
+int	yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
+	    struct yx_errctx *err);
+
+/*
+ * Run xr (argv, env, workdir; user is ignored: the agent runs as the
+ * sandbox user) through the agent; output goes to xr->on_output.
+ * YX_OK with res filled (exit status; timed_out as the engine driver sets
+ * it; the host deadline timeout + grace gives exit 124, timed_out).
+ * Otherwise *started says whether the agent acknowledged starting the
+ * command: false -> nothing ran and no output was delivered, the caller may
+ * use another path (YX_E_BACKEND_UNAVAILABLE); true -> the command may have
+ * run: YX_E_BACKEND_UNAVAILABLE (agent died or broke the protocol) or the
+ * sink's own error.
+ */
+int	yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
+	    const struct yx_exec_req *xr, struct yx_exec_result *res,
+	    bool *started, struct yx_errctx *err);
+
+#endif /* YUXI_EXEC_AGENT_CLIENT_H */

@@ -1,0 +1,412 @@
+/*
+ * test_agent.c - the in-sandbox agent in real sandboxes (Engine API driver,
+ * transport auto: agent first, engine exec as fallback).
+ *
+ *  - the agent answers, and is started on demand;
+ *  - killed mid-command (from the host, SIGKILL to every yuxi-agent process
+ *    of the container): that command fails cleanly and is not run twice,
+ *    its process group dies, the next command works (agent restarted);
+ *  - the socket replaced from inside the sandbox by a symlink to a host
+ *    socket that records connections, to /var/run/docker.sock, to another
+ *    thread's socket: the host refuses it, nothing connects, the command
+ *    runs in the right sandbox through the fallback;
+ *  - a fake agent put in place from the host that lies about sizes: the
+ *    command still runs correctly;
+ *  - a latency sanity check (printed, not asserted).
+ * Container names carry this process's pid; every container is removed.
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "yuxi/config.h"
+#include "yuxi/driver.h"
+#include "yuxi/executor.h"
+#include "yuxi/provider.h"
+#include "yuxi/shm_table.h"
+#include "agent/agent_proto.h"
+#include "exec/exec_int.h"
+
+static struct yx_config		 cfg;
+static struct yx_table		*table;
+static struct yx_driver		*drv;
+static struct yx_executor	*ex;
+static char			 saves[256];
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+setup(void)
+{
+	struct yx_errctx	e;
+	char			eb[256];
+	static int		seq;
+
+	cr_assert_eq(yx_config_load(&cfg, eb, sizeof(eb)), YX_OK, "%s", eb);
+	snprintf(cfg.image, sizeof(cfg.image), "yuxi-sandbox-test:latest");
+	snprintf(cfg.container_prefix, sizeof(cfg.container_prefix),
+	    "yxagent%d-%d-", (int)getpid(), seq);
+	snprintf(cfg.shm_name, sizeof(cfg.shm_name), "/yxagent-%d-%d",
+	    (int)getpid(), seq++);
+	snprintf(saves, sizeof(saves), "/tmp/yxagent-%d-XXXXXX", (int)getpid());
+	cr_assert_not_null(mkdtemp(saves));
+	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s", saves);
+	cfg.driver = YX_DRIVER_API;
+	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* tests reach /opt/yuxi/run */
+	cfg.max_replicas = 8;
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e),
+	    YX_OK, "%s", e.msg);
+	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
+	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
+	yx_executor_set_transport(ex, YX_EXEC_TRANSPORT_AUTO);
+}
+
+static void
+teardown(void)
+{
+	struct yx_container_info	*list = NULL;
+	size_t				 n = 0, i;
+
+	if (drv != NULL && drv->ops->list(drv, &list, &n, NULL) == YX_OK) {
+		for (i = 0; i < n; i++)
+			if (strncmp(list[i].name, cfg.container_prefix,
+			    strlen(cfg.container_prefix)) == 0)
+				drv->ops->remove(drv, list[i].id, NULL);
+		free(list);
+	}
+	yx_executor_free(ex);
+	yx_driver_free(drv);
+	yx_table_close(table);
+	yx_table_unlink(cfg.shm_name);
+	nftw(saves, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	ex = NULL;
+	drv = NULL;
+	table = NULL;
+}
+
+TestSuite(agent, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Run cmd in thread tid; the call's own result. */
+static int
+try_run(const char *tid, const char *cmd, int timeout,
+    struct yx_exec_output *out, struct yx_errctx *e)
+{
+	struct yx_exec_request req = { 0 };
+
+	req.thread_id = tid;
+	req.owner = "tester";
+	req.agent_id = "";
+	req.command = cmd;
+	req.timeout_sec = timeout;
+	yx_errctx_clear(e);
+	return yx_executor_run(ex, &req, out, e);
+}
+
+static void
+run(const char *tid, const char *cmd, struct yx_exec_output *out)
+{
+	struct yx_errctx	e;
+	int			rc = try_run(tid, cmd, 0, out, &e);
+
+	cr_assert_eq(rc, YX_OK, "exec '%s': %s (%s)", cmd, yx_strerror(rc), e.msg);
+}
+
+static struct yx_exec_stats
+stats(void)
+{
+	struct yx_exec_stats st;
+
+	yx_executor_stats(ex, &st);
+	return st;
+}
+
+/* The container id of thread tid's sandbox (from the table). */
+static void
+container_of(const char *tid, char *id, size_t idlen)
+{
+	struct yx_provider_snapshot	snap;
+	size_t				i;
+
+	id[0] = '\0';
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	for (i = 0; i < snap.nslots; i++)
+		if (strcmp(snap.slots[i].thread_id, tid) == 0)
+			snprintf(id, idlen, "%s", snap.slots[i].container_id);
+	yx_provider_snapshot_fini(&snap);
+	cr_assert(id[0] != '\0', "no sandbox for %s", tid);
+}
+
+/* SIGKILL every yuxi-agent process in container cid, from the host. */
+static int
+kill_agents(const char *cid)
+{
+	char		 p[300], buf[4096];
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*f;
+	size_t		 n;
+	int		 killed = 0;
+
+	cr_assert_not_null(d = opendir("/proc"));
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/comm", de->d_name);
+		if ((f = fopen(p, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (strcmp(buf, "yuxi-agent\n") != 0)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cgroup", de->d_name);
+		if ((f = fopen(p, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (strstr(buf, cid) != NULL &&
+		    kill((pid_t)atoi(de->d_name), SIGKILL) == 0)
+			killed++;
+	}
+	closedir(d);
+	return killed;
+}
+
+/* A non-blocking listener on the host that records connections. */
+static int
+trap_listen(const char *path)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), -1);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	cr_assert_eq(listen(fd, 16), 0);
+	cr_assert_eq(chown(path, cfg.uid, cfg.gid), 0);	/* owner looks right */
+	return fd;
+}
+
+static bool
+trap_contacted(int fd)
+{
+	int c = accept(fd, NULL, NULL);
+
+	if (c != -1)
+		close(c);
+	return c != -1;
+}
+
+Test(agent, answers_and_is_started_on_demand)
+{
+	struct yx_exec_output	out;
+	struct yx_exec_stats	st;
+
+	run("t-up", "echo one; echo two >&2; exit 5", &out);
+	cr_assert_str_eq(out.output, "one\ntwo\n");
+	cr_assert_eq(out.exit_code, 5);
+	yx_exec_output_fini(&out);
+	run("t-up", "ps -o args | grep -c '^/opt/yuxi/bin/yuxi-agent'", &out);
+	cr_assert_str_eq(out.output, "2\n", "daemon + this handler: %s", out.output);
+	yx_exec_output_fini(&out);
+	st = stats();
+	cr_assert_eq(st.agent_starts, 1);
+	cr_assert_eq(st.agent_runs, 2);
+	cr_assert_eq(st.engine_runs, 0);
+}
+
+Test(agent, killed_mid_command_then_next_works)
+{
+	struct yx_exec_output	out;
+	struct yx_errctx	e;
+	char			cid[128];
+	pid_t			k;
+	int			rc;
+
+	run("t-kill", "echo warm", &out);
+	yx_exec_output_fini(&out);
+	container_of("t-kill", cid, sizeof(cid));
+	if ((k = fork()) == 0) {
+		usleep(700 * 1000);
+		_exit(kill_agents(cid) >= 2 ? 0 : 1);	/* daemon + handler */
+	}
+	rc = try_run("t-kill", "echo started > killed.txt; sleep 5; echo late >> killed.txt",
+	    0, &out, &e);
+	cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE, "got %s (%s)", yx_strerror(rc), e.msg);
+	cr_assert_not(out.output != NULL);
+	waitpid(k, &rc, 0);
+	cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "agents not found to kill");
+	run("t-kill", "ps -o args | grep -c '^sleep 5'; sleep 6; cat killed.txt", &out);
+	/* ran once, and its process group died with the agent */
+	cr_assert_str_eq(out.output, "0\nstarted\n", "%s", out.output);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(stats().agent_starts, 2);
+	cr_assert_eq(stats().engine_runs, 0);
+}
+
+/* Replace the socket (agent still alive, so a restart cannot fix it) by a
+ * symlink to target; then a command must run via the engine path. */
+static void
+symlink_case(const char *tid, const char *target, int trap)
+{
+	struct yx_exec_output	out;
+	struct yx_exec_stats	before;
+	struct yx_errctx	e;
+	char			cmd[1024], cid[128];
+	int			rc, fd = -1, rdfd;
+	char			rd[600];
+
+	snprintf(cmd, sizeof(cmd), "ln -sf '%s' " YX_AGENT_SOCK_TARGET " && echo linked",
+	    target);
+	run(tid, cmd, &out);
+	cr_assert_str_eq(out.output, "linked\n");
+	yx_exec_output_fini(&out);
+	/* the host refuses the link itself, before any connect */
+	cr_assert_eq(yx_agent_rundir_open(saves, tid, cfg.uid, cfg.gid, rd,
+	    sizeof(rd), &rdfd, NULL), YX_OK);
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_agent_connect(rdfd, cfg.uid, &fd, &e), YX_E_BACKEND_UNAVAILABLE);
+	cr_assert(strstr(e.msg, "symbolic") != NULL ||
+	    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
+	close(rdfd);
+	before = stats();
+	rc = try_run(tid, "hostname", 0, &out, &e);
+	cr_assert_eq(rc, YX_OK, "%s", e.msg);
+	container_of(tid, cid, sizeof(cid));
+	cr_assert_eq(strncmp(out.output, cid, 12), 0,
+	    "ran in the wrong sandbox: %s vs %s", out.output, cid);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(stats().engine_runs, before.engine_runs + 1);
+	cr_assert_eq(stats().agent_refused, before.agent_refused + 1);
+	if (trap != -1)
+		cr_assert_not(trap_contacted(trap), "the host followed the symlink");
+}
+
+Test(agent, socket_symlink_to_host_socket_refused)
+{
+	char	path[300];
+	int	trap;
+
+	snprintf(path, sizeof(path), "%s/trap.sock", saves);
+	trap = trap_listen(path);
+	symlink_case("t-trap", path, trap);
+	close(trap);
+}
+
+Test(agent, socket_symlink_to_docker_sock_refused)
+{
+	symlink_case("t-dock", "/var/run/docker.sock", -1);
+}
+
+Test(agent, socket_symlink_to_other_thread_refused)
+{
+	struct yx_exec_output	out;
+	char			other[600];
+	int			trap;
+
+	run("t-a", "hostname", &out);	/* t-a's agent now listens */
+	yx_exec_output_fini(&out);
+	snprintf(other, sizeof(other), "%s/run/t-a/" YX_AGENT_SOCK_NAME, saves);
+	/* put a recording listener in the place of t-a's socket */
+	(void)unlink(other);
+	trap = trap_listen(other);
+	symlink_case("t-b", other, trap);
+	symlink_case("t-c", "../t-a/" YX_AGENT_SOCK_NAME, trap);
+	close(trap);
+}
+
+Test(agent, fake_agent_lying_about_sizes)
+{
+	struct yx_exec_output	out;
+	char			cid[128], path[600];
+	unsigned char		lie[5] = { 'O', 0xff, 0xff, 0xff, 0xff };
+	pid_t			pid;
+	int			lfd, c;
+
+	run("t-fake", "echo warm", &out);
+	yx_exec_output_fini(&out);
+	container_of("t-fake", cid, sizeof(cid));
+	cr_assert_geq(kill_agents(cid), 1);
+	usleep(100 * 1000);
+	snprintf(path, sizeof(path), "%s/run/t-fake/" YX_AGENT_SOCK_NAME, saves);
+	(void)unlink(path);
+	lfd = trap_listen(path);	/* owned by the sandbox uid */
+	(void)fcntl(lfd, F_SETFL, 0);
+	if ((pid = fork()) == 0) {
+		while ((c = accept(lfd, NULL, NULL)) != -1) {
+			(void)!write(c, lie, sizeof(lie));
+			close(c);
+		}
+		_exit(0);
+	}
+	close(lfd);
+	run("t-fake", "echo real", &out);
+	cr_assert_str_eq(out.output, "real\n");
+	cr_assert_eq(out.exit_code, 0);
+	yx_exec_output_fini(&out);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+Test(agent, latency_sanity)
+{
+	struct yx_exec_output	out;
+	int64_t			t[21], t0, tmp;
+	int			i, j;
+
+	run("t-lat", "echo warm", &out);
+	yx_exec_output_fini(&out);
+	for (i = 0; i < 21; i++) {
+		t0 = now_us();
+		run("t-lat", "echo hi", &out);
+		t[i] = now_us() - t0;
+		cr_assert_str_eq(out.output, "hi\n");
+		yx_exec_output_fini(&out);
+	}
+	for (i = 0; i < 21; i++)
+		for (j = i + 1; j < 21; j++)
+			if (t[j] < t[i]) {
+				tmp = t[i];
+				t[i] = t[j];
+				t[j] = tmp;
+			}
+	cr_log_info("agent echo hi: median %.2f ms, max %.2f ms", t[10] / 1000.0,
+	    t[20] / 1000.0);
+	fprintf(stderr, "agent echo hi: median %.2f ms, max %.2f ms\n",
+	    t[10] / 1000.0, t[20] / 1000.0);
+	cr_assert_eq(stats().agent_runs, 22);
+}

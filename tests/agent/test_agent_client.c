@@ -1,0 +1,438 @@
+/*
+ * test_agent_client.c - the host side of the agent protocol against hostile
+ * peers, no engine needed. A run directory owned by the sandbox uid is made
+ * in a temp dir; "agent.sock" in it is then a symlink to a trap socket that
+ * records connections, a socket of the wrong owner, a regular file, a FIFO,
+ * or a fake agent (a forked process) that lies about frame sizes, floods,
+ * sends unknown frames or never answers. The host must refuse without
+ * connecting, stay bounded in time and memory, and report whether the
+ * command started (fallback allowed) or not. A well-behaved fake is the
+ * positive control.
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent_proto.h"
+#include "exec/agent_client.h"
+#include "exec/outcap.h"
+
+#define UID	1000
+#define GID	1000
+
+static char	tmp[128], rundir[512];
+static int	rundir_fd = -1;
+static pid_t	fake = -1;
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+setup(void)
+{
+	struct yx_errctx e;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/yxagtc-%d-XXXXXX", (int)getpid());
+	cr_assert_not_null(mkdtemp(tmp));
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_agent_rundir_open(tmp, "t1", UID, GID, rundir,
+	    sizeof(rundir), &rundir_fd, &e), YX_OK, "%s", e.msg);
+}
+
+static void
+teardown(void)
+{
+	if (fake > 0) {
+		kill(fake, SIGKILL);
+		waitpid(fake, NULL, 0);
+	}
+	fake = -1;
+	if (rundir_fd != -1)
+		close(rundir_fd);
+	rundir_fd = -1;
+	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A listening socket at path, owned by uid; non-blocking. */
+static int
+listen_at(const char *path, uid_t uid)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), -1);
+	unlink(path);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0, "%s", path);
+	cr_assert_eq(listen(fd, 16), 0);
+	cr_assert_eq(chown(path, uid, GID), 0);
+	return fd;
+}
+
+/* True when someone connected to the (non-blocking) listener. */
+static bool
+was_contacted(int lfd)
+{
+	int c = accept(lfd, NULL, NULL);
+
+	if (c != -1)
+		close(c);
+	return c != -1 || errno != EAGAIN;
+}
+
+static void
+frame(int fd, int type, uint32_t len, const void *p, size_t n)
+{
+	unsigned char h[5] = { (unsigned char)type, len >> 24, len >> 16,
+	    len >> 8, len };
+
+	(void)!write(fd, h, 5);
+	if (n > 0)
+		(void)!write(fd, p, n);
+}
+
+enum fake_mode { F_GOOD, F_HUGE_FIRST, F_HUGE_AFTER, F_FLOOD, F_UNKNOWN,
+	F_BAD_EXIT, F_SILENT, F_FAIL, F_EOF_AFTER, F_STALL };
+
+/* In the child: serve one connection as a fake agent. */
+static void __attribute__((noreturn))
+fake_serve(int lfd, enum fake_mode m)
+{
+	static char	big[YX_AGENT_OUT_MAX];
+	unsigned char	x0[4] = { 0, 0, 0, 0 }, xbad[4] = { 0, 0, 3, 231 };
+	int		c;
+
+	signal(SIGPIPE, SIG_DFL);
+	fcntl(lfd, F_SETFL, 0);
+	if ((c = accept(lfd, NULL, NULL)) == -1)
+		_exit(1);
+	/* take the request first (one send of a few hundred bytes) */
+	(void)!read(c, big, sizeof(big));
+	memset(big, 'A', sizeof(big));
+	switch (m) {
+	case F_GOOD:
+		frame(c, 'S', 0, NULL, 0);
+		frame(c, 'O', 3, "hi\n", 3);
+		frame(c, 'X', 4, x0, 4);
+		break;
+	case F_HUGE_FIRST:
+		frame(c, 'O', 0xFFFFFFFFu, big, sizeof(big));
+		break;
+	case F_HUGE_AFTER:
+		frame(c, 'S', 0, NULL, 0);
+		frame(c, 'O', 0xFFFFFFFFu, big, sizeof(big));
+		break;
+	case F_FLOOD:
+		frame(c, 'S', 0, NULL, 0);
+		for (;;)
+			frame(c, 'O', sizeof(big), big, sizeof(big));
+	case F_UNKNOWN:
+		frame(c, 'Z', 4, "junk", 4);
+		break;
+	case F_BAD_EXIT:
+		frame(c, 'S', 0, NULL, 0);
+		frame(c, 'X', 4, xbad, 4);
+		break;
+	case F_SILENT:
+		sleep(30);
+		break;
+	case F_FAIL:
+		frame(c, 'F', 5, "nope\n", 5);
+		break;
+	case F_EOF_AFTER:
+		frame(c, 'S', 0, NULL, 0);
+		frame(c, 'O', 3, "pa\n", 3);
+		_exit(0);
+	case F_STALL:
+		frame(c, 'S', 0, NULL, 0);
+		frame(c, 'O', 3, "pa\n", 3);
+		break;
+	}
+	sleep(30);
+	_exit(0);
+}
+
+static void
+start_fake(enum fake_mode m)
+{
+	char	path[600];
+	int	lfd;
+
+	snprintf(path, sizeof(path), "%s/%s", rundir, YX_AGENT_SOCK_NAME);
+	lfd = listen_at(path, UID);
+	cr_assert_neq(fake = fork(), -1);
+	if (fake == 0)
+		fake_serve(lfd, m);
+	close(lfd);
+}
+
+/* Run one request against whatever listens; fills the outcap. */
+static int
+run_req(struct yx_outcap *oc, int timeout, struct yx_exec_result *res,
+    bool *started, struct yx_errctx *e)
+{
+	const char		*argv[] = { "/bin/echo", "hi", NULL };
+	struct yx_agent_opts	 o = { 500, 500 };
+	struct yx_exec_req	 xr;
+
+	memset(&xr, 0, sizeof(xr));
+	xr.argv = argv;
+	xr.workdir = "/";
+	xr.timeout_sec = timeout;
+	xr.on_output = yx_outcap_write;
+	xr.arg = oc;
+	yx_errctx_clear(e);
+	return yx_agent_run(rundir_fd, UID, &o, &xr, res, started, e);
+}
+
+TestSuite(agent_client, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(agent_client, proc_fd_connect_reaches_the_opened_inode)
+{
+	struct sockaddr_un	sun;
+	char			path[600], moved[600];
+	int			lfd, lfd2, pfd, s;
+
+	snprintf(path, sizeof(path), "%s/plain.sock", tmp);
+	snprintf(moved, sizeof(moved), "%s/moved.sock", tmp);
+	lfd = listen_at(path, 0);
+	cr_assert_neq(pfd = open(path, O_PATH | O_CLOEXEC), -1);
+	/* the name now points elsewhere: the fd must still reach the first */
+	cr_assert_eq(rename(path, moved), 0);
+	lfd2 = listen_at(path, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d", pfd);
+	cr_assert_neq(s = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	cr_assert_eq(connect(s, (struct sockaddr *)&sun, sizeof(sun)), 0,
+	    "connect through /proc/self/fd: %s", strerror(errno));
+	cr_assert(was_contacted(lfd));
+	cr_assert_not(was_contacted(lfd2));
+	close(s);
+	close(pfd);
+	close(lfd);
+	close(lfd2);
+}
+
+Test(agent_client, rundir_is_private_and_owned)
+{
+	struct stat	st;
+	char		p[600], hp[600];
+	int		fd = -1;
+
+	cr_assert_eq(stat(rundir, &st), 0);
+	cr_assert_eq(st.st_uid, UID);
+	cr_assert_eq(st.st_mode & 0777, 0700);
+	/* a thread dir that is a symlink is refused, not followed */
+	snprintf(p, sizeof(p), "%s/run/t2", tmp);
+	cr_assert_eq(symlink(rundir, p), 0);
+	cr_assert_neq(yx_agent_rundir_open(tmp, "t2", UID, GID, hp, sizeof(hp),
+	    &fd, NULL), YX_OK);
+	cr_assert_eq(fd, -1);
+	cr_assert_neq(yx_agent_rundir_open(tmp, "../x", UID, GID, hp, sizeof(hp),
+	    &fd, NULL), YX_OK);
+}
+
+Test(agent_client, symlinked_socket_is_not_followed)
+{
+	char			trap[600], link[600];
+	struct yx_errctx	e;
+	int			lfd, s = -1;
+
+	snprintf(trap, sizeof(trap), "%s/trap.sock", tmp);
+	lfd = listen_at(trap, UID);	/* right owner, right type: only the link is wrong */
+	snprintf(link, sizeof(link), "%s/%s", rundir, YX_AGENT_SOCK_NAME);
+	cr_assert_eq(symlink(trap, link), 0);
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_agent_connect(rundir_fd, UID, &s, &e),
+	    YX_E_BACKEND_UNAVAILABLE);
+	cr_assert_eq(s, -1);
+	cr_assert(strstr(e.msg, "symbolic") != NULL ||
+	    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
+	unlink(link);
+	cr_assert_eq(symlink("../../trap.sock", link), 0);	/* relative too */
+	cr_assert_neq(yx_agent_connect(rundir_fd, UID, &s, NULL), YX_OK);
+	cr_assert_not(was_contacted(lfd), "the host followed the symlink");
+	close(lfd);
+}
+
+Test(agent_client, wrong_owner_file_and_fifo_refused)
+{
+	char	path[600];
+	int	lfd, s = -1, fd;
+
+	snprintf(path, sizeof(path), "%s/%s", rundir, YX_AGENT_SOCK_NAME);
+	lfd = listen_at(path, 0);	/* owned by root, not the sandbox */
+	cr_assert_neq(yx_agent_connect(rundir_fd, UID, &s, NULL), YX_OK);
+	cr_assert_not(was_contacted(lfd));
+	close(lfd);
+	unlink(path);
+	cr_assert_neq(fd = open(path, O_CREAT | O_WRONLY, 0600), -1);
+	close(fd);
+	cr_assert_eq(chown(path, UID, GID), 0);
+	cr_assert_neq(yx_agent_connect(rundir_fd, UID, &s, NULL), YX_OK);
+	unlink(path);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(chown(path, UID, GID), 0);
+	cr_assert_neq(yx_agent_connect(rundir_fd, UID, &s, NULL), YX_OK);
+	cr_assert_eq(s, -1);
+}
+
+Test(agent_client, good_fake_is_accepted)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started;
+
+	start_fake(F_GOOD);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
+	cr_assert(started);
+	cr_assert_eq(res.exit_code, 0);
+	cr_assert_eq(oc.mem.len, 3);
+	cr_assert_eq(memcmp(oc.mem.data, "hi\n", 3), 0);
+	yx_outcap_fini(&oc);
+}
+
+/* A fake that breaks the protocol before 'S': refused, nothing delivered. */
+static void
+expect_not_started(enum fake_mode m)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started = true;
+	int64_t			t0 = now_ms();
+
+	start_fake(m);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	cr_assert_eq(run_req(&oc, 5, &res, &started, &e),
+	    YX_E_BACKEND_UNAVAILABLE);
+	cr_assert_not(started);
+	cr_assert_eq(oc.total, 0, "output delivered from a refused agent");
+	cr_assert_lt(now_ms() - t0, 3000);
+	yx_outcap_fini(&oc);
+}
+
+Test(agent_client, huge_first_frame_refused)
+{
+	expect_not_started(F_HUGE_FIRST);
+}
+
+Test(agent_client, unknown_frame_refused)
+{
+	expect_not_started(F_UNKNOWN);
+}
+
+Test(agent_client, fail_frame_refused)
+{
+	expect_not_started(F_FAIL);
+}
+
+Test(agent_client, silent_agent_times_out_quickly)
+{
+	expect_not_started(F_SILENT);
+}
+
+/* A fake that breaks the protocol after 'S': clean failure, no fallback. */
+static void
+expect_started_failure(enum fake_mode m)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started = false;
+
+	start_fake(m);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	cr_assert_eq(run_req(&oc, 5, &res, &started, &e),
+	    YX_E_BACKEND_UNAVAILABLE);
+	cr_assert(started);
+	cr_assert_leq(oc.mem.len, 4096);
+	yx_outcap_fini(&oc);
+}
+
+Test(agent_client, huge_frame_after_start_fails_cleanly)
+{
+	expect_started_failure(F_HUGE_AFTER);
+}
+
+Test(agent_client, out_of_range_exit_fails_cleanly)
+{
+	expect_started_failure(F_BAD_EXIT);
+}
+
+Test(agent_client, hangup_mid_command_fails_cleanly)
+{
+	expect_started_failure(F_EOF_AFTER);
+}
+
+Test(agent_client, stall_mid_command_ends_at_the_deadline)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started = false;
+
+	start_fake(F_STALL);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	/* the fake sleeps holding the socket: the host deadline ends it */
+	cr_assert_eq(run_req(&oc, 1, &res, &started, &e), YX_OK, "%s", e.msg);
+	cr_assert(started && res.timed_out);
+	cr_assert_eq(res.exit_code, 124);
+	kill(fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	fake = -1;
+	yx_outcap_fini(&oc);
+}
+
+Test(agent_client, flood_is_bounded_by_cap_and_deadline)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started = false;
+	int64_t			t0 = now_ms();
+
+	start_fake(F_FLOOD);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	cr_assert_eq(run_req(&oc, 1, &res, &started, &e), YX_OK, "%s", e.msg);
+	cr_assert(started && res.timed_out);
+	cr_assert_eq(res.exit_code, 124);
+	cr_assert(oc.truncated);
+	cr_assert_eq(oc.mem.len, 4096, "memory kept %zu bytes", oc.mem.len);
+	cr_assert_gt(oc.total, 1 << 20, "flood too small to prove anything");
+	cr_assert_lt(now_ms() - t0, 4000);
+	yx_outcap_fini(&oc);
+}
