@@ -193,11 +193,17 @@ size_t
 yx_driver_list_filter(const struct yx_config *cfg,
     struct yx_container_info *v, size_t n)
 {
-	size_t	i, k = 0, plen = strlen(cfg->container_prefix);
+	size_t	i, k = 0, plen = strlen(cfg->container_prefix), hl;
 
-	for (i = 0; i < n; i++)
-		if (strncmp(v[i].name, cfg->container_prefix, plen) == 0)
+	/* ours: exactly <prefix><8..64 lowercase hex>, so an instance whose
+	 * prefix merely starts with ours ("yx" vs "yxe2e1-") is not ours */
+	for (i = 0; i < n; i++) {
+		if (strncmp(v[i].name, cfg->container_prefix, plen) != 0)
+			continue;
+		hl = strspn(v[i].name + plen, "0123456789abcdef");
+		if (hl >= 8 && hl <= 64 && v[i].name[plen + hl] == '\0')
 			v[k++] = v[i];
+	}
 	return k;
 }
 

@@ -276,29 +276,49 @@ yx_prov_placeholder(struct yx_provider *p, const struct yx_container_info *c,
 	return f;
 }
 
+/*
+ * A container created in the last YX_PROV_YOUNG_S seconds may be another
+ * process's acquire between create and start, or between start and its
+ * slot being published: never remove it on sight (the next pass decides).
+ */
+#define YX_PROV_YOUNG_S	60
+
+static bool
+yx_prov_young(const struct yx_container_info *c)
+{
+	return c->created > 0 && yx_now_ms() / 1000 - c->created < YX_PROV_YOUNG_S;
+}
+
 /* Adopt or (when allowed) remove one listed container. */
 static int
 yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
     bool remove, const struct yx_shm_pid *me, struct yx_errctx *err)
 {
+	char		 name[YX_SHM_CONTAINER_NAME_MAX * 4];
 	uint64_t	 gen = 0;
 	int		 f, ph = -1, rc;
-	bool		 act = false;
+	bool		 act = false, adopted = false;
 
 	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
 		return rc;
 	if (!yx_prov_known(p->table, c)) {
 		f = yx_prov_free_slot(p->table);
-		if (yx_prov_adoptable(p, c, f))
+		if (yx_prov_adoptable(p, c, f)) {
 			yx_prov_adopt(p, c, (uint32_t)f);
-		else if (remove) {
+			adopted = true;
+		} else if (remove && !yx_prov_young(c)) {
 			ph = yx_prov_placeholder(p, c, f, me, &gen);
 			act = true;
 		}
 	}
 	yx_table_unlock(p->table);
+	log_escape(name, sizeof(name), c->name, strlen(c->name));
+	if (adopted)
+		log_info("reconcile: adopted %s as warm", name);
 	if (!act)
 		return YX_OK;
+	log_info("reconcile: removing %s (%s)", name, c->running ?
+	    "not adoptable" : "stopped");
 	if (ph >= 0)
 		rc = yx_prov_destroy_claimed(p, (uint32_t)ph, gen, me, c->id,
 		    err);

@@ -192,15 +192,17 @@ Test(spec, run_argv_refuses_comma_path, .init = setup)
 
 Test(spec, list_filter, .init = setup)
 {
-	struct yx_container_info v[3];
+	struct yx_container_info v[6];
 
 	memset(v, 0, sizeof(v));
-	snprintf(v[0].name, sizeof(v[0].name), "yuxi-sandbox-1");
-	snprintf(v[1].name, sizeof(v[1].name), "other-2");
-	snprintf(v[2].name, sizeof(v[2].name), "yuxi-sandbox-3");
-	cr_assert_eq(yx_driver_list_filter(&cfg, v, 3), 2);
-	cr_expect_str_eq(v[0].name, "yuxi-sandbox-1");
-	cr_expect_str_eq(v[1].name, "yuxi-sandbox-3");
-	cfg.container_prefix[0] = '\0';
-	cr_expect_eq(yx_driver_list_filter(&cfg, v, 2), 2);
+	snprintf(v[0].name, sizeof(v[0].name), "yuxi-sandbox-0123abcd");
+	snprintf(v[1].name, sizeof(v[1].name), "other-0123abcd");
+	snprintf(v[2].name, sizeof(v[2].name), "yuxi-sandbox-0123456789ab");
+	/* another instance whose prefix starts with ours */
+	snprintf(v[3].name, sizeof(v[3].name), "yuxi-sandbox-e2e-0123abcd");
+	snprintf(v[4].name, sizeof(v[4].name), "yuxi-sandbox-0123");	/* too short */
+	snprintf(v[5].name, sizeof(v[5].name), "yuxi-sandbox-0123ABCD");	/* not ours */
+	cr_assert_eq(yx_driver_list_filter(&cfg, v, 6), 2);
+	cr_expect_str_eq(v[0].name, "yuxi-sandbox-0123abcd");
+	cr_expect_str_eq(v[1].name, "yuxi-sandbox-0123456789ab");
 }

@@ -47,6 +47,11 @@ UPLOAD_LIMIT = 1024 * 1024
 urllib3.disable_warnings()
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: long-running e2e test (run-e2e.sh skips it unless YUXI_E2E_SLOW=1)")
+
+
 def free_port():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
@@ -201,10 +206,12 @@ class Service:
             time.sleep(0.1)
         raise RuntimeError("service did not come up:\n" + self.read_log())
 
-    def read_log(self):
+    def read_log(self, tail=4000):
+        """The service log (its last `tail` characters; all with tail=None)."""
         try:
             with open(os.path.join(self.base, "sandboxd.log"), "rb") as f:
-                return f.read().decode("utf-8", "replace")[-4000:]
+                text = f.read().decode("utf-8", "replace")
+                return text if tail is None else text[-tail:]
         except OSError:
             return ""
 
