@@ -429,6 +429,24 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 	return rc;
 }
 
+/*
+ * After a failed exec with no output: is the leased container gone (removed,
+ * or no longer running)? Then the command never ran and may be retried in a
+ * new container. An engine that cannot answer is not "gone".
+ */
+static bool
+exec_container_gone(struct yx_executor *ex, const struct yx_lease *lease, int rc)
+{
+	struct yx_container_info info;
+
+	if (rc == YX_E_NOT_FOUND)
+		return true;
+	if (rc != YX_E_BACKEND_UNAVAILABLE)
+		return false;
+	rc = ex->drv->ops->inspect(ex->drv, lease->container_id, &info, NULL);
+	return rc == YX_E_NOT_FOUND || (rc == YX_OK && !info.running);
+}
+
 /* Acquire, run, unhold; retry once on a vanished container. */
 static int
 exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
@@ -476,10 +494,11 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 			return rc;
 		rc = exec_in_lease(ex, &lease, run, &cmd.xr, res, err);
 		yx_provider_unhold(&ex->prov, &lease);
-		if (rc != YX_E_NOT_FOUND || oc->total > 0)
+		if (rc == YX_OK || oc->total > 0 || !exec_container_gone(ex, &lease, rc))
 			return rc;
-		/* the container vanished between acquire and exec: forget it */
-		log_info("sandbox %s vanished; recreating", lease.sandbox_id);
+		/* the container vanished or stopped between acquire and exec
+		 * (killed behind our back, engine restarted): forget it */
+		log_info("sandbox %s vanished or stopped; recreating", lease.sandbox_id);
 		yx_provider_destroy(&ex->prov, lease.sandbox_id, NULL, NULL);
 	}
 	return rc;

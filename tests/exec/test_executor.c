@@ -269,6 +269,25 @@ Test(executor, vanished_container_is_recreated)
 	yx_exec_output_fini(&out);
 }
 
+Test(executor, stopped_container_is_recreated)
+{
+	struct yx_exec_output		out;
+	struct yx_provider_snapshot	snap;
+	char				cmd[256];
+
+	run("t-stop", "echo one", 0, &out);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_eq(snap.nslots, 1);
+	snprintf(cmd, sizeof(cmd), "docker stop -t 0 %s >/dev/null 2>&1",
+	    snap.slots[0].container_id);
+	yx_provider_snapshot_fini(&snap);
+	cr_assert_eq(system(cmd), 0);
+	run("t-stop", "echo two", 0, &out);
+	cr_assert_str_eq(out.output, "two\n");
+	yx_exec_output_fini(&out);
+}
+
 Test(executor, one_container_per_thread_reused)
 {
 	struct yx_exec_output		out;
