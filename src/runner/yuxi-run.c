@@ -121,6 +121,9 @@ run_child(char **argv, int w, int failw, const sigset_t *mask)
 	if ((fd = open("/dev/null", O_RDONLY)) == -1 || dup2(fd, 0) == -1 ||
 	    dup2(w, 1) == -1 || dup2(w, 2) == -1)
 		goto fail;
+	/* the command inherits 0, 1 and 2 only (docs/security.md, group 7) */
+	if (fd > 2)
+		close(fd);
 	execvp(argv[0], argv);
 fail:
 	e = errno;

@@ -1,0 +1,19 @@
+# tests/proof: the proof suites of docs/security.md, part B (groups 3, 7, 8
+# and 9), run by pytest against the real service (nginx + TLS + workers +
+# reaper + dockerd). Group 3's controls use the security suite's control
+# daemon tests/security/yuxi-sandboxd-control-broker; group 9 uses
+# tests/proof/lockhold, which takes the shared table's lock and stops itself.
+# `make check` runs the quick sizes (run-proof.sh), `make check-soak` the
+# full ones (run-proof-soak.sh: 10,000 race tries, long kill loops, the
+# provider kill-loop soak's numbers, and the engine restart when
+# YUXI_PROOF_ENGINE_RESTART=1).
+check_PROGRAMS += tests/proof/lockhold
+tests_proof_lockhold_SOURCES = tests/proof/lockhold.c
+tests_proof_lockhold_LDADD = $(YX_LIBS)
+
+TESTS += tests/proof/run-proof.sh
+SOAK_TESTS += tests/proof/run-proof-soak.sh
+EXTRA_DIST += tests/proof/run-proof.sh tests/proof/run-proof-soak.sh \
+	tests/proof/prooffix.py tests/proof/summary.py \
+	tests/proof/test_g3_hostside.py tests/proof/test_g7_confine.py \
+	tests/proof/test_g8_exhaust.py tests/proof/test_g9_lifecycle.py

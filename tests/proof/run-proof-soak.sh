@@ -1,0 +1,45 @@
+#!/bin/sh
+# tests/proof/run-proof-soak.sh - the long proof suites (make check-soak):
+# the same tests at full size (PROOF_SOAK=1: 10,000 rename-exchange tries per
+# host-side reader, long worker kill loops, longer attacks), then the
+# provider's robust-mutex kill-loop soak (tests/provider/test_killloop_soak)
+# with its numbers in the report. The engine restart case (SIGTERM to
+# dockerd, started again as scripts/setup.sh does) disturbs every container
+# on the machine: it runs only with YUXI_PROOF_ENGINE_RESTART=1.
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+builddir=${top_builddir:-$(pwd)}
+export top_srcdir="$srcdir" top_builddir="$builddir"
+PROOF_SOAK=1
+export PROOF_SOAK
+PROOF_RESULTS=${PROOF_RESULTS:-$builddir/tests/proof/results-soak.json}
+export PROOF_RESULTS
+rm -f "$PROOF_RESULTS"
+kl="$builddir/tests/provider/test_killloop_soak"
+krc=0
+if [ -x "$kl" ]; then
+	out=$(CRITERION_OUTPUTS= "$kl" --verbose 2>&1); krc=$?
+	echo "$out" | grep -E "rounds|repairs|Synthesis|Tested" | sed 's/^/killloop-soak: /'
+	n=$(echo "$out" | sed -n 's/.* \([0-9][0-9]*\) rounds, \([0-9][0-9]*\) lock repairs.*/\1 \2/p' | tail -1)
+	/usr/bin/python3 - "$PROOF_RESULTS" "$krc" $n <<'PY'
+import json, sys
+path, rc = sys.argv[1], int(sys.argv[2])
+try:
+    d = json.load(open(path))
+except (OSError, ValueError):
+    d = {}
+g = d.setdefault("9", {})
+m = g.setdefault("measures", {})
+m["killloop_soak_exit"] = rc
+if len(sys.argv) > 4:
+    m["killloop_soak_rounds"] = int(sys.argv[3])
+    m["killloop_soak_lock_repairs"] = int(sys.argv[4])
+json.dump(d, open(path, "w"), indent=1, sort_keys=True)
+PY
+else
+	echo "killloop-soak: $kl not built"
+	krc=1
+fi
+PROOF_RESULTS_KEEP=1 "$srcdir/tests/proof/run-proof.sh" "$@"
+rc=$?
+[ $krc -eq 0 ] || rc=1
+exit $rc
