@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -92,6 +93,30 @@ yx_router_match(enum yx_method m, const char *path, size_t *idx, char *arg, size
 	return other ? YX_E_METHOD_NOT_ALLOWED : YX_E_NOT_FOUND;
 }
 
+/* "Allow: GET, POST, HEAD\r\n" for the routes matching path (RFC 9110 15.5.6). */
+static void
+router_allow(const char *path, char *out, size_t outlen)
+{
+	static const char *const names[] = { "", "GET", "HEAD", "POST", "PUT", "DELETE" };
+	char	arg[256];
+	size_t	i, n;
+	bool	get = false;
+
+	n = (size_t)snprintf(out, outlen, "Allow: ");
+	for (i = 0; i < yx_nroutes && n < outlen; i++) {
+		if (!route_match_one(yx_routes[i].pattern, path, arg, sizeof(arg)) ||
+		    (size_t)yx_routes[i].method >= sizeof(names) / sizeof(names[0]))
+			continue;
+		n += (size_t)snprintf(out + n, outlen - n, "%s%s", n > 7 ? ", " : "",
+		    names[yx_routes[i].method]);
+		get = get || yx_routes[i].method == YX_M_GET;
+	}
+	if (get && n < outlen)
+		n += (size_t)snprintf(out + n, outlen - n, ", HEAD");
+	if (n < outlen)
+		snprintf(out + n, outlen - n, "\r\n");
+}
+
 static int64_t
 now_us(void)
 {
@@ -117,17 +142,22 @@ route_log(const struct yx_http_req *r, int64_t us)
 int
 yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 {
-	char		 arg[256];
+	char		 arg[256], allow[96];
 	size_t		 idx = yx_nroutes;
 	int64_t		 t0 = now_us();
 	int		 rc;
 
 	rc = yx_router_match(r->method, r->path, &idx, arg, sizeof(arg));
+	if (rc == YX_E_METHOD_NOT_ALLOWED) {
+		/* counted as unmatched: a route's series carry its own method */
+		router_allow(r->path, allow, sizeof(allow));
+		idx = yx_nroutes;
+	}
 	r->route = idx < yx_nroutes ? yx_routes[idx].pattern : "unmatched";
 	if (rc == YX_E_NOT_FOUND)
 		yx_http_send_error(r, rc, "no such endpoint");
 	else if (rc == YX_E_METHOD_NOT_ALLOWED)
-		yx_http_send_error(r, rc, NULL);
+		yx_http_send_error_hdr(r, rc, NULL, allow);
 	else if ((rc = yx_routes[idx].fn(w, r, arg)) != YX_OK && r->status == 0)
 		yx_http_send_error(r, rc, NULL);
 	if (r->status == 0)	/* a handler bug: never leave nginx without an answer */

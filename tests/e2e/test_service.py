@@ -80,8 +80,10 @@ def test_wrong_method_405(alice):
     r = alice.put("/api/threads", json={})
     assert r.status_code == 405
     assert r.json()["error"]["code"] == "method_not_allowed"
+    assert sorted(r.headers["Allow"].split(", ")) == ["GET", "HEAD", "POST"]
     r = alice.get("/api/execute")
     assert r.status_code == 405
+    assert r.headers["Allow"] == "POST"
 
 
 def test_no_identity_401(anon):
