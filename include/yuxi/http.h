@@ -144,6 +144,14 @@ int	yx_http_read_json(struct yx_http_req *r, struct json_object **out,
 	    struct yx_errctx *err);
 
 /*
+ * Parse len bytes as exactly one JSON object (surrounding whitespace
+ * allowed, nothing else). YX_OK and *out (caller puts); YX_E_BAD_REQUEST.
+ * No I/O: the request-body half of yx_http_read_json(), fuzzed on its own.
+ */
+int	yx_json_parse_object(const char *data, size_t len, struct json_object **out,
+	    struct yx_errctx *err);
+
+/*
  * Read up to len body bytes (streaming uploads). Returns bytes read, 0 at
  * the end, -1 on a stream error.
  */

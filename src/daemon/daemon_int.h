@@ -101,7 +101,8 @@ int	yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
 int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
 /* Is the engine up? Pings at most every 2 s. */
 bool	yx_engine_up(struct yx_wctx *w);
-/* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST. */
+/* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
+ * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
 
 /* handlers */

@@ -155,6 +155,78 @@ jtime_s(int64_t sec)
 	return json_object_new_string(yx_iso8601_ms(sec * 1000, ts, sizeof(ts)));
 }
 
+/*
+ * Bytes of the well-formed UTF-8 sequence at s (n > 0 bytes left; RFC 3629:
+ * no overlongs, surrogates or code points past U+10FFFF), or 0.
+ */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char	lo = 0x80, hi = 0xbf;
+	size_t		len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		lo = s[0] == 0xe0 ? 0xa0 : 0x80;
+		hi = s[0] == 0xed ? 0x9f : 0xbf;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		lo = s[0] == 0xf0 ? 0x90 : 0x80;
+		hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/*
+ * Add key: s (a file name or path from the disk) to o so the JSON stays
+ * valid UTF-8 (RFC 8259) and lossless. Valid UTF-8 goes as is. Otherwise
+ * `key` gets s with every invalid byte as U+FFFD, and "raw_<key>" the exact
+ * bytes percent-encoded ('/' kept): usable verbatim as a query value.
+ */
+static void
+json_add_name(struct json_object *o, const char *key, const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	struct yx_buf		 fix, raw;
+	char			 rkey[32];
+	size_t			 n = strlen(s), k;
+	bool			 bad = false;
+
+	yx_buf_init(&fix, SIZE_MAX);
+	yx_buf_init(&raw, SIZE_MAX);
+	while (n > 0) {
+		if ((k = utf8_seq(p, n)) == 0) {
+			bad = true;
+			k = 1;
+			if (yx_buf_append(&fix, "\xef\xbf\xbd", 3) != YX_OK)
+				break;
+		} else if (yx_buf_append(&fix, p, k) != YX_OK)
+			break;
+		p += k;
+		n -= k;
+	}
+	if (!bad || n > 0 || yx_buf_append(&fix, "", 1) != YX_OK ||
+	    yx_pct_encode_path(&raw, s) != YX_OK || yx_buf_append(&raw, "", 1) != YX_OK)
+		json_object_object_add(o, key, json_object_new_string(bad ? "" : s));
+	else {
+		snprintf(rkey, sizeof(rkey), "raw_%s", key);
+		json_object_object_add(o, key, json_object_new_string(fix.data));
+		json_object_object_add(o, rkey, json_object_new_string(raw.data));
+	}
+	yx_buf_fini(&fix);
+	yx_buf_fini(&raw);
+}
+
 static struct json_object *
 entry_json(const struct yx_broker_entry *en, bool with_name)
 {
@@ -163,8 +235,8 @@ entry_json(const struct yx_broker_entry *en, bool with_name)
 	if ((o = json_object_new_object()) == NULL)
 		return NULL;
 	if (with_name)
-		json_object_object_add(o, "name", json_object_new_string(en->name));
-	json_object_object_add(o, "path", json_object_new_string(en->path));
+		json_add_name(o, "name", en->name);
+	json_add_name(o, "path", en->path);
 	json_object_object_add(o, "is_dir", json_object_new_boolean(en->is_dir));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)en->size));
 	json_object_object_add(o, "modified_at", jtime_s(en->modified_at));
@@ -260,14 +332,17 @@ viewer_roots(struct yx_http_req *r)
 int
 yx_h_viewer_tree(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	const char	*path = yx_query_get(&r->query, "path", NULL);
+	const char	*path, *tid;
 	struct fs_ctx	 c;
+	size_t		 tl = 0, pl = 0;
 	int		 rc;
 
-	if (path == NULL || path[0] == '\0' || !strcmp(path, "/")) {
-		/* the checks still apply: identity, thread, ownership */
-		if ((rc = fs_open(w, r, yx_query_get(&r->query, "thread_id", NULL),
-		    strlen(yx_query_get(&r->query, "thread_id", NULL) ?: ""), &c)) != YX_OK)
+	path = yx_query_get(&r->query, "path", &pl);
+	if (path == NULL || pl == 0 || (pl == 1 && path[0] == '/')) {
+		/* the checks still apply: identity, thread, ownership; the
+		 * decoded length, so "a%00b" is refused, not read as "a" */
+		tid = yx_query_get(&r->query, "thread_id", &tl);
+		if ((rc = fs_open(w, r, tid, tl, &c)) != YX_OK)
 			return rc;
 		fs_close(&c);
 		return viewer_roots(r);
@@ -505,7 +580,7 @@ grep_json(const struct yx_broker_grep *g)
 	for (i = 0; a != NULL && i < g->n; i++) {
 		if ((m = json_object_new_object()) == NULL)
 			break;
-		json_object_object_add(m, "path", json_object_new_string(g->v[i].path));
+		json_add_name(m, "path", g->v[i].path);
 		json_object_object_add(m, "line", json_object_new_int64((int64_t)g->v[i].line));
 		json_object_object_add(m, "text", json_object_new_string(g->v[i].text));
 		json_object_array_add(a, m);

@@ -20,6 +20,9 @@
 #include "yuxi/http.h"
 #include "yuxi/log.h"
 #include "yuxi/threads.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "daemon/control_int.h"
+#endif
 
 #define YX_JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define YX_CT_JSON	"application/json; charset=utf-8"
@@ -152,6 +155,11 @@ yx_pct_encode_path(struct yx_buf *b, const char *path)
 	char			 e[3];
 	int			 rc = YX_OK;
 
+#ifdef YX_CONTROL_UNSAFE
+	/* control mode "headers": the path goes out raw */
+	if (yx_control_off("headers"))
+		return yx_buf_puts(b, path);
+#endif
 	for (p = (const unsigned char *)path; *p != '\0' && rc == YX_OK; p++) {
 		if (*p == '/' || pct_unreserved(*p)) {
 			rc = yx_buf_append(b, p, 1);
@@ -172,6 +180,11 @@ yx_content_disposition(struct yx_buf *b, const char *name)
 	const unsigned char	*p;
 	int			 rc;
 
+#ifdef YX_CONTROL_UNSAFE
+	/* control mode "headers": the name goes out raw */
+	if (yx_control_off("headers"))
+		return yx_buf_printf(b, "attachment; filename=\"%s\"", name);
+#endif
 	rc = yx_buf_puts(b, "attachment; filename=\"");
 	for (p = (const unsigned char *)name; *p != '\0' && rc == YX_OK; p++) {
 		char c = (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' &&
@@ -228,6 +241,15 @@ http_identity(struct yx_http_req *r)
 
 	u = FCGX_GetParam("YUXI_USER", r->fcgi->envp);
 	role = FCGX_GetParam("YUXI_ROLE", r->fcgi->envp);
+#ifdef YX_CONTROL_UNSAFE
+	/* control mode "identity": a client header counts as identity */
+	if (yx_control_off("identity") &&
+	    FCGX_GetParam("HTTP_X_YUXI_USER", r->fcgi->envp) != NULL &&
+	    FCGX_GetParam("HTTP_X_YUXI_USER", r->fcgi->envp)[0] != '\0') {
+		u = FCGX_GetParam("HTTP_X_YUXI_USER", r->fcgi->envp);
+		role = FCGX_GetParam("HTTP_X_YUXI_ROLE", r->fcgi->envp);
+	}
+#endif
 	if (u == NULL || u[0] == '\0')
 		return;
 	if (!yx_user_valid(u)) {
@@ -312,29 +334,27 @@ yx_http_read_body(struct yx_http_req *r, struct yx_buf *b, struct yx_errctx *err
 }
 
 int
-yx_http_read_json(struct yx_http_req *r, struct json_object **out, struct yx_errctx *err)
+yx_json_parse_object(const char *data, size_t len, struct json_object **out,
+    struct yx_errctx *err)
 {
 	struct json_tokener	*tok = NULL;
 	struct json_object	*o = NULL;
-	struct yx_buf		 b;
+	size_t			 off;
 	int			 rc;
 
 	*out = NULL;
-	yx_buf_init(&b, r->body_limit);
-	if ((rc = yx_http_read_body(r, &b, err)) != YX_OK)
-		goto done;
 	rc = yx_fail(err, YX_E_BAD_REQUEST, "body must be a JSON object");
-	if (b.len == 0 || b.len > INT32_MAX || (tok = json_tokener_new()) == NULL)
+	if (len == 0 || len > INT32_MAX || (tok = json_tokener_new()) == NULL)
 		goto done;
-	o = json_tokener_parse_ex(tok, b.data, (int)b.len);
+	o = json_tokener_parse_ex(tok, data, (int)len);
 	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
 	    !json_object_is_type(o, json_type_object))
 		goto done;
 	/* trailing garbage after the object is refused (whitespace allowed) */
-	while ((size_t)tok->char_offset < b.len &&
-	    strchr(" \t\r\n", b.data[tok->char_offset]) != NULL)
-		tok->char_offset++;
-	if ((size_t)tok->char_offset != b.len)
+	for (off = json_tokener_get_parse_end(tok); off < len &&
+	    strchr(" \t\r\n", data[off]) != NULL; off++)
+		continue;
+	if (off != len)
 		goto done;
 	*out = o;
 	o = NULL;
@@ -344,6 +364,19 @@ done:
 	json_object_put(o);
 	if (tok != NULL)
 		json_tokener_free(tok);
+	return rc;
+}
+
+int
+yx_http_read_json(struct yx_http_req *r, struct json_object **out, struct yx_errctx *err)
+{
+	struct yx_buf	b;
+	int		rc;
+
+	*out = NULL;
+	yx_buf_init(&b, r->body_limit);
+	if ((rc = yx_http_read_body(r, &b, err)) == YX_OK)
+		rc = yx_json_parse_object(b.data, b.len, out, err);
 	yx_buf_fini(&b);
 	return rc;
 }
@@ -454,6 +487,11 @@ yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 	int		rc;
 
 	yx_buf_init(&h, 16384);
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("headers"))
+		;	/* control mode "headers": no CR/LF refusal */
+	else
+#endif
 	if (yx_header_unsafe(uri) || yx_header_unsafe(filename)) {
 		rc = yx_http_send_error(r, YX_E_BAD_REQUEST, "unsafe file name");
 		goto done;

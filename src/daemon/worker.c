@@ -37,6 +37,10 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 
 	yx_errctx_clear(&e);
 	memset(w, 0, sizeof(*w));
+#ifdef YX_CONTROL_UNSAFE
+	log_warnx("CONTROL BUILD (tests only): protections off: %s",
+	    getenv("YX_CONTROL_OFF") != NULL ? getenv("YX_CONTROL_OFF") : "none");
+#endif
 	w->cfg = cfg;
 	w->table = table;
 	w->metrics = metrics;

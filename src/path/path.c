@@ -20,6 +20,9 @@
 
 #include "yuxi/error.h"
 #include "yuxi/path.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "daemon/control_int.h"
+#endif
 
 /*
  * Prefixes of the normalised path, matched on a whole-component boundary,
@@ -50,6 +53,15 @@ static const struct {
 static int
 path_push(char *dst, size_t *dlen, const char *c, size_t n)
 {
+#ifdef YX_CONTROL_UNSAFE
+	/* control mode "path": a naive canonicaliser pops ".." lexically */
+	if (n == 2 && c[0] == '.' && c[1] == '.' && yx_control_off("path")) {
+		while (*dlen > 0 && dst[--(*dlen)] != '/')
+			continue;
+		dst[*dlen] = '\0';
+		return YX_OK;
+	}
+#endif
 	if (n == 2 && c[0] == '.' && c[1] == '.')
 		return YX_E_INVALID_PATH;
 	if (n > YX_VNAME_MAX)
@@ -80,6 +92,11 @@ path_normalise(const char *in, size_t len, char *dst)
 	if (in == NULL || len == 0)
 		return YX_E_INVALID_PATH;
 	for (i = 0; i < len; i++) {
+#ifdef YX_CONTROL_UNSAFE
+		/* control mode "path": only NUL is refused */
+		if (yx_control_off("path") && in[i] != '\0')
+			continue;
+#endif
 		if ((unsigned char)in[i] < 0x20 || in[i] == 0x7f)
 			return YX_E_INVALID_PATH;
 	}
@@ -195,6 +212,11 @@ yx_thread_id_valid(const char *id, size_t len)
 
 	if (id == NULL || len == 0 || len > YX_THREAD_ID_MAX)
 		return false;
+#ifdef YX_CONTROL_UNSAFE
+	/* control mode "threadid": any non-empty id without '/' or NUL */
+	if (yx_control_off("threadid"))
+		return memchr(id, '/', len) == NULL && memchr(id, '\0', len) == NULL;
+#endif
 	for (i = 0; i < len; i++) {
 		c = id[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

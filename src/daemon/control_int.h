@@ -1,0 +1,28 @@
+/*
+ * control_int.h - the test-only control mode (docs/security.md, "Control
+ * mode"). Only the binary tests/security/yuxi-sandboxd-control is compiled
+ * with -DYX_CONTROL_UNSAFE; there the environment variable YX_CONTROL_OFF
+ * (a comma-separated list of protection names) switches individual
+ * protections off so the security suite can prove each of its tests would
+ * catch the leak. The production daemon and libyuxi.a are compiled without
+ * the macro: they contain neither this declaration's callers nor the code
+ * behind it, and nothing can switch a protection off there.
+ *
+ * Names: identity (also trust HTTP_X_YUXI_USER), path (".." resolved
+ * lexically instead of refused), headers (no CR/LF refusal or encoding of
+ * X-Accel-Redirect and Content-Disposition), threadid (no thread id
+ * syntax check), authz (no owner check). The broker's own control build
+ * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
+ * tests/security/yuxi-sandboxd-control-broker.
+ */
+#ifndef YUXI_CONTROL_INT_H
+#define YUXI_CONTROL_INT_H
+
+#ifdef YX_CONTROL_UNSAFE
+#include <stdbool.h>
+
+/* True when protection `name` is listed in YX_CONTROL_OFF. */
+bool	yx_control_off(const char *name);
+#endif
+
+#endif /* YUXI_CONTROL_INT_H */
