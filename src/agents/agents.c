@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "yuxi/agents.h"
 #include "yuxi/config.h"
+#include "yuxi/hash.h"
 #include "yuxi/path.h"
 
 struct yx_agent_sel {
@@ -77,11 +77,8 @@ skill_cmp(const void *a, const void *b)
 int
 yx_skill_set_finish(struct yx_skill_set *s)
 {
-	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen = 0;
-	EVP_MD_CTX	*ctx = NULL;
-	size_t		 i, o;
-	int		 rc = YX_E_INTERNAL;
+	const void	*parts[YX_SKILLS_MAX];
+	size_t		 lens[YX_SKILLS_MAX], i, o;
 
 	if (s->n > 1)
 		qsort(s->names, s->n, sizeof(s->names[0]), skill_cmp);
@@ -89,21 +86,11 @@ yx_skill_set_finish(struct yx_skill_set *s)
 		if (strcmp(s->names[i], s->names[o - 1]) != 0)
 			memmove(s->names[o++], s->names[i], sizeof(s->names[0]));
 	s->n = o;
-	if ((ctx = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
-		goto done;
-	for (i = 0; i < s->n; i++)
-		if ((i > 0 && EVP_DigestUpdate(ctx, "\n", 1) != 1) ||
-		    EVP_DigestUpdate(ctx, s->names[i], strlen(s->names[i])) != 1)
-			goto done;
-	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32)
-		goto done;
-	for (i = 0; i < mdlen; i++)
-		snprintf(s->fp + 2 * i, 3, "%02x", md[i]);
-	rc = YX_OK;
-done:
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	for (i = 0; i < s->n; i++) {
+		parts[i] = s->names[i];
+		lens[i] = strlen(s->names[i]);
+	}
+	return yx_sha256_hex_parts(parts, lens, s->n, s->fp);
 }
 
 /* Parse an optional "skills" array of o into sel. */

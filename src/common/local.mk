@@ -3,4 +3,5 @@ libyuxi_a_SOURCES += \
 	include/yuxi/error.h src/common/error.c \
 	include/yuxi/log.h src/common/log.c \
 	include/yuxi/config.h src/common/config.c \
-	include/yuxi/buf.h src/common/buf.c
+	include/yuxi/buf.h src/common/buf.c \
+	include/yuxi/hash.h src/common/hash.c

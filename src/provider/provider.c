@@ -13,8 +13,6 @@
  */
 #include "config.h"
 
-#include <openssl/evp.h>
-
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "yuxi/hash.h"
 #include "yuxi/log.h"
 #include "provider/provider_int.h"
 
@@ -54,18 +53,7 @@ yx_provider_set_hash_hook(yx_sid_hash_fn fn)
 static void
 yx_sid_sha256(const char *thread_id, char hex[65])
 {
-	static const char	 digits[] = "0123456789abcdef";
-	unsigned char		 md[EVP_MAX_MD_SIZE];
-	unsigned int		 mdlen = 0, i;
-
-	memset(hex, '0', 64);
-	if (EVP_Digest(thread_id, strlen(thread_id), md, &mdlen, EVP_sha256(),
-	    NULL) == 1 && mdlen == 32)
-		for (i = 0; i < 32; i++) {
-			hex[2 * i] = digits[md[i] >> 4];
-			hex[2 * i + 1] = digits[md[i] & 0xf];
-		}
-	hex[64] = '\0';
+	(void)yx_sha256_hex(thread_id, strlen(thread_id), hex);
 }
 
 int
