@@ -35,6 +35,7 @@
 #include "yuxi/broker.h"
 #include "yuxi/driver.h"
 #include "yuxi/executor.h"
+#include "yuxi/hash.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
@@ -64,6 +65,7 @@ struct yx_executor {
 	struct yx_exec_stats	 stats;
 	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
 	unsigned		 nostart_next;
+	char			 spec[2048];	/* container settings, see exec_spec_fp */
 };
 
 /* Per-run state shared with the spill callback. */
@@ -133,6 +135,10 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->cfg = cfg;
 	ex->drv = drv;
 	exec_agent_setup(ex);
+	snprintf(ex->spec, sizeof(ex->spec), "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%d",
+	    cfg->image, (long long)cfg->memory_bytes, cfg->cpus, cfg->pids,
+	    cfg->network, cfg->readonly_rootfs, cfg->user, (long long)cfg->tmp_size,
+	    cfg->security_opts, ex->agent_host[0] != '\0');
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");
 		free(ex);
@@ -447,6 +453,25 @@ exec_container_gone(struct yx_executor *ex, const struct yx_lease *lease, int rc
 	return rc == YX_E_NOT_FOUND || (rc == YX_OK && !info.running);
 }
 
+/*
+ * The fingerprint a sandbox is labelled with (io.yuxi.sandbox.skills): the
+ * visible skills AND the container settings (image, limits, user, network,
+ * security options, agent mounts). When either changes - a new skill
+ * selection, a rebuilt image name, a new memory limit - the provider
+ * recreates the sandbox on its next acquire instead of reusing a container
+ * made under the old settings.
+ */
+static void
+exec_spec_fp(const struct yx_executor *ex, const struct yx_skill_set *skills,
+    char fp[YX_SHA256_HEX])
+{
+	const char	*sfp = skills != NULL ? skills->fp : "";
+	const void	*parts[2] = { sfp, ex->spec };
+	size_t		 lens[2] = { strlen(sfp), strlen(ex->spec) };
+
+	(void)yx_sha256_hex_parts(parts, lens, 2, fp);
+}
+
 /* Acquire, run, unhold; retry once on a vanished container. */
 static int
 exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
@@ -463,6 +488,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	struct yx_acquire_req	 ar;
 	struct yx_lease		 lease;
 	struct exec_cmd		 cmd;
+	char			 spec_fp[YX_SHA256_HEX];
 	size_t			 i, n = req->skills ? req->skills->n : 0;
 	int			 attempt, rc = YX_E_INTERNAL;
 	bool			 done = false;
@@ -479,7 +505,8 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.agent_id = req->agent_id;
 	ar.skills = sk;
 	ar.nskills = n;
-	ar.skills_fp = req->skills ? req->skills->fp : "";
+	exec_spec_fp(ex, req->skills, spec_fp);
+	ar.skills_fp = spec_fp;
 	ar.user_data_host = run->user_data;
 	ar.extra = extra;
 	ar.nextra = run->rundir_fd != -1 ? 3 : 1;

@@ -288,6 +288,38 @@ Test(executor, stopped_container_is_recreated)
 	yx_exec_output_fini(&out);
 }
 
+Test(executor, changed_settings_recreate_the_sandbox)
+{
+	struct yx_exec_output		out;
+	struct yx_provider_snapshot	snap;
+	struct yx_errctx		e;
+	char				first[YX_CONTAINER_ID_MAX];
+
+	run("t-spec", "echo one", 0, &out);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	snprintf(first, sizeof(first), "%s", snap.slots[0].container_id);
+	yx_provider_snapshot_fini(&snap);
+	/* same settings: reused */
+	run("t-spec", "echo two", 0, &out);
+	yx_exec_output_fini(&out);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_str_eq(snap.slots[0].container_id, first);
+	yx_provider_snapshot_fini(&snap);
+	/* the operator lowers the memory limit and restarts: recreated */
+	yx_executor_free(ex);
+	cfg.memory_bytes = 256LL << 20;
+	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /sys is outside the policy */
+	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
+	run("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 0, &out);
+	cr_assert_str_eq(out.output, "268435456\n");
+	yx_exec_output_fini(&out);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_eq(snap.nslots, 1);
+	cr_assert_str_neq(snap.slots[0].container_id, first);
+	yx_provider_snapshot_fini(&snap);
+}
+
 Test(executor, one_container_per_thread_reused)
 {
 	struct yx_exec_output		out;
