@@ -1,8 +1,13 @@
 # bench: benchmark peers (built by `make bench`, not installed).
-EXTRA_PROGRAMS = bench/bench_exec
+EXTRA_PROGRAMS = bench/bench_exec bench/bench_stream
 bench_bench_exec_SOURCES = bench/bench_exec.c
 bench_bench_exec_LDADD = $(YX_LIBS)
-bench: bench/bench_exec
+bench_bench_stream_SOURCES = bench/bench_stream.c
+bench_bench_stream_LDADD = $(FCGI_LIBS)
+bench: bench/bench_exec bench/bench_stream
 .PHONY: bench
-EXTRA_DIST += bench/exec_bench.py bench/README.md
-CLEANFILES += bench/bench_exec
+EXTRA_DIST += bench/exec_bench.py bench/agent_bench.py bench/README.md \
+	bench/benchsvc.py bench/http_exec_bench.py bench/viewer_wrk.sh \
+	bench/wrk_auth.lua bench/wrk_mix.lua bench/download_bench.sh \
+	bench/rss_soak.sh
+CLEANFILES += bench/bench_exec bench/bench_stream
