@@ -277,19 +277,11 @@ yx_prov_placeholder(struct yx_provider *p, const struct yx_container_info *c,
 }
 
 /*
- * A container created in the last YX_PROV_YOUNG_S seconds may be another
- * process's acquire between create and start, or between start and its
- * slot being published: never remove it on sight (the next pass decides).
+ * Adopt or (when allowed) remove one listed container. A container that a
+ * live acquire is creating right now is never taken for an orphan: its
+ * CREATING slot carries the container name from the claim on, so
+ * yx_prov_known() matches it by name before the id is known.
  */
-#define YX_PROV_YOUNG_S	60
-
-static bool
-yx_prov_young(const struct yx_container_info *c)
-{
-	return c->created > 0 && yx_now_ms() / 1000 - c->created < YX_PROV_YOUNG_S;
-}
-
-/* Adopt or (when allowed) remove one listed container. */
 static int
 yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
     bool remove, const struct yx_shm_pid *me, struct yx_errctx *err)
@@ -306,7 +298,7 @@ yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
 		if (yx_prov_adoptable(p, c, f)) {
 			yx_prov_adopt(p, c, (uint32_t)f);
 			adopted = true;
-		} else if (remove && !yx_prov_young(c)) {
+		} else if (remove) {
 			ph = yx_prov_placeholder(p, c, f, me, &gen);
 			act = true;
 		}

@@ -41,14 +41,15 @@ dt_prepare(enum yx_driver_kind kind, int pids, int64_t mem)
 	    getenv("YUXI_TEST_IMAGE") ? getenv("YUXI_TEST_IMAGE") : DT_IMAGE);
 	dt.cfg.driver = kind;
 	/* list (and so any reconcile) sees only names with this prefix */
+	/* the drivers list only <prefix><hex id>: name ours that way */
 	snprintf(dt.cfg.container_prefix, sizeof(dt.cfg.container_prefix),
-	    "yuxi-drvtest-");
+	    "yuxi-drvtest-%d-", (int)getpid());
 	if (pids > 0)
 		dt.cfg.pids = pids;
 	if (mem > 0)
 		dt.cfg.memory_bytes = mem;
-	snprintf(dt.name, sizeof(dt.name), "yuxi-drvtest-%d-%d", (int)getpid(),
-	    ++dt_seq);
+	snprintf(dt.name, sizeof(dt.name), "%s%08x", dt.cfg.container_prefix,
+	    (unsigned)++dt_seq);
 	snprintf(dt.thread, sizeof(dt.thread), "drvtest-%d-%d", (int)getpid(),
 	    dt_seq);
 	snprintf(dt.sid, sizeof(dt.sid), "%08x", (unsigned)getpid());

@@ -111,7 +111,7 @@ check_labels(void)
 		cr_expect_str_neq(v[i].id, dt.info.id);
 	free(v);
 	snprintf(dt.cfg.container_prefix, sizeof(dt.cfg.container_prefix),
-	    "yuxi-drvtest-");
+	    "yuxi-drvtest-%d-", (int)getpid());
 }
 
 /* Output order, exit codes, environment, working directory. */
