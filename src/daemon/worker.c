@@ -2,11 +2,13 @@
  * worker.c - one pre-forked FastCGI worker.
  *
  * The listen socket is non-blocking and shared by all workers. A worker
- * waits for it in ppoll() with SIGTERM/SIGINT unblocked only there, so a
- * stop request interrupts the wait but never a request in flight: the
+ * waits for it in epoll_pwait() with SIGTERM/SIGINT unblocked only there,
+ * so a stop request interrupts the wait but never a request in flight: the
  * request runs to its end with those signals blocked, then the loop sees
- * yx_child_stop and exits. Losing the accept race to another worker just
- * makes FCGX_Accept_r() fail with EAGAIN, and the loop waits again.
+ * yx_child_stop and exits. The socket is registered EPOLLEXCLUSIVE, so a
+ * new connection wakes one idle worker rather than all of them. Losing the
+ * accept race anyway just makes FCGX_Accept_r() fail with EAGAIN, and the
+ * loop waits again.
  *
  * Each worker owns its driver (libcurl is not fork-safe), provider handle,
  * thread store, agents registry and executor; all shared state lives in the
@@ -15,11 +17,12 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <fcgiapp.h>
 
@@ -95,11 +98,11 @@ int
 yx_worker_main(const struct yx_config *cfg, int listen_fd, struct yx_table *table,
     struct yx_metrics *metrics)
 {
-	struct yx_wctx	w;
-	FCGX_Request	req;
-	struct pollfd	pfd;
-	sigset_t	waitmask;
-	int		status = 1;
+	struct yx_wctx		w;
+	FCGX_Request		req;
+	struct epoll_event	ev;
+	sigset_t		waitmask;
+	int			ep = -1, status = 1;
 
 	yx_child_signals(&waitmask);
 	if (worker_open(&w, cfg, table, metrics) != YX_OK)
@@ -108,12 +111,17 @@ yx_worker_main(const struct yx_config *cfg, int listen_fd, struct yx_table *tabl
 		log_warnx("FCGX_InitRequest failed");
 		goto done;
 	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+	ev.data.fd = listen_fd;
+	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, listen_fd, &ev) == -1) {
+		log_warn("epoll on the FastCGI socket");
+		goto done;
+	}
 	log_debug("worker ready");
 	while (!yx_child_stop) {
-		pfd.fd = listen_fd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (ppoll(&pfd, 1, NULL, &waitmask) <= 0)
+		if (epoll_pwait(ep, &ev, 1, -1, &waitmask) <= 0)
 			continue;	/* EINTR: the loop condition decides */
 		if (FCGX_Accept_r(&req) < 0)
 			continue;	/* another worker took it (EAGAIN) */
@@ -123,6 +131,8 @@ yx_worker_main(const struct yx_config *cfg, int listen_fd, struct yx_table *tabl
 	FCGX_Free(&req, 1);
 	status = 0;
 done:
+	if (ep != -1)
+		close(ep);
 	worker_close(&w);
 	return status;
 }
