@@ -5,8 +5,10 @@ Interleaved runs, one round = each contender once in shuffled order:
 
   warm:  one `echo hi` in an already running sandbox
          ours       -> bench/bench_exec (our executor: policy, table hit,
-                       runner, Engine API driver, cap, mask), timed around
-                       the request/reply on its pipe
+                       runner, cap, mask), timed around the request/reply
+                       on its pipe, twice: through the Engine API exec
+                       (YUXI_EXEC_AGENT=off) and through the in-sandbox
+                       agent (YUXI_EXEC_AGENT=only, the default path)
          docker CLI -> `docker exec <c> echo hi`
          docker-py  -> container.exec_run("echo hi") (Debian python3-docker)
   cold:  a new thread's first command
@@ -58,10 +60,14 @@ def main():
                YUXI_SANDBOX_CONTAINER_PREFIX=tag + "-", YUXI_SANDBOX_IMAGE=IMAGE,
                YUXI_DOCKER_DRIVER="api", YUXI_RUNNER_PATH=build + "/yuxi-run")
     client = docker.from_env()
-    peer = subprocess.Popen([build + "/bench/bench_exec"], env=env, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def start_peer(mode):
+        return subprocess.Popen([build + "/bench/bench_exec"],
+                                env=dict(env, YUXI_EXEC_AGENT=mode), text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
-    def ours_warm():
+    peers = {"ours": start_peer("off"), "agent": start_peer("only")}
+
+    def ask(peer):
         t0 = time.perf_counter()
         peer.stdin.write("warm echo hi\n")
         peer.stdin.flush()
@@ -70,7 +76,14 @@ def main():
         assert reply and not reply.startswith("ERR"), reply
         return dt
 
-    ours_warm()  # creates the sandbox
+    def ours_warm():
+        return ask(peers["ours"])
+
+    def agent_warm():
+        return ask(peers["agent"])
+
+    agent_warm()  # creates the sandbox with the agent's mounts, starts the agent
+    ours_warm()
     box = client.containers.list(filters={"label": "io.yuxi.sandbox.thread=warm"})
     box = [c for c in box if c.name.startswith(tag)][0]
 
@@ -86,8 +99,8 @@ def main():
         assert r.exit_code == 0
         return (time.perf_counter() - t0) * 1000
 
-    res = {"ours": [], "cli": [], "py": []}
-    fns = {"ours": ours_warm, "cli": cli_warm, "py": py_warm}
+    res = {"ours": [], "agent": [], "cli": [], "py": []}
+    fns = {"ours": ours_warm, "agent": agent_warm, "cli": cli_warm, "py": py_warm}
     for _ in range(5):
         for f in fns.values():
             f()
@@ -143,8 +156,9 @@ def main():
             subprocess.run([build + "/yuxi-sandbox", "destroy", "cold%d" % i], env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     finally:
-        peer.stdin.close()
-        peer.wait()
+        for peer in peers.values():
+            peer.stdin.close()
+            peer.wait()
         ids = subprocess.run(["docker", "ps", "-aq", "--filter", "name=" + tag],
                              capture_output=True, text=True).stdout.split()
         if ids:
@@ -159,7 +173,8 @@ def main():
           % (IMAGE, time.strftime("%Y-%m-%d"), warm_n, cold_n))
     print("| warm exec (`echo hi`) | n | median ms | p95 ms | ratio to `docker exec` |")
     print("| --- | --- | --- | --- | --- |")
-    print(summary("yuxi executor (Engine API driver)", res["ours"], res["cli"]))
+    print(summary("yuxi executor, Engine API exec", res["ours"], res["cli"]))
+    print(summary("yuxi executor, in-sandbox agent (default)", res["agent"], res["cli"]))
     print(summary("`docker exec` CLI", res["cli"], res["cli"]))
     print(summary("docker-py `exec_run`", res["py"], res["cli"]))
     print()
