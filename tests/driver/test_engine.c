@@ -304,10 +304,19 @@ Test(api, sink_stop, .init = api_init, .fini = dt_teardown, .timeout = 60)
 {
 	struct yx_buf o;
 
+	int i;
+
 	check_sink_stop();
 	yx_buf_init(&o, 4096);
-	usleep(300 * 1000);
-	cr_expect_eq(dt_sh_ok("ps | grep -c '[y]es yxsink'", &o), 1);
+	/* the runner notices the closed stream on its next write and kills
+	 * the group: asynchronous, so poll (bounded) rather than sleep once */
+	for (i = 0; i < 50; i++) {
+		usleep(100 * 1000);
+		yx_buf_reset(&o);
+		cr_expect_eq(dt_sh_ok("ps | grep -c '[y]es yxsink'", &o), 1);
+		if (o.data != NULL && strcmp(o.data, "0\n") == 0)
+			break;
+	}
 	cr_expect_str_eq(o.data, "0\n", "yes survived: %s", o.data);
 	yx_buf_fini(&o);
 }
