@@ -8,7 +8,8 @@ check_PROGRAMS += tests/provider/test_table tests/provider/test_provider \
 TESTS += tests/provider/test_table tests/provider/test_provider \
 	tests/provider/test_killloop
 # Soak build (thousands of kill rounds), run by `make check-soak`.
-SOAK_TESTS += tests/provider/test_killloop_soak
+SOAK_TESTS += tests/provider/run-killloop-soak.sh
+EXTRA_DIST += tests/provider/run-killloop-soak.sh
 
 tests_provider_test_table_SOURCES = tests/provider/test_table.c \
 	$(PROV_TEST_COMMON)
