@@ -230,6 +230,25 @@ pid_in_container(pid_t pid, const char *cid)
 	return in;
 }
 
+/* SIGKILL the process group of each direct child of pid that runs in the
+ * container cid (the runner's command is such a group leader). */
+static void
+kill_child_groups(pid_t pid, const char *cid)
+{
+	char	 path[64];
+	FILE	*f;
+	long	 c;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while (fscanf(f, "%ld", &c) == 1)
+		if (c > 1 && pid_in_container((pid_t)c, cid) &&
+		    getpgid((pid_t)c) == (pid_t)c)
+			(void)kill(-(pid_t)c, SIGKILL);
+	fclose(f);
+}
+
 void
 yx_driver_kill_host_pid(pid_t pid, const char *cid)
 {
@@ -238,6 +257,10 @@ yx_driver_kill_host_pid(pid_t pid, const char *cid)
 
 	if (pid <= 1 || !pid_in_container(pid, cid))
 		return;
+	/* The runner puts its command in a process group of its own: kill
+	 * those groups first, so nothing survives even when the runner is
+	 * stuck (e.g. blocked writing to a stream nobody reads any more). */
+	kill_child_groups(pid, cid);
 	/* The runner traps SIGTERM and kills its command's process group. */
 	if (kill(pid, SIGTERM) == -1)
 		return;

@@ -313,7 +313,8 @@ Test(api, sink_stop, .init = api_init, .fini = dt_teardown, .timeout = 60)
 	for (i = 0; i < 50; i++) {
 		usleep(100 * 1000);
 		yx_buf_reset(&o);
-		cr_expect_eq(dt_sh_ok("ps | grep -c '[y]es yxsink'", &o), 1);
+		/* grep -c exits 1 when it counts 0: only the count matters */
+		(void)dt_sh_ok("ps | grep -c '[y]es yxsink'", &o);
 		if (o.data != NULL && strcmp(o.data, "0\n") == 0)
 			break;
 	}
