@@ -6,11 +6,19 @@
  * One request per connection on a unix stream socket. Every message is a
  * frame: 1 type byte, a 4-byte big-endian payload length, the payload.
  *
- * host -> agent:  'H' "YXA1" (first), 'C' workdir, 'E' "K=V" (repeated),
+ * host -> agent:  'H' "YXA2" (first), 'C' workdir, 'T' timeout in decimal
+ *                 seconds (0..86400, 0 = none), 'E' "K=V" (repeated),
  *                 'A' argv element (repeated, >= 1), 'G' (empty: go).
- * agent -> host:  'S' (empty: the command was forked), 'O' output bytes
- *                 (1..YX_AGENT_OUT_MAX, combined stdout+stderr in write
- *                 order), 'X' exit status (4 bytes, big-endian, 0..255);
+ *                 The agent runs argv itself (src/runner/run_core.c); when
+ *                 it cannot change directory or exec, the output says why
+ *                 and the status is 126/127, as with yuxi-run.
+ * agent -> host:  'S' (empty: the command started), carrying with its
+ *                 first byte (SCM_RIGHTS) the read end of the command's
+ *                 output pipe: the host reads stdout+stderr, in write
+ *                 order, from it, and only from a pipe (anything else is a
+ *                 protocol error; so is a descriptor on any other frame);
+ *                 'O' output bytes (1..YX_AGENT_OUT_MAX): the same output
+ *                 relayed in frames, for an agent that sends no pipe; 'X' exit status (4 bytes, big-endian, 0..255);
  *                 or, before 'S' only, 'F' a short reason (the host then
  *                 falls back to the engine exec path).
  * Strings carry no NUL. Any other type, an over-long frame or a frame out of
@@ -19,7 +27,7 @@
 #ifndef YUXI_AGENT_PROTO_H
 #define YUXI_AGENT_PROTO_H
 
-#define YX_AGENT_MAGIC		"YXA1"
+#define YX_AGENT_MAGIC		"YXA2"	/* bumped whenever the format changes */
 #define YX_AGENT_HDR		5		/* type + length */
 #define YX_AGENT_OUT_MAX	65536		/* largest 'O' payload */
 #define YX_AGENT_FAIL_MAX	1024		/* largest 'F' payload */
@@ -30,6 +38,7 @@
 
 #define YX_AGENT_T_HELLO	'H'
 #define YX_AGENT_T_CWD		'C'
+#define YX_AGENT_T_TIMEOUT	'T'
 #define YX_AGENT_T_ENV		'E'
 #define YX_AGENT_T_ARG		'A'
 #define YX_AGENT_T_GO		'G'

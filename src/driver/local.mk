@@ -10,8 +10,9 @@ libyuxi_a_SOURCES += \
 # nothing but libc and is never sanitized (a static binary cannot carry
 # ASan), hence its own flags and its own link command without $(LDFLAGS).
 pkglibexec_PROGRAMS = yuxi-run
-yuxi_run_SOURCES = src/runner/yuxi-run.c
-yuxi_run_CPPFLAGS =
+yuxi_run_SOURCES = src/runner/yuxi-run.c src/runner/run_core.c \
+	src/runner/run_core.h
+yuxi_run_CPPFLAGS = -I$(top_srcdir)/src
 yuxi_run_CFLAGS = $(AX_CFLAGS) -fno-sanitize=all -O2
 yuxi_run_LDADD =
 yuxi_run_LINK = $(CCLD) $(yuxi_run_CFLAGS) $(CFLAGS) -static -o $@

@@ -33,13 +33,30 @@
 #include "agent/agent_proto.h"
 #include "exec/agent_client.h"
 
+/*
+ * YX_AGENT_CONTROL_UNSAFE (tests/agent/test_agent_client_control only,
+ * never a shipped binary): the checks on what the sandbox controls - the
+ * socket's name, owner and type, the output descriptor's type - are off,
+ * so that the adversarial tests can show that they catch the leak.
+ */
+#ifdef YX_AGENT_CONTROL_UNSAFE
+#define AGENT_CHECKS		0
+#else
+#define AGENT_CHECKS		1
+#endif
+
 #define AGENT_DEFAULT_START_MS	3000
 #define AGENT_DEFAULT_GRACE_MS	5000
 #define AGENT_MAX_SEC		600
 
+#define AGENT_DRAIN_READS	32	/* after 'X': 2 MiB > any pipe */
+#define AGENT_MAX_FDS		4	/* room to see (and close) extras */
+
 /* One connection's state. */
 struct agent_conn {
 	int		 fd;
+	int		 pipefd;	/* the command's output, from 'S'; -1 */
+	bool		 want_fd;	/* reading the first frame */
 	char		*buf;		/* YX_AGENT_OUT_MAX bytes */
 	int64_t		 deadline;
 };
@@ -86,8 +103,8 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 		yx_fail(err, rc, "chown %s: %s", host_path, strerror(errno));
 		goto done;
 	}
-	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 || fstat(dfd, &st) == -1) {
+	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_CLOEXEC |
+	    (AGENT_CHECKS ? O_NOFOLLOW : 0))) == -1 || fstat(dfd, &st) == -1) {
 		yx_fail(err, rc, "%s: %s", host_path, strerror(errno));
 		goto done;
 	}
@@ -116,6 +133,8 @@ agent_sock_open(int dirfd)
 	struct open_how	how;
 	int		fd;
 
+	if (!AGENT_CHECKS)
+		return openat(dirfd, YX_AGENT_SOCK_NAME, O_PATH | O_CLOEXEC);
 	memset(&how, 0, sizeof(how));
 	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -141,7 +160,8 @@ yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
 		yx_fail(err, rc, "agent socket: %s", strerror(errno));
 		goto done;
 	}
-	if (fstat(pfd, &st) == -1 || !S_ISSOCK(st.st_mode) || st.st_uid != uid) {
+	if (AGENT_CHECKS && (fstat(pfd, &st) == -1 || !S_ISSOCK(st.st_mode) ||
+	    st.st_uid != uid)) {
 		yx_fail(err, rc, "agent socket is not a socket owned by uid %u",
 		    uid);
 		goto done;
@@ -189,6 +209,7 @@ agent_frame_put(struct yx_buf *b, int type, const char *s)
 static int
 agent_req_encode(struct yx_buf *b, const struct yx_exec_req *xr)
 {
+	char	t[16];
 	size_t	i, na = 0, ne = 0;
 	int	rc;
 
@@ -198,9 +219,12 @@ agent_req_encode(struct yx_buf *b, const struct yx_exec_req *xr)
 		;
 	if (na == 0 || na > YX_AGENT_ARGS_MAX || ne > YX_AGENT_ENVS_MAX)
 		return YX_E_PAYLOAD_TOO_LARGE;
+	snprintf(t, sizeof(t), "%d", xr->timeout_sec > 0 ? xr->timeout_sec : 0);
 	rc = agent_frame_put(b, YX_AGENT_T_HELLO, YX_AGENT_MAGIC);
 	if (rc == YX_OK && xr->workdir != NULL)
 		rc = agent_frame_put(b, YX_AGENT_T_CWD, xr->workdir);
+	if (rc == YX_OK)
+		rc = agent_frame_put(b, YX_AGENT_T_TIMEOUT, t);
 	for (i = 0; rc == YX_OK && i < ne; i++)
 		rc = agent_frame_put(b, YX_AGENT_T_ENV, xr->env[i]);
 	for (i = 0; rc == YX_OK && i < na; i++)
@@ -254,6 +278,60 @@ agent_write_all(struct agent_conn *c, const char *p, size_t n)
 	return YX_OK;
 }
 
+/*
+ * recv() that also takes descriptors passed with the bytes: exactly one is
+ * welcome, and only with the first frame (the output pipe, with 'S'); any
+ * other is closed and the read fails (YX_E_IO, errno EPROTO).
+ */
+static ssize_t
+agent_recv(struct agent_conn *c, char *p, size_t n)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int) * AGENT_MAX_FDS)];
+	}		 u;
+	struct cmsghdr	*cm;
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	ssize_t		 r;
+	size_t		 i, nfd;
+	int		 fds[AGENT_MAX_FDS], bad = 0, got = 0;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = p;
+	iov.iov_len = n;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof(u.b);
+	if ((r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC)) == -1)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+			bad = 1;
+			continue;
+		}
+		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (nfd > AGENT_MAX_FDS)
+			nfd = AGENT_MAX_FDS;
+		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
+		for (i = 0; i < nfd; i++) {
+			if (got == 0 && c->want_fd && c->pipefd == -1) {
+				c->pipefd = fds[i];
+				got = 1;
+				continue;
+			}
+			close(fds[i]);
+			bad = 1;
+		}
+	}
+	if (bad || (mh.msg_flags & MSG_CTRUNC) != 0) {
+		errno = EPROTO;
+		return -1;
+	}
+	return r;
+}
+
 /* Read exactly n bytes. YX_OK, YX_E_TIMEOUT or YX_E_IO (EOF too). */
 static int
 agent_read_all(struct agent_conn *c, char *p, size_t n)
@@ -262,7 +340,7 @@ agent_read_all(struct agent_conn *c, char *p, size_t n)
 	int	rc;
 
 	while (n > 0) {
-		r = recv(c->fd, p, n, 0);
+		r = agent_recv(c, p, n);
 		if (r > 0) {
 			p += r;
 			n -= (size_t)r;
@@ -329,6 +407,7 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 	if ((rc = yx_agent_connect(rundir_fd, uid, &c->fd, err)) != YX_OK)
 		goto done;
 	c->deadline = agent_now_ms() + start_ms;
+	c->want_fd = true;
 	if ((rc = agent_req_encode(&req, xr)) != YX_OK ||
 	    (rc = agent_write_all(c, req.data, req.len)) != YX_OK ||
 	    (rc = agent_frame_get(c, &type, &len)) != YX_OK) {
@@ -344,14 +423,110 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "agent refused: %s",
 		    why);
 	}
+	c->want_fd = false;
 done:
 	yx_buf_fini(&req);
 	return rc;
 }
 
 /*
- * Relay frames until 'X'. YX_OK with *code, YX_E_TIMEOUT at the deadline,
- * YX_E_IO on a protocol error, or the sink's error.
+ * The output pipe that came with 'S' must be a pipe (it is read, never
+ * followed: whatever the sandbox sends, the host only gets bytes from it).
+ * Made non-blocking. YX_OK or YX_E_IO.
+ */
+static int
+agent_pipe_check(struct agent_conn *c)
+{
+	struct stat	st;
+	int		fl;
+
+	if (c->pipefd == -1)
+		return YX_OK;	/* output comes in 'O' frames */
+	if (AGENT_CHECKS && (fstat(c->pipefd, &st) == -1 ||
+	    !S_ISFIFO(st.st_mode)))
+		return YX_E_IO;
+	if ((fl = fcntl(c->pipefd, F_GETFL)) == -1 ||
+	    (AGENT_CHECKS && (fl & O_ACCMODE) == O_WRONLY) ||
+	    fcntl(c->pipefd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return YX_E_IO;
+	return YX_OK;
+}
+
+/*
+ * One read of the output pipe into the sink: YX_OK (*more: bytes came),
+ * YX_E_IO once it is done (EOF or error: the pipe is closed), or the
+ * sink's error.
+ */
+static int
+agent_pipe_read(struct agent_conn *c, const struct yx_exec_req *xr, bool *more)
+{
+	ssize_t r;
+
+	*more = false;
+	r = read(c->pipefd, c->buf, YX_AGENT_OUT_MAX);
+	if (r > 0) {
+		*more = true;
+		return xr->on_output != NULL ? xr->on_output(xr->arg, c->buf,
+		    (size_t)r) : YX_OK;
+	}
+	if (r == -1 && (errno == EAGAIN || errno == EINTR))
+		return YX_OK;
+	close(c->pipefd);
+	c->pipefd = -1;
+	return YX_E_IO;
+}
+
+/* After 'X': what the pipe still holds, bounded (a process that left the
+ * group may keep writing). YX_OK or the sink's error. */
+static int
+agent_pipe_drain(struct agent_conn *c, const struct yx_exec_req *xr)
+{
+	bool	more = true;
+	int	i, rc;
+
+	for (i = 0; i < AGENT_DRAIN_READS && c->pipefd != -1 && more; i++)
+		if ((rc = agent_pipe_read(c, xr, &more)) != YX_OK)
+			return rc == YX_E_IO ? YX_OK : rc;
+	return YX_OK;
+}
+
+/*
+ * Wait for the socket (a frame) or the output pipe, relaying the pipe.
+ * YX_OK when a frame can be read, YX_E_TIMEOUT, YX_E_IO, or the sink's
+ * error.
+ */
+static int
+agent_wait_frame(struct agent_conn *c, const struct yx_exec_req *xr)
+{
+	struct pollfd	pfd[2];
+	int64_t		left;
+	bool		more;
+	int		n, rc;
+
+	while (c->pipefd != -1) {
+		if ((left = c->deadline - agent_now_ms()) <= 0)
+			return YX_E_TIMEOUT;
+		pfd[0].fd = c->fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = c->pipefd;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		n = poll(pfd, 2, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n == -1 && errno != EINTR)
+			return YX_E_IO;
+		if (pfd[1].revents != 0 &&
+		    (rc = agent_pipe_read(c, xr, &more)) != YX_OK && rc != YX_E_IO)
+			return rc;
+		if (pfd[0].revents != 0)
+			return YX_OK;
+	}
+	return YX_OK;
+}
+
+/*
+ * Relay the output (pipe or 'O' frames) until 'X'. YX_OK with *code,
+ * YX_E_TIMEOUT at the deadline, YX_E_IO on a protocol error, or the sink's
+ * error.
  */
 static int
 agent_relay(struct agent_conn *c, const struct yx_exec_req *xr, int *code)
@@ -361,7 +536,8 @@ agent_relay(struct agent_conn *c, const struct yx_exec_req *xr, int *code)
 	int			 type, rc;
 
 	for (;;) {
-		if ((rc = agent_frame_get(c, &type, &len)) != YX_OK)
+		if ((rc = agent_wait_frame(c, xr)) != YX_OK ||
+		    (rc = agent_frame_get(c, &type, &len)) != YX_OK)
 			return rc;
 		if (type == YX_AGENT_T_OUTPUT) {
 			if (xr->on_output != NULL &&
@@ -376,7 +552,7 @@ agent_relay(struct agent_conn *c, const struct yx_exec_req *xr, int *code)
 		if (v > 255)
 			return YX_E_IO;
 		*code = (int)v;
-		return YX_OK;
+		return agent_pipe_drain(c, xr);
 	}
 }
 
@@ -385,7 +561,7 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
     const struct yx_exec_req *xr, struct yx_exec_result *res,
     bool *started, struct yx_errctx *err)
 {
-	struct agent_conn	c = { -1, NULL, 0 };
+	struct agent_conn	c = { -1, -1, false, NULL, 0 };
 	int64_t			t0 = agent_now_ms();
 	int			limit, start_ms, grace_ms, code = -1, rc;
 
@@ -403,6 +579,11 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 	if ((rc = agent_begin(&c, rundir_fd, uid, xr, start_ms, err)) != YX_OK)
 		goto done;
 	*started = true;
+	if (agent_pipe_check(&c) != YX_OK) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "agent sent an output descriptor that is not a pipe");
+		goto done;
+	}
 	c.deadline = t0 + (int64_t)limit * 1000 + grace_ms;
 	rc = agent_relay(&c, xr, &code);
 	if (rc == YX_E_TIMEOUT) {
@@ -418,6 +599,8 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 		    agent_now_ms() - t0 >= xr->timeout_sec * 1000L - 50;
 	}
 done:
+	if (c.pipefd != -1)
+		close(c.pipefd);
 	if (c.fd != -1)
 		close(c.fd);	/* the agent kills the command if still running */
 	free(c.buf);

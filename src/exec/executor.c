@@ -135,10 +135,12 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->cfg = cfg;
 	ex->drv = drv;
 	exec_agent_setup(ex);
-	snprintf(ex->spec, sizeof(ex->spec), "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%d",
+	/* the agent's protocol version too: a container started with an
+	 * older agent is recreated rather than left on the engine path */
+	snprintf(ex->spec, sizeof(ex->spec), "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s",
 	    cfg->image, (long long)cfg->memory_bytes, cfg->cpus, cfg->pids,
 	    cfg->network, cfg->readonly_rootfs, cfg->user, (long long)cfg->tmp_size,
-	    cfg->security_opts, ex->agent_host[0] != '\0');
+	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-");
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");
 		free(ex);
@@ -355,12 +357,20 @@ exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
 	return rc;
 }
 
-/* The runner invocation, the same on both paths (caller storage). */
+/*
+ * One command, for both paths (caller storage). The engine runs the runner,
+ *   yuxi-run -t T -C WORKSPACE -- /bin/sh -c CMD
+ * the agent gets "/bin/sh -c CMD" with the same workdir, timeout and
+ * environment and runs it with the runner's own code (run_core.c).
+ */
 struct exec_cmd {
 	char			 tbuf[16];
 	const char		*argv[10];
-	struct yx_exec_req	 xr;
+	struct yx_exec_req	 xr;		/* engine path */
+	struct yx_exec_req	 axr;		/* agent path */
 };
+
+#define EXEC_SH_ARGV	6	/* argv + 6 = "/bin/sh", "-c", CMD */
 
 static void
 exec_cmd_init(struct exec_cmd *c, const struct yx_executor *ex,
@@ -379,19 +389,22 @@ exec_cmd_init(struct exec_cmd *c, const struct yx_executor *ex,
 	c->xr.timeout_sec = timeout;
 	c->xr.on_output = yx_outcap_write;
 	c->xr.arg = oc;
+	c->axr = c->xr;
+	c->axr.argv = c->argv + EXEC_SH_ARGV;
 }
 
 /* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
 static int
 exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
-    const struct exec_run *run, const struct yx_exec_req *xr,
+    const struct exec_run *run, const struct exec_cmd *cmd,
     struct yx_exec_result *res, struct yx_errctx *err)
 {
 	bool	fallback = true;
 	int	rc;
 
 	if (run->rundir_fd != -1) {
-		rc = exec_via_agent(ex, lease, run, xr, res, &fallback, err);
+		rc = exec_via_agent(ex, lease, run, &cmd->axr, res, &fallback,
+		    err);
 		if (!fallback)
 			return rc;
 	}
@@ -399,7 +412,8 @@ exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
 		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "agent transport required but the agent is unavailable");
 	ex->stats.engine_runs++;
-	return ex->drv->ops->exec(ex->drv, lease->container_id, xr, res, err);
+	return ex->drv->ops->exec(ex->drv, lease->container_id, &cmd->xr, res,
+	    err);
 }
 
 /*
@@ -512,14 +526,14 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.nextra = run->rundir_fd != -1 ? 3 : 1;
 	exec_cmd_init(&cmd, ex, req->command, timeout, oc);
 	if (run->rundir_fd != -1) {
-		rc = exec_agent_fast(ex, &ar, run, &cmd.xr, res, &done, err);
+		rc = exec_agent_fast(ex, &ar, run, &cmd.axr, res, &done, err);
 		if (done)
 			return rc;
 	}
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((rc = yx_provider_acquire(&ex->prov, &ar, &lease, err)) != YX_OK)
 			return rc;
-		rc = exec_in_lease(ex, &lease, run, &cmd.xr, res, err);
+		rc = exec_in_lease(ex, &lease, run, &cmd, res, err);
 		yx_provider_unhold(&ex->prov, &lease);
 		if (rc == YX_OK || oc->total > 0 || !exec_container_gone(ex, &lease, rc))
 			return rc;
@@ -582,6 +596,8 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 		rules[n].from = run->rundir;
 		rules[n++].to = YX_AGENT_RUN_TARGET;
 	}
+	if (yx_mask_hits(out->output, out->len, rules, n) == 0)
+		return YX_OK;	/* the usual case: no copy */
 	if ((rc = yx_mask_output(out->output, out->len, rules, n, &masked, &len)) != YX_OK)
 		return rc;
 	free(out->output);

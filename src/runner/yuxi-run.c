@@ -16,52 +16,38 @@
  *     must use setsid itself) and exits with the command's status (128+N when
  *     it was killed by signal N).
  * Its own failures: 125 usage, 126 cannot chdir / not executable, 127 not
- * found. No dynamic allocation; it links nothing but libc.
+ * found. No dynamic allocation; it links nothing but libc. How the command
+ * is spawned and supervised is run_core.c, the same code the in-sandbox
+ * agent runs (docs/agent.md), so both exec paths behave alike.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define RUN_BUFSZ	65536
+#include "runner/run_core.h"
 
-static char	 run_buf[RUN_BUFSZ];
+extern char **environ;
 
 static void
 run_msg(const char *a, const char *b, const char *c)
 {
-	char	 line[1024];
-	int	 n;
+	char	line[1024];
 
-	n = snprintf(line, sizeof(line), "yuxi-run: %s%s%s\n", a, b, c);
-	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n :
-		    sizeof(line) - 1);
+	(void)!write(2, line, run_fmt(line, sizeof(line), a, b, c));
 }
 
-static long long
-run_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Write all of buf to stdout; 0, or -1 when the reader is gone. */
+/* Copy output to stdout; 0, or -1 when the reader is gone. */
 static int
-run_copy_out(const char *p, size_t n)
+run_copy_out(void *arg, const char *p, size_t n)
 {
 	ssize_t w;
 
+	(void)arg;
 	while (n > 0) {
 		w = write(1, p, n);
 		if (w == -1 && errno == EINTR)
@@ -74,125 +60,16 @@ run_copy_out(const char *p, size_t n)
 	return 0;
 }
 
-/* Copy what can be read from fd without blocking. -1 when stdout broke. */
+/* The signalfd reported: SIGTERM, SIGINT or SIGHUP end the run. */
 static int
-run_drain(int fd)
+run_on_signal(void *arg)
 {
-	ssize_t r;
+	struct signalfd_siginfo	ssi;
+	int			fd = *(int *)arg;
 
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	for (;;) {
-		r = read(fd, run_buf, sizeof(run_buf));
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return 0;
-		if (run_copy_out(run_buf, (size_t)r) == -1)
-			return -1;
-	}
-}
-
-/* Kill the group (the main process is still unreaped, so pgid is ours),
- * reap the main process, return its shell-style status. */
-static int
-run_finish(pid_t pid)
-{
-	int st = 0;
-
-	(void)kill(-pid, SIGKILL);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return 125;
-}
-
-/* In the child: own group, /dev/null stdin, both outputs on w, exec. */
-static void __attribute__((noreturn))
-run_child(char **argv, int w, int failw, const sigset_t *mask)
-{
-	int fd, e;
-
-	(void)setpgid(0, 0);
-	(void)signal(SIGPIPE, SIG_DFL);
-	(void)sigprocmask(SIG_UNBLOCK, mask, NULL);
-	if ((fd = open("/dev/null", O_RDONLY)) == -1 || dup2(fd, 0) == -1 ||
-	    dup2(w, 1) == -1 || dup2(w, 2) == -1)
-		goto fail;
-	/* the command inherits 0, 1 and 2 only (docs/security.md, group 7) */
-	if (fd > 2)
-		close(fd);
-	execvp(argv[0], argv);
-fail:
-	e = errno;
-	(void)!write(failw, &e, sizeof(e));
-	_exit(127);
-}
-
-/* True once the main child has exited (it is left unreaped). */
-static int
-run_exited(pid_t pid)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
-		return errno != EINTR;
-	return si.si_pid == pid;
-}
-
-/*
- * Supervise pid: copy the pipe, watch signals and the deadline (0 = none).
- * Returns the exit status of yuxi-run.
- */
-static int
-run_loop(pid_t pid, int rfd, int sfd, long long deadline)
-{
-	struct signalfd_siginfo	 ssi;
-	struct pollfd		 pfd[2];
-	long long		 left;
-	ssize_t			 r;
-
-	for (;;) {
-		pfd[0].fd = rfd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = sfd;
-		pfd[1].events = POLLIN;
-		pfd[0].revents = pfd[1].revents = 0;
-		left = deadline ? deadline - run_now_ms() : -1;
-		if (deadline && left <= 0) {
-			(void)run_finish(pid);
-			return 124;
-		}
-		if (poll(pfd, 2, left > 0x7fffffff ? 0x7fffffff : (int)left) ==
-		    -1 && errno != EINTR)
-			break;
-		if (pfd[1].revents & POLLIN &&
-		    read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi) &&
-		    ssi.ssi_signo != SIGCHLD) {
-			(void)run_finish(pid);
-			return 128 + (int)ssi.ssi_signo;
-		}
-		if (pfd[0].revents & (POLLIN | POLLHUP)) {
-			r = read(rfd, run_buf, sizeof(run_buf));
-			if (r == 0)
-				rfd = -1;	/* every writer is gone */
-			else if (r > 0 &&
-			    run_copy_out(run_buf, (size_t)r) == -1)
-				break;
-		}
-		if (run_exited(pid)) {
-			/* Kill first so no writer can keep the drain busy. */
-			(void)kill(-pid, SIGKILL);
-			if (rfd != -1 && run_drain(rfd) == -1)
-				break;
-			return run_finish(pid);
-		}
-	}
-	(void)run_finish(pid);
-	return 128 + SIGPIPE;
+	if (read(fd, &ssi, sizeof(ssi)) != sizeof(ssi))
+		return -1;
+	return 128 + (int)ssi.ssi_signo;
 }
 
 /* Parse argv; fills the timeout, directory and command. 0 or -1. */
@@ -228,53 +105,44 @@ run_args(int argc, char **argv, long *timeout, const char **dir,
 int
 main(int argc, char *argv[])
 {
+	struct run_cmd	 c;
+	struct run_args	 a;
 	sigset_t	 mask;
 	const char	*dir = NULL;
 	char		**cmd = NULL;
 	long		 timeout = 0;
-	int		 p[2], fp[2], sfd, e = 0;
-	pid_t		 pid;
-	ssize_t		 r;
+	int		 sfd, e, st;
 
 	if (run_args(argc, argv, &timeout, &dir, &cmd) == -1) {
 		run_msg("usage: yuxi-run [-t SECONDS] [-C DIR] -- COMMAND "
 		    "[ARG...]", "", "");
-		return 125;
-	}
-	if (dir != NULL && chdir(dir) == -1) {
-		run_msg("cannot change directory to ", dir, errno == ENOENT ?
-		    ": No such file or directory" : ": not accessible");
-		return 126;
+		return RUN_STATUS_USAGE;
 	}
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	(void)signal(SIGPIPE, SIG_IGN);
+	run_init();
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) == -1 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) == -1 ||
-	    pipe2(p, O_CLOEXEC) == -1 || pipe2(fp, O_CLOEXEC) == -1) {
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) == -1) {
 		run_msg("setup failed: ", strerror(errno), "");
-		return 125;
+		return RUN_STATUS_USAGE;
 	}
-	if ((pid = fork()) == -1) {
-		run_msg("fork: ", strerror(errno), "");
-		return 125;
+	memset(&c, 0, sizeof(c));
+	a.cwd = dir;
+	a.argv = cmd;
+	a.envp = environ;
+	if ((e = run_spawn(&c, &a)) != 0) {
+		run_msg("cannot start: ", strerror(e), "");
+		return RUN_STATUS_USAGE;
 	}
-	if (pid == 0)
-		run_child(cmd, p[1], fp[1], &mask);
-	(void)setpgid(pid, pid);	/* both sides: no window without it */
-	close(p[1]);
-	close(fp[1]);
-	while ((r = read(fp[0], &e, sizeof(e))) == -1 && errno == EINTR)
-		;
-	if (r == sizeof(e)) {
-		(void)run_finish(pid);
-		run_msg(cmd[0], ": ", strerror(e));
-		return e == ENOENT ? 127 : 126;
-	}
-	close(fp[0]);
-	return run_loop(pid, p[0], sfd,
-	    timeout > 0 ? run_now_ms() + timeout * 1000LL : 0);
+	c.deadline_ms = timeout > 0 ? run_now_ms() + timeout * 1000LL : 0;
+	c.watch_fd = sfd;
+	c.watch_events = POLLIN;
+	c.on_watch = run_on_signal;
+	c.out = run_copy_out;
+	c.arg = &sfd;
+	st = run_supervise(&c);
+	return st == RUN_BROKEN ? 128 + SIGPIPE : st;
 }

@@ -1,10 +1,24 @@
 # tests/agent: the host side of the agent protocol against hostile peers
 # (no engine), and the agent in real sandboxes (kill, symlinks, fakes).
-check_PROGRAMS += tests/agent/test_agent_client tests/agent/test_agent
-TESTS += tests/agent/test_agent_client tests/agent/test_agent
+#   test_agent_client_control  the same file with src/exec/agent_client.c
+#                              compiled again with -DYX_AGENT_CONTROL_UNSAFE
+#                              (its checks off): every protection test must
+#                              leak, proving it can
+check_PROGRAMS += tests/agent/test_agent_client tests/agent/test_agent \
+	tests/agent/test_agent_client_control
+TESTS += tests/agent/test_agent_client tests/agent/test_agent \
+	tests/agent/test_agent_client_control
 tests_agent_test_agent_client_SOURCES = tests/agent/test_agent_client.c
 tests_agent_test_agent_client_CFLAGS = $(TEST_CFLAGS)
 tests_agent_test_agent_client_LDADD = $(TEST_LIBS)
+# agent_client.o is compiled again here; the linker then takes nothing
+# agent-client-related from libyuxi.a (all its symbols are defined).
+tests_agent_test_agent_client_control_SOURCES = tests/agent/test_agent_client.c \
+	src/exec/agent_client.c
+tests_agent_test_agent_client_control_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DYX_AGENT_CONTROL_UNSAFE
+tests_agent_test_agent_client_control_CFLAGS = $(TEST_CFLAGS)
+tests_agent_test_agent_client_control_LDADD = $(TEST_LIBS)
 tests_agent_test_agent_SOURCES = tests/agent/test_agent.c
 tests_agent_test_agent_CFLAGS = $(TEST_CFLAGS)
 tests_agent_test_agent_LDADD = $(TEST_LIBS)

@@ -33,6 +33,26 @@
 #define UID	1000
 #define GID	1000
 
+/*
+ * Built twice: test_agent_client (protections on: no test may leak) and
+ * test_agent_client_control (src/exec/agent_client.c compiled again with
+ * -DYX_AGENT_CONTROL_UNSAFE, its checks off): there every protection test
+ * must leak, proving that it can; the protocol-bounds tests (PROTOCOL) run
+ * in the protected build only.
+ */
+#ifdef YX_AGENT_CONTROL_UNSAFE
+#define CONTROL			1
+#define EXPECT_LEAK(leak, what)	cr_assert((leak), "control build must leak: %s", (what))
+#else
+#define CONTROL			0
+#define EXPECT_LEAK(leak, what)	cr_assert(!(leak), "protected build leaked: %s", (what))
+#endif
+#ifdef YX_AGENT_CONTROL_UNSAFE
+#define PROTOCOL_TEST(n)	static void __attribute__((unused)) control_skips_##n(void)
+#else
+#define PROTOCOL_TEST(n)	Test(agent_client, n)
+#endif
+
 static char	tmp[128], rundir[512];
 static int	rundir_fd = -1;
 static pid_t	fake = -1;
@@ -71,6 +91,7 @@ static void
 teardown(void)
 {
 	if (fake > 0) {
+		kill(-fake, SIGKILL);
 		kill(fake, SIGKILL);
 		waitpid(fake, NULL, 0);
 	}
@@ -121,8 +142,38 @@ frame(int fd, int type, uint32_t len, const void *p, size_t n)
 		(void)!write(fd, p, n);
 }
 
+/* A frame with descriptors attached to its first byte (SCM_RIGHTS). */
+static void
+frame_fds(int fd, int type, const int *fds, size_t nfds)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int) * 4)];
+	}		 u;
+	unsigned char	 h[5] = { (unsigned char)type, 0, 0, 0, 0 };
+	struct cmsghdr	*cm;
+	struct msghdr	 mh;
+	struct iovec	 iov = { h, sizeof(h) };
+
+	memset(&mh, 0, sizeof(mh));
+	memset(&u, 0, sizeof(u));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	(void)!sendmsg(fd, &mh, 0);
+}
+
 enum fake_mode { F_GOOD, F_HUGE_FIRST, F_HUGE_AFTER, F_FLOOD, F_UNKNOWN,
-	F_BAD_EXIT, F_SILENT, F_FAIL, F_EOF_AFTER, F_STALL };
+	F_BAD_EXIT, F_SILENT, F_FAIL, F_EOF_AFTER, F_STALL, F_PIPE_GOOD,
+	F_PIPE_FLOOD, F_FD_FILE, F_FD_TWO, F_FD_LATE, F_FD_WRITE_END };
+
+static char	secret_path[600];	/* a host file the fake passes */
 
 /* In the child: serve one connection as a fake agent. */
 static void __attribute__((noreturn))
@@ -130,8 +181,9 @@ fake_serve(int lfd, enum fake_mode m)
 {
 	static char	big[YX_AGENT_OUT_MAX];
 	unsigned char	x0[4] = { 0, 0, 0, 0 }, xbad[4] = { 0, 0, 3, 231 };
-	int		c;
+	int		c, p[2], two[2], f;
 
+	(void)setpgid(0, 0);	/* teardown kills the fake and its helpers */
 	signal(SIGPIPE, SIG_DFL);
 	fcntl(lfd, F_SETFL, 0);
 	if ((c = accept(lfd, NULL, NULL)) == -1)
@@ -177,6 +229,49 @@ fake_serve(int lfd, enum fake_mode m)
 		frame(c, 'S', 0, NULL, 0);
 		frame(c, 'O', 3, "pa\n", 3);
 		break;
+	case F_PIPE_GOOD:	/* what the real agent does */
+		if (pipe(p) == -1)
+			_exit(1);
+		frame_fds(c, 'S', &p[0], 1);
+		(void)!write(p[1], "hi\n", 3);
+		close(p[1]);
+		frame(c, 'X', 4, x0, 4);
+		break;
+	case F_PIPE_FLOOD:	/* the pipe never ends, 'X' comes anyway */
+		if (pipe(p) == -1)
+			_exit(1);
+		frame_fds(c, 'S', &p[0], 1);
+		if (fork() == 0)
+			for (;;)
+				(void)!write(p[1], big, sizeof(big));
+		usleep(300 * 1000);
+		frame(c, 'X', 4, x0, 4);
+		break;
+	case F_FD_FILE:		/* a host file instead of a pipe */
+		if ((f = open(secret_path, O_RDONLY)) == -1)
+			_exit(1);
+		frame_fds(c, 'S', &f, 1);
+		frame(c, 'X', 4, x0, 4);
+		break;
+	case F_FD_TWO:
+		if (pipe(two) == -1)
+			_exit(1);
+		frame_fds(c, 'S', two, 2);
+		frame(c, 'X', 4, x0, 4);
+		break;
+	case F_FD_LATE:		/* a descriptor with a later frame */
+		if (pipe(p) == -1)
+			_exit(1);
+		frame(c, 'S', 0, NULL, 0);
+		frame_fds(c, 'O', &p[0], 1);
+		frame(c, 'X', 4, x0, 4);
+		break;
+	case F_FD_WRITE_END:
+		if (pipe(p) == -1)
+			_exit(1);
+		frame_fds(c, 'S', &p[1], 1);
+		frame(c, 'X', 4, x0, 4);
+		break;
 	}
 	sleep(30);
 	_exit(0);
@@ -217,7 +312,7 @@ run_req(struct yx_outcap *oc, int timeout, struct yx_exec_result *res,
 
 TestSuite(agent_client, .init = setup, .fini = teardown, .timeout = 60);
 
-Test(agent_client, proc_fd_connect_reaches_the_opened_inode)
+PROTOCOL_TEST(proc_fd_connect_reaches_the_opened_inode)
 {
 	struct sockaddr_un	sun;
 	char			path[600], moved[600];
@@ -253,12 +348,15 @@ Test(agent_client, rundir_is_private_and_owned)
 	cr_assert_eq(stat(rundir, &st), 0);
 	cr_assert_eq(st.st_uid, UID);
 	cr_assert_eq(st.st_mode & 0777, 0700);
-	/* a thread dir that is a symlink is refused, not followed */
+	/* a thread dir that is a symlink (here to t1's) is refused */
 	snprintf(p, sizeof(p), "%s/run/t2", tmp);
 	cr_assert_eq(symlink(rundir, p), 0);
-	cr_assert_neq(yx_agent_rundir_open(tmp, "t2", UID, GID, hp, sizeof(hp),
-	    &fd, NULL), YX_OK);
-	cr_assert_eq(fd, -1);
+	(void)yx_agent_rundir_open(tmp, "t2", UID, GID, hp, sizeof(hp), &fd,
+	    NULL);
+	EXPECT_LEAK(fd != -1, "followed a symlinked run directory");
+	if (fd != -1)
+		close(fd);
+	fd = -1;
 	cr_assert_neq(yx_agent_rundir_open(tmp, "../x", UID, GID, hp, sizeof(hp),
 	    &fd, NULL), YX_OK);
 }
@@ -267,22 +365,32 @@ Test(agent_client, symlinked_socket_is_not_followed)
 {
 	char			trap[600], link[600];
 	struct yx_errctx	e;
-	int			lfd, s = -1;
+	int			lfd, rc, s = -1;
 
 	snprintf(trap, sizeof(trap), "%s/trap.sock", tmp);
 	lfd = listen_at(trap, UID);	/* right owner, right type: only the link is wrong */
 	snprintf(link, sizeof(link), "%s/%s", rundir, YX_AGENT_SOCK_NAME);
 	cr_assert_eq(symlink(trap, link), 0);
 	yx_errctx_clear(&e);
-	cr_assert_eq(yx_agent_connect(rundir_fd, UID, &s, &e),
-	    YX_E_BACKEND_UNAVAILABLE);
-	cr_assert_eq(s, -1);
-	cr_assert(strstr(e.msg, "symbolic") != NULL ||
-	    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
+	rc = yx_agent_connect(rundir_fd, UID, &s, &e);
+	EXPECT_LEAK(was_contacted(lfd), "the host followed an absolute symlink");
+	if (!CONTROL) {
+		cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE);
+		cr_assert_eq(s, -1);
+		cr_assert(strstr(e.msg, "symbolic") != NULL ||
+		    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
+	}
+	if (s != -1)
+		close(s);
+	s = -1;
 	unlink(link);
 	cr_assert_eq(symlink("../../trap.sock", link), 0);	/* relative too */
-	cr_assert_neq(yx_agent_connect(rundir_fd, UID, &s, NULL), YX_OK);
-	cr_assert_not(was_contacted(lfd), "the host followed the symlink");
+	rc = yx_agent_connect(rundir_fd, UID, &s, NULL);
+	EXPECT_LEAK(was_contacted(lfd), "the host followed a relative symlink");
+	if (!CONTROL)
+		cr_assert_neq(rc, YX_OK);
+	if (s != -1)
+		close(s);
 	close(lfd);
 }
 
@@ -293,9 +401,14 @@ Test(agent_client, wrong_owner_file_and_fifo_refused)
 
 	snprintf(path, sizeof(path), "%s/%s", rundir, YX_AGENT_SOCK_NAME);
 	lfd = listen_at(path, 0);	/* owned by root, not the sandbox */
-	cr_assert_neq(yx_agent_connect(rundir_fd, UID, &s, NULL), YX_OK);
-	cr_assert_not(was_contacted(lfd));
+	(void)yx_agent_connect(rundir_fd, UID, &s, NULL);
+	EXPECT_LEAK(was_contacted(lfd), "connected to a socket of another owner");
+	if (s != -1)
+		close(s);
+	s = -1;
 	close(lfd);
+	if (CONTROL)
+		return;
 	unlink(path);
 	cr_assert_neq(fd = open(path, O_CREAT | O_WRONLY, 0600), -1);
 	close(fd);
@@ -308,7 +421,7 @@ Test(agent_client, wrong_owner_file_and_fifo_refused)
 	cr_assert_eq(s, -1);
 }
 
-Test(agent_client, good_fake_is_accepted)
+PROTOCOL_TEST(good_fake_is_accepted)
 {
 	struct yx_outcap	oc;
 	struct yx_exec_result	res;
@@ -345,22 +458,22 @@ expect_not_started(enum fake_mode m)
 	yx_outcap_fini(&oc);
 }
 
-Test(agent_client, huge_first_frame_refused)
+PROTOCOL_TEST(huge_first_frame_refused)
 {
 	expect_not_started(F_HUGE_FIRST);
 }
 
-Test(agent_client, unknown_frame_refused)
+PROTOCOL_TEST(unknown_frame_refused)
 {
 	expect_not_started(F_UNKNOWN);
 }
 
-Test(agent_client, fail_frame_refused)
+PROTOCOL_TEST(fail_frame_refused)
 {
 	expect_not_started(F_FAIL);
 }
 
-Test(agent_client, silent_agent_times_out_quickly)
+PROTOCOL_TEST(silent_agent_times_out_quickly)
 {
 	expect_not_started(F_SILENT);
 }
@@ -383,22 +496,22 @@ expect_started_failure(enum fake_mode m)
 	yx_outcap_fini(&oc);
 }
 
-Test(agent_client, huge_frame_after_start_fails_cleanly)
+PROTOCOL_TEST(huge_frame_after_start_fails_cleanly)
 {
 	expect_started_failure(F_HUGE_AFTER);
 }
 
-Test(agent_client, out_of_range_exit_fails_cleanly)
+PROTOCOL_TEST(out_of_range_exit_fails_cleanly)
 {
 	expect_started_failure(F_BAD_EXIT);
 }
 
-Test(agent_client, hangup_mid_command_fails_cleanly)
+PROTOCOL_TEST(hangup_mid_command_fails_cleanly)
 {
 	expect_started_failure(F_EOF_AFTER);
 }
 
-Test(agent_client, stall_mid_command_ends_at_the_deadline)
+PROTOCOL_TEST(stall_mid_command_ends_at_the_deadline)
 {
 	struct yx_outcap	oc;
 	struct yx_exec_result	res;
@@ -417,7 +530,7 @@ Test(agent_client, stall_mid_command_ends_at_the_deadline)
 	yx_outcap_fini(&oc);
 }
 
-Test(agent_client, flood_is_bounded_by_cap_and_deadline)
+PROTOCOL_TEST(flood_is_bounded_by_cap_and_deadline)
 {
 	struct yx_outcap	oc;
 	struct yx_exec_result	res;
@@ -435,4 +548,94 @@ Test(agent_client, flood_is_bounded_by_cap_and_deadline)
 	cr_assert_gt(oc.total, 1 << 20, "flood too small to prove anything");
 	cr_assert_lt(now_ms() - t0, 4000);
 	yx_outcap_fini(&oc);
+}
+
+/* The real agent's way: output read from the pipe passed with 'S'. */
+PROTOCOL_TEST(output_pipe_passed_with_start)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started;
+
+	start_fake(F_PIPE_GOOD);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
+	cr_assert(started);
+	cr_assert_eq(res.exit_code, 0);
+	cr_assert_eq(oc.mem.len, 3);
+	cr_assert_eq(memcmp(oc.mem.data, "hi\n", 3), 0);
+	yx_outcap_fini(&oc);
+}
+
+/* A pipe that never ends: after 'X' the host drains a bounded amount. */
+PROTOCOL_TEST(endless_pipe_after_exit_is_bounded)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started;
+	int64_t			t0 = now_ms();
+
+	start_fake(F_PIPE_FLOOD);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
+	cr_assert(started && !res.timed_out);
+	cr_assert_eq(res.exit_code, 0);
+	cr_assert(oc.truncated);
+	cr_assert_eq(oc.mem.len, 4096);
+	cr_assert_lt(now_ms() - t0, 3000);
+	yx_outcap_fini(&oc);
+}
+
+/* Whatever else the sandbox passes is refused and never read. */
+Test(agent_client, passed_file_is_refused_unread)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started = false;
+	int			f, rc;
+
+	snprintf(secret_path, sizeof(secret_path), "%s/host-secret", tmp);
+	cr_assert_neq(f = open(secret_path, O_CREAT | O_WRONLY, 0600), -1);
+	cr_assert_eq(write(f, "SECRET\n", 7), 7);
+	close(f);
+	start_fake(F_FD_FILE);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	rc = run_req(&oc, 5, &res, &started, &e);
+	EXPECT_LEAK(oc.total > 0, "read bytes from a host file the agent passed");
+	if (!CONTROL) {
+		cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE);
+		cr_assert(started);
+		cr_assert(strstr(e.msg, "not a pipe") != NULL, "%s", e.msg);
+	}
+	yx_outcap_fini(&oc);
+}
+
+Test(agent_client, pipe_write_end_is_refused)
+{
+	struct yx_outcap	oc;
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started = false;
+	int			rc;
+
+	start_fake(F_FD_WRITE_END);
+	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
+	rc = run_req(&oc, 5, &res, &started, &e);
+	EXPECT_LEAK(rc == YX_OK, "took the write end of a pipe as the output");
+	if (!CONTROL)
+		cr_assert(started && rc == YX_E_BACKEND_UNAVAILABLE);
+	yx_outcap_fini(&oc);
+}
+
+PROTOCOL_TEST(two_descriptors_refused)
+{
+	expect_not_started(F_FD_TWO);
+}
+
+PROTOCOL_TEST(descriptor_with_a_later_frame_fails)
+{
+	expect_started_failure(F_FD_LATE);
 }

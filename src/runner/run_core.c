@@ -1,0 +1,311 @@
+/*
+ * run_core.c - spawn and supervise one command inside a sandbox; see
+ * run_core.h. Used by yuxi-run and yuxi-agent (static, libc only).
+ *
+ * On these machines a fork() of even a tiny static process costs ~0.7 ms
+ * (vfork: ~0.05 ms), so run_spawn uses vfork(): the child borrows the
+ * parent's memory until its execve() and touches nothing but its own
+ * stack.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/run_core.h"
+
+#define RUN_BUFSZ	65536
+#define RUN_PIPE_SIZE	(1 << 20)	/* F_SETPIPE_SZ, see run_pipe */
+#define RUN_DRAIN_MAX	32	/* reads after the exit: 2 MiB > any pipe */
+#define RUN_TICK_MS	50	/* exit polling without a pidfd */
+
+static char		run_buf[RUN_BUFSZ];
+static sigset_t		run_ign;		/* see run_init */
+static int		run_ign_known;
+
+long long
+run_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+size_t
+run_fmt(char *buf, size_t len, const char *a, const char *b, const char *c)
+{
+	int n;
+
+	n = snprintf(buf, len, "yuxi: %s%s%s\n", a, b, c);
+	if (n < 0)
+		return 0;
+	if ((size_t)n >= len) {
+		buf[len - 2] = '\n';
+		return len - 1;
+	}
+	return (size_t)n;
+}
+
+void
+run_init(void)
+{
+	struct sigaction	sa;
+	int			sig;
+
+	sigemptyset(&run_ign);
+	for (sig = 1; sig < 32; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP &&
+		    sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&run_ign, sig);
+	run_ign_known = 1;
+}
+
+/*
+ * In a new child, before the exec: own group, death with the parent,
+ * default signals, empty mask, stdin /dev/null, 1 and 2 on the pipe w.
+ * Async-signal-safe calls only (it runs in a vfork child). 0 or -1.
+ */
+static int
+run_child_setup(int w)
+{
+	sigset_t	none;
+	int		fd, sig;
+
+	if (setpgid(0, 0) == -1)
+		return -1;
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* ignored signals would stay ignored across exec */
+	for (sig = 1; sig < 32; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP &&
+		    (!run_ign_known || sigismember(&run_ign, sig)))
+			(void)signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	if ((fd = open("/dev/null", O_RDONLY)) == -1 || dup2(fd, 0) == -1 ||
+	    dup2(w, 1) == -1 || dup2(w, 2) == -1)
+		return -1;
+	/* the command inherits 0, 1 and 2 only (docs/security.md, group 7) */
+	if (fd > 2)
+		(void)close(fd);
+	return 0;
+}
+
+/* A child's own failure, worded and numbered as yuxi-run's. */
+static void __attribute__((noreturn))
+run_child_fail(const char *a, const char *b, const char *c, int st)
+{
+	char line[1024];
+
+	(void)!write(2, line, run_fmt(line, sizeof(line), a, b, c));
+	_exit(st);
+}
+
+/* Change to a->cwd and exec; else say why on the output. Never returns. */
+static void __attribute__((noreturn))
+run_child_exec(const struct run_args *a)
+{
+	int e;
+
+	if (a->cwd != NULL && chdir(a->cwd) == -1)
+		run_child_fail("cannot change directory to ", a->cwd,
+		    errno == ENOENT ? ": No such file or directory" :
+		    ": not accessible", RUN_STATUS_NOEXEC);
+	execvpe(a->argv[0], a->argv, a->envp);
+	e = errno;
+	run_child_fail(a->argv[0], ": ", strerror(e), e == ENOENT ?
+	    RUN_STATUS_NOTFOUND : RUN_STATUS_NOEXEC);
+}
+
+/* The vfork child. Never returns. */
+static void __attribute__((noreturn))
+run_child(const struct run_args *a, int w)
+{
+	if (run_child_setup(w) == -1)
+		_exit(RUN_STATUS_USAGE);
+	run_child_exec(a);
+}
+
+/* vfork and start the child; kept apart so that no caller variable lives
+ * across the vfork (-Wclobbered). The child's pid or -1. */
+static pid_t __attribute__((noinline))
+run_vfork(const struct run_args *a, int w)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		run_child(a, w);
+	return pid;
+}
+
+/* Reap pid; its shell-style status. */
+static int
+run_reap(pid_t pid)
+{
+	int st = 0;
+
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return RUN_STATUS_USAGE;
+}
+
+/*
+ * The output pipe: close-on-exec both ends, and as large as the system
+ * lets an unprivileged process make it (pipe-max-size, 1 MiB by default),
+ * so that a command writing a burst does not stop each 64 KiB to wait for
+ * its reader. 0 or errno.
+ */
+static int
+run_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return errno;
+	(void)fcntl(p[0], F_SETPIPE_SZ, RUN_PIPE_SIZE);
+	return 0;
+}
+
+int
+run_spawn(struct run_cmd *c, const struct run_args *a)
+{
+	int	p[2], w, e;
+	pid_t	pid;
+
+	c->pid = -1;
+	c->rfd = c->pidfd = -1;
+	if ((e = run_pipe(p)) != 0)
+		return e;
+	w = p[1];
+	if (w <= 2 && (w = fcntl(p[1], F_DUPFD_CLOEXEC, 3)) == -1) {
+		e = errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	pid = run_vfork(a, w);
+	e = errno;
+	if (w != p[1])
+		close(w);
+	close(p[1]);
+	if (pid == -1) {
+		close(p[0]);
+		return e;
+	}
+	c->pid = pid;
+	c->rfd = p[0];
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return 0;
+}
+
+/* True once the main process has exited (it is left unreaped). */
+static int
+run_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
+		return errno != EINTR;
+	return si.si_pid == pid;
+}
+
+/* Copy what the pipe holds without blocking (bounded). 0 or RUN_BROKEN. */
+static int
+run_drain(struct run_cmd *c)
+{
+	ssize_t	r;
+	int	i;
+
+	(void)fcntl(c->rfd, F_SETFL, O_NONBLOCK);
+	for (i = 0; i < RUN_DRAIN_MAX; i++) {
+		r = read(c->rfd, run_buf, sizeof(run_buf));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (c->out(c->arg, run_buf, (size_t)r) == -1)
+			return RUN_BROKEN;
+	}
+	return 0;
+}
+
+int
+run_supervise(struct run_cmd *c)
+{
+	struct pollfd	pfd[3];
+	long long	left;
+	ssize_t		r;
+	int		n, ms, st;
+
+	for (;;) {
+		pfd[0].fd = c->rfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = c->watch_fd;
+		pfd[1].events = c->watch_events;
+		pfd[2].fd = c->pidfd;
+		pfd[2].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+		ms = -1;
+		if (c->deadline_ms != 0) {
+			if ((left = c->deadline_ms - run_now_ms()) <= 0) {
+				st = RUN_STATUS_TIMEOUT;
+				goto kill;
+			}
+			ms = left > INT_MAX ? INT_MAX : (int)left;
+		}
+		if (c->pidfd == -1 && (ms == -1 || ms > RUN_TICK_MS))
+			ms = RUN_TICK_MS;
+		if ((n = poll(pfd, 3, ms)) == -1 && errno != EINTR) {
+			st = RUN_BROKEN;
+			goto kill;
+		}
+		if (n > 0 && pfd[1].revents != 0 && c->on_watch != NULL &&
+		    (st = c->on_watch(c->arg)) != -1)
+			goto kill;
+		if (pfd[0].revents != 0) {
+			r = read(c->rfd, run_buf, sizeof(run_buf));
+			if (r == 0 || (r == -1 && errno != EINTR &&
+			    errno != EAGAIN)) {
+				close(c->rfd);	/* every writer is gone */
+				c->rfd = -1;
+			} else if (r > 0 &&
+			    c->out(c->arg, run_buf, (size_t)r) == -1) {
+				st = RUN_BROKEN;
+				goto kill;
+			}
+		}
+		if (pfd[2].revents != 0 || (c->pidfd == -1 && run_exited(c->pid))) {
+			/* kill first so that no writer keeps the drain busy */
+			(void)kill(-c->pid, SIGKILL);
+			if (c->rfd != -1 && run_drain(c) == RUN_BROKEN) {
+				st = RUN_BROKEN;
+				goto kill;
+			}
+			st = run_reap(c->pid);
+			goto out;
+		}
+	}
+kill:
+	/* the main process is unreaped, so the group id is still ours */
+	(void)kill(-c->pid, SIGKILL);
+	(void)run_reap(c->pid);
+out:
+	if (c->rfd != -1)
+		close(c->rfd);
+	if (c->pidfd != -1)
+		close(c->pidfd);
+	c->rfd = c->pidfd = -1;
+	return st;
+}

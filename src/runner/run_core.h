@@ -1,0 +1,85 @@
+/*
+ * run_core.h - how one command runs inside a sandbox; shared by the two
+ * in-sandbox helpers, yuxi-run (the engine exec path) and yuxi-agent (the
+ * agent path), so that both paths are the same code: process group,
+ * descriptors, combined output, timeout, statuses.
+ *
+ * libc only, no allocation (the helpers are static binaries).
+ *
+ * Semantics (docs/api.md "execute", docs/agent.md):
+ *  - the command is spawned (vfork + exec, no copy of the caller) in its own
+ *    process group with stdin on /dev/null and stdout+stderr on one pipe, so
+ *    output keeps its write order; it inherits descriptors 0, 1 and 2 only
+ *    and gets SIGKILL if its supervisor dies (PR_SET_PDEATHSIG);
+ *  - at the deadline the whole group is killed (SIGKILL): status 124;
+ *  - when the main process exits, what is already in the pipe is copied
+ *    (bounded), then what is left of the group is killed (background jobs
+ *    included: a command that wants a daemon must setsid itself) and its
+ *    status is returned: the exit code, or 128+N when killed by signal N.
+ */
+#ifndef YUXI_RUN_CORE_H
+#define YUXI_RUN_CORE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define RUN_STATUS_TIMEOUT	124
+#define RUN_STATUS_USAGE	125
+#define RUN_STATUS_NOEXEC	126
+#define RUN_STATUS_NOTFOUND	127
+#define RUN_BROKEN		(-1)	/* the output sink failed */
+
+/* Output sink: 0, or -1 when the reader is gone. */
+typedef int (*run_out_fn)(void *arg, const char *p, size_t n);
+
+struct run_cmd {
+	pid_t		 pid;		/* main process = process group id */
+	int		 rfd;		/* read end of the output pipe */
+	int		 pidfd;		/* -1: polled with waitid instead */
+	long long	 deadline_ms;	/* run_now_ms() clock; 0 = none */
+	/*
+	 * Optional extra descriptor: when it reports watch_events, on_watch
+	 * says whether to go on (-1) or the status to end with (the group is
+	 * then killed). yuxi-run watches its signalfd, the agent its client.
+	 */
+	int		 watch_fd;
+	short		 watch_events;
+	int		(*on_watch)(void *arg);
+	run_out_fn	 out;		/* may be NULL once rfd is -1 (the */
+	void		*arg;		/* caller handed the pipe to a reader) */
+};
+
+long long	run_now_ms(void);
+
+/*
+ * Note which signals the caller ignores, once its dispositions are set, so
+ * that a spawned command gets only those reset to default (it would inherit
+ * them ignored). Optional: without it all are reset, a few syscalls more.
+ */
+void		run_init(void);
+
+/* "yuxi: a b c\n" into buf (truncated to fit); its length. */
+size_t		run_fmt(char *buf, size_t len, const char *a, const char *b,
+		    const char *c);
+
+/* What to run: argv (PATH searched as execvpe does) with envp, in cwd. */
+struct run_args {
+	const char	*cwd;		/* NULL: stay */
+	char *const	*argv;
+	char *const	*envp;
+};
+
+/*
+ * Spawn *a in its own process group; fills c->pid, c->rfd, c->pidfd. 0, or
+ * the errno of a failed pipe or vfork. When the child cannot change to
+ * a->cwd or exec a->argv it says why on its output and exits 126 (cannot
+ * change directory, not executable) or 127 (not found), as yuxi-run
+ * always has, so both exec paths report it the same way.
+ */
+int		run_spawn(struct run_cmd *c, const struct run_args *a);
+
+/* Supervise until the end (see above); the status or RUN_BROKEN. Closes
+ * c->rfd and c->pidfd and reaps the main process. */
+int		run_supervise(struct run_cmd *c);
+
+#endif /* YUXI_RUN_CORE_H */
