@@ -43,17 +43,60 @@ mask_match(const char *in, size_t len, size_t i,
 }
 
 /*
+ * Offset of the next byte at or after i that starts some rule, or len.
+ * Host roots all begin with '/', so this is usually one memchr.
+ */
+static size_t
+mask_next(const char *in, size_t len, size_t i, const struct yx_mask_rule *rules,
+    size_t nrules)
+{
+	const char	*p;
+	size_t		 r;
+	int		 c = -1;
+
+	for (r = 0; r < nrules; r++) {
+		if (rules[r].from == NULL || rules[r].from[0] == '\0')
+			continue;
+		if (c == -1)
+			c = (unsigned char)rules[r].from[0];
+		else if (c != (unsigned char)rules[r].from[0])
+			break;		/* several first bytes: test each offset */
+	}
+	if (c == -1)
+		return len;
+	if (r == nrules) {
+		p = memchr(in + i, c, len - i);
+		return p != NULL ? (size_t)(p - in) : len;
+	}
+	for (; i < len; i++)
+		for (r = 0; r < nrules; r++)
+			if (rules[r].from != NULL && rules[r].from[0] == in[i])
+				return i;
+	return len;
+}
+
+/*
  * One masking pass. With out == NULL only count; else write. Returns the
- * output length, or SIZE_MAX when it would overflow size_t.
+ * output length, or SIZE_MAX when it would overflow size_t. *hits (when
+ * not NULL) counts the replacements.
  */
 static size_t
 mask_pass(const char *in, size_t len, const struct yx_mask_rule *rules,
-    size_t nrules, char *out)
+    size_t nrules, char *out, size_t *hits)
 {
-	size_t	 i = 0, o = 0, r, tlen;
+	size_t	 i = 0, o = 0, j, r, tlen;
 	const char *to;
 
 	while (i < len) {
+		/* copy up to the next possible match in one piece */
+		j = mask_next(in, len, i, rules, nrules);
+		if (j - i > SIZE_MAX - 1 - o)
+			return SIZE_MAX;
+		if (out != NULL)
+			memcpy(out + o, in + i, j - i);
+		o += j - i;
+		if ((i = j) == len)
+			break;
 		r = mask_match(in, len, i, rules, nrules);
 		if (r == nrules) {
 			if (out != NULL)
@@ -64,6 +107,8 @@ mask_pass(const char *in, size_t len, const struct yx_mask_rule *rules,
 			i++;
 			continue;
 		}
+		if (hits != NULL)
+			(*hits)++;
 		to = rules[r].to != NULL ? rules[r].to : "";
 		tlen = strlen(to);
 		if (tlen >= SIZE_MAX - 1 - o)
@@ -91,11 +136,11 @@ yx_mask_output(const char *in, size_t len, const struct yx_mask_rule *rules,
 
 	if (rules == NULL)
 		nrules = 0;
-	if ((n = mask_pass(in, len, rules, nrules, NULL)) == SIZE_MAX)
+	if ((n = mask_pass(in, len, rules, nrules, NULL, NULL)) == SIZE_MAX)
 		goto fail;
 	if ((out = malloc(n + 1)) == NULL)
 		goto fail;
-	mask_pass(in, len, rules, nrules, out);
+	mask_pass(in, len, rules, nrules, out, NULL);
 	out[n] = '\0';
 	*outp = out;
 	*outlenp = n;
@@ -104,4 +149,16 @@ fail:
 	*outp = NULL;
 	*outlenp = 0;
 	return rc;
+}
+
+size_t
+yx_mask_hits(const char *in, size_t len, const struct yx_mask_rule *rules,
+    size_t nrules)
+{
+	size_t hits = 0;
+
+	if (rules == NULL || in == NULL)
+		return 0;
+	(void)mask_pass(in, len, rules, nrules, NULL, &hits);
+	return hits;
 }

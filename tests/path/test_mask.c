@@ -23,6 +23,9 @@ expect_mask(const char *in, const struct yx_mask_rule *rules, size_t n,
 	cr_assert_not_null(out);
 	cr_expect_str_eq(out, want, "mask(%s)", in);
 	cr_expect_eq(len, strlen(want), "mask(%s): length", in);
+	/* the executor keeps its buffer when there are no hits */
+	cr_expect_eq(yx_mask_hits(in, strlen(in), rules, n) == 0,
+	    strcmp(in, want) == 0, "mask(%s): hits", in);
 	free(out);
 }
 
@@ -53,6 +56,21 @@ Test(mask, empty)
 	cr_expect_str_eq(out, "");
 	cr_expect_eq(len, 0);
 	free(out);
+}
+
+/* Rules that do not share a first byte take the per-byte scan. */
+Test(mask, mixed_first_bytes)
+{
+	static const struct yx_mask_rule r[] = {
+		{ "/host/ud", "/home/yuxi/user-data" },
+		{ "~/x", "~/y" },
+		{ "", "never" },
+	};
+
+	expect_mask("a /host/ud/f ~/x ~ / b", r, 3,
+	    "a /home/yuxi/user-data/f ~/y ~ / b");
+	expect_mask("no hit at all", r, 3, "no hit at all");
+	cr_expect_eq(yx_mask_hits("~/x~/x", 6, r, 3), 2);
 }
 
 Test(mask, longest_wins)
