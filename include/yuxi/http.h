@@ -157,6 +157,8 @@ int	yx_json_parse_object(const char *data, size_t len, struct json_object **out,
  */
 long	yx_http_read_some(struct yx_http_req *r, void *buf, size_t len);
 
+#define YX_CT_JSON	"application/json; charset=utf-8"
+
 /* Send `body` (borrowed) as JSON with status. YX_OK or YX_E_IO. */
 int	yx_http_send_json(struct yx_http_req *r, int status, struct json_object *body);
 /* Send {"error":{"code","message"}}; msg NULL or "" -> yx_strerror(err). */

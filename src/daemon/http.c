@@ -25,7 +25,6 @@
 #endif
 
 #define YX_JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-#define YX_CT_JSON	"application/json; charset=utf-8"
 
 static int
 hexval(int c)

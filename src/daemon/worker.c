@@ -25,10 +25,14 @@
 #include <unistd.h>
 
 #include <fcgiapp.h>
+#include <malloc.h>
 
 #include "daemon_int.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
+
+#define YX_WORKER_MMAP_MIN	(16 << 20)	/* larger blocks: their own mmap */
+#define YX_WORKER_HEAP_KEEP	(32 << 20)	/* free heap kept for reuse */
 
 /* Per-process resources; YX_OK or a start-up error (logged). */
 static int
@@ -40,6 +44,15 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 
 	yx_errctx_clear(&e);
 	memset(w, 0, sizeof(*w));
+	/*
+	 * Keep freed heap instead of handing it back after every request: a
+	 * command's output passes through a few buffers of its size, and on
+	 * these machines a fresh page costs a page fault of ~10-50 us, so a
+	 * 1 MiB reply paid ~20 ms in faults alone (docs/benchmarks.md). The
+	 * worker keeps at most YX_WORKER_HEAP_KEEP of free heap.
+	 */
+	(void)mallopt(M_MMAP_THRESHOLD, YX_WORKER_MMAP_MIN);
+	(void)mallopt(M_TRIM_THRESHOLD, YX_WORKER_HEAP_KEEP);
 #ifdef YX_CONTROL_UNSAFE
 	log_warnx("CONTROL BUILD (tests only): protections off: %s",
 	    getenv("YX_CONTROL_OFF") != NULL ? getenv("YX_CONTROL_OFF") : "none");

@@ -157,6 +157,23 @@ def test_viewer_tree_and_skills_visibility(alice):
 
 
 @pytest.mark.skipif(not engine_up(), reason="no docker engine or test image")
+def test_execute_output_encoding(alice, thread):
+    """The reply is written by hand (h_exec.c), not by json-c: quotes,
+    backslashes, every control byte, NUL, DEL, multi-byte UTF-8 and invalid
+    bytes (each one U+FFFD) must come back exactly, in valid JSON."""
+    raw = (b'q"b\\c' + bytes(range(1, 32)) + b"\x7f\x00z" +
+           "é€😀".encode() + b"\xff\xc0x\x80y")
+    cmd = "printf '%s'" % "".join("\\%03o" % c for c in raw)
+    r = alice.post("/api/execute", json={"thread_id": thread, "command": cmd})
+    assert r.status_code == 200, r.text
+    assert r.headers["Content-Type"] == "application/json; charset=utf-8"
+    j = r.json()
+    assert j["output"] == raw.decode("utf-8", "replace")
+    assert j["output"].count("\ufffd") == 3
+    assert set(j) == {"output", "exit_code", "truncated", "timed_out", "duration_ms"}
+    assert j["exit_code"] == 0 and j["truncated"] is False
+
+
 def test_execute(svc, alice, thread):
     r = alice.post("/api/execute", json={"thread_id": thread, "command": "echo $((1+1)); pwd"})
     assert r.status_code == 200, r.text
