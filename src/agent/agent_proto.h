@@ -8,19 +8,21 @@
  *
  * host -> agent:  'H' "YXA2" (first), 'C' workdir, 'T' timeout in decimal
  *                 seconds (0..86400, 0 = none), 'E' "K=V" (repeated),
- *                 'A' argv element (repeated, >= 1), 'G' (empty: go).
- *                 The agent runs argv itself (src/runner/run_core.c); when
- *                 it cannot change directory or exec, the output says why
- *                 and the status is 126/127, as with yuxi-run.
- * agent -> host:  'S' (empty: the command started), carrying with its
- *                 first byte (SCM_RIGHTS) the read end of the command's
- *                 output pipe: the host reads stdout+stderr, in write
- *                 order, from it, and only from a pipe (anything else is a
- *                 protocol error; so is a descriptor on any other frame);
- *                 'O' output bytes (1..YX_AGENT_OUT_MAX): the same output
- *                 relayed in frames, for an agent that sends no pipe; 'X' exit status (4 bytes, big-endian, 0..255);
- *                 or, before 'S' only, 'F' a short reason (the host then
- *                 falls back to the engine exec path).
+ *                 'A' argv element (repeated, >= 1), 'G' (empty: go),
+ *                 carrying with its first byte (SCM_RIGHTS) the write end
+ *                 of the output pipe the host made. The agent runs argv
+ *                 itself (src/runner/run_core.c) with stdout and stderr on
+ *                 that pipe; the host reads the other end. When the command
+ *                 cannot change directory or exec, the output says why and
+ *                 the status is 126/127, as with yuxi-run.
+ * agent -> host:  'S' (empty: the command started), 'O' output bytes
+ *                 (1..YX_AGENT_OUT_MAX; for an agent that relays the output
+ *                 instead of using the pipe), 'X' exit status (4 bytes,
+ *                 big-endian, 0..255); or, before 'S' only, 'F' a short
+ *                 reason (the host then falls back to the engine exec
+ *                 path). The agent passes no descriptors: the host refuses
+ *                 them (SO_PASSRIGHTS off, and any that arrive are closed
+ *                 unread and fail the request).
  * Strings carry no NUL. Any other type, an over-long frame or a frame out of
  * order is a protocol error: the reader closes the connection.
  */

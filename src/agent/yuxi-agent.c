@@ -16,17 +16,17 @@
  * and runs it exactly as yuxi-run would - the same code, run_core.c: own
  * process group, stdin /dev/null, stdout+stderr on one pipe, the timeout
  * kills the group (124), 128+N for signal N, the group is killed when the
- * main process exits. The read end of the output pipe goes to the host with
- * the 'S' frame (SCM_RIGHTS): the host reads the output itself, so the
- * bytes never pass through the agent (nor count against the sandbox's CPU
- * quota). The handler ends with the exit status. If the host hangs up, the
- * group is killed.
+ * main process exits. The output goes to the write end of a pipe the host
+ * created and passed with the request (SCM_RIGHTS on 'G'): the host reads
+ * it itself, so the bytes never pass through the agent (nor count against
+ * the sandbox's CPU quota), and the host's end is its own open file, which
+ * nothing in the sandbox can turn blocking. The handler ends with the exit
+ * status. If the host hangs up, the group is killed.
  *
  * A handler that dies mid-command (killed from inside the sandbox) cannot
  * clean up: its command's main process gets SIGKILL (PR_SET_PDEATHSIG), and
  * the rest of the group is found through the record cmd.<handler>.<group>
- * the handler leaves (in /dev/shm/yuxi-agent, else beside the socket) while
- * the command runs; the daemon kills such orphaned groups when a handler
+ * the handler leaves in /dev/shm/yuxi-agent while the command runs; the daemon kills such orphaned groups when a handler
  * dies by a signal and when it starts (so after the agent was killed, its
  * restart cleans up).
  *
@@ -73,6 +73,7 @@ struct agent_req {
 	char		*argv[YX_AGENT_ARGS_MAX + 1];
 	char		*env[YX_AGENT_ENVS_MAX + 1];
 	long		 timeout;	/* seconds, 0 = none */
+	int		 out;		/* the output pipe's write end, passed */
 	size_t		 nargv, nenv, used;
 	struct run_args	 args;
 	char		 arena[YX_AGENT_REQ_MAX + YX_AGENT_ARGS_MAX +
@@ -93,9 +94,59 @@ agent_msg(const char *a, const char *b)
 		    sizeof(line) - 1);
 }
 
+/*
+ * recv() that also takes the descriptor the host passes with the request
+ * (the write end of the output pipe, SCM_RIGHTS on 'G'): the first one
+ * goes to *passed, any other is closed and the read fails.
+ */
+static ssize_t
+agent_recv(int fd, char *p, size_t n, int *passed)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int) * 4)];
+	}		 u;
+	struct cmsghdr	*cm;
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	ssize_t		 r;
+	size_t		 i, nfd;
+	int		 fds[4], bad = 0;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = p;
+	iov.iov_len = n;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof(u.b);
+	if ((r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) == -1)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		nfd = nfd > 4 ? 4 : nfd;
+		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
+		for (i = 0; i < nfd; i++) {
+			if (*passed == -1) {
+				*passed = fds[i];
+				continue;
+			}
+			close(fds[i]);
+			bad = 1;
+		}
+	}
+	if (bad || (mh.msg_flags & MSG_CTRUNC) != 0) {
+		errno = EPROTO;
+		return -1;
+	}
+	return r;
+}
+
 /* Read exactly n bytes before the deadline. 0, or -1 (EOF, error, late). */
 static int
-agent_read_full(int fd, void *p, size_t n, long long deadline)
+agent_read_full(int fd, void *p, size_t n, long long deadline, int *passed)
 {
 	struct pollfd	pfd;
 	long long	left;
@@ -103,7 +154,7 @@ agent_read_full(int fd, void *p, size_t n, long long deadline)
 	char		*c = p;
 
 	while (n > 0) {
-		r = recv(fd, c, n, MSG_DONTWAIT);
+		r = agent_recv(fd, c, n, passed);
 		if (r > 0) {
 			c += r;
 			n -= (size_t)r;
@@ -162,46 +213,6 @@ agent_send_small(int fd, int type, const void *p, size_t n)
 	return agent_send_all(fd, f, YX_AGENT_HDR + n);
 }
 
-/*
- * The 'S' frame, with the read end of the command's output pipe attached
- * (SCM_RIGHTS): the host reads the output straight from the pipe, so the
- * bytes never pass through this process. 0 or -1.
- */
-static int
-agent_send_started(int conn, int rfd)
-{
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	}		 u;
-	struct cmsghdr	*cm;
-	struct msghdr	 mh;
-	struct iovec	 iov;
-	char		 h[YX_AGENT_HDR];
-	ssize_t		 w;
-
-	agent_hdr(h, YX_AGENT_T_STARTED, 0);
-	memset(&mh, 0, sizeof(mh));
-	memset(&u, 0, sizeof(u));
-	iov.iov_base = h;
-	iov.iov_len = sizeof(h);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.b;
-	mh.msg_controllen = sizeof(u.b);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &rfd, sizeof(int));
-	while ((w = sendmsg(conn, &mh, MSG_NOSIGNAL)) == -1 && errno == EINTR)
-		;
-	if (w <= 0)
-		return -1;
-	/* the descriptor went with the first byte; the rest, if any, alone */
-	return agent_send_all(conn, h + w, sizeof(h) - (size_t)w);
-}
-
 /* Read one string payload of len bytes into the arena. Its start or NULL. */
 static char *
 agent_read_str(int fd, struct agent_req *rq, uint32_t len, long long deadline)
@@ -211,7 +222,7 @@ agent_read_str(int fd, struct agent_req *rq, uint32_t len, long long deadline)
 	if (len > YX_AGENT_STR_MAX || rq->used + len + 1 > sizeof(rq->arena))
 		return NULL;
 	s = rq->arena + rq->used;
-	if (agent_read_full(fd, s, len, deadline) == -1 ||
+	if (agent_read_full(fd, s, len, deadline, &rq->out) == -1 ||
 	    memchr(s, '\0', len) != NULL)
 		return NULL;
 	s[len] = '\0';
@@ -242,14 +253,14 @@ agent_read_req(int fd, struct agent_req *rq)
 	int		 first = 1;
 
 	for (;;) {
-		if (agent_read_full(fd, h, sizeof(h), deadline) == -1)
+		if (agent_read_full(fd, h, sizeof(h), deadline, &rq->out) == -1)
 			return -1;
 		len = (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 |
 		    (uint32_t)h[3] << 8 | h[4];
 		if (first != (h[0] == YX_AGENT_T_HELLO))
 			return -1;
-		if (h[0] == YX_AGENT_T_GO)
-			return len == 0 && rq->nargv > 0 ? 0 : -1;
+		if (h[0] == YX_AGENT_T_GO)	/* with the output pipe */
+			return len == 0 && rq->nargv > 0 && rq->out != -1 ? 0 : -1;
 		if ((s = agent_read_str(fd, rq, len, deadline)) == NULL)
 			return -1;
 		first = 0;
@@ -308,8 +319,8 @@ agent_exit(const char *rec, int code)
 	_exit(code);
 }
 
-/* Serve one connection: read the request, start it, hand the output pipe
- * to the host, supervise, report. Exits. */
+/* Serve one connection: read the request, start it with its output on the
+ * pipe the host passed, supervise, report. Exits. */
 static void __attribute__((noreturn))
 agent_handle(int conn)
 {
@@ -319,6 +330,7 @@ agent_handle(int conn)
 	char			 rec[64] = "";
 	int			 st;
 
+	rq.out = -1;
 	if (agent_read_req(conn, &rq) == -1) {
 		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "bad request", 11);
 		_exit(1);
@@ -327,20 +339,18 @@ agent_handle(int conn)
 	rq.args.argv = rq.argv;
 	rq.args.envp = rq.env;
 	memset(&c, 0, sizeof(c));
-	if (run_spawn(&c, &rq.args) != 0) {
+	if (run_spawn(&c, &rq.args, rq.out) != 0) {
 		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "cannot start", 12);
 		_exit(1);
 	}
+	close(rq.out);		/* the command holds it; the host reads it */
 	agent_record(rec, c.pid);
 	c.deadline_ms = rq.timeout > 0 ? run_now_ms() + rq.timeout * 1000 : 0;
 	c.watch_fd = conn;
 	c.watch_events = POLLIN | POLLRDHUP;
 	c.on_watch = agent_on_host;
-	c.out = NULL;		/* c.rfd goes to the host (agent_send_started) */
-	if (agent_send_started(conn, c.rfd) == -1)
+	if (agent_send_small(conn, YX_AGENT_T_STARTED, NULL, 0) == -1)
 		c.deadline_ms = 1;	/* the host is gone: kill and reap */
-	close(c.rfd);		/* the host reads the output itself */
-	c.rfd = -1;
 	st = run_supervise(&c);
 	if (st < 0 || c.deadline_ms == 1)
 		agent_exit(rec, 1);
@@ -400,12 +410,14 @@ agent_sweep(void)
 }
 
 /*
- * Where the records go: a private directory on the sandbox's /dev/shm
- * (tmpfs: a record costs a few microseconds there, ~0.15 ms on the run
- * directory's disk), else the run directory itself.
+ * Where the records go: a private directory on the sandbox's /dev/shm. It
+ * is tmpfs, so a record costs a few microseconds (~0.15 ms on the run
+ * directory's disk), and it dies with the container: a record never names
+ * a group of an earlier container, whose numbers a new one may reuse.
+ * Without a usable /dev/shm there are no records (and no such cleanup).
  */
 static void
-agent_records_open(const char *rundir)
+agent_records_open(void)
 {
 	struct stat	st;
 	int		fd;
@@ -419,7 +431,6 @@ agent_records_open(const char *rundir)
 	}
 	if (fd != -1)
 		close(fd);
-	agent_dirfd = open(rundir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 /*
@@ -431,8 +442,6 @@ agent_listen(const char *path)
 {
 	struct sockaddr_un	sun;
 	char			lock[sizeof(sun.sun_path) + 8];
-	char			dir[sizeof(sun.sun_path)];
-	const char		*slash = strrchr(path, '/');
 	int			fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -441,14 +450,12 @@ agent_listen(const char *path)
 		return -1;
 	memcpy(sun.sun_path, path, strlen(path));
 	snprintf(lock, sizeof(lock), "%s.lock", path);
-	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
-	    (int)(slash - path), path);
 	if ((agent_lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600)) == -1)
 		return -1;
 	if (flock(agent_lockfd, LOCK_EX | LOCK_NB) == -1)
 		return errno == EWOULDBLOCK ? -2 : -1;
-	agent_records_open(dir);
+	agent_records_open();
 	(void)unlink(path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0)) == -1)

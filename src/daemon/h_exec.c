@@ -130,10 +130,12 @@ json_str_put(char *dst, const char *s, size_t len)
 	return o;
 }
 
+#define JSON_ONEPASS_MAX	(4u << 20)	/* larger: measure, then write */
+
 /*
  * Append s as a JSON string (quotes included) to b. One pass into room for
- * the worst case (6 bytes per byte: \u00XX) when that fits the buffer's
- * cap, else measured first. YX_OK, YX_E_NOMEM, YX_E_PAYLOAD_TOO_LARGE.
+ * the worst case (6 bytes per byte: \u00XX) for up to 4 MiB of output, else
+ * measured first (no 6x allocation for a huge output). YX_OK, YX_E_NOMEM, YX_E_PAYLOAD_TOO_LARGE.
  */
 static int
 json_str_append(struct yx_buf *b, const char *s, size_t len)
@@ -141,7 +143,8 @@ json_str_append(struct yx_buf *b, const char *s, size_t len)
 	size_t	n;
 	int	rc;
 
-	if (b->cap - b->len > 2 && len <= (b->cap - b->len - 2) / 6)
+	if (len <= JSON_ONEPASS_MAX && b->cap - b->len > 2 &&
+	    len <= (b->cap - b->len - 2) / 6)
 		n = len * 6;		/* reserve once, use what it takes */
 	else
 		n = json_str_put(NULL, s, len);

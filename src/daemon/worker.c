@@ -48,8 +48,10 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 	 * Keep freed heap instead of handing it back after every request: a
 	 * command's output passes through a few buffers of its size, and on
 	 * these machines a fresh page costs a page fault of ~10-50 us, so a
-	 * 1 MiB reply paid ~20 ms in faults alone (docs/benchmarks.md). The
-	 * worker keeps at most YX_WORKER_HEAP_KEEP of free heap.
+	 * 1 MiB reply paid ~20 ms in faults alone (docs/benchmarks.md). Free
+	 * memory at the top of the heap is returned beyond YX_WORKER_HEAP_KEEP;
+	 * a worker's heap is bounded by its largest request (replies are
+	 * capped by YUXI_SANDBOX_OUTPUT_LIMIT), not by this.
 	 */
 	(void)mallopt(M_MMAP_THRESHOLD, YX_WORKER_MMAP_MIN);
 	(void)mallopt(M_TRIM_THRESHOLD, YX_WORKER_HEAP_KEEP);

@@ -3,13 +3,17 @@
  * agent_client.h for the contract and src/agent/agent_proto.h for the wire
  * format.
  *
- * One connection per command. The request is written with a deadline, then
- * frames are read one at a time: the 5-byte header first, its length
- * checked against the cap of its type before a single payload byte is read
- * into a fixed 64 KiB buffer. Output frames go straight into the caller's
- * sink (which enforces the output cap while reading), so memory stays
- * bounded whatever the agent sends. Deadlines: start_wait_ms until the
- * agent says 'S', then the command's timeout plus grace_ms overall.
+ * One connection per command. The host makes the command's output pipe
+ * and passes its write end with the request ('G', SCM_RIGHTS); it takes no
+ * descriptor back (SO_PASSRIGHTS off; any that arrive are closed and fail
+ * the request). The request is written with a deadline; then the pipe is
+ * read into the caller's sink (which enforces the output cap while
+ * reading) while frames are read one at a time: the 5-byte header first,
+ * its length checked against the cap of its type before a single payload
+ * byte is read into a fixed 64 KiB buffer. Memory stays bounded whatever
+ * the agent sends. Deadlines: start_wait_ms until the agent says 'S', then
+ * the command's timeout plus grace_ms overall; after 'X' at most
+ * AGENT_DRAIN_READS more reads of the pipe.
  */
 #include "config.h"
 
@@ -45,6 +49,11 @@
 #define AGENT_CHECKS		1
 #endif
 
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS		83	/* Linux 6.16; older kernels refuse it */
+#endif
+#define AGENT_PIPE_SIZE		(256 * 1024)	/* see agent_pipe_open */
+
 #define AGENT_DEFAULT_START_MS	3000
 #define AGENT_DEFAULT_GRACE_MS	5000
 #define AGENT_MAX_SEC		600
@@ -55,8 +64,8 @@
 /* One connection's state. */
 struct agent_conn {
 	int		 fd;
-	int		 pipefd;	/* the command's output, from 'S'; -1 */
-	bool		 want_fd;	/* reading the first frame */
+	int		 pipefd;	/* the output pipe's read end (ours); -1 */
+	bool		 want_fd;	/* control build: reading the first frame */
 	char		*buf;		/* YX_AGENT_OUT_MAX bytes */
 	int64_t		 deadline;
 };
@@ -170,7 +179,16 @@ yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d", pfd);
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1 || connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	    0)) == -1) {
+		yx_fail(err, rc, "agent socket: %s", strerror(errno));
+		goto done;
+	}
+	/* refuse descriptors from the sandbox in the kernel (Linux >= 6.16):
+	 * a received one could even block us in close() (agent_recv) */
+	if (AGENT_CHECKS)
+		(void)setsockopt(s, SOL_SOCKET, SO_PASSRIGHTS, &(int){ 0 },
+		    sizeof(int));
+	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		yx_fail(err, rc, "agent connect: %s", strerror(errno));
 		goto done;
 	}
@@ -205,7 +223,8 @@ agent_frame_put(struct yx_buf *b, int type, const char *s)
 	return rc;
 }
 
-/* Encode xr as a request. YX_OK or an error (b then partly filled). */
+/* Encode xr as a request, all but its 'G'. YX_OK or an error (b then
+ * partly filled). */
 static int
 agent_req_encode(struct yx_buf *b, const struct yx_exec_req *xr)
 {
@@ -229,9 +248,7 @@ agent_req_encode(struct yx_buf *b, const struct yx_exec_req *xr)
 		rc = agent_frame_put(b, YX_AGENT_T_ENV, xr->env[i]);
 	for (i = 0; rc == YX_OK && i < na; i++)
 		rc = agent_frame_put(b, YX_AGENT_T_ARG, xr->argv[i]);
-	if (rc == YX_OK)
-		rc = agent_frame_put(b, YX_AGENT_T_GO, NULL);
-	return rc;
+	return rc;	/* 'G' goes alone, with the pipe (agent_send_go) */
 }
 
 /* Wait for ev on the connection. YX_OK, YX_E_TIMEOUT or YX_E_IO. */
@@ -279,9 +296,9 @@ agent_write_all(struct agent_conn *c, const char *p, size_t n)
 }
 
 /*
- * recv() that also takes descriptors passed with the bytes: exactly one is
- * welcome, and only with the first frame (the output pipe, with 'S'); any
- * other is closed and the read fails (YX_E_IO, errno EPROTO).
+ * recv() that refuses descriptors: the host takes none from the sandbox
+ * (SO_PASSRIGHTS off already refuses them in the kernel where it exists);
+ * any that arrive anyway are closed and the read fails (YX_E_IO, EPROTO).
  */
 static ssize_t
 agent_recv(struct agent_conn *c, char *p, size_t n)
@@ -316,8 +333,12 @@ agent_recv(struct agent_conn *c, char *p, size_t n)
 			nfd = AGENT_MAX_FDS;
 		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
 		for (i = 0; i < nfd; i++) {
-			if (got == 0 && c->want_fd && c->pipefd == -1) {
+			if (!AGENT_CHECKS && got == 0 && c->want_fd) {
+				/* control build: read what the sandbox gives */
+				if (c->pipefd != -1)
+					close(c->pipefd);
 				c->pipefd = fds[i];
+				(void)fcntl(c->pipefd, F_SETFL, O_NONBLOCK);
 				got = 1;
 				continue;
 			}
@@ -393,6 +414,66 @@ agent_frame_get(struct agent_conn *c, int *type, uint32_t *len)
 	return n > 0 ? agent_read_all(c, c->buf, n) : YX_OK;
 }
 
+/*
+ * The command's output pipe. The host makes it and passes the write end:
+ * the read end is then an open file of ours alone, non-blocking for good
+ * (a descriptor received from the sandbox would share its flags with the
+ * sandbox, which could make our reads block). 256 KiB (F_SETPIPE_SZ), so
+ * that a command writing a burst does not stop every 64 KiB for us; pipe
+ * memory is charged to the worker's user. YX_OK or YX_E_IO (errno set).
+ */
+static int
+agent_pipe_open(struct agent_conn *c, int *w)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
+		return YX_E_IO;
+	(void)fcntl(p[0], F_SETPIPE_SZ, AGENT_PIPE_SIZE);
+	c->pipefd = p[0];
+	*w = p[1];
+	return YX_OK;
+}
+
+/* The 'G' frame, with the pipe's write end attached. YX_OK, YX_E_TIMEOUT
+ * or YX_E_IO. */
+static int
+agent_send_go(struct agent_conn *c, int w)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int))];
+	}		 u;
+	unsigned char	 h[YX_AGENT_HDR] = { YX_AGENT_T_GO, 0, 0, 0, 0 };
+	struct cmsghdr	*cm;
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	ssize_t		 n;
+	int		 rc;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(&u, 0, sizeof(u));
+	iov.iov_base = h;
+	iov.iov_len = sizeof(h);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof(u.b);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &w, sizeof(int));
+	while ((n = sendmsg(c->fd, &mh, MSG_NOSIGNAL)) <= 0) {
+		if (n == -1 && errno != EAGAIN && errno != EINTR)
+			return YX_E_IO;
+		if ((rc = agent_wait(c, POLLOUT)) != YX_OK)
+			return rc;
+	}
+	/* the descriptor went with the first byte; the rest alone */
+	return agent_write_all(c, (const char *)h + n, sizeof(h) - (size_t)n);
+}
+
 /* Connect, send the request, wait for 'S'. YX_OK or UNAVAILABLE. */
 static int
 agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
@@ -401,15 +482,21 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 	struct yx_buf	req;
 	char		why[128];
 	uint32_t	len;
-	int		type, rc;
+	int		type, rc, w = -1;
 
 	yx_buf_init(&req, YX_AGENT_REQ_MAX);
 	if ((rc = yx_agent_connect(rundir_fd, uid, &c->fd, err)) != YX_OK)
 		goto done;
+	if ((rc = agent_pipe_open(c, &w)) != YX_OK) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "output pipe: %s",
+		    strerror(errno));
+		goto done;
+	}
 	c->deadline = agent_now_ms() + start_ms;
 	c->want_fd = true;
 	if ((rc = agent_req_encode(&req, xr)) != YX_OK ||
 	    (rc = agent_write_all(c, req.data, req.len)) != YX_OK ||
+	    (rc = agent_send_go(c, w)) != YX_OK ||
 	    (rc = agent_frame_get(c, &type, &len)) != YX_OK) {
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "agent did not start the command: %s", yx_strerror(rc));
@@ -425,31 +512,10 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 	}
 	c->want_fd = false;
 done:
+	if (w != -1)
+		close(w);	/* the agent has its own copy now */
 	yx_buf_fini(&req);
 	return rc;
-}
-
-/*
- * The output pipe that came with 'S' must be a pipe (it is read, never
- * followed: whatever the sandbox sends, the host only gets bytes from it).
- * Made non-blocking. YX_OK or YX_E_IO.
- */
-static int
-agent_pipe_check(struct agent_conn *c)
-{
-	struct stat	st;
-	int		fl;
-
-	if (c->pipefd == -1)
-		return YX_OK;	/* output comes in 'O' frames */
-	if (AGENT_CHECKS && (fstat(c->pipefd, &st) == -1 ||
-	    !S_ISFIFO(st.st_mode)))
-		return YX_E_IO;
-	if ((fl = fcntl(c->pipefd, F_GETFL)) == -1 ||
-	    (AGENT_CHECKS && (fl & O_ACCMODE) == O_WRONLY) ||
-	    fcntl(c->pipefd, F_SETFL, fl | O_NONBLOCK) == -1)
-		return YX_E_IO;
-	return YX_OK;
 }
 
 /*
@@ -579,11 +645,6 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 	if ((rc = agent_begin(&c, rundir_fd, uid, xr, start_ms, err)) != YX_OK)
 		goto done;
 	*started = true;
-	if (agent_pipe_check(&c) != YX_OK) {
-		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
-		    "agent sent an output descriptor that is not a pipe");
-		goto done;
-	}
 	c.deadline = t0 + (int64_t)limit * 1000 + grace_ms;
 	rc = agent_relay(&c, xr, &code);
 	if (rc == YX_E_TIMEOUT) {

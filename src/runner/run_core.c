@@ -4,8 +4,12 @@
  *
  * On these machines a fork() of even a tiny static process costs ~0.7 ms
  * (vfork: ~0.05 ms), so run_spawn uses vfork(): the child borrows the
- * parent's memory until its execve() and touches nothing but its own
- * stack.
+ * parent's memory until its execve(). It writes only its own stack and
+ * errno (the parent's thread-local errno: run_spawn reads errno right
+ * after vfork returns, before anything else can change it, and the child
+ * reports its own failures on its output, not through errno), calls only
+ * async-signal-safe functions and snprintf()/strerrordesc_np() on local
+ * buffers, and execvpe() searches the parent's PATH.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +28,6 @@
 #include "runner/run_core.h"
 
 #define RUN_BUFSZ	65536
-#define RUN_PIPE_SIZE	(1 << 20)	/* F_SETPIPE_SZ, see run_pipe */
 #define RUN_DRAIN_MAX	32	/* reads after the exit: 2 MiB > any pipe */
 #define RUN_TICK_MS	50	/* exit polling without a pidfd */
 
@@ -63,7 +66,7 @@ run_init(void)
 	int			sig;
 
 	sigemptyset(&run_ign);
-	for (sig = 1; sig < 32; sig++)
+	for (sig = 1; sig <= SIGRTMAX; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP &&
 		    sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
 			sigaddset(&run_ign, sig);
@@ -85,7 +88,7 @@ run_child_setup(int w)
 		return -1;
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* ignored signals would stay ignored across exec */
-	for (sig = 1; sig < 32; sig++)
+	for (sig = 1; sig <= SIGRTMAX; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP &&
 		    (!run_ign_known || sigismember(&run_ign, sig)))
 			(void)signal(sig, SIG_DFL);
@@ -122,15 +125,17 @@ run_child_exec(const struct run_args *a)
 		    ": not accessible", RUN_STATUS_NOEXEC);
 	execvpe(a->argv[0], a->argv, a->envp);
 	e = errno;
-	run_child_fail(a->argv[0], ": ", strerror(e), e == ENOENT ?
+	run_child_fail(a->argv[0], ": ", strerrordesc_np(e) != NULL ?
+	    strerrordesc_np(e) : "cannot execute", e == ENOENT ?
 	    RUN_STATUS_NOTFOUND : RUN_STATUS_NOEXEC);
 }
 
 /* The vfork child. Never returns. */
 static void __attribute__((noreturn))
-run_child(const struct run_args *a, int w)
+run_child(const struct run_args *a, int w, pid_t parent)
 {
-	if (run_child_setup(w) == -1)
+	/* the supervisor may have died before PR_SET_PDEATHSIG took hold */
+	if (run_child_setup(w) == -1 || getppid() != parent)
 		_exit(RUN_STATUS_USAGE);
 	run_child_exec(a);
 }
@@ -138,12 +143,12 @@ run_child(const struct run_args *a, int w)
 /* vfork and start the child; kept apart so that no caller variable lives
  * across the vfork (-Wclobbered). The child's pid or -1. */
 static pid_t __attribute__((noinline))
-run_vfork(const struct run_args *a, int w)
+run_vfork(const struct run_args *a, int w, pid_t parent)
 {
 	pid_t pid = vfork();
 
 	if (pid == 0)
-		run_child(a, w);
+		run_child(a, w, parent);
 	return pid;
 }
 
@@ -151,10 +156,13 @@ run_vfork(const struct run_args *a, int w)
 static int
 run_reap(pid_t pid)
 {
-	int st = 0;
+	int	st = 0;
+	pid_t	r;
 
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+	while ((r = waitpid(pid, &st, 0)) == -1 && errno == EINTR)
 		;
+	if (r != pid)
+		return RUN_STATUS_USAGE;	/* not ours to reap (SIGCHLD ignored?) */
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))
@@ -162,51 +170,43 @@ run_reap(pid_t pid)
 	return RUN_STATUS_USAGE;
 }
 
-/*
- * The output pipe: close-on-exec both ends, and as large as the system
- * lets an unprivileged process make it (pipe-max-size, 1 MiB by default),
- * so that a command writing a burst does not stop each 64 KiB to wait for
- * its reader. 0 or errno.
- */
-static int
-run_pipe(int p[2])
-{
-	if (pipe2(p, O_CLOEXEC) == -1)
-		return errno;
-	(void)fcntl(p[0], F_SETPIPE_SZ, RUN_PIPE_SIZE);
-	return 0;
-}
-
 int
-run_spawn(struct run_cmd *c, const struct run_args *a)
+run_spawn(struct run_cmd *c, const struct run_args *a, int out)
 {
-	int	p[2], w, e;
+	int	p[2] = { -1, -1 }, w, e;
 	pid_t	pid;
 
 	c->pid = -1;
 	c->rfd = c->pidfd = -1;
-	if ((e = run_pipe(p)) != 0)
-		return e;
-	w = p[1];
-	if (w <= 2 && (w = fcntl(p[1], F_DUPFD_CLOEXEC, 3)) == -1) {
+	if (out == -1) {
+		if (pipe2(p, O_CLOEXEC) == -1)
+			return errno;
+		out = p[1];
+	}
+	/* 1 and 2 are dup2()ed from w in the child: it must not be one of them */
+	w = out > 2 ? out : fcntl(out, F_DUPFD_CLOEXEC, 3);
+	if (w == -1) {
 		e = errno;
-		close(p[0]);
-		close(p[1]);
-		return e;
+		goto fail;
 	}
-	pid = run_vfork(a, w);
+	pid = run_vfork(a, w, getpid());
 	e = errno;
-	if (w != p[1])
+	if (w != out)
 		close(w);
-	close(p[1]);
-	if (pid == -1) {
-		close(p[0]);
-		return e;
-	}
+	if (pid == -1)
+		goto fail;
+	if (p[1] != -1)
+		close(p[1]);
 	c->pid = pid;
 	c->rfd = p[0];
 	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;
+fail:
+	if (p[0] != -1) {
+		close(p[0]);
+		close(p[1]);
+	}
+	return e;
 }
 
 /* True once the main process has exited (it is left unreaped). */

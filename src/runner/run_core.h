@@ -12,10 +12,11 @@
  *    output keeps its write order; it inherits descriptors 0, 1 and 2 only
  *    and gets SIGKILL if its supervisor dies (PR_SET_PDEATHSIG);
  *  - at the deadline the whole group is killed (SIGKILL): status 124;
- *  - when the main process exits, what is already in the pipe is copied
- *    (bounded), then what is left of the group is killed (background jobs
- *    included: a command that wants a daemon must setsid itself) and its
- *    status is returned: the exit code, or 128+N when killed by signal N.
+ *  - when the main process exits, what is left of the group is killed
+ *    (background jobs included: a command that wants a daemon must setsid
+ *    itself), then what the pipe already holds is copied (bounded), and
+ *    its status is returned: the exit code, or 128+N when killed by
+ *    signal N.
  */
 #ifndef YUXI_RUN_CORE_H
 #define YUXI_RUN_CORE_H
@@ -70,13 +71,16 @@ struct run_args {
 };
 
 /*
- * Spawn *a in its own process group; fills c->pid, c->rfd, c->pidfd. 0, or
- * the errno of a failed pipe or vfork. When the child cannot change to
- * a->cwd or exec a->argv it says why on its output and exits 126 (cannot
- * change directory, not executable) or 127 (not found), as yuxi-run
- * always has, so both exec paths report it the same way.
+ * Spawn *a in its own process group, stdout and stderr on out (the caller
+ * keeps its own copy, and closes it when it likes), or, with out -1, on a
+ * new pipe whose read end becomes c->rfd. Fills c->pid, c->rfd (-1 with a
+ * given out), c->pidfd. 0, or the errno of a failed pipe, dup or vfork.
+ * When the child cannot change to a->cwd or exec a->argv it says why on
+ * its output and exits 126 (cannot change directory, not executable) or
+ * 127 (not found), as yuxi-run always has, so both exec paths report it
+ * the same way.
  */
-int		run_spawn(struct run_cmd *c, const struct run_args *a);
+int		run_spawn(struct run_cmd *c, const struct run_args *a, int out);
 
 /* Supervise until the end (see above); the status or RUN_BROKEN. Closes
  * c->rfd and c->pidfd and reaps the main process. */

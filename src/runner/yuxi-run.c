@@ -10,11 +10,11 @@
  * copies the pipe to its own stdout, and
  *   - at the deadline kills the whole group with SIGKILL and exits 124;
  *   - on SIGTERM/SIGINT/SIGHUP kills the group and exits 128+N;
- *   - when the command's main process exits, copies what is already in the
- *     pipe, then kills what is left of the group (background jobs included:
- *     nothing a command started outlives it; a command that wants a daemon
- *     must use setsid itself) and exits with the command's status (128+N when
- *     it was killed by signal N).
+ *   - when the command's main process exits, kills what is left of the group
+ *     (background jobs included: nothing a command started outlives it; a
+ *     command that wants a daemon must use setsid itself), copies what the
+ *     pipe already holds and exits with the command's status (128+N when it
+ *     was killed by signal N).
  * Its own failures: 125 usage, 126 cannot chdir / not executable, 127 not
  * found. No dynamic allocation; it links nothing but libc. How the command
  * is spawned and supervised is run_core.c, the same code the in-sandbox
@@ -123,6 +123,7 @@ main(int argc, char *argv[])
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	(void)signal(SIGPIPE, SIG_IGN);
+	(void)signal(SIGCHLD, SIG_DFL);	/* an ignored one would reap for us */
 	run_init();
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) == -1 ||
 	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) == -1) {
@@ -133,7 +134,7 @@ main(int argc, char *argv[])
 	a.cwd = dir;
 	a.argv = cmd;
 	a.envp = environ;
-	if ((e = run_spawn(&c, &a)) != 0) {
+	if ((e = run_spawn(&c, &a, -1)) != 0) {
 		run_msg("cannot start: ", strerror(e), "");
 		return RUN_STATUS_USAGE;
 	}
