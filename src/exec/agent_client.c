@@ -427,8 +427,15 @@ agent_pipe_open(struct agent_conn *c, int *w)
 {
 	int p[2];
 
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
+	if (pipe2(p, O_CLOEXEC) == -1)
 		return YX_E_IO;
+	/* only our end: the command's writes must block when the pipe is
+	 * full, not fail with EAGAIN */
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return YX_E_IO;
+	}
 	(void)fcntl(p[0], F_SETPIPE_SZ, AGENT_PIPE_SIZE);
 	c->pipefd = p[0];
 	*w = p[1];

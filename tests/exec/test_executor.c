@@ -224,6 +224,16 @@ Test(executor, output_cap_and_spill)
 	cr_assert_eq(st.st_size, 1000000);
 	cr_assert_eq(st.st_uid, 1000);
 	yx_exec_output_fini(&out);
+	/* one write far larger than any pipe: it must block, not fail */
+	run("t-cap", "yes 0123456789 | head -c 3145728 > big.bin && "
+	    "dd if=big.bin bs=1048576 count=3 2>/dev/null", 0, &out);
+	cr_assert_eq(out.exit_code, 0, "dd failed: %.200s", out.output);
+	cr_assert(out.truncated);
+	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", saves,
+	    out.full_output_path + strlen("/home/yuxi/user-data/"));
+	cr_assert_eq(stat(p, &st), 0, "spill file %s", p);
+	cr_assert_eq(st.st_size, 3 << 20);
+	yx_exec_output_fini(&out);
 }
 
 Test(executor, host_paths_masked)
