@@ -24,6 +24,8 @@
 #include "yuxi/log.h"
 #include "yuxi/shm_table.h"
 
+#define YX_TABLE_ATTACH_WAIT_MS	1000	/* see yx_table_attach_map */
+
 int64_t
 yx_now_ms(void)
 {
@@ -157,6 +159,49 @@ yx_table_validate(const struct yx_shm_header *h, size_t len,
 }
 
 /*
+ * Map an existing table. A process that attaches while another is still
+ * creating it (between its shm_open(O_EXCL) and publishing the magic, a
+ * few microseconds) would see a short or blank table: such a table is
+ * waited for, up to YX_TABLE_ATTACH_WAIT_MS, before it counts as bad.
+ * YX_OK with the mapping in *mp, its length in *lenp; or an error
+ * (nothing mapped).
+ */
+static int
+yx_table_attach_map(int fd, void **mp, size_t *lenp, struct yx_errctx *err)
+{
+	const struct timespec	 step = { 0, 10 * 1000 * 1000 };
+	struct stat		 st;
+	size_t			 len = 0;
+	void			*m = MAP_FAILED;
+	int			 waited;
+
+	for (waited = 0;; waited += 10) {
+		if (fstat(fd, &st) == -1)
+			return yx_fail(err, yx_err_from_errno(errno),
+			    "shared table: fstat: %s", strerror(errno));
+		len = (size_t)st.st_size;
+		if (len >= sizeof(struct yx_shm_header)) {
+			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fd, 0);
+			if (m == MAP_FAILED)
+				return yx_fail(err, yx_err_from_errno(errno),
+				    "shared table: mmap: %s", strerror(errno));
+			if (__atomic_load_n(&((struct yx_shm_header *)m)->magic,
+			    __ATOMIC_ACQUIRE) != 0 ||
+			    waited >= YX_TABLE_ATTACH_WAIT_MS)
+				break;	/* published (or never will be) */
+			munmap(m, len);
+		} else if (waited >= YX_TABLE_ATTACH_WAIT_MS)
+			return yx_fail(err, YX_E_INTERNAL,
+			    "shared table too small (%zu bytes)", len);
+		nanosleep(&step, NULL);
+	}
+	*mp = m;
+	*lenp = len;
+	return YX_OK;
+}
+
+/*
  * Map an open shm descriptor. create: size and initialise it. Returns
  * YX_OK with t->hdr set, or an error (nothing mapped).
  */
@@ -164,9 +209,8 @@ static int
 yx_table_map(struct yx_table *t, int fd, uint32_t capacity, bool create,
     struct yx_errctx *err)
 {
-	struct stat	 st;
-	size_t		 len;
-	void		*m;
+	size_t		 len = 0;
+	void		*m = NULL;
 	int		 rc;
 
 	if (create) {
@@ -174,19 +218,12 @@ yx_table_map(struct yx_table *t, int fd, uint32_t capacity, bool create,
 		if (ftruncate(fd, (off_t)len) == -1)
 			return yx_fail(err, yx_err_from_errno(errno),
 			    "shared table: ftruncate: %s", strerror(errno));
-	} else {
-		if (fstat(fd, &st) == -1)
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
 			return yx_fail(err, yx_err_from_errno(errno),
-			    "shared table: fstat: %s", strerror(errno));
-		len = (size_t)st.st_size;
-		if (len < sizeof(struct yx_shm_header))
-			return yx_fail(err, YX_E_INTERNAL,
-			    "shared table too small (%zu bytes)", len);
-	}
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		return yx_fail(err, yx_err_from_errno(errno),
-		    "shared table: mmap: %s", strerror(errno));
+			    "shared table: mmap: %s", strerror(errno));
+	} else if ((rc = yx_table_attach_map(fd, &m, &len, err)) != YX_OK)
+		return rc;
 	if (create)
 		yx_table_init_header(m, capacity);
 	else if ((rc = yx_table_validate(m, len, capacity, err)) != YX_OK) {

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <criterion/criterion.h>
 
 #include "yuxi/shm_table.h"
@@ -63,6 +67,66 @@ Test(table, create_attach_and_validate)
 	cr_assert_neq(yx_table_open(&u, name, 0, 0, &err), YX_OK);
 	cr_assert_eq(yx_table_open(&u, "noslash", 1, YX_TABLE_CREATE, &err),
 	    YX_E_BAD_REQUEST);
+}
+
+/*
+ * Attaching while another process is still creating the table (blank, no
+ * magic yet) waits for it to be published instead of failing; a table
+ * that is never published is refused after the wait, not waited on forever.
+ */
+Test(table, attach_waits_for_a_table_being_created)
+{
+	struct yx_table		*src = NULL, *u = NULL;
+	struct yx_errctx	 err;
+	char			 name[64], sname[64];
+	size_t			 len = YX_SHM_SIZE(4);
+	unsigned char		*m;
+	pid_t			 pid;
+	int			 fd, st;
+	int64_t			 t0;
+	struct timespec		 ts;
+
+	snprintf(name, sizeof(name), "/yx-test-blank-%d", (int)getpid());
+	snprintf(sname, sizeof(sname), "/yx-test-image-%d", (int)getpid());
+	yx_table_unlink(name);
+	yx_table_unlink(sname);
+	cr_assert_eq(yx_table_open(&src, sname, 4, YX_TABLE_CREATE, &err), YX_OK);
+	cr_assert_neq(fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600), -1);
+	cr_assert_eq(ftruncate(fd, (off_t)len), 0);	/* blank: magic 0 */
+	cr_assert_neq(pid = fork(), -1);
+	if (pid == 0) {
+		/* the "creator": publishes a valid table 150 ms later */
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(1);
+		usleep(150 * 1000);
+		memcpy(m + sizeof(src->hdr->magic), (char *)src->hdr +
+		    sizeof(src->hdr->magic), len - sizeof(src->hdr->magic));
+		__atomic_store_n(&((struct yx_shm_header *)m)->magic,
+		    YX_SHM_MAGIC, __ATOMIC_RELEASE);
+		_exit(0);
+	}
+	cr_assert_eq(yx_table_open(&u, name, 0, 0, &err), YX_OK, "%s", err.msg);
+	cr_assert_eq(u->hdr->capacity, 4);
+	yx_table_close(u);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* never published: refused after the wait */
+	memset(src->hdr, 0, sizeof(*src->hdr));
+	cr_assert_eq(yx_table_unlink(name), YX_OK);
+	close(fd);
+	cr_assert_neq(fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600), -1);
+	cr_assert_eq(ftruncate(fd, (off_t)len), 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	cr_assert_eq(yx_table_open(&u, name, 0, 0, &err), YX_E_INTERNAL);
+	cr_assert(strstr(err.msg, "magic") != NULL, "%s", err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	cr_assert_lt((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - t0, 3000);
+	close(fd);
+	yx_table_close(src);
+	yx_table_unlink(name);
+	yx_table_unlink(sname);
 }
 
 Test(table, proc_identity)
