@@ -20,34 +20,6 @@
 
 #define YX_REPLY_MAX	INT32_MAX	/* yx_http_send_raw's limit */
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid. */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	size_t	len, i;
-	unsigned c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) ||
-	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-		return 0;
-	return len;
-}
-
 #define JSON_ONES	0x0101010101010101ULL
 #define JSON_HIGHS	0x8080808080808080ULL
 /* Some byte of w is zero (exact as a yes/no answer). */
@@ -94,7 +66,7 @@ json_str_put(char *dst, const char *s, size_t len)
 		if (i == len)
 			break;
 		if (u[i] >= 0x80) {
-			if ((k = utf8_seq(u + i, len - i)) == 0) {
+			if ((k = yx_utf8_seq(u + i, len - i)) == 0) {
 				if (dst != NULL)
 					memcpy(dst + o, "\xef\xbf\xbd", 3);
 				o += 3;

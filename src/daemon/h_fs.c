@@ -156,38 +156,6 @@ jtime_s(int64_t sec)
 }
 
 /*
- * Bytes of the well-formed UTF-8 sequence at s (n > 0 bytes left; RFC 3629:
- * no overlongs, surrogates or code points past U+10FFFF), or 0.
- */
-static size_t
-utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char	lo = 0x80, hi = 0xbf;
-	size_t		len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		lo = s[0] == 0xe0 ? 0xa0 : 0x80;
-		hi = s[0] == 0xed ? 0x9f : 0xbf;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		lo = s[0] == 0xf0 ? 0x90 : 0x80;
-		hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-	} else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/*
  * Add key: s (a file name or path from the disk) to o so the JSON stays
  * valid UTF-8 (RFC 8259) and lossless. Valid UTF-8 goes as is. Otherwise
  * `key` gets s with every invalid byte as U+FFFD, and "raw_<key>" the exact
@@ -205,7 +173,7 @@ json_add_name(struct json_object *o, const char *key, const char *s)
 	yx_buf_init(&fix, SIZE_MAX);
 	yx_buf_init(&raw, SIZE_MAX);
 	while (n > 0) {
-		if ((k = utf8_seq(p, n)) == 0) {
+		if ((k = yx_utf8_seq(p, n)) == 0) {
 			bad = true;
 			k = 1;
 			if (yx_buf_append(&fix, "\xef\xbf\xbd", 3) != YX_OK)
@@ -375,7 +343,7 @@ yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "path", json_object_new_string(t->path));
-	json_object_object_add(o, "content", json_object_new_string_len(t->content, (int)t->len));
+	json_object_object_add(o, "content", yx_json_text(t->content, t->len));
 	json_object_object_add(o, "start_line", json_object_new_int64((int64_t)t->start_line));
 	json_object_object_add(o, "end_line", json_object_new_int64((int64_t)t->end_line));
 	json_object_object_add(o, "total_lines", json_object_new_int64((int64_t)t->total_lines));
@@ -409,8 +377,7 @@ yx_h_viewer_file(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "path", json_object_new_string(bl->path));
-	json_object_object_add(o, "content", json_object_new_string_len(bl->content,
-	    (int)bl->len));
+	json_object_object_add(o, "content", yx_json_text(bl->content, bl->len));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)bl->size));
 	json_object_object_add(o, "truncated", json_object_new_boolean(bl->truncated));
 	rc = send_obj(r, 200, o);
@@ -582,7 +549,8 @@ grep_json(const struct yx_broker_grep *g)
 			break;
 		json_add_name(m, "path", g->v[i].path);
 		json_object_object_add(m, "line", json_object_new_int64((int64_t)g->v[i].line));
-		json_object_object_add(m, "text", json_object_new_string(g->v[i].text));
+		json_object_object_add(m, "text", yx_json_text(g->v[i].text,
+		    strlen(g->v[i].text)));
 		json_object_array_add(a, m);
 	}
 	json_object_object_add(o, "matches", a);

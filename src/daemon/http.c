@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <fcgiapp.h>
 #include <json-c/json.h>
 
+#include "yuxi/buf.h"
 #include "yuxi/http.h"
 #include "yuxi/log.h"
 #include "yuxi/threads.h"
@@ -503,4 +505,66 @@ yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 done:
 	yx_buf_fini(&h);
 	return rc;
+}
+
+size_t
+yx_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char	lo = 0x80, hi = 0xbf;
+	size_t		len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		lo = s[0] == 0xe0 ? 0xa0 : 0x80;
+		hi = s[0] == 0xed ? 0x9f : 0xbf;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		lo = s[0] == 0xf0 ? 0x90 : 0x80;
+		hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+struct json_object *
+yx_json_text(const char *s, size_t len)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	struct json_object	*o = NULL;
+	struct yx_buf		 b;
+	size_t			 i = 0, run, k;
+
+	if (len > INT32_MAX)
+		return NULL;
+	while (i < len && (k = yx_utf8_seq(u + i, len - i)) > 0)
+		i += k;
+	if (i == len)
+		return json_object_new_string_len(s, (int)len);
+	/* rebuild: valid runs as they are, each invalid byte as U+FFFD */
+	yx_buf_init(&b, INT32_MAX);
+	for (run = 0; i < len; i++) {
+		if ((k = yx_utf8_seq(u + i, len - i)) > 0) {
+			i += k - 1;
+			continue;
+		}
+		if (yx_buf_append(&b, s + run, i - run) != YX_OK ||
+		    yx_buf_append(&b, "\xef\xbf\xbd", 3) != YX_OK)
+			goto done;
+		run = i + 1;
+	}
+	if (yx_buf_append(&b, s + run, len - run) == YX_OK)
+		o = json_object_new_string_len(b.data != NULL ? b.data : "",
+		    (int)b.len);
+done:
+	yx_buf_fini(&b);
+	return o;
 }

@@ -1,4 +1,5 @@
 """Agent filesystem, viewer and execute endpoints through the real stack."""
+import json
 import os
 import secrets
 import urllib.parse
@@ -71,6 +72,27 @@ def test_binary_file(alice, thread):
     assert r.status_code == 201 and r.json() == {"path": "/home/yuxi/user-data/uploads/b.bin", "size": 5}
     r = alice.get("/api/filesystem/cat?" + q(thread, path="/uploads/b.bin"))
     assert r.status_code == 400 and err(r) == "binary_file"
+
+
+def test_invalid_utf8_text_stays_valid_json(alice, thread):
+    """Text with invalid UTF-8 (no NUL, so not binary): cat, grep and the
+    viewer answer valid UTF-8 JSON, each invalid byte as U+FFFD (API.md)."""
+    raw = b"ok \xff\xfe needle\nsecond \xc3\x28\n"
+    r = alice.post("/api/filesystem/upload?" + q(thread, path="/uploads/bad.txt"),
+                   data=raw, headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 201
+    line1, line2 = "ok \ufffd\ufffd needle", "second \ufffd("
+    for url, pick, check in (
+            ("/api/filesystem/cat?" + q(thread, path="/uploads/bad.txt"),
+             lambda j: j["content"], lambda c: line1 in c and line2 in c),
+            ("/api/filesystem/grep?" + q(thread, pattern="needle", path="/uploads"),
+             lambda j: j["matches"][0]["text"], lambda c: c.rstrip("\n") == line1),
+            ("/api/viewer/filesystem/file?" + q(thread, path="/uploads/bad.txt"),
+             lambda j: j["content"], lambda c: c == raw.decode("utf-8", "replace"))):
+        r = alice.get(url)
+        assert r.status_code == 200, (url, r.text)
+        j = json.loads(r.content.decode("utf-8"))   # strict: raises on raw bytes
+        assert check(pick(j)), (url, pick(j))
 
 
 def test_upload_too_large_leaves_nothing(svc, alice, thread):
