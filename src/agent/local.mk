@@ -3,6 +3,7 @@
 # sanitized, its own flags and link command without $(LDFLAGS).
 pkglibexec_PROGRAMS += yuxi-agent
 yuxi_agent_SOURCES = src/agent/yuxi-agent.c src/agent/agent_proto.h \
+	src/agent/agent_scm.h \
 	src/runner/run_core.c src/runner/run_core.h
 yuxi_agent_CPPFLAGS = -I$(top_srcdir)/src
 yuxi_agent_CFLAGS = $(AX_CFLAGS) -fno-sanitize=all -O2

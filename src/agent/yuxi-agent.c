@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "agent/agent_proto.h"
+#include "agent/agent_scm.h"
 #include "runner/run_core.h"
 
 #define AGENT_REQ_WAIT_MS	10000	/* whole request must arrive by then */
@@ -102,42 +103,21 @@ agent_msg(const char *a, const char *b)
 static ssize_t
 agent_recv(int fd, char *p, size_t n, int *passed)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int) * 4)];
-	}		 u;
-	struct cmsghdr	*cm;
-	struct msghdr	 mh;
-	struct iovec	 iov;
-	ssize_t		 r;
-	size_t		 i, nfd;
-	int		 fds[4], bad = 0;
+	ssize_t	r;
+	size_t	i, nfd;
+	int	fds[AGENT_SCM_MAX], bad;
 
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = p;
-	iov.iov_len = n;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.b;
-	mh.msg_controllen = sizeof(u.b);
-	if ((r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) == -1)
+	if ((r = agent_scm_recv(fd, p, n, MSG_DONTWAIT, fds, &nfd, &bad)) == -1)
 		return -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+	for (i = 0; i < nfd; i++) {
+		if (*passed == -1) {
+			*passed = fds[i];
 			continue;
-		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		nfd = nfd > 4 ? 4 : nfd;
-		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
-		for (i = 0; i < nfd; i++) {
-			if (*passed == -1) {
-				*passed = fds[i];
-				continue;
-			}
-			close(fds[i]);
-			bad = 1;
 		}
+		close(fds[i]);
+		bad = 1;
 	}
-	if (bad || (mh.msg_flags & MSG_CTRUNC) != 0) {
+	if (bad) {
 		errno = EPROTO;
 		return -1;
 	}

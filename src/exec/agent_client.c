@@ -35,6 +35,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/log.h"
 #include "agent/agent_proto.h"
+#include "agent/agent_scm.h"
 #include "exec/agent_client.h"
 
 /*
@@ -59,7 +60,6 @@
 #define AGENT_MAX_SEC		600
 
 #define AGENT_DRAIN_READS	32	/* after 'X': 2 MiB > any pipe */
-#define AGENT_MAX_FDS		4	/* room to see (and close) extras */
 
 /* One connection's state. */
 struct agent_conn {
@@ -303,50 +303,26 @@ agent_write_all(struct agent_conn *c, const char *p, size_t n)
 static ssize_t
 agent_recv(struct agent_conn *c, char *p, size_t n)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int) * AGENT_MAX_FDS)];
-	}		 u;
-	struct cmsghdr	*cm;
-	struct msghdr	 mh;
-	struct iovec	 iov;
-	ssize_t		 r;
-	size_t		 i, nfd;
-	int		 fds[AGENT_MAX_FDS], bad = 0, got = 0;
+	ssize_t	r;
+	size_t	i, nfd;
+	int	fds[AGENT_SCM_MAX], bad, got = 0;
 
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = p;
-	iov.iov_len = n;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.b;
-	mh.msg_controllen = sizeof(u.b);
-	if ((r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC)) == -1)
+	if ((r = agent_scm_recv(c->fd, p, n, 0, fds, &nfd, &bad)) == -1)
 		return -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
-			bad = 1;
+	for (i = 0; i < nfd; i++) {
+		if (!AGENT_CHECKS && got == 0 && c->want_fd) {
+			/* control build: read what the sandbox gives */
+			if (c->pipefd != -1)
+				close(c->pipefd);
+			c->pipefd = fds[i];
+			(void)fcntl(c->pipefd, F_SETFL, O_NONBLOCK);
+			got = 1;
 			continue;
 		}
-		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (nfd > AGENT_MAX_FDS)
-			nfd = AGENT_MAX_FDS;
-		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
-		for (i = 0; i < nfd; i++) {
-			if (!AGENT_CHECKS && got == 0 && c->want_fd) {
-				/* control build: read what the sandbox gives */
-				if (c->pipefd != -1)
-					close(c->pipefd);
-				c->pipefd = fds[i];
-				(void)fcntl(c->pipefd, F_SETFL, O_NONBLOCK);
-				got = 1;
-				continue;
-			}
-			close(fds[i]);
-			bad = 1;
-		}
+		close(fds[i]);
+		bad = 1;
 	}
-	if (bad || (mh.msg_flags & MSG_CTRUNC) != 0) {
+	if (bad) {
 		errno = EPROTO;
 		return -1;
 	}
@@ -447,38 +423,18 @@ agent_pipe_open(struct agent_conn *c, int *w)
 static int
 agent_send_go(struct agent_conn *c, int w)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	}		 u;
-	unsigned char	 h[YX_AGENT_HDR] = { YX_AGENT_T_GO, 0, 0, 0, 0 };
-	struct cmsghdr	*cm;
-	struct msghdr	 mh;
-	struct iovec	 iov;
-	ssize_t		 n;
-	int		 rc;
+	const char	h[YX_AGENT_HDR] = { YX_AGENT_T_GO, 0, 0, 0, 0 };
+	ssize_t		n;
+	int		rc;
 
-	memset(&mh, 0, sizeof(mh));
-	memset(&u, 0, sizeof(u));
-	iov.iov_base = h;
-	iov.iov_len = sizeof(h);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.b;
-	mh.msg_controllen = sizeof(u.b);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &w, sizeof(int));
-	while ((n = sendmsg(c->fd, &mh, MSG_NOSIGNAL)) <= 0) {
+	while ((n = agent_scm_send(c->fd, h, sizeof(h), w, MSG_NOSIGNAL)) <= 0) {
 		if (n == -1 && errno != EAGAIN && errno != EINTR)
 			return YX_E_IO;
 		if ((rc = agent_wait(c, POLLOUT)) != YX_OK)
 			return rc;
 	}
 	/* the descriptor went with the first byte; the rest alone */
-	return agent_write_all(c, (const char *)h + n, sizeof(h) - (size_t)n);
+	return agent_write_all(c, h + n, sizeof(h) - (size_t)n);
 }
 
 /* Connect, send the request, wait for 'S'. YX_OK or UNAVAILABLE. */
