@@ -82,6 +82,7 @@ struct yx_broker_limits {
 
 /* init flags */
 #define YX_BROKER_CREATE	0x1	/* create the user-data root if absent */
+#define YX_BROKER_OWNED		0x2	/* the user-data root must belong to uid */
 
 struct yx_broker {
 	int			 ud_fd;		/* O_PATH user-data root, -1 */
@@ -110,11 +111,15 @@ const char	*yx_ftype_name(enum yx_ftype t);
 /*
  * Open the broker for one thread. `user_data` is the host path
  * <saves>/threads/<tid>/user-data (trusted: written by the service, never
- * by the sandbox); with YX_BROKER_CREATE missing components are created
- * (0755) and the last one chowned to uid/gid. `skills_dir` may be NULL or ""
+ * by the sandbox); with YX_BROKER_CREATE the last component is created
+ * (0755, owned by uid/gid) when absent - its parent must exist; with
+ * YX_BROKER_OWNED it must belong to uid (YX_E_NOT_FOUND otherwise: it is
+ * another thread's, e.g. a successor of a deleted thread of the same id).
+ * `uid`/`gid` own what the broker creates. `skills_dir` may be NULL or ""
  * (no skills) or absent on disk (treated as empty). `skills` lists the
  * visible skill names (copied). `lim` may be NULL (defaults).
  * Returns YX_OK; YX_E_FILE_NOT_FOUND if user_data is absent (no CREATE);
+ * YX_E_NOT_FOUND if it belongs to another uid (YX_BROKER_OWNED);
  * YX_E_PATH_NOT_ALLOWED if a root is a symlink; YX_E_NOT_DIRECTORY;
  * YX_E_NOMEM. On failure `b` needs no _fini (calling it is harmless).
  */
@@ -314,14 +319,23 @@ int	yx_broker_upload(struct yx_broker *b, enum yx_root root, const char *rel,
 	    yx_broker_read_fn rd, void *arg, bool overwrite, uint64_t *sizep,
 	    struct yx_errctx *e);
 
+/* The folders of every user-data tree, parents first. */
+#define YX_BROKER_LAYOUT_N	5
+extern const char *const yx_broker_layout[YX_BROKER_LAYOUT_N];
+
 /*
  * Create workspace/, outputs/, uploads/, uploads/attachments/ and
  * large_tool_results/ beneath the user-data root, owned by the sandbox
- * (existing directories are left as they are). Idempotent. Returns YX_OK;
- * YX_E_PATH_NOT_ALLOWED (a symlink in their place); YX_E_NOT_DIRECTORY;
- * YX_E_IO.
+ * (existing directories are left as they are). Idempotent. Something else
+ * in the place of one of them (a symlink, a file: the sandbox can do that
+ * to its own tree) is moved aside in its directory, to
+ * "<name>.moved-<time>-<n>", and the folder made again: bit i of
+ * *repaired (may be NULL) says yx_broker_layout[i] was repaired. Nothing is
+ * deleted and no link is followed. Returns YX_OK; YX_E_PATH_NOT_ALLOWED /
+ * YX_E_NOT_DIRECTORY when the repair itself was raced away; YX_E_IO.
  */
-int	yx_broker_ensure_layout(struct yx_broker *b, struct yx_errctx *e);
+int	yx_broker_ensure_layout(struct yx_broker *b, unsigned *repaired,
+	    struct yx_errctx *e);
 
 /*
  * Open a fresh file large_tool_results/<name> for the executor to spill

@@ -34,6 +34,11 @@ enum yx_cmd_policy {
 #define YX_CFG_STR	256
 #define YX_CFG_PATH	1024
 
+/* Default per-thread uid range (docs/configuration.md): clear of regular
+ * users, of Debian's subuid allocations and of systemd's reserved ranges. */
+#define YX_UID_RANGE_BASE	2000000000u
+#define YX_UID_RANGE_COUNT	65536u
+
 struct yx_config {
 	/* seed names */
 	char		image[YX_CFG_STR];		/* YUXI_SANDBOX_IMAGE (yuxi-sandbox:latest) */
@@ -57,6 +62,8 @@ struct yx_config {
 	bool		readonly_rootfs;		/* YUXI_SANDBOX_READONLY_ROOTFS (1) */
 	char		user[64];			/* YUXI_SANDBOX_USER (1000:1000) */
 	unsigned	uid, gid;			/* parsed from user */
+	unsigned	uid_base;			/* YUXI_SANDBOX_UID_RANGE first uid */
+	unsigned	uid_count;			/* ... size; 0 = every thread runs as uid:gid */
 	int		exec_timeout;			/* YUXI_SANDBOX_EXEC_TIMEOUT (120, max 600) */
 	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
 	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */

@@ -53,6 +53,7 @@ struct yx_container_spec {
 	const struct yx_mount	*mounts;
 	size_t			 nmounts;
 	int			 host_port;	/* >0: publish container port 8080 there */
+	unsigned		 uid, gid;	/* sandbox user; uid 0 = cfg->uid:gid */
 	const struct yx_config	*cfg;		/* limits, user, network, security opts */
 };
 

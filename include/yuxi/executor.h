@@ -21,6 +21,7 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "yuxi/threads.h"
 #include "yuxi/path.h"
 #include "yuxi/skills.h"
 
@@ -36,6 +37,12 @@ struct yx_exec_request {
 	const struct yx_skill_set	*skills;	/* visible skills; may be NULL */
 	const char			*command;
 	int				 timeout_sec;	/* <= 0: cfg->exec_timeout; capped at 600 */
+	/* the thread's sandbox user (uid 0: cfg's shared one); with own_uid
+	 * its user-data must belong to uid (else: not found) and the
+	 * thread's passwd/group files are mounted */
+	unsigned			 uid, gid;
+	bool				 own_uid;
+	int64_t				 instance;	/* the thread's created_ms */
 };
 
 struct yx_exec_output {
@@ -46,6 +53,8 @@ struct yx_exec_output {
 	bool	 timed_out;
 	int64_t	 duration_ms;
 	char	 full_output_path[YX_VPATH_MAX];	/* "" unless truncated */
+	unsigned layout_repaired;	/* bit i: yx_broker_layout[i] was not a
+					 * directory and has been made again */
 };
 
 struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
@@ -63,5 +72,9 @@ struct yx_provider	*yx_executor_provider(struct yx_executor *ex);
 int	yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	    struct yx_exec_output *out, struct yx_errctx *err);
 void	yx_exec_output_fini(struct yx_exec_output *out);
+
+/* Fill the thread fields of req (id, owner, agent, user) from t. */
+void	yx_exec_request_thread(struct yx_exec_request *req,
+	    const struct yx_thread *t);
 
 #endif /* YUXI_EXECUTOR_H */

@@ -71,6 +71,7 @@ struct yx_acquire_req {
 	const char			*user_data_host; /* -> /home/yuxi/user-data (rw) */
 	const struct yx_mount		*extra;		/* e.g. the runner binary (ro) */
 	size_t				 nextra;
+	unsigned			 uid, gid;	/* sandbox user; 0 = cfg's */
 };
 
 /* What the executor needs; a plain value owned by the caller. */

@@ -3,10 +3,24 @@
  *
  * A thread is a directory <YUXI_SAVES_DIR>/threads/<thread_id>/ holding the
  * record thread.json ({thread_id, owner, agent_id, agent_config_id,
- * created_at}) beside user-data/ (the sandbox's private tree, owned by the
- * sandbox uid/gid). A thread belongs to the user who created it; every
- * lookup takes the caller and answers YX_E_NOT_FOUND alike for an unknown
- * thread and for another user's, so callers cannot tell them apart.
+ * created_at, uid}) beside user-data/ (the sandbox's private tree, owned by
+ * the thread's uid/gid) and, with a uid range, the passwd and group files
+ * bind-mounted into its sandbox. A thread belongs to the user who created
+ * it; every lookup takes the caller and answers YX_E_NOT_FOUND alike for an
+ * unknown thread and for another user's, so callers cannot tell them apart.
+ *
+ * Beside threads/ the store keeps (docs/security.md "Between tenants"):
+ * - owners/<user>/<thread_id>: an empty file per thread, the per-owner
+ *   index a listing reads, so it costs what the caller owns. Written after
+ *   the thread is published and removed before its data; a listing checks
+ *   every record it reads, so a stale entry is never shown.
+ * - uids/<uid> -> <thread_id>: with a uid range (YUXI_SANDBOX_UID_RANGE),
+ *   each thread gets its own host uid (and gid of the same number) from the
+ *   range: a symlink created O_EXCL-like (symlinkat fails on EEXIST) claims
+ *   it. Allocation rotates through the range (uids/.cursor), so a freed uid
+ *   comes back only after the whole range was used.
+ * - run/<thread_id>/: the sandbox's agent directory (src/exec), removed with
+ *   the thread and when a thread of that id is created again.
  *
  * Creation is atomic: the whole directory is built under a hidden temporary
  * name (".tmp-...") and renamed into place with RENAME_NOREPLACE, so a thread
@@ -16,7 +30,7 @@
  * can never be thread ids ('.' is not in [A-Za-z0-9_-]).
  *
  * Ownership: struct yx_thread_store is caller storage (_init/_fini); it
- * holds one directory descriptor. Records are plain values.
+ * holds directory descriptors. Records are plain values.
  */
 #ifndef YUXI_THREADS_H
 #define YUXI_THREADS_H
@@ -34,33 +48,50 @@
 #define YX_THREADS_SCAN_MAX	100000	/* directory entries one listing reads */
 
 struct yx_thread {
-	char	thread_id[129];
-	char	owner[YX_USER_MAX + 1];
-	char	agent_id[YX_AGENT_ID_MAX + 1];		/* "" = none */
-	char	agent_config_id[YX_AGENT_ID_MAX + 1];	/* "" = none */
-	int64_t	created_ms;				/* unix ms */
+	char		thread_id[129];
+	char		owner[YX_USER_MAX + 1];
+	char		agent_id[YX_AGENT_ID_MAX + 1];		/* "" = none */
+	char		agent_config_id[YX_AGENT_ID_MAX + 1];	/* "" = none */
+	int64_t		created_ms;				/* unix ms */
+	unsigned	uid, gid;	/* the sandbox's host uid/gid */
+	bool		own_uid;	/* uid is the thread's own (from the range) */
 };
 
 struct yx_thread_store {
 	int		dirfd;		/* <saves>/threads, O_DIRECTORY; -1 when closed */
-	unsigned	uid, gid;	/* owner of user-data/ and below */
+	int		ownfd;		/* <saves>/owners; -1 */
+	int		uidfd;		/* <saves>/uids; -1 without a uid range */
+	int		runfd;		/* <saves>/run (O_PATH); -1 */
+	unsigned	uid, gid;	/* shared sandbox user (threads without their own) */
+	unsigned	uid_base;	/* the range, uid_count 0 = none */
+	unsigned	uid_count;
 	bool		chown_ok;	/* false when not root: skip fchown */
 };
 
+/* Start-up repair counts (yx_thread_store_reconcile). */
+struct yx_thread_repair {
+	unsigned	index_added;	/* owner-index entries written */
+	unsigned	index_dropped;	/* stale owner-index entries removed */
+	unsigned	uids_dropped;	/* uid claims of absent threads removed */
+	unsigned	runs_dropped;	/* run directories of absent threads removed */
+};
+
 /*
- * Open (creating when missing) <cfg->saves_dir>/threads. YX_OK, or an error
- * with a message naming the directory.
+ * Open (creating when missing) <cfg->saves_dir>/threads, owners/, run/ and,
+ * with a uid range, uids/. YX_OK, or an error with a message naming the
+ * directory.
  */
 int	yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
 	    struct yx_errctx *err);
 void	yx_thread_store_fini(struct yx_thread_store *st);
 
 /*
- * Create thread `want->thread_id` for `want->owner` (created_ms is set
- * here). YX_OK with *created true and *out the new record; YX_OK with
- * *created false and *out the existing record when the same owner already
- * has it; YX_E_THREAD_EXISTS when another user owns it;
- * YX_E_INVALID_THREAD_ID for a bad id; YX_E_IO and friends otherwise.
+ * Create thread `want->thread_id` for `want->owner` (created_ms and the uid
+ * are set here). YX_OK with *created true and *out the new record; YX_OK
+ * with *created false and *out the existing record when the same owner
+ * already has it; YX_E_THREAD_EXISTS when another user owns it;
+ * YX_E_INVALID_THREAD_ID for a bad id; YX_E_CAPACITY when the uid range is
+ * exhausted; YX_E_IO and friends otherwise.
  */
 int	yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
 	    struct yx_thread *out, bool *created, struct yx_errctx *err);
@@ -70,6 +101,13 @@ int	yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
  * YX_E_NOT_FOUND when absent or owned by someone else (same message).
  */
 int	yx_thread_get(struct yx_thread_store *st, const char *id, const char *owner,
+	    struct yx_thread *out, struct yx_errctx *err);
+
+/*
+ * Operator lookup (the CLI): the record of `id` whoever owns it. YX_OK;
+ * YX_E_INVALID_THREAD_ID; YX_E_NOT_FOUND.
+ */
+int	yx_thread_find(struct yx_thread_store *st, const char *id,
 	    struct yx_thread *out, struct yx_errctx *err);
 
 /*
@@ -83,9 +121,43 @@ int	yx_thread_list(struct yx_thread_store *st, const char *owner,
  * Remove thread `id` of `owner` and all its data. YX_OK; YX_E_NOT_FOUND as
  * for yx_thread_get(); YX_E_IO when the tree could not be removed entirely
  * (the id is free anyway: the rest stays in a hidden tombstone).
+ * Equivalent to yx_thread_retire() then yx_thread_purge().
  */
 int	yx_thread_remove(struct yx_thread_store *st, const char *id, const char *owner,
 	    struct yx_errctx *err);
+
+/*
+ * First half of a removal: check the owner, rename the thread directory to
+ * a tombstone (the id is free from here on: lookups answer not found) and
+ * drop its owner-index entry. YX_OK with *t the removed record and tomb
+ * (size >= 64) its tombstone name; errors as yx_thread_get().
+ */
+int	yx_thread_retire(struct yx_thread_store *st, const char *id, const char *owner,
+	    struct yx_thread *t, char *tomb, size_t tomblen, struct yx_errctx *err);
+/*
+ * Second half: remove the thread's run directory and tombstone and free its
+ * uid. Call it once nothing runs for the thread any more (its sandbox is
+ * destroyed). YX_OK or YX_E_IO (what stayed is swept later).
+ */
+int	yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
+	    const char *tomb, struct yx_errctx *err);
+
+/*
+ * Start-up repair after a crash: rebuild the owner index from the records,
+ * drop uid claims and run directories of threads that do not exist (or of
+ * another instance of the id). Never changes a record. Counts in *rep (may
+ * be NULL). Call before workers start.
+ */
+void	yx_thread_store_reconcile(struct yx_thread_store *st,
+	    struct yx_thread_repair *rep);
+
+/*
+ * Host path of the thread's passwd ("passwd") or group ("group") file into
+ * buf, or "" (YX_OK) when the thread has none (no own uid). YX_OK or
+ * YX_E_BAD_REQUEST when it does not fit.
+ */
+int	yx_thread_etc_path(const struct yx_config *cfg, const struct yx_thread *t,
+	    const char *which, char *buf, size_t len);
 
 /*
  * Open the thread's directory (O_DIRECTORY|O_NOFOLLOW) for the broker.

@@ -587,34 +587,23 @@ broker_open_root(const char *path, int *fdp)
 	return 0;
 }
 
-/* mkdir -p of a trusted host path; the last component goes to uid/gid. */
+/*
+ * Create the last component of a trusted host path (its parent - the
+ * thread's directory - must exist: a thread that is gone is not brought
+ * back as an ownerless directory), owned by uid/gid, mode 0755.
+ */
 static int
 broker_create_root(const char *path, uid_t uid, gid_t gid)
 {
-	char	*copy, *p;
-	int	 rc = 0;
+	int fd, rc = 0;
 
-	if ((copy = strdup(path)) == NULL)
-		return ENOMEM;
-	for (p = copy + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		if (p[-1] != '/') {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(copy, 0755) == -1 && errno != EEXIST) {
-				rc = errno;
-				break;
-			}
-			*p = c;
-		}
-		if (*p == '\0')
-			break;
-	}
-	if (rc == 0 && lchown(path, uid, gid) == -1)
+	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+		return errno;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return errno;
+	if (fchown(fd, uid, gid) == -1 || fchmod(fd, 0755) == -1)
 		rc = errno;
-	free(copy);
+	close(fd);
 	return rc;
 }
 
@@ -657,6 +646,21 @@ broker_limits(struct yx_broker_limits *l, const struct yx_broker_limits *in)
 		l->max_depth = YX_BROKER_MAX_DEPTH;
 }
 
+/*
+ * The user-data root must belong to b->uid: a thread deleted (and its id
+ * taken again, with another uid) between the caller's lookup and this open
+ * is not found rather than mixed up with its successor.
+ */
+static int
+broker_check_owner(const struct yx_broker *b)
+{
+	struct stat st;
+
+	if (fstat(b->ud_fd, &st) == -1)
+		return YX_E_IO;
+	return st.st_uid == b->uid ? YX_OK : YX_E_NOT_FOUND;
+}
+
 /* See broker.h. */
 int
 yx_broker_init(struct yx_broker *b, const char *user_data,
@@ -682,6 +686,10 @@ yx_broker_init(struct yx_broker *b, const char *user_data,
 	if (en != 0) {
 		rc = yx_fail(e, broker_map_errno(en), "user-data root: %s",
 		    strerror(en));
+		goto fail;
+	}
+	if ((flags & YX_BROKER_OWNED) && (rc = broker_check_owner(b)) != YX_OK) {
+		rc = yx_fail(e, rc, "user-data root belongs to another thread");
 		goto fail;
 	}
 	if (skills_dir != NULL && skills_dir[0] != '\0') {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "yuxi/broker.h"
@@ -26,7 +27,7 @@
 
 #define BROKER_TMP_TRIES	8
 
-static const char *const broker_layout[] = {
+const char *const yx_broker_layout[YX_BROKER_LAYOUT_N] = {
 	"workspace", "outputs", "uploads", "uploads/attachments",
 	"large_tool_results",
 };
@@ -370,23 +371,85 @@ out:
 	return rc;
 }
 
+/*
+ * The first component of layout folder `path` that is not a directory (a
+ * symlink, a file, a FIFO the sandbox put there) is moved aside, within its
+ * own directory, to "<name>.moved-<time>-<n>": nothing is deleted and no
+ * link is followed. Returns 0 when something was moved, else an errno.
+ */
+static int
+broker_layout_displace(int rootfd, uint64_t res, const char *path)
+{
+	char		 dir[YX_VPATH_MAX], name[YX_VNAME_MAX + 1];
+	char		 aside[YX_VNAME_MAX + 1];
+	const char	*p, *slash;
+	size_t		 len;
+	int		 en, fd = -1, pfd = -1, i;
+
+	for (p = path;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		len = (size_t)(p - path);
+		snprintf(dir, sizeof(dir), "%.*s", (int)len, path);
+		if ((en = broker_open_dir(rootfd, dir, res, &fd)) == 0) {
+			close(fd);
+			if (*p == '\0')
+				return ENOENT;	/* all directories by now */
+			continue;
+		}
+		if (en != ELOOP && en != ENOTDIR)
+			return en;
+		break;
+	}
+	/* dir = "a/b/name": open "a/b", move "name" */
+	slash = strrchr(dir, '/');
+	snprintf(name, sizeof(name), "%.*s", YX_VNAME_MAX, slash != NULL ? slash + 1 : dir);
+	dir[slash != NULL ? (size_t)(slash - dir) : 0] = '\0';
+	if ((en = broker_open_dir(rootfd, dir, res, &pfd)) != 0)
+		return en;
+	en = EEXIST;
+	for (i = 0; i < 100 && en == EEXIST; i++) {
+		snprintf(aside, sizeof(aside), "%.200s.moved-%lld-%d", name,
+		    (long long)time(NULL), i);
+		en = renameat2(pfd, name, pfd, aside, RENAME_NOREPLACE) == 0 ?
+		    0 : errno;
+	}
+	close(pfd);
+	return en;
+}
+
 /* See broker.h. */
 int
-yx_broker_ensure_layout(struct yx_broker *b, struct yx_errctx *e)
+yx_broker_ensure_layout(struct yx_broker *b, unsigned *repaired,
+    struct yx_errctx *e)
 {
 	uint64_t	res;
 	size_t		i;
-	int		rootfd, fd, en, rc;
+	int		rootfd, fd, en, den, rc, tries;
 
+	if (repaired != NULL)
+		*repaired = 0;
 	if ((rc = broker_root(b, YX_ROOT_USER_DATA, "", &rootfd, &res, e)) !=
 	    YX_OK)
 		return rc;
-	for (i = 0; i < sizeof(broker_layout) / sizeof(broker_layout[0]); i++) {
-		en = broker_mkdirs(b, rootfd, res, broker_layout[i],
-		    strlen(broker_layout[i]), &fd);
+	for (i = 0; i < YX_BROKER_LAYOUT_N; i++) {
+		for (tries = 0;; tries++) {
+			en = broker_mkdirs(b, rootfd, res, yx_broker_layout[i],
+			    strlen(yx_broker_layout[i]), &fd);
+			if (en == 0 || tries == 3 || (en != ELOOP &&
+			    en != ENOTDIR && en != EEXIST))
+				break;
+			/* ENOENT: gone meanwhile, just try again */
+			den = broker_layout_displace(rootfd, res,
+			    yx_broker_layout[i]);
+			if (den == 0 && repaired != NULL)
+				*repaired |= 1u << i;
+			else if (den != 0 && den != ENOENT)
+				break;
+		}
 		if (en != 0)
 			return broker_fail_errno(e, en, YX_ROOT_USER_DATA,
-			    broker_layout[i]);
+			    yx_broker_layout[i]);
 		close(fd);
 	}
 	return YX_OK;

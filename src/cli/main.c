@@ -10,6 +10,9 @@
  *   list [--json]          sandboxes in the table
  *   acquire THREAD         make sure THREAD has a running sandbox
  *   exec THREAD -- CMD...  run CMD in THREAD's sandbox; exit status of CMD
+ *                          (acquire and exec act on existing threads; with
+ *                          --owner USER a missing thread is created for
+ *                          USER, exactly as POST /api/threads would)
  *   release THREAD|ID      move a sandbox to the warm pool
  *   destroy THREAD|ID      remove the container (user data is kept)
  *   gc [--json]            drop dead holds, reconcile with the engine
@@ -26,6 +29,7 @@
 
 #include <json-c/json.h>
 
+#include "yuxi/agents.h"
 #include "yuxi/buf.h"
 #include "yuxi/config.h"
 #include "yuxi/driver.h"
@@ -35,12 +39,16 @@
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
 #include "yuxi/shm_table.h"
+#include "yuxi/threads.h"
 
 struct cli {
 	struct yx_config	 cfg;
 	struct yx_table		*table;
 	struct yx_driver	*drv;
 	struct yx_executor	*ex;
+	struct yx_thread_store	 store;
+	bool			 store_ok;
+	struct yx_agents	*agents;
 	bool			 json;
 };
 
@@ -77,12 +85,21 @@ cli_open(struct cli *c)
 		return cli_err("driver", e.code, &e);
 	if ((c->ex = yx_executor_new(&c->cfg, c->table, c->drv, &e)) == NULL)
 		return cli_err("executor", e.code, &e);
+	if ((rc = yx_thread_store_init(&c->store, &c->cfg, &e)) != YX_OK)
+		return cli_err("thread store", rc, &e);
+	c->store_ok = true;
+	if ((rc = yx_agents_load(&c->agents, c->cfg.agents_file,
+	    c->cfg.skills_dir, &e)) != YX_OK)
+		return cli_err("agents", rc, &e);
 	return 0;
 }
 
 static void
 cli_close(struct cli *c)
 {
+	yx_agents_free(c->agents);
+	if (c->store_ok)
+		yx_thread_store_fini(&c->store);
 	yx_executor_free(c->ex);
 	yx_driver_free(c->drv);
 	yx_table_close(c->table);
@@ -192,40 +209,115 @@ cmd_list(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * THREAD [--owner USER] from argv (argv[0] is the command); *next gets the
+ * index after them. 0, or 2 for a usage error (message printed).
+ */
 static int
-cli_thread_arg(int argc, char **argv, const char **tid)
+cli_thread_arg(int argc, char **argv, const char **tid, const char **owner,
+    int *next)
 {
-	if (argc < 2) {
+	int i = 1;
+
+	*owner = NULL;
+	if (argc > 2 && strcmp(argv[1], "--owner") == 0) {
+		*owner = argv[2];
+		i = 3;
+	}
+	if (i >= argc) {
 		fprintf(stderr, "yuxi-sandbox: %s: missing THREAD\n", argv[0]);
 		return 2;
 	}
-	if (!yx_thread_id_valid(argv[1], strlen(argv[1]))) {
+	if (!yx_thread_id_valid(argv[i], strlen(argv[i]))) {
 		fprintf(stderr, "yuxi-sandbox: invalid thread id (expected [A-Za-z0-9_-]{1,128})\n");
 		return 2;
 	}
-	*tid = argv[1];
+	*tid = argv[i++];
+	if (*owner == NULL && i + 1 < argc && strcmp(argv[i], "--owner") == 0) {
+		*owner = argv[i + 1];
+		i += 2;
+	}
+	if (*owner != NULL && !yx_user_valid(*owner)) {
+		fprintf(stderr, "yuxi-sandbox: invalid user name for --owner\n");
+		return 2;
+	}
+	*next = i;
 	return 0;
+}
+
+/*
+ * The thread `tid`: its record when it exists (an --owner must then be its
+ * owner), else - only with an owner - a new thread of that owner. Never a
+ * directory without a record: a thread nobody owns cannot be seen or
+ * deleted through the API. 0 with *t, or 1 (message printed).
+ */
+static int
+cli_thread(struct cli *c, const char *tid, const char *owner, struct yx_thread *t)
+{
+	struct yx_thread	want;
+	struct yx_errctx	e;
+	bool			created;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	rc = yx_thread_find(&c->store, tid, t, &e);
+	if (rc == YX_OK) {
+		if (owner != NULL && strcmp(owner, t->owner) != 0) {
+			fprintf(stderr, "yuxi-sandbox: thread %s belongs to %s, "
+			    "not %s\n", tid, t->owner, owner);
+			return 1;
+		}
+		return 0;
+	}
+	if (rc != YX_E_NOT_FOUND)
+		return cli_err("thread", rc, &e);
+	if (owner == NULL) {
+		fprintf(stderr, "yuxi-sandbox: no thread %s (create it through "
+		    "the API, or name its owner with --owner USER)\n", tid);
+		return 1;
+	}
+	memset(&want, 0, sizeof(want));
+	snprintf(want.thread_id, sizeof(want.thread_id), "%s", tid);
+	snprintf(want.owner, sizeof(want.owner), "%s", owner);
+	if ((rc = yx_thread_create(&c->store, &want, t, &created, &e)) != YX_OK)
+		return cli_err("thread", rc, &e);
+	return 0;
+}
+
+/* Run `command` in thread t's sandbox with its skills. */
+static int
+cli_run(struct cli *c, const struct yx_thread *t, const char *command,
+    struct yx_exec_output *out, struct yx_errctx *e)
+{
+	struct yx_exec_request	req;
+	struct yx_skill_set	skills;
+	int			rc;
+
+	if ((rc = yx_agents_skills(c->agents, t->agent_id, t->agent_config_id,
+	    &skills)) != YX_OK)
+		return yx_fail(e, rc, "skills of agent %s", t->agent_id);
+	memset(&req, 0, sizeof(req));
+	yx_exec_request_thread(&req, t);
+	req.skills = &skills;
+	req.command = command;
+	return yx_executor_run(c->ex, &req, out, e);
 }
 
 static int
 cmd_acquire(struct cli *c, int argc, char **argv)
 {
-	struct yx_exec_request	 req;
 	struct yx_exec_output	 out;
+	struct yx_thread	 t;
 	struct yx_errctx	 e;
-	const char		*tid;
-	int			 rc;
+	const char		*tid, *owner;
+	int			 rc, next;
 
-	if ((rc = cli_thread_arg(argc, argv, &tid)) != 0)
+	if ((rc = cli_thread_arg(argc, argv, &tid, &owner, &next)) != 0 ||
+	    (rc = cli_thread(c, tid, owner, &t)) != 0)
 		return rc;
 	/* acquiring = running a no-op: lays out user-data, creates the box */
-	memset(&req, 0, sizeof(req));
-	req.thread_id = tid;
-	req.owner = "operator";
-	req.agent_id = "";
-	req.command = "true";
 	yx_errctx_clear(&e);
-	if ((rc = yx_executor_run(c->ex, &req, &out, &e)) != YX_OK)
+	if ((rc = cli_run(c, &t, "true", &out, &e)) != YX_OK)
 		return cli_err("acquire", rc, &e);
 	yx_exec_output_fini(&out);
 	return cmd_list(c, 0, NULL);
@@ -254,22 +346,23 @@ cli_join(int argc, char **argv, struct yx_buf *b)
 static int
 cmd_exec(struct cli *c, int argc, char **argv)
 {
-	struct yx_exec_request	 req;
 	struct yx_exec_output	 out;
+	struct yx_thread	 t;
 	struct yx_errctx	 e;
 	struct yx_buf		 cmd;
-	const char		*tid;
+	const char		*tid, *owner;
 	int			 rc, first;
 
-	if ((rc = cli_thread_arg(argc, argv, &tid)) != 0)
+	if ((rc = cli_thread_arg(argc, argv, &tid, &owner, &first)) != 0)
 		return rc;
-	first = 2;
 	if (first < argc && strcmp(argv[first], "--") == 0)
 		first++;
 	if (first >= argc) {
 		fprintf(stderr, "yuxi-sandbox: exec: missing command\n");
 		return 2;
 	}
+	if ((rc = cli_thread(c, tid, owner, &t)) != 0)
+		return rc;
 	yx_buf_init(&cmd, 1 << 20);
 	/* one word after "--": a shell command line as-is; several: quoted */
 	rc = argc - first == 1 ? yx_buf_puts(&cmd, argv[first]) :
@@ -278,13 +371,8 @@ cmd_exec(struct cli *c, int argc, char **argv)
 		yx_buf_fini(&cmd);
 		return cli_err("exec", rc, NULL);
 	}
-	memset(&req, 0, sizeof(req));
-	req.thread_id = tid;
-	req.owner = "operator";
-	req.agent_id = "";
-	req.command = cmd.data;
 	yx_errctx_clear(&e);
-	rc = yx_executor_run(c->ex, &req, &out, &e);
+	rc = cli_run(c, &t, cmd.data, &out, &e);
 	yx_buf_fini(&cmd);
 	if (rc != YX_OK)
 		return cli_err("exec", rc, &e);
@@ -387,8 +475,8 @@ cmd_help(struct cli *c, int argc, char **argv);
 static const struct cli_cmd cli_cmds[] = {
 	{ "doctor", "doctor [--json]", "check engine, image, runner, table and robust mutexes", cmd_doctor },
 	{ "list", "list [--json]", "list sandboxes in the shared table", cmd_list },
-	{ "acquire", "acquire THREAD", "make sure THREAD has a running sandbox", cmd_acquire },
-	{ "exec", "exec THREAD -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command)", cmd_exec },
+	{ "acquire", "acquire THREAD [--owner USER]", "make sure THREAD has a running sandbox", cmd_acquire },
+	{ "exec", "exec THREAD [--owner USER] -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command); --owner creates a missing thread for USER", cmd_exec },
 	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
 	{ "gc", "gc [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones", cmd_gc },

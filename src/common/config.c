@@ -68,6 +68,8 @@ yx_config_defaults(struct yx_config *c)
 	snprintf(c->user, sizeof(c->user), "1000:1000");
 	c->uid = 1000;
 	c->gid = 1000;
+	c->uid_base = YX_UID_RANGE_BASE;
+	c->uid_count = YX_UID_RANGE_COUNT;
 	c->exec_timeout = 120;
 	c->output_limit = 256 << 10;
 	c->tmp_size = 64LL << 20;
@@ -259,6 +261,37 @@ cfg_user(struct yx_config *c, char *eb, size_t el)
 	return YX_OK;
 }
 
+/*
+ * YUXI_SANDBOX_UID_RANGE: "FIRST-LAST" host uids, one per thread (each
+ * thread's sandbox and files get their own uid and gid), or "off": every
+ * thread runs as YUXI_SANDBOX_USER. The range must hold at least 16 ids,
+ * stay below 2^31 (software that keeps uids in a signed int) and not
+ * contain 0 or the shared sandbox user.
+ */
+static int
+cfg_uid_range(struct yx_config *c, char *eb, size_t el)
+{
+	const char	*s = getenv("YUXI_SANDBOX_UID_RANGE");
+	unsigned long	 lo, hi;
+	char		 tail;
+
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	if (strcmp(s, "off") == 0) {
+		c->uid_base = c->uid_count = 0;
+		return YX_OK;
+	}
+	if (sscanf(s, "%lu-%lu%c", &lo, &hi, &tail) != 2 || lo == 0 ||
+	    hi < lo + 15 || hi >= (1UL << 31) ||
+	    (c->uid >= lo && c->uid <= hi))
+		return cfg_fail(eb, el, "YUXI_SANDBOX_UID_RANGE",
+		    "expected FIRST-LAST (at least 16 uids, 1..2147483647, "
+		    "not containing YUXI_SANDBOX_USER) or off");
+	c->uid_base = (unsigned)lo;
+	c->uid_count = (unsigned)(hi - lo + 1);
+	return YX_OK;
+}
+
 static int
 cfg_names(struct yx_config *c, char *eb, size_t el)
 {
@@ -307,6 +340,7 @@ yx_config_load(struct yx_config *c, char *eb, size_t el)
 	TRY(cfg_bool("YUXI_SANDBOX_READONLY_ROOTFS", &c->readonly_rootfs, eb, el));
 	TRY(cfg_str("YUXI_SANDBOX_USER", c->user, sizeof(c->user), eb, el));
 	TRY(cfg_user(c, eb, el));
+	TRY(cfg_uid_range(c, eb, el));
 	TRY(cfg_int("YUXI_SANDBOX_EXEC_TIMEOUT", &c->exec_timeout, 1, 600, eb, el));
 	v = (int64_t)c->output_limit;
 	TRY(cfg_size("YUXI_SANDBOX_OUTPUT_LIMIT", &v, 1024, 64LL << 20, eb, el));

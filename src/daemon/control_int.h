@@ -11,7 +11,10 @@
  * Names: identity (also trust HTTP_X_YUXI_USER), path (".." resolved
  * lexically instead of refused), headers (no CR/LF refusal or encoding of
  * X-Accel-Redirect and Content-Disposition), threadid (no thread id
- * syntax check), authz (no owner check). The broker's own control build
+ * syntax check), authz (no owner check), rundir (a thread's agent run
+ * directory outlives it and passes to the next thread of its id),
+ * ownerindex (listings read every thread, not the caller's index). The
+ * broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

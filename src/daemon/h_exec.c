@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "yuxi/broker.h"
 #include "yuxi/buf.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
@@ -134,6 +135,27 @@ json_str_append(struct yx_buf *b, const char *s, size_t len)
  * can be megabytes, and json-c would copy it and escape it byte by byte
  * (~20% of a worker's time on a 1 MiB reply). Same JSON, same key order.
  */
+/*
+ * ,"layout_repaired":["/home/yuxi/user-data/<folder>",...]: folders of the
+ * layout that were something else (e.g. a symlink the sandbox made) and
+ * have been moved aside and made again before the command ran.
+ */
+static int
+exec_repaired(const struct yx_exec_output *out, struct yx_buf *b)
+{
+	size_t	i;
+	int	rc, n = 0;
+
+	if ((rc = yx_buf_puts(b, ",\"layout_repaired\":[")) != YX_OK)
+		return rc;
+	for (i = 0; i < YX_BROKER_LAYOUT_N; i++)
+		if ((out->layout_repaired & (1u << i)) != 0 &&
+		    (rc = yx_buf_printf(b, "%s\"%s/%s\"", n++ ? "," : "",
+		    YX_VROOT_USER_DATA, yx_broker_layout[i])) != YX_OK)
+			return rc;
+	return yx_buf_puts(b, "]");
+}
+
 static int
 exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 {
@@ -151,6 +173,8 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 	    ((rc = yx_buf_puts(b, ",\"full_output_path\":")) != YX_OK ||
 	    (rc = json_str_append(b, out->full_output_path,
 	    strlen(out->full_output_path))) != YX_OK))
+		return rc;
+	if (out->layout_repaired != 0 && (rc = exec_repaired(out, b)) != YX_OK)
 		return rc;
 	return yx_buf_puts(b, "}");
 }
@@ -222,9 +246,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_agents_skills(w->agents, t.agent_id, t.agent_config_id, &skills)) != YX_OK)
 		goto done;
 	memset(&req, 0, sizeof(req));
-	req.thread_id = t.thread_id;
-	req.owner = t.owner;
-	req.agent_id = t.agent_id;
+	yx_exec_request_thread(&req, &t);
 	req.skills = &skills;
 	req.command = cmd;
 	req.timeout_sec = timeout;

@@ -96,8 +96,10 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	lim.upload_max = w->cfg->upload_limit;
 	lim.viewer_max = w->cfg->viewer_file_limit;
 	snprintf(ud, sizeof(ud), "%s/threads/%s/user-data", w->cfg->saves_dir, c->t.thread_id);
+	/* OWNED: the thread found above, not a successor of the same id */
 	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
-	    (uid_t)w->cfg->uid, (gid_t)w->cfg->gid, &lim, 0, &e);
+	    (uid_t)c->t.uid, (gid_t)c->t.gid, &lim,
+	    c->t.own_uid ? YX_BROKER_OWNED : 0, &e);
 	if (rc != YX_OK) {
 		log_warnx("thread %s: broker: %s", c->t.thread_id, e.msg);
 		return yx_send_errctx(r, rc, &e), rc;

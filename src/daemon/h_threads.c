@@ -257,25 +257,38 @@ yx_h_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return send_obj(r, 200, o);
 }
 
+/*
+ * DELETE: the sandbox first (it must not keep writing into removed data),
+ * then the id is retired (renamed away: from here on the thread is not
+ * found), then the sandbox again (an execute that looked the thread up
+ * before the rename may have made one meanwhile), and only then the data,
+ * the agent directory and the uid go: a thread of the same id created
+ * later, by anyone, starts from nothing.
+ */
 int
 yx_h_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_thread	t;
 	struct yx_errctx	e;
+	char			tomb[64];
 	int			rc;
 
 	yx_errctx_clear(&e);
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK)
 		return rc;
-	/* the container first: it must not keep writing into removed data */
 	if (w->prov_ok) {
 		rc = yx_provider_destroy(&w->prov, NULL, t.thread_id, &e);
 		if (rc != YX_OK && rc != YX_E_NOT_FOUND)
 			return yx_send_errctx(r, rc, &e), rc;
 	}
 	yx_errctx_clear(&e);
-	if ((rc = yx_thread_remove(&w->store, t.thread_id, r->user, &e)) != YX_OK)
+	if ((rc = yx_thread_retire(&w->store, t.thread_id, r->user, &t, tomb,
+	    sizeof(tomb), &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	if (w->prov_ok)
+		(void)yx_provider_destroy(&w->prov, NULL, t.thread_id, NULL);
+	if ((rc = yx_thread_purge(&w->store, &t, tomb, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	return yx_http_send_empty(r, 204);
 }

@@ -344,6 +344,7 @@ static int
 master_setup(struct master *m)
 {
 	struct yx_thread_store	st;
+	struct yx_thread_repair	rep;
 	struct yx_errctx	e;
 	unsigned		n;
 	int			rc;
@@ -366,6 +367,13 @@ master_setup(struct master *m)
 	}
 	if ((n = yx_thread_store_sweep(&st)) > 0)
 		log_info("removed %u leftover temporary thread director(ies)", n);
+	yx_thread_store_reconcile(&st, &rep);
+	if (rep.index_added + rep.index_dropped + rep.uids_dropped +
+	    rep.runs_dropped > 0)
+		log_info("thread store repaired: %u index entries added, %u "
+		    "dropped, %u uid claims and %u run directories of absent "
+		    "threads removed", rep.index_added, rep.index_dropped,
+		    rep.uids_dropped, rep.runs_dropped);
 	yx_thread_store_fini(&st);
 	if ((m->listen_fd = master_listen(m->cfg)) == -1)
 		return YX_E_IO;

@@ -100,8 +100,10 @@ int	yx_spec_run_argv(const struct yx_container_spec *spec, char ***argvp,
 	    struct yx_errctx *err);
 void	yx_spec_argv_free(char **argv);
 /* "rw,nosuid,nodev,size=N" options of the /tmp and /home/yuxi tmpfs. */
-int	yx_spec_tmpfs_opts(const struct yx_config *cfg, bool home, char *dst,
-	    size_t dstlen);
+int	yx_spec_tmpfs_opts(const struct yx_container_spec *s, bool home,
+	    char *dst, size_t dstlen);
+/* The spec's "UID:GID" (its own user, else cfg->user) into dst. */
+void	yx_spec_user(const struct yx_container_spec *s, char *dst, size_t dstlen);
 
 /* spawn.c: run a program (no shell), see the function comments there. */
 struct yx_spawn_out {

@@ -27,15 +27,26 @@
 #define SPEC_HOME	"/home/yuxi"
 #define SPEC_PORT	"8080/tcp"
 
+void
+yx_spec_user(const struct yx_container_spec *s, char *dst, size_t dstlen)
+{
+	if (s->uid != 0)
+		snprintf(dst, dstlen, "%u:%u", s->uid, s->gid);
+	else
+		snprintf(dst, dstlen, "%s", s->cfg->user);
+}
+
 int
-yx_spec_tmpfs_opts(const struct yx_config *cfg, bool home, char *dst,
+yx_spec_tmpfs_opts(const struct yx_container_spec *s, bool home, char *dst,
     size_t dstlen)
 {
-	int n;
+	const struct yx_config	*cfg = s->cfg;
+	int			 n;
 
 	if (home)
 		n = snprintf(dst, dstlen, "rw,nosuid,nodev,size=64m,uid=%u,"
-		    "gid=%u,mode=0755", cfg->uid, cfg->gid);
+		    "gid=%u,mode=0755", s->uid != 0 ? s->uid : cfg->uid,
+		    s->uid != 0 ? s->gid : cfg->gid);
 	else
 		n = snprintf(dst, dstlen, "rw,nosuid,nodev,size=%" PRId64,
 		    cfg->tmp_size);
@@ -187,9 +198,9 @@ spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 	    (rc = jpush_str(a, "no-new-privileges")) ||
 	    (rc = spec_each_secopt(c, jpush_str, a)) ||
 	    (rc = jadd(hc, "Tmpfs", t = json_object_new_object())) ||
-	    (rc = yx_spec_tmpfs_opts(c, false, opts, sizeof(opts))) ||
+	    (rc = yx_spec_tmpfs_opts(s, false, opts, sizeof(opts))) ||
 	    (rc = jadd(t, "/tmp", json_object_new_string(opts))) ||
-	    (rc = yx_spec_tmpfs_opts(c, true, opts, sizeof(opts))) ||
+	    (rc = yx_spec_tmpfs_opts(s, true, opts, sizeof(opts))) ||
 	    (rc = jadd(t, SPEC_HOME, json_object_new_string(opts))) ||
 	    (rc = spec_mounts(s, hc)))
 		return rc;
@@ -217,12 +228,14 @@ struct json_object *
 yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
 {
 	struct json_object	*body = json_object_new_object(), *env;
+	char			 user[64];
 	int			 rc = YX_E_NOMEM;
 
 	if (body == NULL)
 		goto fail;
+	yx_spec_user(s, user, sizeof(user));
 	if ((rc = jadd(body, "Image", json_object_new_string(s->image))) ||
-	    (rc = jadd(body, "User", json_object_new_string(s->cfg->user))) ||
+	    (rc = jadd(body, "User", json_object_new_string(user))) ||
 	    (rc = jadd(body, "Env", env = json_object_new_array())) ||
 	    (rc = jpush_str(env, "HOME=" SPEC_HOME)) ||
 	    (rc = spec_labels(s, body)) ||
@@ -317,21 +330,23 @@ spec_argv_mounts(const struct yx_container_spec *s, struct argv_vec *av,
 
 /* The hardening options of `docker run`. */
 static int
-spec_argv_limits(const struct yx_config *c, struct argv_vec *av)
+spec_argv_limits(const struct yx_container_spec *s, struct argv_vec *av)
 {
-	char	opts[128];
-	int	rc;
+	const struct yx_config	*c = s->cfg;
+	char			 opts[128], user[64];
+	int			 rc;
 
-	if ((rc = argv_pushf(av, "--user", "%s", c->user)) ||
+	yx_spec_user(s, user, sizeof(user));
+	if ((rc = argv_pushf(av, "--user", "%s", user)) ||
 	    (rc = argv_pushf(av, "--env", "HOME=%s", SPEC_HOME)) ||
 	    (rc = argv_pushf(av, "--network", "%s", c->network)) ||
 	    (rc = argv_pushf(av, "--cap-drop", "ALL")) ||
 	    (rc = argv_pushf(av, "--security-opt", "no-new-privileges")) ||
 	    (rc = spec_each_secopt(c, secopt_push, av)) ||
 	    (rc = argv_push(av, "--init")) ||
-	    (rc = yx_spec_tmpfs_opts(c, false, opts, sizeof(opts))) ||
+	    (rc = yx_spec_tmpfs_opts(s, false, opts, sizeof(opts))) ||
 	    (rc = argv_pushf(av, "--tmpfs", "/tmp:%s", opts)) ||
-	    (rc = yx_spec_tmpfs_opts(c, true, opts, sizeof(opts))) ||
+	    (rc = yx_spec_tmpfs_opts(s, true, opts, sizeof(opts))) ||
 	    (rc = argv_pushf(av, "--tmpfs", SPEC_HOME ":%s", opts)))
 		return rc;
 	if (c->readonly_rootfs && (rc = argv_push(av, "--read-only")))
@@ -367,7 +382,7 @@ yx_spec_run_argv(const struct yx_container_spec *s, char ***argvp,
 	    s->sandbox_id ? s->sandbox_id : "")) ||
 	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_SKILLS,
 	    s->skills_fp ? s->skills_fp : "")) ||
-	    (rc = spec_argv_limits(s->cfg, &av)) ||
+	    (rc = spec_argv_limits(s, &av)) ||
 	    (rc = spec_argv_mounts(s, &av, err)))
 		goto fail;
 	if (s->host_port > 0 && (rc = argv_pushf(&av, "--publish",

@@ -34,6 +34,7 @@
 
 #include "yuxi/buf.h"
 #include "yuxi/log.h"
+#include "yuxi/threads.h"
 #include "agent/agent_proto.h"
 #include "agent/agent_scm.h"
 #include "exec/agent_client.h"
@@ -79,6 +80,30 @@ agent_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Make run/<thread_id> for uid when absent. One of another uid is what an
+ * earlier thread of that id left (its owner is gone): it is replaced, never
+ * handed to this one. YX_OK or YX_E_IO.
+ */
+static int
+agent_rundir_make(int rfd, const char *thread_id, unsigned uid, unsigned gid,
+    const char *host_path, struct yx_errctx *err)
+{
+	struct stat st;
+
+	if (AGENT_CHECKS && fstatat(rfd, thread_id, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (!S_ISDIR(st.st_mode) || st.st_uid != uid)) {
+		log_info("%s: left by an earlier owner; replacing it", host_path);
+		if (yx_tree_remove(rfd, thread_id) != YX_OK)
+			return yx_fail(err, YX_E_IO, "%s: cannot replace", host_path);
+	}
+	if (mkdirat(rfd, thread_id, 0700) == 0 &&
+	    fchownat(rfd, thread_id, uid, gid, AT_SYMLINK_NOFOLLOW) == -1)
+		return yx_fail(err, YX_E_IO, "chown %s: %s", host_path,
+		    strerror(errno));
+	return YX_OK;
+}
+
 int
 yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
     unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
@@ -107,11 +132,10 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 		    saves_dir);
 		goto done;
 	}
-	if (mkdirat(rfd, thread_id, 0700) == 0 &&
-	    fchownat(rfd, thread_id, uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
-		yx_fail(err, rc, "chown %s: %s", host_path, strerror(errno));
+	if ((rc = agent_rundir_make(rfd, thread_id, uid, gid, host_path,
+	    err)) != YX_OK)
 		goto done;
-	}
+	rc = YX_E_IO;
 	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_CLOEXEC |
 	    (AGENT_CHECKS ? O_NOFOLLOW : 0))) == -1 || fstat(dfd, &st) == -1) {
 		yx_fail(err, rc, "%s: %s", host_path, strerror(errno));

@@ -25,6 +25,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +40,13 @@
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
+#include "yuxi/threads.h"
 #include "agent/agent_proto.h"
 #include "exec/exec_int.h"
 #include "exec/outcap.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "daemon/control_int.h"
+#endif
 
 #define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
 #define YX_EXEC_TIMEOUT_MAX	600
@@ -71,6 +76,10 @@ struct yx_executor {
 /* Per-run state shared with the spill callback. */
 struct exec_run {
 	struct yx_broker	 broker;
+	unsigned		 uid, gid;	/* the thread's sandbox user */
+	unsigned		 repaired;	/* layout folders made again */
+	char			 user[32];	/* "uid:gid" */
+	char			 etc[2][YX_CFG_PATH + 200]; /* passwd, group; "" */
 	char			 spill_name[96];
 	bool			 spill_opened;
 	char			 user_data[YX_CFG_PATH + 200];
@@ -235,10 +244,15 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 	    cfg->saves_dir, req->thread_id);
 	for (i = 0; i < n; i++)
 		names[i] = req->skills->names[i];
+	/* OWNED: the thread the caller looked up, not a successor of its id */
 	rc = yx_broker_init(&run->broker, run->user_data, cfg->skills_dir, names, n,
-	    cfg->uid, cfg->gid, NULL, YX_BROKER_CREATE, err);
+	    run->uid, run->gid, NULL, YX_BROKER_CREATE |
+	    (req->own_uid ? YX_BROKER_OWNED : 0), err);
 	if (rc == YX_OK)
-		rc = yx_broker_ensure_layout(&run->broker, err);
+		rc = yx_broker_ensure_layout(&run->broker, &run->repaired, err);
+	if (rc == YX_OK && run->repaired != 0)
+		log_info("thread %s: user-data layout repaired (0x%x)",
+		    req->thread_id, run->repaired);
 	return rc;
 }
 
@@ -283,7 +297,7 @@ exec_discard(void *arg, const char *data, size_t len)
  */
 static int
 exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
-    struct yx_errctx *err)
+    const struct exec_run *run, struct yx_errctx *err)
 {
 	const char		*argv[] = { YX_AGENT_TARGET, "--daemon", "--socket",
 				    YX_AGENT_SOCK_TARGET, NULL };
@@ -295,7 +309,7 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
 	xr.argv = argv;
 	xr.env = exec_env;
 	xr.workdir = "/";
-	xr.user = ex->cfg->user;
+	xr.user = run->user;
 	xr.timeout_sec = YX_AGENT_START_SEC;
 	xr.on_output = exec_discard;
 	rc = ex->drv->ops->exec(ex->drv, lease->container_id, &xr, &res, err);
@@ -324,7 +338,7 @@ exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
 	*fallback = false;
 	yx_errctx_clear(&e);
 	for (attempt = 0; attempt < 2; attempt++) {
-		rc = yx_agent_run(run->rundir_fd, ex->cfg->uid, &ex->aopts, xr,
+		rc = yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr,
 		    res, &started, &e);
 		if (rc == YX_OK || started)
 			break;
@@ -334,7 +348,7 @@ exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
 		}
 		log_debug("agent in %s: %s; starting it", lease->sandbox_id, e.msg);
 		tried = true;
-		if ((rc = exec_agent_start(ex, lease, &e)) == YX_E_NOT_FOUND)
+		if ((rc = exec_agent_start(ex, lease, run, &e)) == YX_E_NOT_FOUND)
 			break;
 		if (rc != YX_OK) {
 			rc = YX_E_BACKEND_UNAVAILABLE;
@@ -373,7 +387,7 @@ struct exec_cmd {
 #define EXEC_SH_ARGV	6	/* argv + 6 = "/bin/sh", "-c", CMD */
 
 static void
-exec_cmd_init(struct exec_cmd *c, const struct yx_executor *ex,
+exec_cmd_init(struct exec_cmd *c, const struct exec_run *run,
     const char *command, int timeout, struct yx_outcap *oc)
 {
 	const char *argv[] = { YX_RUNNER_TARGET, "-t", c->tbuf, "-C",
@@ -385,12 +399,43 @@ exec_cmd_init(struct exec_cmd *c, const struct yx_executor *ex,
 	c->xr.argv = c->argv;
 	c->xr.env = exec_env;
 	c->xr.workdir = YX_VROOT_WORKSPACE;
-	c->xr.user = ex->cfg->user;
+	c->xr.user = run->user;
 	c->xr.timeout_sec = timeout;
 	c->xr.on_output = yx_outcap_write;
 	c->xr.arg = oc;
 	c->axr = c->xr;
 	c->axr.argv = c->argv + EXEC_SH_ARGV;
+}
+
+/*
+ * A new container starts with an empty agent directory: whatever an
+ * earlier sandbox of the thread id left there (a deleted thread's, or one
+ * replaced after a settings change) must not reach the new one. Safe here:
+ * the old container is gone and nothing of ours has started in the new one.
+ */
+static void
+exec_rundir_reset(const struct exec_run *run)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("rundir"))	/* the leak of finding 1 */
+		return;
+#endif
+	if ((fd = openat(run->rundir_fd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		log_warn("agent directory of %s", run->user_data);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    yx_tree_remove(dirfd(d), de->d_name) != YX_OK)
+			log_warnx("agent directory: %s not removed", de->d_name);
+	closedir(d);
 }
 
 /* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
@@ -403,6 +448,8 @@ exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
 	int	rc;
 
 	if (run->rundir_fd != -1) {
+		if (lease->outcome == YX_ACQUIRE_CREATED)
+			exec_rundir_reset(run);
 		rc = exec_via_agent(ex, lease, run, &cmd->axr, res, &fallback,
 		    err);
 		if (!fallback)
@@ -440,7 +487,9 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 		*done = true;	/* the full path would fail the same way */
 		return rc;
 	}
-	rc = yx_agent_run(run->rundir_fd, ex->cfg->uid, &ex->aopts, xr, res,
+	if (lease.outcome == YX_ACQUIRE_CREATED)
+		exec_rundir_reset(run);
+	rc = yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr, res,
 	    &started, err);
 	yx_provider_unhold(&ex->prov, &lease);
 	if (rc == YX_OK)
@@ -476,14 +525,45 @@ exec_container_gone(struct yx_executor *ex, const struct yx_lease *lease, int rc
  * made under the old settings.
  */
 static void
-exec_spec_fp(const struct yx_executor *ex, const struct yx_skill_set *skills,
-    char fp[YX_SHA256_HEX])
+exec_spec_fp(const struct yx_executor *ex, const struct yx_exec_request *req,
+    const struct exec_run *run, char fp[YX_SHA256_HEX])
 {
-	const char	*sfp = skills != NULL ? skills->fp : "";
-	const void	*parts[2] = { sfp, ex->spec };
-	size_t		 lens[2] = { strlen(sfp), strlen(ex->spec) };
+	const char	*sfp = req->skills != NULL ? req->skills->fp : "";
+	char		 inst[64];
+	const void	*parts[3] = { sfp, ex->spec, inst };
+	size_t		 lens[3];
 
-	(void)yx_sha256_hex_parts(parts, lens, 2, fp);
+	/* the thread instance too: a thread deleted and created again under
+	 * the same id never gets the sandbox of its predecessor */
+	snprintf(inst, sizeof(inst), "%s|%lld", run->user,
+	    (long long)req->instance);
+	lens[0] = strlen(sfp);
+	lens[1] = strlen(ex->spec);
+	lens[2] = strlen(inst);
+	(void)yx_sha256_hex_parts(parts, lens, 3, fp);
+}
+
+/*
+ * The mounts besides user-data and skills, into extra[5]: the runner, the
+ * thread's passwd and group when it has its own uid, the agent binary and
+ * its directory when the agent is used. Returns the count.
+ */
+static size_t
+exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
+    struct yx_mount *extra)
+{
+	size_t n = 1;
+
+	if (run->etc[0][0] != '\0') {
+		extra[n++] = (struct yx_mount){ run->etc[0], "/etc/passwd", true };
+		extra[n++] = (struct yx_mount){ run->etc[1], "/etc/group", true };
+	}
+	if (run->rundir_fd != -1) {
+		extra[n++] = (struct yx_mount){ ex->agent_host, YX_AGENT_TARGET, true };
+		extra[n++] = (struct yx_mount){ run->rundir, YX_AGENT_RUN_TARGET,
+		    false };
+	}
+	return n;
 }
 
 /* Acquire, run, unhold; retry once on a vanished container. */
@@ -494,10 +574,8 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 {
 	struct yx_skill_mount	 sk[YX_SKILLS_MAX];
 	char			 skpath[YX_SKILLS_MAX][YX_CFG_PATH + YX_SKILL_NAME_MAX + 2];
-	struct yx_mount		 extra[3] = {
+	struct yx_mount		 extra[5] = {
 		{ ex->cfg->runner_path, YX_RUNNER_TARGET, true },
-		{ ex->agent_host, YX_AGENT_TARGET, true },
-		{ run->rundir, YX_AGENT_RUN_TARGET, false },
 	};
 	struct yx_acquire_req	 ar;
 	struct yx_lease		 lease;
@@ -519,12 +597,14 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.agent_id = req->agent_id;
 	ar.skills = sk;
 	ar.nskills = n;
-	exec_spec_fp(ex, req->skills, spec_fp);
+	exec_spec_fp(ex, req, run, spec_fp);
 	ar.skills_fp = spec_fp;
 	ar.user_data_host = run->user_data;
+	ar.uid = run->uid;
+	ar.gid = run->gid;
 	ar.extra = extra;
-	ar.nextra = run->rundir_fd != -1 ? 3 : 1;
-	exec_cmd_init(&cmd, ex, req->command, timeout, oc);
+	ar.nextra = exec_extra_mounts(ex, run, extra);
+	exec_cmd_init(&cmd, run, req->command, timeout, oc);
 	if (run->rundir_fd != -1) {
 		rc = exec_agent_fast(ex, &ar, run, &cmd.axr, res, &done, err);
 		if (done)
@@ -566,7 +646,7 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
 		rc = yx_fail(&e, YX_E_BACKEND_UNAVAILABLE, "no agent binary");
 	else
 		rc = yx_agent_rundir_open(ex->cfg->saves_dir, req->thread_id,
-		    ex->cfg->uid, ex->cfg->gid, run->rundir, sizeof(run->rundir),
+		    run->uid, run->gid, run->rundir, sizeof(run->rundir),
 		    &run->rundir_fd, &e);
 	if (rc == YX_OK)
 		return YX_OK;
@@ -581,8 +661,8 @@ static int
 exec_mask(struct yx_executor *ex, const struct exec_run *run,
     struct yx_exec_output *out)
 {
-	struct yx_mask_rule	 rules[3];
-	size_t			 n = 0, len;
+	struct yx_mask_rule	 rules[5];
+	size_t			 n = 0, len, i;
 	char			*masked;
 	int			 rc;
 
@@ -596,6 +676,10 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 		rules[n].from = run->rundir;
 		rules[n++].to = YX_AGENT_RUN_TARGET;
 	}
+	for (i = 0; i < 2 && run->etc[i][0] != '\0'; i++) {
+		rules[n].from = run->etc[i];
+		rules[n++].to = i == 0 ? "/etc/passwd" : "/etc/group";
+	}
 	if (yx_mask_hits(out->output, out->len, rules, n) == 0)
 		return YX_OK;	/* the usual case: no copy */
 	if ((rc = yx_mask_output(out->output, out->len, rules, n, &masked, &len)) != YX_OK)
@@ -603,6 +687,44 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 	free(out->output);
 	out->output = masked;
 	out->len = len;
+	return YX_OK;
+}
+
+void
+yx_exec_request_thread(struct yx_exec_request *req, const struct yx_thread *t)
+{
+	req->thread_id = t->thread_id;
+	req->owner = t->owner;
+	req->agent_id = t->agent_id;
+	req->uid = t->uid;
+	req->gid = t->gid;
+	req->own_uid = t->own_uid;
+	req->instance = t->created_ms;
+}
+
+/*
+ * The sandbox user of this run: the thread's own uid (with its passwd and
+ * group files), else the configured shared one.
+ */
+static int
+exec_run_user(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, struct yx_errctx *err)
+{
+	struct yx_thread t;
+
+	run->uid = req->uid != 0 ? req->uid : ex->cfg->uid;
+	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;
+	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
+	if (!req->own_uid)
+		return YX_OK;
+	memset(&t, 0, sizeof(t));
+	snprintf(t.thread_id, sizeof(t.thread_id), "%s", req->thread_id);
+	t.own_uid = true;
+	if (yx_thread_etc_path(ex->cfg, &t, "passwd", run->etc[0],
+	    sizeof(run->etc[0])) != YX_OK ||
+	    yx_thread_etc_path(ex->cfg, &t, "group", run->etc[1],
+	    sizeof(run->etc[1])) != YX_OK)
+		return yx_fail(err, YX_E_BAD_REQUEST, "thread path too long");
 	return YX_OK;
 }
 
@@ -632,7 +754,8 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		goto done;
 	}
 	timeout = exec_timeout(ex->cfg, req->timeout_sec);
-	if ((rc = exec_prepare_host(ex, req, &run, err)) != YX_OK ||
+	if ((rc = exec_run_user(ex, req, &run, err)) != YX_OK ||
+	    (rc = exec_prepare_host(ex, req, &run, err)) != YX_OK ||
 	    (rc = exec_prepare_agent(ex, req, &run, err)) != YX_OK)
 		goto done;
 	rc = exec_acquire_run(ex, req, &run, timeout, &oc, &res, err);
@@ -642,6 +765,7 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	out->timed_out = res.timed_out;
 	out->duration_ms = res.duration_ms;
 	out->truncated = oc.truncated;
+	out->layout_repaired = run.repaired;
 	if (oc.truncated && run.spill_opened)
 		snprintf(out->full_output_path, sizeof(out->full_output_path),
 		    "%s/large_tool_results/%s", YX_VROOT_USER_DATA, run.spill_name);

@@ -519,6 +519,8 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	spec.mounts = ms.m;
 	spec.nmounts = ms.n;
 	spec.host_port = port;
+	spec.uid = req->uid;
+	spec.gid = req->gid;
 	spec.cfg = p->cfg;
 	rc = p->driver->ops->create(p->driver, &spec, info, err);
 	yx_prov_mounts_fini(&ms);

@@ -1,11 +1,11 @@
 /*
  * threads.c - the thread store; see include/yuxi/threads.h.
  *
- * Everything is relative to one directory descriptor of <saves>/threads and
- * every open of a name below it uses O_NOFOLLOW, so a symlink planted where
- * a thread directory should be is refused, never followed. Records are small
- * JSON files (at most YX_THREAD_JSON_MAX bytes) written through a temporary
- * file and rename().
+ * Everything is relative to directory descriptors of <saves>/threads,
+ * owners, uids and run, and every open of a name below them uses O_NOFOLLOW,
+ * so a symlink planted where a thread directory should be is refused, never
+ * followed. Records are small JSON files (at most YX_THREAD_JSON_MAX bytes)
+ * written through a temporary file and rename().
  */
 #include "config.h"
 
@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 #include <openssl/rand.h>
+#include <stdint.h>
 
 #include "yuxi/log.h"
 #include "yuxi/path.h"
@@ -34,6 +35,7 @@
 #define YX_THREAD_JSON		"thread.json"
 #define YX_THREAD_JSON_MAX	8192
 #define YX_TREE_DEPTH_MAX	256
+#define YX_UID_CURSOR		".cursor"
 
 static const char *const yx_userdata_dirs[] = {
 	"user-data", "user-data/workspace", "user-data/outputs",
@@ -102,47 +104,75 @@ thread_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* mkdirat (EEXIST is fine) then open `name` beneath sfd as a directory. */
+static int
+thread_store_subdir(int sfd, const char *saves, const char *name, mode_t mode,
+    int *fdp, struct yx_errctx *err)
+{
+	if (mkdirat(sfd, name, mode) == -1 && errno != EEXIST)
+		return yx_fail(err, yx_err_from_errno(errno), "cannot create %s/%s: %s",
+		    saves, name, strerror(errno));
+	*fdp = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fdp == -1)
+		return yx_fail(err, yx_err_from_errno(errno), "cannot open %s/%s: %s",
+		    saves, name, strerror(errno));
+	return YX_OK;
+}
+
 int
 yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
     struct yx_errctx *err)
 {
-	int	 rc = YX_OK, sfd = -1;
+	const char	*saves = cfg->saves_dir;
+	int		 rc = YX_OK, sfd = -1;
 
-	st->dirfd = -1;
+	st->dirfd = st->ownfd = st->uidfd = st->runfd = -1;
 	st->uid = cfg->uid;
 	st->gid = cfg->gid;
+	st->uid_base = cfg->uid_base;
+	st->uid_count = cfg->uid_count;
 	st->chown_ok = geteuid() == 0;
-	if (mkdir(cfg->saves_dir, 0755) == -1 && errno != EEXIST) {
+	if (!st->chown_ok)	/* files could not be given to other uids */
+		st->uid_count = 0;
+	if (mkdir(saves, 0755) == -1 && errno != EEXIST) {
 		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s: %s",
-		    cfg->saves_dir, strerror(errno));
+		    saves, strerror(errno));
 		goto done;
 	}
-	if ((sfd = open(cfg->saves_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+	if ((sfd = open(saves, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
 		rc = yx_fail(err, yx_err_from_errno(errno), "cannot open %s: %s",
-		    cfg->saves_dir, strerror(errno));
+		    saves, strerror(errno));
 		goto done;
 	}
-	if (mkdirat(sfd, "threads", 0755) == -1 && errno != EEXIST) {
-		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s/threads: %s",
-		    cfg->saves_dir, strerror(errno));
+	if ((rc = thread_store_subdir(sfd, saves, "threads", 0755, &st->dirfd,
+	    err)) != YX_OK ||
+	    (rc = thread_store_subdir(sfd, saves, "owners", 0700, &st->ownfd,
+	    err)) != YX_OK ||
+	    /* run/ is searchable: the engine binds run/<id> (src/exec) */
+	    (rc = thread_store_subdir(sfd, saves, "run", 0711, &st->runfd,
+	    err)) != YX_OK)
 		goto done;
-	}
-	st->dirfd = openat(sfd, "threads", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (st->dirfd == -1)
-		rc = yx_fail(err, yx_err_from_errno(errno), "cannot open %s/threads: %s",
-		    cfg->saves_dir, strerror(errno));
+	if (st->uid_count > 0)
+		rc = thread_store_subdir(sfd, saves, "uids", 0700, &st->uidfd, err);
 done:
 	if (sfd != -1)
 		close(sfd);
+	if (rc != YX_OK)
+		yx_thread_store_fini(st);
 	return rc;
 }
 
 void
 yx_thread_store_fini(struct yx_thread_store *st)
 {
-	if (st->dirfd != -1)
-		close(st->dirfd);
-	st->dirfd = -1;
+	int *fds[] = { &st->dirfd, &st->ownfd, &st->uidfd, &st->runfd };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] != -1)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 }
 
 /* A random hidden name "<prefix><16 hex>" for temporaries and tombstones. */
@@ -179,6 +209,8 @@ thread_to_json(const struct yx_thread *t)
 	    json_object_new_string(t->agent_config_id));
 	json_object_object_add(o, "created_at",
 	    json_object_new_string(yx_iso8601_ms(t->created_ms, ts, sizeof(ts))));
+	if (t->own_uid)
+		json_object_object_add(o, "uid", json_object_new_int64(t->uid));
 	s = strdup(json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -197,6 +229,26 @@ thread_json_str(struct json_object *o, const char *key, char *dst, size_t len)
 	if (strlen(s) >= len)
 		return YX_E_IO;
 	memcpy(dst, s, strlen(s) + 1);
+	return YX_OK;
+}
+
+/*
+ * The record's own uid when it has one ("uid" in [1, 2^31)): records
+ * written before uid ranges existed have none and run as the shared user.
+ */
+static int
+thread_json_uid(struct json_object *o, struct yx_thread *t)
+{
+	struct json_object	*v;
+	int64_t			 u;
+
+	if (!json_object_object_get_ex(o, "uid", &v))
+		return YX_OK;
+	if (!json_object_is_type(v, json_type_int) ||
+	    (u = json_object_get_int64(v)) < 1 || u >= INT64_C(1) << 31)
+		return YX_E_IO;
+	t->uid = t->gid = (unsigned)u;
+	t->own_uid = true;
 	return YX_OK;
 }
 
@@ -220,7 +272,8 @@ thread_from_json(const char *s, size_t len, struct yx_thread *t)
 	    thread_json_str(o, "agent_id", t->agent_id, sizeof(t->agent_id)) ||
 	    thread_json_str(o, "agent_config_id", t->agent_config_id,
 	    sizeof(t->agent_config_id)) ||
-	    thread_json_str(o, "created_at", ts, sizeof(ts)))
+	    thread_json_str(o, "created_at", ts, sizeof(ts)) ||
+	    thread_json_uid(o, t) != YX_OK)
 		goto done;
 	if ((t->created_ms = thread_parse_time(ts)) < 0)
 		goto done;
@@ -290,9 +343,25 @@ done:
 	return rc;
 }
 
-/* Create user-data/ and its subdirectories in tfd, owned by the sandbox. */
+/*
+ * The record of thread `name`, with the shared sandbox user filled in for
+ * records that have no uid of their own. Returns as thread_read().
+ */
 static int
-thread_mklayout(struct yx_thread_store *st, int tfd)
+thread_load(struct yx_thread_store *st, const char *name, struct yx_thread *t)
+{
+	int rc;
+
+	if ((rc = thread_read(st->dirfd, name, t)) == YX_OK && !t->own_uid) {
+		t->uid = st->uid;
+		t->gid = st->gid;
+	}
+	return rc;
+}
+
+/* Create user-data/ and its subdirectories in tfd, owned by the thread's uid. */
+static int
+thread_mklayout(struct yx_thread_store *st, int tfd, const struct yx_thread *t)
 {
 	size_t	i;
 	int	fd;
@@ -306,13 +375,68 @@ thread_mklayout(struct yx_thread_store *st, int tfd)
 		    O_NOFOLLOW | O_CLOEXEC);
 		if (fd == -1)
 			return yx_err_from_errno(errno);
-		if (fchown(fd, st->uid, st->gid) == -1) {
+		if (fchown(fd, t->uid, t->gid) == -1) {
 			close(fd);
 			return yx_err_from_errno(errno);
 		}
 		close(fd);
 	}
 	return YX_OK;
+}
+
+/* Write `len` bytes into a new file `name` of tfd (0644, ours). */
+static int
+thread_put_file(int tfd, const char *name, const char *data, size_t len)
+{
+	int	fd, rc = YX_OK;
+
+	fd = openat(tfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd == -1)
+		return yx_err_from_errno(errno);
+	if (write(fd, data, len) != (ssize_t)len)
+		rc = yx_err_from_errno(errno != 0 ? errno : EIO);
+	close(fd);
+	return rc;
+}
+
+/*
+ * The sandbox's /etc/passwd and /etc/group (bind-mounted read-only): the
+ * thread's own uid has no entry in the image, and programs that look the
+ * user up (whoami, ssh, a shell prompt) should find "yuxi". They live in
+ * the thread directory, which only the service writes.
+ */
+static int
+thread_write_etc(int tfd, const struct yx_thread *t)
+{
+	char	pw[256], gr[128];
+	int	n, m, rc;
+
+	n = snprintf(pw, sizeof(pw), "root:x:0:0:root:/root:/bin/sh\n"
+	    "yuxi:x:%u:%u:yuxi:/home/yuxi:/bin/sh\n"
+	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	    t->uid, t->gid);
+	m = snprintf(gr, sizeof(gr), "root:x:0:\nyuxi:x:%u:\nnogroup:x:65534:\n",
+	    t->gid);
+	if (n < 0 || (size_t)n >= sizeof(pw) || m < 0 || (size_t)m >= sizeof(gr))
+		return YX_E_INTERNAL;
+	if ((rc = thread_put_file(tfd, "passwd", pw, (size_t)n)) != YX_OK)
+		return rc;
+	return thread_put_file(tfd, "group", gr, (size_t)m);
+}
+
+int
+yx_thread_etc_path(const struct yx_config *cfg, const struct yx_thread *t,
+    const char *which, char *buf, size_t len)
+{
+	int n;
+
+	buf[0] = '\0';
+	if (!t->own_uid)
+		return YX_OK;
+	n = snprintf(buf, len, "%s/threads/%s/%s", cfg->saves_dir, t->thread_id,
+	    which);
+	return (n < 0 || (size_t)n >= len) ? YX_E_BAD_REQUEST : YX_OK;
 }
 
 /* Build the thread under a hidden name; the name is returned in tmp. */
@@ -327,7 +451,8 @@ thread_build(struct yx_thread_store *st, const struct yx_thread *t, char *tmp, s
 	tfd = openat(st->dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tfd == -1)
 		rc = yx_err_from_errno(errno);
-	else if ((rc = thread_mklayout(st, tfd)) == YX_OK)
+	else if ((rc = thread_mklayout(st, tfd, t)) == YX_OK &&
+	    (!t->own_uid || (rc = thread_write_etc(tfd, t)) == YX_OK))
 		rc = thread_write(tfd, t);
 	if (tfd != -1)
 		close(tfd);
@@ -351,6 +476,176 @@ thread_publish(int dirfd, const char *tmp, const char *name)
 	return yx_err_from_errno(errno);
 }
 
+/* ---- uids: one per thread from the configured range -------------------- */
+
+/* Where the last allocation ended (uids/.cursor), uid_base when unknown. */
+static unsigned
+thread_uid_cursor(struct yx_thread_store *st)
+{
+	char		buf[24];
+	unsigned long	v;
+	ssize_t		n;
+	int		fd;
+
+	fd = openat(st->uidfd, YX_UID_CURSOR, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK);
+	if (fd == -1)
+		return st->uid_base;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return st->uid_base;
+	buf[n] = '\0';
+	v = strtoul(buf, NULL, 10);
+	if (v < st->uid_base || v - st->uid_base >= st->uid_count)
+		return st->uid_base;
+	return (unsigned)v;
+}
+
+/* Remember `next` as the cursor (temp + rename; racing writers are fine). */
+static void
+thread_uid_cursor_set(struct yx_thread_store *st, unsigned next)
+{
+	char	tmp[32], buf[24];
+	int	fd, n;
+
+	snprintf(tmp, sizeof(tmp), ".cursor-%d", (int)getpid());
+	n = snprintf(buf, sizeof(buf), "%u\n", next);
+	fd = openat(st->uidfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1)
+		return;
+	if (write(fd, buf, (size_t)n) != n || renameat(st->uidfd, tmp, st->uidfd,
+	    YX_UID_CURSOR) == -1)
+		(void)unlinkat(st->uidfd, tmp, 0);
+	close(fd);
+}
+
+/*
+ * Claim a free uid of the range for thread id: the first uids/<n> that a
+ * symlinkat() can create, from the cursor on. YX_OK with *uid;
+ * YX_E_CAPACITY when every uid is taken; errno-mapped errors.
+ */
+static int
+thread_uid_alloc(struct yx_thread_store *st, const char *id, unsigned *uid)
+{
+	char		name[16];
+	unsigned	start = thread_uid_cursor(st) - st->uid_base, i, u;
+
+	for (i = 0; i < st->uid_count; i++) {
+		u = st->uid_base + (unsigned)(((uint64_t)start + i) % st->uid_count);
+		snprintf(name, sizeof(name), "%u", u);
+		if (symlinkat(id, st->uidfd, name) == 0) {
+			thread_uid_cursor_set(st, u + 1 - st->uid_base <
+			    st->uid_count ? u + 1 : st->uid_base);
+			*uid = u;
+			return YX_OK;
+		}
+		if (errno != EEXIST)
+			return yx_err_from_errno(errno);
+	}
+	return YX_E_CAPACITY;
+}
+
+/* Free the claim of t's uid if it is still t's. */
+static void
+thread_uid_free(struct yx_thread_store *st, const struct yx_thread *t)
+{
+	char	name[16], target[sizeof(t->thread_id) + 1];
+	ssize_t	n;
+
+	if (st->uidfd == -1 || !t->own_uid)
+		return;
+	snprintf(name, sizeof(name), "%u", t->uid);
+	n = readlinkat(st->uidfd, name, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	if (strcmp(target, t->thread_id) == 0)
+		(void)unlinkat(st->uidfd, name, 0);
+}
+
+/* Give thread `t` (being created) its uid: its own, or the shared user. */
+static int
+thread_uid_assign(struct yx_thread_store *st, struct yx_thread *t)
+{
+	int rc;
+
+	t->uid = st->uid;
+	t->gid = st->gid;
+	t->own_uid = false;
+	if (st->uidfd == -1 || st->uid_count == 0)
+		return YX_OK;
+	if ((rc = thread_uid_alloc(st, t->thread_id, &t->uid)) != YX_OK)
+		return rc;
+	t->gid = t->uid;
+	t->own_uid = true;
+	return YX_OK;
+}
+
+/* ---- the per-owner index ----------------------------------------------- */
+
+/* owners/<owner> as a directory fd (created when `create`); -1 + errno. */
+static int
+thread_owner_dir(struct yx_thread_store *st, const char *owner, bool create)
+{
+	if (!yx_user_valid(owner)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (create && mkdirat(st->ownfd, owner, 0700) == -1 && errno != EEXIST)
+		return -1;
+	return openat(st->ownfd, owner, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+}
+
+/* Add owners/<owner>/<id>. true when written now. */
+static bool
+thread_index_add(struct yx_thread_store *st, const char *owner, const char *id)
+{
+	int	dfd, fd;
+	bool	made = false;
+
+	if ((dfd = thread_owner_dir(st, owner, true)) == -1) {
+		log_warn("owner index of %s", owner);
+		return false;
+	}
+	fd = openat(dfd, id, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd != -1) {
+		close(fd);
+		made = true;
+	} else if (errno != EEXIST)
+		log_warn("owner index entry %s/%s", owner, id);
+	close(dfd);
+	return made;
+}
+
+static void
+thread_index_del(struct yx_thread_store *st, const char *owner, const char *id)
+{
+	int dfd;
+
+	if ((dfd = thread_owner_dir(st, owner, false)) == -1)
+		return;
+	(void)unlinkat(dfd, id, 0);
+	close(dfd);
+}
+
+/*
+ * Remove run/<id> (the agent directory of an earlier sandbox of that id).
+ * The control build's "rundir" switch keeps it (the leak of finding 1).
+ */
+static int
+thread_run_remove(struct yx_thread_store *st, const char *id)
+{
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("rundir"))
+		return YX_OK;
+#endif
+	return yx_tree_remove(st->runfd, id);
+}
+
 /* The existing thread `name` seen by `want->owner`. */
 static int
 thread_existing(struct yx_thread_store *st, const struct yx_thread *want,
@@ -358,7 +653,7 @@ thread_existing(struct yx_thread_store *st, const struct yx_thread *want,
 {
 	int rc;
 
-	rc = thread_read(st->dirfd, want->thread_id, out);
+	rc = thread_load(st, want->thread_id, out);
 	if (rc == YX_E_NOT_FOUND || rc == YX_OK) {
 		if (rc == YX_OK && strcmp(out->owner, want->owner) == 0)
 			return YX_OK;
@@ -383,18 +678,30 @@ yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
 	if (!yx_user_valid(want->owner))
 		return yx_fail(err, YX_E_UNAUTHENTICATED, NULL);
 	/* cheap path: an existing thread needs no temporary directory */
-	if (thread_read(st->dirfd, want->thread_id, out) == YX_OK)
+	if (thread_load(st, want->thread_id, out) == YX_OK)
 		return thread_existing(st, want, out, err);
 	t = *want;
 	t.created_ms = thread_now_ms();
-	if ((rc = thread_build(st, &t, tmp, sizeof(tmp))) != YX_OK)
+	if ((rc = thread_uid_assign(st, &t)) != YX_OK)
+		return yx_fail(err, rc, rc == YX_E_CAPACITY ?
+		    "no free sandbox uid: every uid of the range is in use" :
+		    "cannot allocate a sandbox uid");
+	if ((rc = thread_build(st, &t, tmp, sizeof(tmp))) != YX_OK) {
+		thread_uid_free(st, &t);
 		return yx_fail(err, rc, "cannot create thread directory");
+	}
 	rc = thread_publish(st->dirfd, tmp, t.thread_id);
 	if (rc == YX_OK) {
+		/* an earlier thread of this id may have left its agent dir */
+		if (thread_run_remove(st, t.thread_id) != YX_OK)
+			log_warnx("thread %s: stale run directory not removed",
+			    t.thread_id);
+		(void)thread_index_add(st, t.owner, t.thread_id);
 		*out = t;
 		*created = true;
 		return YX_OK;
 	}
+	thread_uid_free(st, &t);
 	(void)yx_tree_remove(st->dirfd, tmp);
 	if (rc == YX_E_FILE_EXISTS)
 		return thread_existing(st, want, out, err);
@@ -409,7 +716,7 @@ yx_thread_get(struct yx_thread_store *st, const char *id, const char *owner,
 
 	if (!yx_thread_id_valid(id, strlen(id)))
 		return yx_fail(err, YX_E_INVALID_THREAD_ID, "invalid thread id");
-	rc = thread_read(st->dirfd, id, out);
+	rc = thread_load(st, id, out);
 #ifdef YX_CONTROL_UNSAFE
 	/* control mode "authz": any caller may use any thread */
 	if (rc == YX_OK && owner != NULL && yx_control_off("authz"))
@@ -429,6 +736,19 @@ yx_thread_get(struct yx_thread_store *st, const char *id, const char *owner,
 	return YX_OK;
 }
 
+int
+yx_thread_find(struct yx_thread_store *st, const char *id, struct yx_thread *out,
+    struct yx_errctx *err)
+{
+	if (!yx_thread_id_valid(id, strlen(id)))
+		return yx_fail(err, YX_E_INVALID_THREAD_ID, "invalid thread id");
+	if (thread_load(st, id, out) != YX_OK) {
+		memset(out, 0, sizeof(*out));
+		return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
+	}
+	return YX_OK;
+}
+
 static int
 thread_cmp_newest(const void *a, const void *b)
 {
@@ -437,6 +757,21 @@ thread_cmp_newest(const void *a, const void *b)
 	if (x->created_ms != y->created_ms)
 		return x->created_ms < y->created_ms ? 1 : -1;
 	return strcmp(x->thread_id, y->thread_id);
+}
+
+/*
+ * The directory a listing of `owner` reads: owners/<owner>, whose entries
+ * name the owner's threads. The control build's "ownerindex" switch reads
+ * every thread instead (what listings did before the index).
+ */
+static int
+thread_list_dir(struct yx_thread_store *st, const char *owner)
+{
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("ownerindex"))
+		return openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+	return thread_owner_dir(st, owner, false);
 }
 
 int
@@ -451,15 +786,19 @@ yx_thread_list(struct yx_thread_store *st, const char *owner,
 
 	*out = NULL;
 	*n = 0;
-	if ((fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (d = fdopendir(fd)) == NULL) {
-		if (fd != -1)
-			close(fd);
+	if ((fd = thread_list_dir(st, owner)) == -1) {
+		if (errno == ENOENT)	/* no thread yet */
+			return YX_OK;
+		return yx_fail(err, YX_E_IO, "cannot list threads");
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
 		return yx_fail(err, YX_E_IO, "cannot list threads");
 	}
 	while ((de = readdir(d)) != NULL && scanned++ < YX_THREADS_SCAN_MAX) {
+		/* every record is checked: a stale index entry shows nothing */
 		if (!yx_thread_id_valid(de->d_name, strlen(de->d_name)) ||
-		    thread_read(st->dirfd, de->d_name, &t) != YX_OK ||
+		    thread_load(st, de->d_name, &t) != YX_OK ||
 		    strcmp(t.owner, owner) != 0)
 			continue;
 		if (cnt == alloc) {
@@ -486,6 +825,46 @@ done:
 }
 
 int
+yx_thread_retire(struct yx_thread_store *st, const char *id, const char *owner,
+    struct yx_thread *t, char *tomb, size_t tomblen, struct yx_errctx *err)
+{
+	int rc;
+
+	if ((rc = yx_thread_get(st, id, owner, t, err)) != YX_OK)
+		return rc;
+	thread_hidden_name(tomb, tomblen, ".trash-");
+	if (renameat(st->dirfd, id, st->dirfd, tomb) == -1) {
+		if (errno == ENOENT)	/* a concurrent delete won */
+			return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
+		return yx_fail(err, yx_err_from_errno(errno), "cannot remove thread");
+	}
+	thread_index_del(st, t->owner, t->thread_id);
+	return YX_OK;
+}
+
+int
+yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
+    const char *tomb, struct yx_errctx *err)
+{
+	int rc = YX_OK;
+
+	/* a thread of the same id created since has its own run dir */
+	if (thread_load(st, t->thread_id, &(struct yx_thread){ 0 }) ==
+	    YX_E_NOT_FOUND && thread_run_remove(st, t->thread_id) != YX_OK) {
+		log_warnx("thread %s: run directory not fully removed", t->thread_id);
+		rc = yx_fail(err, YX_E_IO, "thread data not fully removed");
+	}
+	if (yx_tree_remove(st->dirfd, tomb) != YX_OK) {
+		log_warnx("thread tombstone %s not fully removed", tomb);
+		rc = yx_fail(err, YX_E_IO, "thread data not fully removed");
+	}
+	/* the uid only once nothing of the thread is left that it owns */
+	if (rc == YX_OK)
+		thread_uid_free(st, t);
+	return rc;
+}
+
+int
 yx_thread_remove(struct yx_thread_store *st, const char *id, const char *owner,
     struct yx_errctx *err)
 {
@@ -493,19 +872,10 @@ yx_thread_remove(struct yx_thread_store *st, const char *id, const char *owner,
 	char			tomb[64];
 	int			rc;
 
-	if ((rc = yx_thread_get(st, id, owner, &t, err)) != YX_OK)
+	if ((rc = yx_thread_retire(st, id, owner, &t, tomb, sizeof(tomb),
+	    err)) != YX_OK)
 		return rc;
-	thread_hidden_name(tomb, sizeof(tomb), ".trash-");
-	if (renameat(st->dirfd, id, st->dirfd, tomb) == -1) {
-		if (errno == ENOENT)	/* a concurrent delete won */
-			return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
-		return yx_fail(err, yx_err_from_errno(errno), "cannot remove thread");
-	}
-	if (yx_tree_remove(st->dirfd, tomb) != YX_OK) {
-		log_warnx("thread tombstone %s not fully removed", tomb);
-		return yx_fail(err, YX_E_IO, "thread data not fully removed");
-	}
-	return YX_OK;
+	return yx_thread_purge(st, &t, tomb, err);
 }
 
 int
@@ -516,6 +886,124 @@ yx_thread_dirfd(struct yx_thread_store *st, const char *id)
 		return -1;
 	}
 	return openat(st->dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* ---- start-up repair ----------------------------------------------------- */
+
+/* Call fn(st, dfd, name, arg) for each entry of directory dfd (not . ..). */
+static void
+thread_each(struct yx_thread_store *st, int dfd,
+    void (*fn)(struct yx_thread_store *, int, const char *, void *), void *arg)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			fn(st, dirfd(d), de->d_name, arg);
+	closedir(d);
+}
+
+/* threads/<name>: make sure its index entry exists. */
+static void
+thread_fix_index(struct yx_thread_store *st, int dfd, const char *name, void *arg)
+{
+	struct yx_thread_repair	*rep = arg;
+	struct yx_thread	 t;
+
+	(void)dfd;
+	if (yx_thread_id_valid(name, strlen(name)) &&
+	    thread_load(st, name, &t) == YX_OK &&
+	    thread_index_add(st, t.owner, t.thread_id))
+		rep->index_added++;
+}
+
+/* owners/<user>/<name>: drop it unless user owns thread name. */
+static void
+thread_fix_entry(struct yx_thread_store *st, int dfd, const char *name, void *arg)
+{
+	struct yx_thread_repair	*rep = ((void **)arg)[0];
+	const char		*user = ((void **)arg)[1];
+	struct yx_thread	 t;
+
+	if (yx_thread_id_valid(name, strlen(name)) &&
+	    thread_load(st, name, &t) == YX_OK && strcmp(t.owner, user) == 0)
+		return;
+	if (unlinkat(dfd, name, 0) == 0)
+		rep->index_dropped++;
+}
+
+/* owners/<name>: check each entry. */
+static void
+thread_fix_owner(struct yx_thread_store *st, int dfd, const char *name, void *arg)
+{
+	void	*pair[2] = { arg, (void *)name };
+	int	 ufd;
+
+	if ((ufd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return;
+	thread_each(st, ufd, thread_fix_entry, pair);
+	close(ufd);
+}
+
+/* uids/<name> -> id: drop it unless thread id has exactly that uid. */
+static void
+thread_fix_uid(struct yx_thread_store *st, int dfd, const char *name, void *arg)
+{
+	struct yx_thread_repair	*rep = arg;
+	struct yx_thread	 t;
+	char			 id[sizeof(t.thread_id) + 1];
+	ssize_t			 n;
+
+	if (name[0] == '.')	/* the cursor and its temporaries */
+		return;
+	n = readlinkat(dfd, name, id, sizeof(id) - 1);
+	if (n > 0) {
+		id[n] = '\0';
+		if (yx_thread_id_valid(id, (size_t)n) &&
+		    thread_load(st, id, &t) == YX_OK && t.own_uid &&
+		    t.uid == strtoul(name, NULL, 10))
+			return;
+	}
+	if (unlinkat(dfd, name, 0) == 0)
+		rep->uids_dropped++;
+}
+
+/* run/<name>: drop it when no thread of that id exists. */
+static void
+thread_fix_run(struct yx_thread_store *st, int dfd, const char *name, void *arg)
+{
+	struct yx_thread_repair	*rep = arg;
+	struct yx_thread	 t;
+
+	if (yx_thread_id_valid(name, strlen(name)) &&
+	    thread_load(st, name, &t) == YX_OK)
+		return;
+	if (yx_tree_remove(dfd, name) == YX_OK)
+		rep->runs_dropped++;
+}
+
+void
+yx_thread_store_reconcile(struct yx_thread_store *st, struct yx_thread_repair *rep)
+{
+	struct yx_thread_repair r;
+
+	memset(&r, 0, sizeof(r));
+	thread_each(st, st->dirfd, thread_fix_index, &r);
+	thread_each(st, st->ownfd, thread_fix_owner, &r);
+	if (st->uidfd != -1)
+		thread_each(st, st->uidfd, thread_fix_uid, &r);
+	thread_each(st, st->runfd, thread_fix_run, &r);
+	if (rep != NULL)
+		*rep = r;
 }
 
 unsigned

@@ -55,11 +55,28 @@ Test(broker, init_missing_and_create)
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL, 0,
 	    &e), YX_E_FILE_NOT_FOUND);
 	yx_broker_fini(&b);
+	/* the thread directory itself is never made: a gone thread stays gone */
+	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
+	    YX_BROKER_CREATE, &e), YX_E_FILE_NOT_FOUND);
+	snprintf(p, sizeof(p), "%s/threads/t2", fx.top);
+	cr_assert_eq(stat(p, &st), -1);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/threads/t2/user-data", fx.top);
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
 	    YX_BROKER_CREATE, &e), YX_OK);
 	cr_assert_eq(stat(p, &st), 0);
 	cr_assert_eq(st.st_uid, FX_UID);
-	assert_rc(yx_broker_ensure_layout(&b, &e), YX_OK);
+	yx_broker_fini(&b);
+	/* OWNED: a root of another uid is another thread's: not found */
+	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
+	    YX_BROKER_OWNED, &e), YX_OK);
+	yx_broker_fini(&b);
+	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID + 1, FX_GID, NULL,
+	    YX_BROKER_OWNED, &e), YX_E_NOT_FOUND);
+	yx_broker_fini(&b);
+	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
+	    YX_BROKER_CREATE, &e), YX_OK);
+	assert_rc(yx_broker_ensure_layout(&b, NULL, &e), YX_OK);
 	yx_broker_fini(&b);
 	yx_broker_fini(&b);	/* twice is harmless */
 }
@@ -779,9 +796,10 @@ Test(broker, ensure_layout)
 	};
 	struct stat	st;
 	size_t		i;
+	unsigned	rep;
 
-	assert_rc(yx_broker_ensure_layout(&fx.b, NULL), YX_OK);
-	assert_rc(yx_broker_ensure_layout(&fx.b, NULL), YX_OK);
+	assert_rc(yx_broker_ensure_layout(&fx.b, NULL, NULL), YX_OK);
+	assert_rc(yx_broker_ensure_layout(&fx.b, NULL, NULL), YX_OK);
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		cr_assert_eq(lstat(fx_path(dirs[i]), &st), 0, "%s", dirs[i]);
 		cr_assert(S_ISDIR(st.st_mode));
@@ -790,9 +808,27 @@ Test(broker, ensure_layout)
 	}
 	cr_assert_str_eq(fx_names(""),
 	    "large_tool_results,outputs,uploads,workspace");
+	/* a folder swapped for a symlink (or a file) by the sandbox is moved
+	 * aside, never followed, and made again; the reply says which */
 	fx_rmrf(fx_path("outputs"));
 	fx_symlink(fx.out, "outputs");
-	assert_rc(yx_broker_ensure_layout(&fx.b, NULL), YX_E_PATH_NOT_ALLOWED);
+	fx_rmrf(fx_path("uploads/attachments"));
+	fx_puts("uploads/attachments", "a file in the way");
+	assert_rc(yx_broker_ensure_layout(&fx.b, &rep, NULL), YX_OK);
+	cr_assert_eq(rep, (1u << 1) | (1u << 3), "repaired 0x%x", rep);
+	cr_assert_eq(lstat(fx_path("outputs"), &st), 0);
+	cr_assert(S_ISDIR(st.st_mode) && st.st_uid == FX_UID);
+	cr_assert_eq(lstat(fx_path("uploads/attachments"), &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	/* the link itself is kept aside, pointing where it did; its target
+	 * outside is untouched and holds nothing new */
+	cr_assert(strstr(fx_names(""), "outputs.moved-") != NULL, "%s",
+	    fx_names(""));
+	cr_assert(strstr(fx_names("uploads"), "attachments.moved-") != NULL);
+	cr_assert_eq(lstat(fx.secret, &st), 0);
+	cr_assert_eq(st.st_uid, 0, "the link's target was chowned");
+	assert_rc(yx_broker_ensure_layout(&fx.b, &rep, NULL), YX_OK);
+	cr_assert_eq(rep, 0);
 }
 
 Test(broker, spill_open_fresh_inode)
@@ -806,7 +842,7 @@ Test(broker, spill_open_fresh_inode)
 	assert_rc(yx_broker_spill_open(&fx.b, "a/b", &fd, NULL),
 	    YX_E_INVALID_PATH);
 	cr_assert_eq(fd, -1);
-	assert_rc(yx_broker_ensure_layout(&fx.b, NULL), YX_OK);
+	assert_rc(yx_broker_ensure_layout(&fx.b, NULL, NULL), YX_OK);
 	/* a planted hardlink at the name is replaced, not truncated */
 	cr_assert_eq(link(fx.secret, fx_path("large_tool_results/out.txt")), 0);
 	assert_rc(yx_broker_spill_open(&fx.b, "out.txt", &fd, NULL), YX_OK);

@@ -1,4 +1,5 @@
 """Threads CRUD, ownership and the identical 404 on every thread endpoint."""
+import json
 import os
 import re
 import secrets
@@ -19,11 +20,14 @@ def test_create_get_list_delete(svc, alice):
     assert rec["agent_id"] == "coder" and rec["agent_config_id"] == "minimal"
     assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$", rec["created_at"])
     # on disk: record beside user-data with its layout, owned by the sandbox uid
+    # (the thread's own uid from YUXI_SANDBOX_UID_RANGE, also its gid)
     tdir = os.path.join(svc.saves, "threads", tid)
-    assert os.path.isfile(os.path.join(tdir, "thread.json"))
+    with open(os.path.join(tdir, "thread.json")) as f:
+        uid = json.load(f)["uid"]
+    assert 2000000000 <= uid < 2000000000 + 65536
     for d in ("workspace", "outputs", "uploads", "uploads/attachments", "large_tool_results"):
         st = os.stat(os.path.join(tdir, "user-data", d))
-        assert st.st_uid == 1000 and st.st_gid == 1000, d
+        assert st.st_uid == uid and st.st_gid == uid, d
     # same id, same owner: 200 and unchanged (even with other fields)
     r2 = alice.post("/api/threads", json={"thread_id": tid, "agent_id": "shell"})
     assert r2.status_code == 200 and r2.json() == rec

@@ -21,7 +21,14 @@ check() { # check NAME EXPECTED ACTUAL
 
 "$bin" doctor >/tmp/$tag.out 2>&1; check "doctor exit status" 0 $?
 check "doctor all ok" 0 "$(grep -c FAIL /tmp/$tag.out)"
-out=$("$bin" exec c1 -- echo hello world); check "exec output" "hello world" "$out"
+# an unknown thread is refused and leaves nothing behind (no ownerless
+# thread directory that the API could neither show nor delete)
+"$bin" exec c1 -- echo hello 2>/tmp/$tag.err; check "unknown thread refused" 1 $?
+check "refusal says why" 1 "$(grep -c -- '--owner' /tmp/$tag.err)"
+check "no ownerless thread directory" "" "$(ls "$YUXI_SAVES_DIR/threads" 2>/dev/null)"
+out=$("$bin" exec --owner alice c1 -- echo hello world); check "exec output" "hello world" "$out"
+check "thread created for its owner" alice "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["owner"])' "$YUXI_SAVES_DIR/threads/c1/thread.json")"
+"$bin" exec c1 --owner bob -- true 2>/dev/null; check "another owner refused" 1 $?
 "$bin" exec c1 -- sh -c 'exit 7'; check "exec exit status" 7 $?
 out=$("$bin" exec c1 'echo a && echo b | tr b c'); check "exec shell line" "a
 c" "$out"

@@ -23,6 +23,7 @@
 #include "yuxi/executor.h"
 #include "yuxi/provider.h"
 #include "yuxi/shm_table.h"
+#include "yuxi/threads.h"
 #include "exec/exec_int.h"
 
 #ifndef YX_TEST_DRIVER
@@ -37,6 +38,7 @@ static struct yx_config		 cfg;
 static struct yx_table		*table;
 static struct yx_driver		*drv;
 static struct yx_executor	*ex;
+static struct yx_thread_store	 store;
 static char			 saves[256];
 
 static int
@@ -83,6 +85,7 @@ setup_with(const char *image, size_t output_limit)
 	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e), YX_OK, "%s", e.msg);
 	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
 	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
+	cr_assert_eq(yx_thread_store_init(&store, &cfg, &e), YX_OK, "%s", e.msg);
 	yx_executor_set_transport(ex, AGENT_MODE ? YX_EXEC_TRANSPORT_AGENT :
 	    YX_EXEC_TRANSPORT_ENGINE);
 	cr_assert_eq(access(cfg.runner_path, X_OK), 0, "runner %s missing", cfg.runner_path);
@@ -116,6 +119,7 @@ teardown(void)
 		check_transport();
 	remove_our_containers();
 	yx_executor_free(ex);
+	yx_thread_store_fini(&store);
 	yx_driver_free(drv);
 	yx_table_close(table);
 	yx_table_unlink(cfg.shm_name);
@@ -125,17 +129,32 @@ teardown(void)
 	table = NULL;
 }
 
+/* Thread tid of "tester", created on first use (with its own uid). */
+static void
+thread_of(const char *tid, struct yx_thread *t)
+{
+	struct yx_thread	want = { 0 };
+	struct yx_errctx	e;
+	bool			created;
+
+	snprintf(want.thread_id, sizeof(want.thread_id), "%s", tid);
+	snprintf(want.owner, sizeof(want.owner), "tester");
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_thread_create(&store, &want, t, &created, &e), YX_OK,
+	    "%s", e.msg);
+}
+
 /* Run cmd in thread tid; assert success of the call itself. */
 static void
 run(const char *tid, const char *cmd, int timeout, struct yx_exec_output *out)
 {
 	struct yx_exec_request	req = { 0 };
+	struct yx_thread	t;
 	struct yx_errctx	e;
 	int			rc;
 
-	req.thread_id = tid;
-	req.owner = "tester";
-	req.agent_id = "";
+	thread_of(tid, &t);
+	yx_exec_request_thread(&req, &t);
 	req.command = cmd;
 	req.timeout_sec = timeout;
 	yx_errctx_clear(&e);
@@ -170,23 +189,35 @@ Test(executor, workdir_home_and_user)
 {
 	struct yx_exec_output out;
 
-	run("t-env", "pwd; echo $HOME; id -u; touch $HOME/.cache-test && echo homeok", 0, &out);
-	cr_assert_str_eq(out.output, "/home/yuxi/user-data/workspace\n/home/yuxi\n1000\nhomeok\n");
+	struct yx_thread	t;
+	char			want[200];
+
+	run("t-env", "pwd; echo $HOME; id -u; id -g; whoami; touch $HOME/.cache-test && "
+	    "echo homeok", 0, &out);
+	thread_of("t-env", &t);
+	/* the thread's own uid (root runs the tests: a range is in force) */
+	cr_assert(t.own_uid && t.uid >= cfg.uid_base &&
+	    t.uid - cfg.uid_base < cfg.uid_count, "uid %u", t.uid);
+	snprintf(want, sizeof(want), "/home/yuxi/user-data/workspace\n/home/yuxi\n"
+	    "%u\n%u\nyuxi\nhomeok\n", t.uid, t.gid);
+	cr_assert_str_eq(out.output, want);
 	yx_exec_output_fini(&out);
 }
 
 Test(executor, files_land_on_host_owned_by_sandbox_user)
 {
 	struct yx_exec_output	out;
+	struct yx_thread	t;
 	struct stat		st;
 	char			p[512];
 
 	run("t-files", "echo data > made.txt && ls /home/yuxi/user-data", 0, &out);
+	thread_of("t-files", &t);
 	cr_assert(strstr(out.output, "workspace") != NULL, "%s", out.output);
 	cr_assert(strstr(out.output, "large_tool_results") != NULL, "%s", out.output);
 	snprintf(p, sizeof(p), "%s/threads/t-files/user-data/workspace/made.txt", saves);
 	cr_assert_eq(stat(p, &st), 0, "no %s", p);
-	cr_assert_eq(st.st_uid, 1000);
+	cr_assert_eq(st.st_uid, t.uid);
 	cr_assert_eq(st.st_size, 5);
 	yx_exec_output_fini(&out);
 }
@@ -208,6 +239,7 @@ Test(executor, timeout_kills_the_whole_tree)
 Test(executor, output_cap_and_spill)
 {
 	struct yx_exec_output	out;
+	struct yx_thread	t;
 	struct stat		st;
 	char			p[5000];
 
@@ -222,7 +254,8 @@ Test(executor, output_cap_and_spill)
 	    out.full_output_path + strlen("/home/yuxi/user-data/"));
 	cr_assert_eq(stat(p, &st), 0, "spill file %s", p);
 	cr_assert_eq(st.st_size, 1000000);
-	cr_assert_eq(st.st_uid, 1000);
+	thread_of("t-cap", &t);
+	cr_assert_eq(st.st_uid, t.uid);
 	yx_exec_output_fini(&out);
 	/* one write far larger than any pipe: it must block, not fail */
 	run("t-cap", "yes 0123456789 | head -c 3145728 > big.bin && "
@@ -321,6 +354,7 @@ Test(executor, changed_settings_recreate_the_sandbox)
 	cfg.memory_bytes = 256LL << 20;
 	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /sys is outside the policy */
 	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
+	cr_assert_eq(yx_thread_store_init(&store, &cfg, &e), YX_OK, "%s", e.msg);
 	run("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 0, &out);
 	cr_assert_str_eq(out.output, "268435456\n");
 	yx_exec_output_fini(&out);

@@ -56,6 +56,7 @@ GROUP_NAMES = {
     7: "confinement inside the container",
     8: "resource exhaustion",
     9: "lifecycle and shared memory",
+    12: "between tenants",
 }
 COUNTERS = ("cases", "escapes", "host_bytes", "outside_metadata", "hangs",
             "lost_requests", "leaked_containers", "control_cases", "control_caught")

@@ -19,7 +19,8 @@ cd "$srcdir/tests/proof" || exit 99
 PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -p no:cacheprovider -q -s \
 	-o console_output_style=classic "$@" \
 	"$srcdir/tests/proof/test_g3_hostside.py" "$srcdir/tests/proof/test_g7_confine.py" \
-	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g8_exhaust.py"
+	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g8_exhaust.py" \
+	"$srcdir/tests/proof/test_g12_tenants.py"
 rc=$?
 "$py" "$srcdir/tests/proof/summary.py" "$PROOF_RESULTS" || rc=1
 exit $rc

@@ -6,7 +6,7 @@ import json
 import sys
 
 NAMES = {"3": "host-side access", "7": "confinement", "8": "resource exhaustion",
-         "9": "lifecycle, shared memory"}
+         "9": "lifecycle, shared memory", "12": "between tenants"}
 BAD = ("escapes", "host_bytes", "outside_metadata", "hangs", "lost_requests",
        "leaked_containers")
 

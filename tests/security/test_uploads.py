@@ -122,7 +122,10 @@ def small_fs():
     def make(svc):
         tid, ws = fresh(svc)
         ud = svc.user_data(tid)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "yxsecfull",
+        # owned like the user-data it replaces (the thread's own uid)
+        st = os.stat(ud)
+        opts = "size=256k,mode=0755,uid=%d,gid=%d" % (st.st_uid, st.st_gid)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "yxsecfull",
                            ud], capture_output=True).returncode != 0:
             pytest.skip("cannot mount a tmpfs here")
         mounted.append(ud)

@@ -113,9 +113,153 @@ Test(store, layout_created)
 	cr_assert_eq(stat(p, &sb), 0);
 	cr_assert(S_ISDIR(sb.st_mode));
 	if (geteuid() == 0)
-		cr_assert_eq(sb.st_uid, 1000);
+		cr_assert_eq(sb.st_uid, o.uid);
 	snprintf(p, sizeof(p), "%s/saves/threads/t3/thread.json", base);
 	cr_assert_eq(stat(p, &sb), 0);
+}
+
+/* Each thread has its own uid from the range (root only: chown). */
+Test(store, own_uid_per_thread)
+{
+	struct yx_thread	w, a, b, again;
+	char			p[512], buf[512];
+	bool			created;
+	FILE			*f;
+	size_t			n;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (files are given to the thread's uid)");
+	w = want("ua", "alice");
+	cr_assert_eq(yx_thread_create(&st, &w, &a, &created, NULL), YX_OK);
+	w = want("ub", "bob");
+	cr_assert_eq(yx_thread_create(&st, &w, &b, &created, NULL), YX_OK);
+	cr_assert(a.own_uid && b.own_uid);
+	cr_assert_neq(a.uid, b.uid);
+	cr_assert(a.uid >= YX_UID_RANGE_BASE && a.uid < YX_UID_RANGE_BASE +
+	    YX_UID_RANGE_COUNT);
+	cr_assert_eq(a.gid, a.uid);
+	/* the record keeps it */
+	cr_assert_eq(yx_thread_get(&st, "ua", "alice", &again, NULL), YX_OK);
+	cr_assert_eq(again.uid, a.uid);
+	/* the sandbox's passwd names it "yuxi" */
+	cr_assert_eq(yx_thread_etc_path(&cfg, &a, "passwd", p, sizeof(p)), YX_OK);
+	cr_assert_not_null(f = fopen(p, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	snprintf(p, sizeof(p), "yuxi:x:%u:%u:", a.uid, a.uid);
+	cr_assert(strstr(buf, p) != NULL, "%s", buf);
+	/* deleted and created again (by anyone): never the same uid at once */
+	cr_assert_eq(yx_thread_remove(&st, "ua", "alice", NULL), YX_OK);
+	w = want("ua", "bob");
+	cr_assert_eq(yx_thread_create(&st, &w, &again, &created, NULL), YX_OK);
+	cr_assert_neq(again.uid, a.uid);
+}
+
+/* Without a range (YUXI_SANDBOX_UID_RANGE=off) every thread is uid:gid. */
+Test(store, shared_uid_without_range)
+{
+	struct yx_thread_store	s2;
+	struct yx_config	c2 = cfg;
+	struct yx_thread	w = want("sh", "alice"), o;
+	bool			created;
+
+	c2.uid_count = 0;
+	cr_assert_eq(yx_thread_store_init(&s2, &c2, NULL), YX_OK);
+	cr_assert_eq(yx_thread_create(&s2, &w, &o, &created, NULL), YX_OK);
+	cr_assert(!o.own_uid);
+	cr_assert_eq(o.uid, 1000);
+	yx_thread_store_fini(&s2);
+}
+
+/* Deleting a thread removes its run directory; a new thread of the id
+ * starts without one (finding 1 of the cross-tenant review). */
+Test(store, run_directory_goes_with_the_thread)
+{
+	struct yx_thread	w = want("rx", "alice"), o;
+	struct stat		sb;
+	char			p[512];
+	bool			created;
+	int			fd;
+
+	cr_assert_eq(yx_thread_create(&st, &w, &o, &created, NULL), YX_OK);
+	snprintf(p, sizeof(p), "%s/saves/run/rx", base);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/saves/run/rx/secret", base);
+	cr_assert_neq(fd = open(p, O_CREAT | O_WRONLY, 0600), -1);
+	close(fd);
+	cr_assert_eq(yx_thread_remove(&st, "rx", "alice", NULL), YX_OK);
+	snprintf(p, sizeof(p), "%s/saves/run/rx", base);
+	cr_assert_eq(lstat(p, &sb), -1, "run directory survived the delete");
+	/* a stale one (left by a crash) is dropped when the id is created again */
+	cr_assert_eq(mkdir(p, 0700), 0);
+	w = want("rx", "bob");
+	cr_assert_eq(yx_thread_create(&st, &w, &o, &created, NULL), YX_OK);
+	cr_assert_eq(lstat(p, &sb), -1, "stale run directory handed on");
+}
+
+/* Listing reads the owner's index only; stale entries show nothing. */
+Test(store, list_uses_the_owner_index)
+{
+	struct yx_thread	 w, o, *v = NULL;
+	size_t			 n;
+	char			 p[512];
+	bool			 created;
+	int			 i, fd;
+
+	for (i = 0; i < 30; i++) {
+		snprintf(p, sizeof(p), "b%d", i);
+		w = want(p, "bob");
+		cr_assert_eq(yx_thread_create(&st, &w, &o, &created, NULL), YX_OK);
+	}
+	w = want("a1", "alice");
+	cr_assert_eq(yx_thread_create(&st, &w, &o, &created, NULL), YX_OK);
+	snprintf(p, sizeof(p), "%s/saves/owners/alice/a1", base);
+	cr_assert_eq(access(p, F_OK), 0, "no index entry");
+	/* a planted entry naming bob's thread shows nothing to alice */
+	snprintf(p, sizeof(p), "%s/saves/owners/alice/b3", base);
+	cr_assert_neq(fd = open(p, O_CREAT | O_WRONLY, 0600), -1);
+	close(fd);
+	cr_assert_eq(yx_thread_list(&st, "alice", &v, &n, NULL), YX_OK);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(v[0].thread_id, "a1");
+	free(v);
+	/* a user without threads */
+	cr_assert_eq(yx_thread_list(&st, "carol", &v, &n, NULL), YX_OK);
+	cr_assert_eq(n, 0);
+	free(v);
+	/* start-up repair: the planted entry goes, a lost one comes back */
+	snprintf(p, sizeof(p), "%s/saves/owners/bob/b7", base);
+	cr_assert_eq(unlink(p), 0);
+	{
+		struct yx_thread_repair rep;
+
+		yx_thread_store_reconcile(&st, &rep);
+		cr_assert_eq(rep.index_added, 1);
+		cr_assert_eq(rep.index_dropped, 1);
+	}
+	cr_assert_eq(access(p, F_OK), 0);
+	cr_assert_eq(yx_thread_list(&st, "bob", &v, &n, NULL), YX_OK);
+	cr_assert_eq(n, 30);
+	free(v);
+}
+
+/* Start-up repair drops the uid claims and run dirs of absent threads. */
+Test(store, reconcile_drops_leftovers)
+{
+	struct yx_thread_repair	rep;
+	char			p[512];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	snprintf(p, sizeof(p), "%s/saves/uids/%u", base, YX_UID_RANGE_BASE + 7);
+	cr_assert_eq(symlink("gone", p), 0);
+	snprintf(p, sizeof(p), "%s/saves/run/gone", base);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	yx_thread_store_reconcile(&st, &rep);
+	cr_assert_eq(rep.uids_dropped, 1);
+	cr_assert_eq(rep.runs_dropped, 1);
+	cr_assert_eq(access(p, F_OK), -1);
 }
 
 Test(store, list_newest_first_only_own)

@@ -1,0 +1,305 @@
+"""Group 12: between tenants (docs/security.md "Between tenants").
+
+What one user's thread can do to another user's, found by an attack run
+against the live service and proved closed here, each against a control:
+
+- run directory: alice's command writes into its agent directory
+  (/opt/yuxi/run), alice deletes the thread, bob creates a thread of the same
+  id: bob must find nothing of alice's. Control: the test-only daemon with
+  YX_CONTROL_OFF=rundir (run directories kept) and one shared uid
+  (YUXI_SANDBOX_UID_RANGE=off), which is how it was before.
+- per-uid kernel limits: alice's sandbox takes every inotify instance and
+  fills the POSIX message-queue budget; bob's sandbox must still get both.
+  Every thread has its own host uid, so the per-uid counters are its own.
+  Control: YUXI_SANDBOX_UID_RANGE=off (every sandbox uid 1000): bob fails.
+- listing cost: bob owns 5,000 threads; alice's GET /api/threads must cost
+  what alice owns (per-owner index). Control: YX_CONTROL_OFF=ownerindex
+  (the listing reads every thread record).
+"""
+import concurrent.futures
+import os
+import secrets
+import statistics
+import threading
+import time
+
+import pytest
+
+import prooffix as P
+from prooffix import stats
+
+G = 12
+FOREIGN = int(os.environ.get("YUXI_PROOF_FOREIGN_THREADS", "5000"))
+
+
+def new_id(tag):
+    return "%s-%s" % (tag, secrets.token_hex(5))
+
+
+def create(svc, who, tid):
+    r = svc.request(who, "POST", "/api/threads", json={"thread_id": tid})
+    assert r.status_code in (200, 201), r.text
+    return r.json()
+
+
+@pytest.fixture(scope="module")
+def prod():
+    if not P.image_present(P.FULL_IMAGE):
+        pytest.skip("image %s missing" % P.FULL_IMAGE)
+    svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE,
+                         YUXI_COMMAND_PATH_POLICY="off").start()
+    yield svc
+    svc.stop()
+
+
+def control(off, kind="cbroker", **kw):
+    """A control service: the test-only daemon with YX_CONTROL_OFF=off, or
+    (kind "prod") the production daemon with weakened settings."""
+    if kind != "prod":
+        kw["YX_CONTROL_OFF"] = off
+    return P.ProofService(kind, YUXI_SANDBOX_IMAGE=P.FULL_IMAGE,
+                          YUXI_COMMAND_PATH_POLICY="off", **kw).start()
+
+
+# ------------------------------------------------------------- run directory
+def run_dir_inherited(svc):
+    """alice writes into /opt/yuxi/run, deletes; bob takes the id: leaked?"""
+    tid = new_id("rd")
+    token = secrets.token_hex(12)
+    create(svc, "alice", tid)
+    out = svc.run(tid, "echo %s > /opt/yuxi/run/alice.txt && ls /opt/yuxi/run" % token)
+    assert "alice.txt" in out["output"], out
+    r = svc.request("alice", "DELETE", "/api/threads/" + tid)
+    assert r.status_code == 204, r.text
+    left = os.path.exists(os.path.join(svc.saves, "run", tid))
+    create(svc, "bob", tid)
+    out = svc.run(tid, "cat /opt/yuxi/run/alice.txt 2>&1; ls -a /opt/yuxi/run", who="bob")
+    return token in out["output"], left, out["output"]
+
+
+def test_run_directory_not_inherited(prod):
+    leaked, left, out = run_dir_inherited(prod)
+    print("run dir prod: leaked=%s left_on_disk=%s %r" % (leaked, left, out[-200:]))
+    stats.case(G, "deleted thread's run directory reaches the next owner",
+               escapes=leaked, outside_metadata=left)
+    assert not leaked and not left, out
+    # no run directory without its thread after a round of deletes
+    runs = set(os.listdir(os.path.join(prod.saves, "run")))
+    threads = set(os.listdir(os.path.join(prod.saves, "threads")))
+    stale = sorted(runs - threads)
+    stats.case(G, "stale run directories", outside_metadata=len(stale))
+    assert not stale, stale
+
+
+def test_run_directory_control():
+    svc = control("rundir", YUXI_SANDBOX_UID_RANGE="off")
+    try:
+        leaked, left, out = run_dir_inherited(svc)
+        print("run dir control: leaked=%s left_on_disk=%s" % (leaked, left))
+        assert stats.control(G, leaked, "run directory handed to the next owner"), out
+    finally:
+        svc.stop()
+
+
+# ------------------------------------------------------- per-uid kernel limits
+HOLD = r"""
+import ctypes, os, sys, time
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+fds = []
+while len(fds) < 4096:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    fds.append(fd)
+print("inotify_held=%d errno=%d" % (len(fds), ctypes.get_errno()), flush=True)
+open("/home/yuxi/user-data/workspace/holding", "w").write("%d\n" % len(fds))
+time.sleep(float(sys.argv[1]))
+"""
+
+MQFILL = r"""
+import ctypes, os
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
+                ("pad", ctypes.c_long * 4)]
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+a = Attr(0, 10, 8192, 0)
+n = 0
+while n < 256:
+    q = libc.mq_open(("/yxq%d" % n).encode(), os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(a))
+    if q < 0:
+        break
+    n += 1
+print("mq_made=%d errno=%d" % (n, ctypes.get_errno()))
+"""
+
+PROBE = r"""
+import ctypes, os
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
+                ("pad", ctypes.c_long * 4)]
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+fd = libc.inotify_init1(0)
+print("inotify=%s errno=%d" % ("ok" if fd >= 0 else "fail", ctypes.get_errno()))
+a = Attr(0, 10, 8192, 0)
+q = libc.mq_open(b"/yxbob", os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(a))
+print("mqueue=%s errno=%d" % ("ok" if q >= 0 else "fail", ctypes.get_errno()))
+"""
+
+
+def write_script(svc, who, tid, name, text):
+    r = svc.request(who, "POST", "/api/filesystem/write",
+                    json={"thread_id": tid, "path": "/workspace/" + name,
+                          "content": text, "overwrite": True})
+    assert r.status_code == 201, r.text
+
+
+def per_uid_limits(svc):
+    """alice exhausts inotify and mqueue; what does bob's sandbox get?"""
+    ta, tb = new_id("ua"), new_id("ub")
+    create(svc, "alice", ta)
+    create(svc, "bob", tb)
+    write_script(svc, "alice", ta, "hold.py", HOLD)
+    write_script(svc, "alice", ta, "mqfill.py", MQFILL)
+    write_script(svc, "bob", tb, "probe.py", PROBE)
+    svc.run(tb, "true", who="bob")		# bob's box exists before the attack
+    mq = svc.run(ta, "python3 mqfill.py")["output"]
+    holder = {}
+
+    def hold():
+        holder["out"] = svc.run(ta, "python3 hold.py 10", timeout=60)["output"]
+    th = threading.Thread(target=hold)
+    th.start()
+    marker = os.path.join(svc.workspace(ta), "holding")
+    deadline = time.time() + 30
+    while not os.path.exists(marker) and time.time() < deadline:
+        time.sleep(0.1)
+    assert os.path.exists(marker), "holder did not start"
+    out = svc.run(tb, "python3 probe.py", who="bob")["output"]
+    th.join(60)
+    res = {"inotify_ok": "inotify=ok" in out, "mqueue_ok": "mqueue=ok" in out}
+    return res, mq.strip(), open(marker).read().strip(), out
+
+
+def test_per_uid_limits_separated(prod):
+    res, mq, held, out = per_uid_limits(prod)
+    print("per-uid prod: alice %s, %s inotify held; bob %s" % (mq, held, res))
+    stats.measure(G, "alice_inotify_instances_held", int(held))
+    stats.case(G, "inotify instances shared across sandboxes",
+               escapes=not res["inotify_ok"])
+    stats.case(G, "mqueue bytes shared across sandboxes",
+               escapes=not res["mqueue_ok"])
+    assert int(held) > 0 and "mq_made=" in mq
+    assert res["inotify_ok"] and res["mqueue_ok"], out
+
+
+def test_per_uid_limits_control():
+    svc = control("", kind="prod", YUXI_SANDBOX_UID_RANGE="off")
+    try:
+        res, mq, held, out = per_uid_limits(svc)
+        print("per-uid control: alice %s, %s inotify held; bob %s" % (mq, held, res))
+        stats.control(G, not res["inotify_ok"], "inotify starved with one shared uid")
+        stats.control(G, not res["mqueue_ok"], "mqueue starved with one shared uid")
+        assert not res["inotify_ok"] and not res["mqueue_ok"], out
+    finally:
+        svc.stop()
+
+
+# ----------------------------------------------------------------- listings
+def list_ms(svc, who, n=15):
+    t = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        r = svc.request(who, "GET", "/api/threads")
+        t.append((time.monotonic() - t0) * 1000)
+        assert r.status_code == 200
+    return statistics.median(t), r.json()["threads"]
+
+
+def make_foreign(svc, count):
+    """bob creates `count` threads through the API (6 clients)."""
+    import requests
+    ids = ["f%05d-%s" % (i, secrets.token_hex(3)) for i in range(count)]
+    local = threading.local()
+
+    def one(tid):
+        if not hasattr(local, "s"):
+            local.s = requests.Session()
+        r = svc.request("bob", "POST", "/api/threads", json={"thread_id": tid},
+                        session=local.s)
+        return r.status_code
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(6) as ex:
+        codes = list(ex.map(one, ids))
+    assert codes.count(201) == count, {c: codes.count(c) for c in set(codes)}
+    return time.monotonic() - t0
+
+
+def listing_cost(svc):
+    mine = [new_id("la") for _ in range(3)]
+    for tid in mine:
+        create(svc, "alice", tid)
+    base, _ = list_ms(svc, "alice")
+    made = make_foreign(svc, FOREIGN)
+    after, threads = list_ms(svc, "alice")
+    got = set(t["thread_id"] for t in threads)
+    # all of alice's (earlier tests made some too), nothing of bob's
+    assert set(mine) <= got and not [t for t in got if t.startswith("f")], got
+    return base, after, made
+
+
+def test_listing_costs_what_the_caller_owns(prod):
+    base, after, made = listing_cost(prod)
+    ratio = after / max(base, 0.01)
+    print("listing prod: alice %.2f ms alone, %.2f ms with %d foreign threads "
+          "(%.1fx; made in %.1f s)" % (base, after, FOREIGN, ratio, made))
+    stats.measure(G, "listing_ms_alone", round(base, 2))
+    stats.measure(G, "listing_ms_with_%d_foreign" % FOREIGN, round(after, 2))
+    # noisy machine: generous, but far below the control's growth
+    stats.case(G, "listing scans other users' threads", hangs=ratio > 3)
+    assert ratio < 3, (base, after)
+
+
+def test_listing_control():
+    svc = control("ownerindex")
+    try:
+        base, after, made = listing_cost(svc)
+        ratio = after / max(base, 0.01)
+        print("listing control: %.2f ms -> %.2f ms (%.1fx)" % (base, after, ratio))
+        stats.measure(G, "control_listing_ms_with_%d_foreign" % FOREIGN, round(after, 2))
+        assert stats.control(G, ratio > 4, "listing cost grows with others' threads"), \
+            (base, after)
+    finally:
+        svc.stop()
+
+
+# ----------------------------------------------------------- layout repair
+def test_swapped_layout_folder_is_repaired(prod):
+    """A top-level folder swapped for a symlink (or a file) by the sandbox
+    used to make every later execute 403 for good; now it is moved aside,
+    made again, and the reply says so. Nothing is followed."""
+    tid = new_id("lr")
+    create(prod, "alice", tid)
+    prod.run(tid, "true")
+    out = prod.run(tid, "cd /home/yuxi/user-data && rm -rf large_tool_results outputs "
+                        "&& ln -s /etc large_tool_results && echo x > outputs")
+    assert out["exit_code"] == 0, out
+    r = prod.request("alice", "POST", "/api/execute",
+                     json={"thread_id": tid, "command": "ls -a /home/yuxi/user-data"})
+    body = r.json() if r.status_code == 200 else {}
+    rep = body.get("layout_repaired", [])
+    ud = os.path.join(prod.saves, "threads", tid, "user-data")
+    ok = (r.status_code == 200 and sorted(rep) == [
+        "/home/yuxi/user-data/large_tool_results", "/home/yuxi/user-data/outputs"]
+        and os.path.isdir(os.path.join(ud, "large_tool_results"))
+        and not os.path.islink(os.path.join(ud, "large_tool_results"))
+        and os.path.isdir(os.path.join(ud, "outputs")))
+    print("layout repair: %d %s" % (r.status_code, rep))
+    stats.case(G, "swapped layout folder blocks the thread", escapes=not ok)
+    assert ok, (r.status_code, r.text)
+    moved = [n for n in os.listdir(ud) if n.startswith("large_tool_results.moved-")]
+    assert len(moved) == 1 and os.readlink(os.path.join(ud, moved[0])) == "/etc"
+    # and the next command runs as usual, with nothing to repair
+    again = prod.run(tid, "echo fine")
+    assert again["output"] == "fine\n" and "layout_repaired" not in again
