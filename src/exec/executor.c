@@ -136,11 +136,14 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->drv = drv;
 	exec_agent_setup(ex);
 	/* the agent's protocol version too: a container started with an
-	 * older agent is recreated rather than left on the engine path */
-	snprintf(ex->spec, sizeof(ex->spec), "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s",
+	 * older agent is recreated rather than left on the engine path; and
+	 * the log setting: one made with an engine log is recreated */
+	snprintf(ex->spec, sizeof(ex->spec),
+	    "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s|log=%s",
 	    cfg->image, (long long)cfg->memory_bytes, cfg->cpus, cfg->pids,
 	    cfg->network, cfg->readonly_rootfs, cfg->user, (long long)cfg->tmp_size,
-	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-");
+	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-",
+	    yx_spec_log_setting());
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");
 		free(ex);
@@ -470,7 +473,7 @@ exec_container_gone(struct yx_executor *ex, const struct yx_lease *lease, int rc
 /*
  * The fingerprint a sandbox is labelled with (io.yuxi.sandbox.skills): the
  * visible skills AND the container settings (image, limits, user, network,
- * security options, agent mounts). When either changes - a new skill
+ * security options, agent mounts, log driver). When either changes - a new skill
  * selection, a rebuilt image name, a new memory limit - the provider
  * recreates the sandbox on its next acquire instead of reusing a container
  * made under the old settings.
