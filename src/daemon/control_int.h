@@ -11,7 +11,10 @@
  * Names: identity (also trust HTTP_X_YUXI_USER), path (".." resolved
  * lexically instead of refused), headers (no CR/LF refusal or encoding of
  * X-Accel-Redirect and Content-Disposition), threadid (no thread id
- * syntax check), authz (no owner check). The broker's own control build
+ * syntax check), authz (no owner check), enginelog (sandbox containers
+ * get the engine's default log driver instead of none), enginemsg (the
+ * engine's own error text, host paths included, reaches the client), mask
+ * (no output masking of host paths). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

@@ -42,6 +42,9 @@
 #include "agent/agent_proto.h"
 #include "exec/exec_int.h"
 #include "exec/outcap.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "daemon/control_int.h"
+#endif
 
 #define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
 #define YX_EXEC_TIMEOUT_MAX	600
@@ -579,16 +582,27 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
 	return YX_OK;
 }
 
-/* Mask host roots in the output (DESIGN §4), replacing out->output. */
+/*
+ * Mask host roots in the output (DESIGN §4), replacing out->output: the
+ * source of every bind mount (exec_acquire_run, provider_mounts.c) becomes
+ * its path in the sandbox. The thread's user-data, the skills root (each
+ * skill's host directory lies beneath it), the agent run directory, the
+ * runner and the agent binary; `cat /proc/self/mountinfo` prints each of
+ * them. Masking reduces leaks, it is no boundary (mask.c).
+ */
 static int
 exec_mask(struct yx_executor *ex, const struct exec_run *run,
     struct yx_exec_output *out)
 {
-	struct yx_mask_rule	 rules[3];
+	struct yx_mask_rule	 rules[5];
 	size_t			 n = 0, len;
 	char			*masked;
 	int			 rc;
 
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("mask"))
+		return YX_OK;
+#endif
 	rules[n].from = run->user_data;
 	rules[n++].to = YX_VROOT_USER_DATA;
 	if (ex->cfg->skills_dir[0] != '\0') {
@@ -598,6 +612,12 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 	if (run->rundir[0] != '\0') {
 		rules[n].from = run->rundir;
 		rules[n++].to = YX_AGENT_RUN_TARGET;
+	}
+	rules[n].from = ex->cfg->runner_path;
+	rules[n++].to = YX_RUNNER_TARGET;
+	if (ex->agent_host[0] != '\0') {
+		rules[n].from = ex->agent_host;
+		rules[n++].to = YX_AGENT_TARGET;
 	}
 	if (yx_mask_hits(out->output, out->len, rules, n) == 0)
 		return YX_OK;	/* the usual case: no copy */
