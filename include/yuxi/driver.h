@@ -131,4 +131,17 @@ struct yx_driver	*yx_driver_api_new(const struct yx_config *cfg, struct yx_errct
 struct yx_driver	*yx_driver_cli_new(const struct yx_config *cfg, struct yx_errctx *err);
 void			 yx_driver_free(struct yx_driver *d);
 
+/*
+ * The logging driver every sandbox container is made with
+ * (HostConfig.LogConfig.Type, `docker run --log-driver`): "none". The
+ * engine still drains the init's stdout and stderr (a command can open
+ * /proc/1/fd/1 and /proc/1/fd/2: same uid) but stores nothing, so no
+ * command can fill the engine's data directory through them, and the init
+ * never blocks on a full pipe. Part of the container settings fingerprint
+ * (executor.c): a container made with another log setting is recreated on
+ * its next acquire. Static string; "engine-default" only in the control
+ * build with YX_CONTROL_OFF=enginelog.
+ */
+const char		*yx_spec_log_setting(void);
+
 #endif /* YUXI_DRIVER_H */

@@ -71,8 +71,10 @@ bool	yx_thread_id_valid(const char *id, size_t len);
  * absolute path in the command - unquoted, quoted, after a redirection, after
  * "=" in VAR=/x or --opt=/x, inside $(...) or backticks - must lie under
  * /home/yuxi/ (and resolve into the namespace), /bin/, /usr/bin/,
- * /usr/local/bin/, /usr/lib/, or be /dev/null, /dev/stdin, /dev/stdout,
- * /dev/stderr. With YX_CMD_POLICY_OFF everything passes.
+ * /usr/local/bin/, /usr/lib/, or be exactly one of the pseudo-devices
+ * /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N (N digits). With YX_CMD_POLICY_OFF
+ * everything passes.
  * Returns YX_OK or YX_E_PATH_NOT_ALLOWED with the first refused token copied
  * (truncated, NUL-terminated) into bad (size badlen; bad may be NULL).
  */

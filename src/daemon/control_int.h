@@ -13,8 +13,11 @@
  * X-Accel-Redirect and Content-Disposition), threadid (no thread id
  * syntax check), authz (no owner check), rundir (a thread's agent run
  * directory outlives it and passes to the next thread of its id),
- * ownerindex (listings read every thread, not the caller's index). The
- * broker's own control build
+ * ownerindex (listings read every thread, not the caller's index),
+ * enginelog (sandbox containers get the engine's default log driver
+ * instead of none), enginemsg (the engine's own error text, host paths
+ * included, reaches the client), mask (no output masking of host paths).
+ * The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

@@ -6,7 +6,10 @@
  * (exec start has its own, see api_exec.c). Bodies are built and parsed with
  * json-c. Status mapping follows the Engine API reference: 404 "no such
  * container/image", 409 "conflict", 5xx "server error" (reported as
- * BACKEND_UNAVAILABLE with the engine's own message, escaped and bounded).
+ * BACKEND_UNAVAILABLE), 400 "bad parameter" (our own request was refused,
+ * e.g. a bind source that does not exist: BACKEND_UNAVAILABLE too, as for
+ * the CLI driver). The engine's "message" goes to the server log only,
+ * escaped; callers get our own words (yx_driver_fail).
  */
 #include "config.h"
 
@@ -127,7 +130,7 @@ api_status_fail(struct yx_errctx *err, long status, const struct yx_buf *resp,
 	struct json_object	*j = NULL, *m;
 	const char		*msg = "";
 	size_t			 mlen = 0;
-	char			 esc[256];
+	char			 how[48];
 	int			 code;
 
 	if (resp != NULL && resp->len > 0) {
@@ -141,18 +144,16 @@ api_status_fail(struct yx_errctx *err, long status, const struct yx_buf *resp,
 			mlen = strlen(msg);
 		}
 	}
-	yx_driver_escape(esc, sizeof(esc), msg, mlen);
-	if (status >= 500)
+	if (status >= 500 || status == 400)
 		code = YX_E_BACKEND_UNAVAILABLE;
 	else if (status == 404)
 		code = YX_E_NOT_FOUND;
 	else if (status == 409)
 		code = YX_E_FILE_EXISTS;
-	else if (status == 400)
-		code = YX_E_BAD_REQUEST;
 	else
 		code = YX_E_INTERNAL;
-	yx_fail(err, code, "%s: engine answered %ld: %s", what, status, esc);
+	snprintf(how, sizeof(how), "engine answered %ld", status);
+	(void)yx_driver_fail(err, code, what, how, msg, mlen);
 	json_object_put(j);
 	return code;
 }

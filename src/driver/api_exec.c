@@ -133,10 +133,9 @@ exec_create(struct api_driver *ad, const char *ref,
 		goto done;
 	if (call.status == 409) {
 		/* "container is not running" / "is paused" / restarting */
-		struct yx_errctx e2;
-
-		(void)api_status_fail(&e2, call.status, &resp, "exec create");
-		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "%s", e2.msg);
+		(void)api_status_fail(NULL, call.status, &resp, "exec create");
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "exec create: container is not running");
 		goto done;
 	}
 	if (call.status != 201) {

@@ -45,9 +45,11 @@ struct api_call {
 int	api_request(struct api_driver *ad, struct api_call *call,
 	    struct yx_errctx *err);
 /*
- * Turn a non-2xx status into an error: 5xx -> BACKEND_UNAVAILABLE, 404 ->
- * NOT_FOUND, 409 -> FILE_EXISTS, 400 -> BAD_REQUEST, else INTERNAL; the
- * message is "<what>: <engine message, escaped>". Returns the error.
+ * Turn a non-2xx status into an error: 5xx and 400 (our request refused,
+ * e.g. a bind source that does not exist) -> BACKEND_UNAVAILABLE, 404 ->
+ * NOT_FOUND, 409 -> FILE_EXISTS, else INTERNAL. The engine's message goes
+ * to the server log only; the error text is ours (yx_driver_fail). Returns
+ * the error.
  */
 int	api_status_fail(struct yx_errctx *err, long status,
 	    const struct yx_buf *resp, const char *what);

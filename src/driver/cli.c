@@ -6,9 +6,11 @@
  * drivers talk to the same engine. JSON output (`docker inspect`) is parsed
  * with json-c by the parser the API driver uses. Failures are classified from
  * the client's stderr: "No such container/object" -> NOT_FOUND, "No such
- * image" -> IMAGE_MISSING, "Conflict"/"already in use" -> FILE_EXISTS, and
- * everything else (daemon unreachable included) -> BACKEND_UNAVAILABLE. Each
- * call is bounded: the client is killed at its deadline.
+ * image" -> IMAGE_MISSING, "Conflict"/"already in use"/"already in progress"
+ * -> FILE_EXISTS, and everything else (daemon unreachable included) ->
+ * BACKEND_UNAVAILABLE; the stderr text itself goes to the server log only
+ * (yx_driver_fail). Each call is bounded: the client is killed at its
+ * deadline.
  */
 #include "config.h"
 
@@ -50,7 +52,7 @@ cli_fail(const struct yx_spawn_out *so, const struct yx_buf *errb,
     const char *what, struct yx_errctx *err)
 {
 	const char	*e = errb->data ? errb->data : "";
-	char		 esc[256];
+	char		 how[48];
 	int		 code = YX_E_BACKEND_UNAVAILABLE;
 
 	if (so->timed_out)
@@ -59,11 +61,11 @@ cli_fail(const struct yx_spawn_out *so, const struct yx_buf *errb,
 		code = YX_E_NOT_FOUND;
 	else if (strstr(e, "No such image") || strstr(e, "Unable to find image"))
 		code = YX_E_IMAGE_MISSING;
-	else if (strstr(e, "Conflict") || strstr(e, "already in use"))
+	else if (strstr(e, "Conflict") || strstr(e, "already in use") ||
+	    strstr(e, "already in progress"))
 		code = YX_E_FILE_EXISTS;
-	yx_driver_escape(esc, sizeof(esc), e, errb->len);
-	return yx_fail(err, code, "%s: docker exited %d: %s", what, so->status,
-	    esc);
+	snprintf(how, sizeof(how), "docker exited %d", so->status);
+	return yx_driver_fail(err, code, what, how, e, errb->len);
 }
 
 /* Run a command that needs no stdout; YX_OK or the classified error. */
@@ -202,8 +204,8 @@ cli_remove(struct yx_driver *d, const char *ref, struct yx_errctx *err)
 	/* rm -f kills anyway: the stop is only a grace for the init. */
 	(void)cli_simple(cd, stop, &out, "container stop", NULL);
 	rc = cli_simple(cd, rm, &out, "container remove", err);
-	if (rc == YX_E_NOT_FOUND || (rc != YX_OK && err != NULL &&
-	    strstr(err->msg, "already in progress") != NULL)) {
+	/* FILE_EXISTS: a removal is already in progress; it is going. */
+	if (rc == YX_E_NOT_FOUND || rc == YX_E_FILE_EXISTS) {
 		yx_errctx_clear(err);
 		rc = YX_OK;
 	}

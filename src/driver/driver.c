@@ -4,7 +4,8 @@
  * yx_driver_new() honours cfg->driver; "auto" pings the Engine API socket and
  * falls back to the `docker` command when the socket does not answer. The
  * inspect parser here serves both drivers because `docker inspect` prints
- * exactly the Engine API's container JSON.
+ * exactly the Engine API's container JSON. yx_driver_fail() is the one place
+ * where an engine's own error text is handled: server log only.
  */
 #include "config.h"
 
@@ -22,6 +23,9 @@
 #include "yuxi/error.h"
 #include "yuxi/log.h"
 #include "driver/driver_int.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "daemon/control_int.h"
+#endif
 
 /* True when an executable `docker` is found on PATH. */
 static bool
@@ -106,6 +110,45 @@ yx_driver_escape(char *dst, size_t dstlen, const char *s, size_t n)
 	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
 		n--;
 	return log_escape(dst, dstlen, s, n);
+}
+
+/* Our words for a failed engine call of class `code`. */
+static const char *
+driver_fail_text(int code)
+{
+	switch (code) {
+	case YX_E_NOT_FOUND:
+		return "no such container";
+	case YX_E_FILE_EXISTS:
+		return "conflict";
+	case YX_E_IMAGE_MISSING:
+		return "no such image";
+	case YX_E_BACKEND_UNAVAILABLE:
+		return "failed";
+	default:
+		return "request refused";
+	}
+}
+
+int
+yx_driver_fail(struct yx_errctx *err, int code, const char *what,
+    const char *how, const char *text, size_t n)
+{
+	char esc[512];
+
+	yx_driver_escape(esc, sizeof(esc), text != NULL ? text : "",
+	    text != NULL ? n : 0);
+	/* the outcomes callers expect and handle are no news */
+	if (code == YX_E_NOT_FOUND || code == YX_E_FILE_EXISTS)
+		log_debug("engine: %s: %s: %s", what, how, esc);
+	else
+		log_warnx("engine: %s: %s: %s", what, how, esc);
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("enginemsg"))
+		return yx_fail(err, code, "%s: %s: %s", what, how, esc);
+#endif
+	return yx_fail(err, code, "%s: %s: %s (details in the server log)",
+	    what, how, driver_fail_text(code));
 }
 
 /* Copy label `key` of `labels` into dst ("" when absent or too long). */

@@ -80,8 +80,20 @@ void	yx_driver_info_labels(struct json_object *labels,
  * died) and reused by an unrelated host process. pid <= 1 is ignored.
  */
 void	yx_driver_kill_host_pid(pid_t pid, const char *cid);
-/* Escape an engine message for an error text (bounded, printable). */
+/* Escape an engine message for a log line (bounded, printable). */
 const char *yx_driver_escape(char *dst, size_t dstlen, const char *s, size_t n);
+/*
+ * Record a failed engine call of class `code` (an enum yx_err). The engine's
+ * own text (`text`, n bytes; NULL allowed) is its wording and can name host
+ * paths ("bind source path does not exist: /srv/..."): it goes to the server
+ * log only, escaped and bounded (debug level for NOT_FOUND and FILE_EXISTS,
+ * which callers expect and handle; else a warning). The caller-safe message
+ * in err is ours: "<what>: <how>: <our words for code> (details in the
+ * server log)", `what` naming the operation and `how` the status or exit
+ * code. Returns code.
+ */
+int	yx_driver_fail(struct yx_errctx *err, int code, const char *what,
+	    const char *how, const char *text, size_t n);
 
 /* spec.c */
 /*

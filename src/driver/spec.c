@@ -6,9 +6,11 @@
  * every capability dropped, no-new-privileges plus the operator's extra
  * security options (the engine's default seccomp profile applies unless the
  * operator names another), read-only root with size-limited tmpfs at /tmp
- * and a writable HOME tmpfs beneath which the bind mounts sit, and an init
- * process that reaps zombies. The working directory is not set here: it may
- * not exist before the first exec creates it.
+ * and a writable HOME tmpfs beneath which the bind mounts sit, an init
+ * process that reaps zombies, and no engine log (yx_spec_log_setting(): what
+ * a command writes to the init's stdout through /proc/1/fd/1 is dropped, not
+ * stored under the engine's data directory). The working directory is not
+ * set here: it may not exist before the first exec creates it.
  */
 #include "config.h"
 
@@ -23,9 +25,13 @@
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "driver/driver_int.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "daemon/control_int.h"
+#endif
 
 #define SPEC_HOME	"/home/yuxi"
 #define SPEC_PORT	"8080/tcp"
+#define SPEC_LOG_DRIVER	"none"
 
 void
 yx_spec_user(const struct yx_container_spec *s, char *dst, size_t dstlen)
@@ -79,6 +85,26 @@ spec_each_secopt(const struct yx_config *cfg, int (*fn)(void *, const char *),
 		rc = fn(arg, tok);
 	}
 	return rc;
+}
+
+/*
+ * The container's logging driver; NULL (the engine's default, json-file on a
+ * stock engine) only in the control build with YX_CONTROL_OFF=enginelog.
+ */
+static const char *
+spec_log_driver(void)
+{
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("enginelog"))
+		return NULL;
+#endif
+	return SPEC_LOG_DRIVER;
+}
+
+const char *
+yx_spec_log_setting(void)
+{
+	return spec_log_driver() != NULL ? spec_log_driver() : "engine-default";
 }
 
 /* json helpers: each returns YX_OK or YX_E_NOMEM. */
@@ -178,12 +204,13 @@ spec_ports(const struct yx_container_spec *s, struct json_object *body,
 	return YX_OK;
 }
 
-/* The HostConfig object: limits, hardening, tmpfs, mounts. */
+/* The HostConfig object: limits, hardening, tmpfs, mounts, log. */
 static int
 spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 {
 	const struct yx_config	*c = s->cfg;
-	struct json_object	*hc = json_object_new_object(), *a, *t;
+	struct json_object	*hc = json_object_new_object(), *a, *t, *lc;
+	const char		*log = spec_log_driver();
 	char			 opts[128];
 	int			 rc;
 
@@ -203,6 +230,10 @@ spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 	    (rc = yx_spec_tmpfs_opts(s, true, opts, sizeof(opts))) ||
 	    (rc = jadd(t, SPEC_HOME, json_object_new_string(opts))) ||
 	    (rc = spec_mounts(s, hc)))
+		return rc;
+	if (log != NULL &&
+	    ((rc = jadd(hc, "LogConfig", lc = json_object_new_object())) ||
+	    (rc = jadd(lc, "Type", json_object_new_string(log)))))
 		return rc;
 	if (c->memory_bytes > 0 &&
 	    ((rc = jadd(hc, "Memory", json_object_new_int64(c->memory_bytes))) ||
@@ -350,6 +381,9 @@ spec_argv_limits(const struct yx_container_spec *s, struct argv_vec *av)
 	    (rc = argv_pushf(av, "--tmpfs", SPEC_HOME ":%s", opts)))
 		return rc;
 	if (c->readonly_rootfs && (rc = argv_push(av, "--read-only")))
+		return rc;
+	if (spec_log_driver() != NULL && (rc = argv_pushf(av, "--log-driver",
+	    "%s", spec_log_driver())))
 		return rc;
 	if (c->memory_bytes > 0 &&
 	    ((rc = argv_pushf(av, "--memory", "%" PRId64, c->memory_bytes)) ||

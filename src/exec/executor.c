@@ -145,11 +145,14 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->drv = drv;
 	exec_agent_setup(ex);
 	/* the agent's protocol version too: a container started with an
-	 * older agent is recreated rather than left on the engine path */
-	snprintf(ex->spec, sizeof(ex->spec), "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s",
+	 * older agent is recreated rather than left on the engine path; and
+	 * the log setting: one made with an engine log is recreated */
+	snprintf(ex->spec, sizeof(ex->spec),
+	    "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s|log=%s",
 	    cfg->image, (long long)cfg->memory_bytes, cfg->cpus, cfg->pids,
 	    cfg->network, cfg->readonly_rootfs, cfg->user, (long long)cfg->tmp_size,
-	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-");
+	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-",
+	    yx_spec_log_setting());
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");
 		free(ex);
@@ -519,7 +522,7 @@ exec_container_gone(struct yx_executor *ex, const struct yx_lease *lease, int rc
 /*
  * The fingerprint a sandbox is labelled with (io.yuxi.sandbox.skills): the
  * visible skills AND the container settings (image, limits, user, network,
- * security options, agent mounts). When either changes - a new skill
+ * security options, agent mounts, log driver). When either changes - a new skill
  * selection, a rebuilt image name, a new memory limit - the provider
  * recreates the sandbox on its next acquire instead of reusing a container
  * made under the old settings.
@@ -656,16 +659,28 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
 	return YX_OK;
 }
 
-/* Mask host roots in the output (DESIGN §4), replacing out->output. */
+/*
+ * Mask host roots in the output (DESIGN §4), replacing out->output: the
+ * source of every bind mount (exec_acquire_run, provider_mounts.c) becomes
+ * its path in the sandbox. The thread's user-data, the skills root (each
+ * skill's host directory lies beneath it), the agent run directory, the
+ * runner and the agent binary, the thread's passwd and group files; `cat
+ * /proc/self/mountinfo` prints each of them. Masking reduces leaks, it is
+ * no boundary (mask.c).
+ */
 static int
 exec_mask(struct yx_executor *ex, const struct exec_run *run,
     struct yx_exec_output *out)
 {
-	struct yx_mask_rule	 rules[5];
+	struct yx_mask_rule	 rules[7];
 	size_t			 n = 0, len, i;
 	char			*masked;
 	int			 rc;
 
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("mask"))
+		return YX_OK;
+#endif
 	rules[n].from = run->user_data;
 	rules[n++].to = YX_VROOT_USER_DATA;
 	if (ex->cfg->skills_dir[0] != '\0') {
@@ -675,6 +690,12 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 	if (run->rundir[0] != '\0') {
 		rules[n].from = run->rundir;
 		rules[n++].to = YX_AGENT_RUN_TARGET;
+	}
+	rules[n].from = ex->cfg->runner_path;
+	rules[n++].to = YX_RUNNER_TARGET;
+	if (ex->agent_host[0] != '\0') {
+		rules[n].from = ex->agent_host;
+		rules[n++].to = YX_AGENT_TARGET;
 	}
 	for (i = 0; i < 2 && run->etc[i][0] != '\0'; i++) {
 		rules[n].from = run->etc[i];

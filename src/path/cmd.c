@@ -23,7 +23,9 @@
  * "/usr/bin"".."),
  * and a "$(" or an opening backtick (odd count) inside makes it dynamic.
  * A candidate is allowed when
- *   - it is exactly /dev/null, /dev/stdin, /dev/stdout or /dev/stderr; or
+ *   - it is exactly one of the harmless pseudo-devices /dev/null, /dev/zero,
+ *     /dev/full, /dev/random, /dev/urandom, /dev/stdin, /dev/stdout,
+ *     /dev/stderr, or /dev/fd/N with N decimal digits only; or
  *   - it has no ".." component (also across ',', '{', '}' for brace
  *     expansion), holds no command substitution ($( or a backtick), and
  *     either lies in /bin, /usr/bin, /usr/local/bin or /usr/lib (the
@@ -49,8 +51,11 @@
 #define CMD_BOUNDARY	" \t\n\r\v\f;&|<>()`{}'\"\\=,@!"
 
 static const char *const cmd_dev_ok[] = {
-	"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/stdin", "/dev/stdout", "/dev/stderr",
 };
+
+#define CMD_DEV_FD	"/dev/fd/"
 
 static const char *const cmd_dir_ok[] = {
 	"/bin", "/usr/bin", "/usr/local/bin", "/usr/lib",
@@ -88,6 +93,20 @@ cmd_under(const char *p, size_t n, const char *dir)
 	    (n == dlen || p[dlen] == '/');
 }
 
+/* True when p (n bytes) is exactly /dev/fd/N, N one or more digits. */
+static bool
+cmd_dev_fd(const char *p, size_t n)
+{
+	size_t	 i, plen = sizeof(CMD_DEV_FD) - 1;
+
+	if (n <= plen || memcmp(p, CMD_DEV_FD, plen) != 0)
+		return false;
+	for (i = plen; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	return true;
+}
+
 /*
  * Judge an unquoted absolute path p (n bytes, n < YX_VPATH_MAX). dynamic
  * says the raw text held a command substitution. True when allowed.
@@ -103,6 +122,8 @@ cmd_path_ok(const char *p, size_t n, bool dynamic)
 		    memcmp(p, cmd_dev_ok[i], n) == 0)
 			return true;
 	}
+	if (!dynamic && cmd_dev_fd(p, n))
+		return true;
 	if (dynamic || cmd_has_dotdot(p, n))
 		return false;
 	for (i = 0; i < sizeof(cmd_dir_ok) / sizeof(cmd_dir_ok[0]); i++) {

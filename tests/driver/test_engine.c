@@ -6,10 +6,12 @@
  */
 #include "config.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
+#include "driver/driver_int.h"
 #include "drvtest.h"
 
 #define HAS(out, s)	cr_expect(strstr((out)->data ? (out)->data : "", s) \
@@ -237,6 +240,175 @@ check_remove(void)
 	    err.msg);
 }
 
+/* One line of `docker inspect -f fmt ref` into dst ("" on failure). */
+static void
+engine_query(const char *ref, const char *fmt, char *dst, size_t len)
+{
+	char	 cmd[512];
+	FILE	*p;
+
+	dst[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "docker inspect -f '%s' %s 2>/dev/null", fmt,
+	    ref);
+	if ((p = popen(cmd, "r")) == NULL)
+		return;
+	if (fgets(dst, (int)len, p) == NULL)
+		dst[0] = '\0';
+	dst[strcspn(dst, "\n")] = '\0';
+	pclose(p);
+}
+
+static long long ftw_total;
+
+static int
+ftw_add(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)path;
+	(void)f;
+	if (flag == FTW_F)
+		ftw_total += st->st_size;
+	return 0;
+}
+
+/* Bytes in the regular files of container ref's engine directory. */
+static long long
+engine_dir_bytes(const char *ref)
+{
+	char	root[256], id[128], dir[512];
+
+	engine_query(ref, "{{.Id}}", id, sizeof(id));
+	cr_assert(id[0] != '\0', "no id for %s", ref);
+	root[0] = '\0';
+	{
+		FILE *p = popen("docker info -f '{{.DockerRootDir}}'", "r");
+
+		if (p != NULL) {
+			if (fgets(root, sizeof(root), p) == NULL)
+				root[0] = '\0';
+			pclose(p);
+		}
+	}
+	root[strcspn(root, "\n")] = '\0';
+	cr_assert(root[0] == '/', "no engine data root");
+	snprintf(dir, sizeof(dir), "%s/containers/%s", root, id);
+	ftw_total = 0;
+	cr_assert(nftw(dir, ftw_add, 16, FTW_PHYS) == 0, "cannot walk %s", dir);
+	return ftw_total;
+}
+
+#define FLOOD_BYTES	(32LL << 20)
+
+/*
+ * A hostile command writes FLOOD_BYTES to the init's stdout and as much to
+ * its stderr (/proc/1/fd/1, /proc/1/fd/2: same uid). Returns how much the
+ * container's engine directory grew; asserts the writes ended by
+ * themselves (neither blocked nor failed).
+ */
+static long long
+engine_flood(const char *ref)
+{
+	char			 cmd[256], t[8] = "60";
+	const char		*argv[] = { DT_RUNNER, "-t", t, "--", "/bin/sh",
+	    "-c", cmd, NULL };
+	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 60,
+	    dt_sink, NULL };
+	struct yx_exec_result	 res;
+	struct yx_errctx	 err;
+	struct yx_buf		 o;
+	long long		 before, after;
+
+	yx_buf_init(&o, 1 << 16);
+	req.arg = &o;
+	snprintf(cmd, sizeof(cmd), "for fd in 1 2; do head -c %lld /dev/zero | "
+	    "tr '\\0' x >/proc/1/fd/$fd || echo failed-$fd; done; echo "
+	    "flooded", FLOOD_BYTES);
+	before = engine_dir_bytes(ref);
+	cr_assert_eq(dt.d->ops->exec(dt.d, ref, &req, &res, &err), YX_OK,
+	    "%s", err.msg);
+	cr_expect(!res.timed_out && res.exit_code == 0, "flood: exit %d%s",
+	    res.exit_code, res.timed_out ? " (timed out)" : "");
+	cr_expect_str_eq(o.data, "flooded\n");
+	after = engine_dir_bytes(ref);
+	yx_buf_fini(&o);
+	return after - before;
+}
+
+/*
+ * The same container as dt's, made with today's argv minus the log setting
+ * (the engine's default log driver): the control of check_engine_log.
+ */
+static void
+engine_log_control(const char *name)
+{
+	struct yx_container_spec	  spec = dt.spec;
+	struct yx_errctx		  err;
+	char				**argv = NULL;
+	size_t				  i, j;
+	pid_t				  pid;
+	int				  st;
+
+	spec.name = name;
+	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
+	for (i = j = 0; argv[i] != NULL; i++) {
+		if (strcmp(argv[i], "--log-driver") == 0 && argv[i + 1] != NULL) {
+			free(argv[i]);
+			free(argv[++i]);
+			continue;
+		}
+		argv[j++] = argv[i];
+	}
+	argv[j] = NULL;
+	if ((pid = fork()) == 0) {
+		(void)!freopen("/dev/null", "w", stdout);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	cr_assert(pid > 0 && waitpid(pid, &st, 0) == pid &&
+	    WIFEXITED(st) && WEXITSTATUS(st) == 0, "control docker run failed");
+	yx_spec_argv_free(argv);
+}
+
+/*
+ * No engine log: nothing a command writes to the init's stdout or stderr
+ * reaches the engine's data directory, and the writes do not block. The
+ * control container (the engine's default json-file log) grows by the
+ * flood: the measurement can see it.
+ */
+static char engine_ctl[160];
+
+/* Fixture .fini of engine_log: the control container goes too. */
+static void
+engine_log_fini(void)
+{
+	struct yx_errctx err;
+
+	if (engine_ctl[0] != '\0' && dt.d != NULL)
+		(void)dt.d->ops->remove(dt.d, engine_ctl, &err);
+	dt_teardown();
+}
+
+static void
+check_engine_log(void)
+{
+	char		v[512], *ctl = engine_ctl;
+	long long	grew, grew_ctl;
+
+	engine_query(dt.name, "{{.HostConfig.LogConfig.Type}}|{{.LogPath}}", v,
+	    sizeof(v));
+	cr_expect_str_eq(v, "none|");
+	grew = engine_flood(dt.name);
+	snprintf(engine_ctl, sizeof(engine_ctl), "%sctl", dt.name);
+	engine_log_control(ctl);
+	engine_query(ctl, "{{.HostConfig.LogConfig.Type}}", v, sizeof(v));
+	grew_ctl = engine_flood(ctl);
+	printf("%s: %lld bytes to /proc/1/fd/1 and /proc/1/fd/2: the engine "
+	    "directory grew %lld bytes (control, log driver %s: %lld)\n",
+	    dt.d->ops->name, 2 * FLOOD_BYTES, grew, v, grew_ctl);
+	cr_expect(grew < 64 * 1024, "engine directory grew %lld bytes", grew);
+	cr_expect(grew_ctl >= FLOOD_BYTES, "control grew only %lld bytes: the "
+	    "measurement is blind", grew_ctl);
+}
+
 #define DRIVER_TESTS(suite, kind)					\
 static void suite##_init(void) { dt_setup(kind, 0, 0); }		\
 static void suite##_limits_init(void) { dt_setup(kind, 64, 32 << 20); }\
@@ -246,7 +418,9 @@ Test(suite, sandbox, .init = suite##_init, .fini = dt_teardown,	\
 Test(suite, limits, .init = suite##_limits_init, .fini = dt_teardown,\
     .timeout = 60) { check_limits(); }					\
 Test(suite, remove, .init = suite##_init, .fini = dt_teardown,	\
-    .timeout = 60) { check_remove(); }
+    .timeout = 60) { check_remove(); }					\
+Test(suite, engine_log, .init = suite##_init, .fini = engine_log_fini,\
+    .timeout = 180) { check_engine_log(); }
 
 DRIVER_TESTS(api, YX_DRIVER_API)
 DRIVER_TESTS(cli, YX_DRIVER_CLI)

@@ -1,8 +1,10 @@
 /*
  * test_fault.c - failure paths of both drivers: engine socket missing,
- * docker binary missing, image missing (real engine), and fault injection
- * the real engine cannot do: a fake engine on a unix socket answering 500,
- * and one sending a corrupt exec stream. Also the auto driver selection.
+ * docker binary missing, image missing and a bind source that does not
+ * exist (real engine), and fault injection the real engine cannot do: a
+ * fake engine on a unix socket answering 500, and one sending a corrupt
+ * exec stream. Also the auto driver selection. The engine's own error text
+ * never reaches err (it can name host paths): only the server log, escaped.
  */
 #include "config.h"
 
@@ -19,6 +21,7 @@
 
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
+#include "yuxi/log.h"
 
 static struct yx_config	cfg;
 static pid_t		fake_pid = -1;
@@ -149,21 +152,59 @@ fake_stop(void)
 	rmdir(fake_dir);
 }
 
+/*
+ * Server log capture: stderr into a temporary file between log_begin()
+ * and log_end(), which returns what was logged (static storage).
+ */
+static int	log_saved = -1;
+static FILE	*log_file;
+
+static void
+log_begin(void)
+{
+	log_init("test_fault", 0);
+	fflush(stderr);
+	cr_assert((log_file = tmpfile()) != NULL);
+	log_saved = dup(2);
+	cr_assert(dup2(fileno(log_file), 2) == 2);
+}
+
+static const char *
+log_end(void)
+{
+	static char	 text[8192];
+	size_t		 n;
+
+	fflush(stderr);
+	dup2(log_saved, 2);
+	close(log_saved);
+	rewind(log_file);
+	n = fread(text, 1, sizeof(text) - 1, log_file);
+	text[n] = '\0';
+	fclose(log_file);
+	return text;
+}
+
 Test(fault, api_engine_500, .fini = fake_stop)
 {
 	struct yx_driver		*d;
 	struct yx_errctx		 err;
 	struct yx_container_info	 info, *v = NULL;
 	size_t				 n;
+	const char			*logged;
 
 	base_cfg(YX_DRIVER_API);
 	fake_start(500);
 	d = drv();
+	log_begin();
 	cr_expect_eq(d->ops->ping(d, &err), YX_E_BACKEND_UNAVAILABLE);
-	cr_expect(strstr(err.msg, "engine exploded") != NULL, "%s", err.msg);
-	cr_expect(strchr(err.msg, '\x1b') == NULL && strchr(err.msg, '\n') ==
-	    NULL, "unescaped: %s", err.msg);
-	cr_expect(strstr(err.msg, "\\x1b") != NULL, "%s", err.msg);
+	logged = log_end();
+	/* our words to the caller, the engine's in the log, escaped */
+	cr_expect_str_eq(err.msg, "ping: engine answered 500: failed "
+	    "(details in the server log)");
+	cr_expect(strstr(logged, "ping: engine answered 500: engine exploded "
+	    "\\x1b[31m red") != NULL, "log: %s", logged);
+	cr_expect(strchr(logged, '\x1b') == NULL, "unescaped: %s", logged);
 	cr_expect_eq(d->ops->inspect(d, "x", &info, &err),
 	    YX_E_BACKEND_UNAVAILABLE);
 	cr_expect_eq(d->ops->list(d, &v, &n, &err), YX_E_BACKEND_UNAVAILABLE);
@@ -219,6 +260,8 @@ engine_down(enum yx_driver_kind kind)
 	d = drv();
 	cr_expect_eq(d->ops->ping(d, &err), YX_E_BACKEND_UNAVAILABLE);
 	cr_expect(err.msg[0] != '\0');
+	/* the client names the socket; our message does not */
+	cr_expect(strstr(err.msg, "/nonexistent") == NULL, "%s", err.msg);
 	cr_expect_eq(d->ops->create(d, &spec, &info, &err),
 	    YX_E_BACKEND_UNAVAILABLE, "%s", err.msg);
 	cr_expect_eq(d->ops->inspect(d, "x", &info, &err),
@@ -284,6 +327,63 @@ image_missing(enum yx_driver_kind kind)
 
 Test(fault, api_image_missing) { image_missing(YX_DRIVER_API); }
 Test(fault, cli_image_missing) { image_missing(YX_DRIVER_CLI); }
+
+/*
+ * Real engine: a bind source that does not exist (a removed skill, a
+ * runner path that is wrong). The engine answers "bind source path does not
+ * exist: <host path>"; the caller gets BACKEND_UNAVAILABLE and our words,
+ * the path only reaches the server log; nothing is left behind.
+ */
+static void
+bind_source_missing(enum yx_driver_kind kind)
+{
+	struct yx_driver		*d;
+	struct yx_errctx		 err;
+	struct yx_container_info	 info;
+	struct yx_container_spec	 spec;
+	struct yx_mount			 m;
+	char				 name[64], src[96];
+	const char			*logged;
+
+	base_cfg(kind);
+	d = drv();
+	snprintf(name, sizeof(name), "yuxi-drvtest-%d-bind", (int)getpid());
+	snprintf(src, sizeof(src), "/tmp/yuxi-drvtest-%d-hostsecret/yuxi-run",
+	    (int)getpid());
+	m = (struct yx_mount){ src, "/opt/yuxi/bin/yuxi-run", true };
+	memset(&spec, 0, sizeof(spec));
+	spec.name = name;
+	spec.image = cfg.image;
+	spec.thread_id = "t";
+	spec.sandbox_id = "s";
+	spec.mounts = &m;
+	spec.nmounts = 1;
+	spec.cfg = &cfg;
+	log_begin();
+	cr_expect_eq(d->ops->create(d, &spec, &info, &err),
+	    YX_E_BACKEND_UNAVAILABLE, "%s", err.msg);
+	logged = log_end();
+	printf("%s create, bind source missing: caller sees \"%s\"\n",
+	    d->ops->name, err.msg);
+	cr_expect(strstr(err.msg, "hostsecret") == NULL, "host path in: %s",
+	    err.msg);
+	cr_expect(strstr(err.msg, "container create: ") == err.msg, "%s",
+	    err.msg);
+	cr_expect(strstr(logged, src) != NULL, "not in the log: %s", logged);
+	cr_expect_eq(d->ops->inspect(d, name, &info, &err), YX_E_NOT_FOUND,
+	    "a container was left behind");
+	yx_driver_free(d);
+}
+
+Test(fault, api_bind_source_missing, .timeout = 60)
+{
+	bind_source_missing(YX_DRIVER_API);
+}
+
+Test(fault, cli_bind_source_missing, .timeout = 60)
+{
+	bind_source_missing(YX_DRIVER_CLI);
+}
 
 Test(fault, auto_selection)
 {

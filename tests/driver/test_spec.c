@@ -2,7 +2,7 @@
  * test_spec.c - the container spec as an Engine API create body and as a
  * `docker run` command line (spec.c): every hardening field from the
  * configuration, operator security options, mounts, port publishing only
- * when asked, and the list prefix filter.
+ * when asked, no engine log, and the list prefix filter.
  */
 #include "config.h"
 
@@ -106,6 +106,10 @@ Test(spec, create_body_hardening, .init = setup)
 	    "\"ReadOnly\":true}]");
 	cr_expect(at(b, "HostConfig.PortBindings") == NULL);
 	cr_expect(at(b, "ExposedPorts") == NULL);
+	/* no engine log: /proc/1/fd/1 leads nowhere a command can fill */
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
+	    "HostConfig.LogConfig"), JSON_C_TO_STRING_PLAIN),
+	    "{\"Type\":\"none\"}");
 	json_object_put(b);
 }
 
@@ -163,7 +167,8 @@ Test(spec, run_argv, .init = setup)
 	    "HOME=/home/yuxi --network none --cap-drop ALL --security-opt "
 	    "no-new-privileges --init --tmpfs /tmp:rw,nosuid,nodev,size=67108864 "
 	    "--tmpfs /home/yuxi:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
-	    "mode=0755 --read-only --memory 536870912 --memory-swap 536870912 "
+	    "mode=0755 --read-only --log-driver none --memory 536870912 "
+	    "--memory-swap 536870912 "
 	    "--cpus 1.000 --pids-limit 256 --mount type=bind,source=/srv/t/"
 	    "user-data,target=/home/yuxi/user-data --mount type=bind,source="
 	    "/srv/skills/pdf,target=/home/yuxi/skills/pdf,readonly -- "

@@ -11,7 +11,11 @@
  * Commands: the off policy accepts everything; strict answers OK or
  * PATH_NOT_ALLOWED with a non-empty token, deterministically; a command that
  * passes stops passing once " /etc/passwd" is appended (and reports it), and
- * "cat /etc/passwd;" in front is always reported first.
+ * "cat /etc/passwd;" in front is always reported first. Devices: "cat
+ * /dev/<X>", X the input's leading run of [A-Za-z0-9._/+-], passes exactly
+ * when an oracle written apart from cmd.c allows it (null, zero, full,
+ * random, urandom, stdin, stdout, stderr, or fd/ and one or more digits):
+ * /dev/zeroes, /dev/fdX, /dev/fd/../x, /dev/tcp/... stay refused.
  */
 #include "config.h"
 
@@ -145,6 +149,49 @@ cmd_strict_props(char *cmd, size_t n)
 	return NULL;
 }
 
+/* The oracle: is t (NUL-terminated, "/dev/...") an allowed device? */
+static bool
+dev_allowed(const char *t)
+{
+	static const char *const ok[] = { "null", "zero", "full", "random",
+	    "urandom", "stdin", "stdout", "stderr" };
+	size_t	 i;
+
+	if (strncmp(t, "/dev/", 5) != 0)
+		return false;
+	t += 5;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(t, ok[i]) == 0)
+			return true;
+	if (strncmp(t, "fd/", 3) != 0 || t[3] == '\0')
+		return false;
+	return strspn(t + 3, "0123456789") == strlen(t + 3);
+}
+
+/* "cat /dev/<plain prefix of data>" passes iff the oracle allows it. */
+static const char *
+cmd_dev_props(const uint8_t *data, size_t size)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-";
+	char	 cmd[160], bad[160];
+	size_t	 n = 0;
+	int	 rc;
+
+	memcpy(cmd, "cat /dev/", 9);
+	while (n < size && n < 128 && data[n] != '\0' &&
+	    strchr(plain, data[n]) != NULL) {
+		cmd[9 + n] = (char)data[n];
+		n++;
+	}
+	cmd[9 + n] = '\0';
+	rc = yx_cmd_check(cmd, YX_CMD_POLICY_STRICT, bad, sizeof(bad));
+	if ((rc == YX_OK) != dev_allowed(cmd + 4))
+		return rc == YX_OK ? "device outside the allowed set passed" :
+		    "allowed device refused";
+	return NULL;
+}
+
 const char *
 cmd_props_check(const uint8_t *data, size_t size)
 {
@@ -166,5 +213,7 @@ cmd_props_check(const uint8_t *data, size_t size)
 	else
 		why = cmd_strict_props(cmd, n);
 	free(cmd);
+	if (why == NULL)
+		why = cmd_dev_props(data, size);
 	return why;
 }

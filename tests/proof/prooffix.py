@@ -9,10 +9,11 @@ variant).
 
 - `ProofService(kind, nginx, **YUXI_overrides)`: a service with its own base
   directory, port, tokens, container prefix "yxpf<pid>n<k>-" and shm name
-  "/yxpf<pid>n<k>". kind "prod" is the production yuxi-sandboxd, "cbroker"
-  the test-only control daemon of the security suite built with
-  -DYX_BROKER_CONTROL_UNSAFE (the broker follows symlinks, blocks on FIFOs
-  and writes in place). nginx "dev" is nginx/dev.conf.in as shipped,
+  "/yxpf<pid>n<k>". kind "prod" is the production yuxi-sandboxd, "control"
+  the test-only control daemon of the security suite (-DYX_CONTROL_UNSAFE:
+  YX_CONTROL_OFF switches single protections off), "cbroker" the same also
+  built with -DYX_BROKER_CONTROL_UNSAFE (the broker follows symlinks, blocks
+  on FIFOs and writes in place). nginx "dev" is nginx/dev.conf.in as shipped,
   "symlinks" the same with `disable_symlinks off` (the control of the
   download race: nginx follows what the sandbox swapped in).
 - `stats`: per-group counters (cases, escapes, host bytes, outside metadata,
@@ -46,6 +47,8 @@ _spec.loader.exec_module(e2e)
 SOAK = os.environ.get("PROOF_SOAK") == "1"
 BINARIES = {
     "prod": os.path.join(TOP_BUILDDIR, "yuxi-sandboxd"),
+    "control": os.path.join(TOP_BUILDDIR, "tests", "security",
+                            "yuxi-sandboxd-control"),
     "cbroker": os.path.join(TOP_BUILDDIR, "tests", "security",
                             "yuxi-sandboxd-control-broker"),
 }

@@ -17,11 +17,28 @@ Controls (each check must fail there):
   engine's default capabilities, no no-new-privileges, the engine socket
   bind-mounted read-only, a writable skill copy), probed with docker exec;
 - for descriptors, the same probe in a shell holding an extra descriptor.
+
+What a command can reach beyond its box (issue 10):
+- the engine's log: a command opens the init's stdout and stderr
+  (/proc/1/fd/1, /proc/1/fd/2: same uid) and writes 100 MB to each; the
+  bytes that reach the container's directory under the engine's data root
+  (its json log, if any) are measured. Control: the control daemon with
+  YX_CONTROL_OFF=enginelog (today's engine-default json-file log) grows by
+  the whole flood; the production daemon started afterwards on the same
+  table recreates that container (its settings fingerprint differs).
+- host paths in answers: an engine error (the runner's bind source does
+  not exist) must not show the host path in the API reply (both drivers);
+  control: YX_CONTROL_OFF=enginemsg passes the engine's text through.
+  `cat /proc/self/mountinfo` prints the host source of every bind mount:
+  the output must not name the runner, the agent, the saves tree or the
+  skills root; control: YX_CONTROL_OFF=mask.
 """
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -192,3 +209,211 @@ def test_control_weak_container():
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=120)
         shutil.rmtree(skills, ignore_errors=True)
+
+
+# ------------------------------------------------- what reaches the engine
+FLOOD_MB = 100   # per descriptor
+FLOOD = ("for fd in 1 2; do head -c %d /dev/zero | tr '\\0' x >/proc/1/fd/$fd "
+         "|| echo failed-$fd; done; echo flooded") % (FLOOD_MB * 1000 * 1000)
+LOG_SLACK = 64 * 1024   # config files the engine may rewrite meanwhile
+
+
+def docker_out(*args):
+    r = subprocess.run(["docker"] + list(args), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def container_of(svc, tid):
+    rows = svc.containers(thread=tid)
+    assert len(rows) == 1, rows
+    return rows[0][0]
+
+
+def engine_dir_bytes(cid):
+    """Bytes in the regular files of the container's engine directory."""
+    d = os.path.join(docker_out("info", "-f", "{{.DockerRootDir}}"), "containers", cid)
+    total = 0
+    for root, _, files in os.walk(d):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(root, f))
+            except OSError:
+                continue
+            if not os.path.islink(os.path.join(root, f)):
+                total += st.st_size
+    return total
+
+
+def dockerd_cpu():
+    """CPU seconds used so far by the engine (None when not visible)."""
+    try:
+        pid = subprocess.run(["pidof", "dockerd"], capture_output=True, text=True,
+                             timeout=10).stdout.split()[0]
+        with open("/proc/%s/stat" % pid) as f:
+            v = f.read().rsplit(")", 1)[1].split()
+        return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def flood(svc, tid, cid):
+    """Run the flood in tid's sandbox; (bytes the engine dir grew, seconds,
+    engine CPU seconds or None)."""
+    before, cpu0, t0 = engine_dir_bytes(cid), dockerd_cpu(), time.monotonic()
+    r = svc.run(tid, FLOOD, timeout=120)
+    secs, cpu1 = time.monotonic() - t0, dockerd_cpu()
+    assert r["output"] == "flooded\n" and r["exit_code"] == 0 and not r["timed_out"], r
+    cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
+    return engine_dir_bytes(cid) - before, secs, cpu
+
+
+def test_engine_log_prod():
+    svc = service()
+    try:
+        tid = svc.new_thread()
+        svc.run(tid, "true")
+        cid = container_of(svc, tid)
+        logcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}|{{.LogPath}}", cid)
+        grew, secs, cpu = flood(svc, tid, cid)
+        print("engine log, prod: %s; %d MB to /proc/1/fd/1 and /proc/1/fd/2 in %.1f s: "
+              "engine directory grew %d bytes; engine CPU %s s"
+              % (logcfg, 2 * FLOOD_MB, secs, grew, "%.2f" % cpu if cpu is not None else "?"))
+        stats.measure(G, "engine_log_bytes_prod", grew)
+        stats.measure(G, "engine_log_flood_s_prod", round(secs, 2))
+        if cpu is not None:
+            stats.measure(G, "engine_cpu_s_prod", round(cpu, 2))
+        ok = logcfg == "none|" and grew < LOG_SLACK
+        stats.case(G, "engine log: %s grew %d" % (logcfg, grew), escapes=not ok)
+        # the init is not blocked: the box still runs commands
+        ok2 = svc.run(tid, "echo alive")["output"] == "alive\n"
+        stats.case(G, "box alive after the flood", escapes=not ok2)
+        assert ok and ok2, (logcfg, grew)
+    finally:
+        svc.stop()
+
+
+def test_control_engine_log_then_recreated():
+    svc = P.ProofService("control", "dev", YUXI_COMMAND_PATH_POLICY="off",
+                         YUXI_SANDBOX_TMP_SIZE="%dm" % TMP_MB,
+                         YX_CONTROL_OFF="enginelog").start()
+    try:
+        tid = svc.new_thread()
+        svc.run(tid, "true")
+        old = container_of(svc, tid)
+        logcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}", old)
+        grew, secs, cpu = flood(svc, tid, old)
+        print("engine log, control (%s): %d MB in %.1f s: engine directory grew %d bytes; "
+              "engine CPU %s s" % (logcfg, 2 * FLOOD_MB, secs, grew,
+                                    "%.2f" % cpu if cpu is not None else "?"))
+        stats.measure(G, "engine_log_bytes_control", grew)
+        if cpu is not None:
+            stats.measure(G, "engine_cpu_s_control", round(cpu, 2))
+        caught = grew >= FLOOD_MB * 1000 * 1000
+        stats.control(G, caught, "engine-default log grows with the flood (%d)" % grew)
+        # the production daemon on the same table: that container is recreated
+        svc.halt()
+        svc.binary = P.BINARIES["prod"]
+        svc.env.pop("YX_CONTROL_OFF", None)
+        svc.start()
+        svc.run(tid, "true")
+        new = container_of(svc, tid)
+        newcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}", new)
+        gone = subprocess.run(["docker", "inspect", old], capture_output=True,
+                              timeout=60).returncode != 0
+        print("production restart: container %s -> %s (log %s), old removed: %s"
+              % (old[:12], new[:12], newcfg, gone))
+        ok = new != old and newcfg == "none" and gone
+        stats.case(G, "container with an engine log recreated", escapes=not ok)
+        assert caught and ok, (grew, old, new, newcfg, gone)
+    finally:
+        svc.stop()
+
+
+# ------------------------------------------------------- host paths leaking
+def missing_runner_service(kind, driver, **extra):
+    secret = "yxhostsecret%s" % secrets.token_hex(4)
+    env = {"YUXI_COMMAND_PATH_POLICY": "off", "YUXI_DOCKER_DRIVER": driver}
+    env.update(extra)
+    svc = P.ProofService(kind, "dev", **env)
+    runner = os.path.join(svc.base, secret, "yuxi-run")
+    svc.env["YUXI_RUNNER_PATH"] = runner
+    svc.env["YUXI_AGENT_PATH"] = os.path.join(svc.base, secret, "yuxi-agent")
+    return svc.start(), secret, runner
+
+
+@pytest.mark.parametrize("driver", ["api", "cli"])
+def test_engine_error_no_host_path(driver):
+    svc, secret, runner = missing_runner_service("prod", driver)
+    try:
+        tid = svc.new_thread()
+        r = svc.request("alice", "POST", "/api/execute",
+                        json={"thread_id": tid, "command": "echo hi"})
+        log = svc.read_log(tail=None)
+        print("%s driver, runner missing: %d %s" % (driver, r.status_code, r.text))
+        leak = secret in r.text or svc.base in r.text or "bind source" in r.text
+        stats.case(G, "engine error via %s: %d %s" % (driver, r.status_code, r.text[:200]),
+                   outside_metadata=leak)
+        # the operator still learns why, from the server log
+        assert r.status_code == 503 and not leak, r.text
+        assert runner in log, log[-2000:]
+    finally:
+        svc.stop()
+    ctl, secret, runner = missing_runner_service("control", driver,
+                                                 YX_CONTROL_OFF="enginemsg")
+    try:
+        tid = ctl.new_thread()
+        r = ctl.request("alice", "POST", "/api/execute",
+                        json={"thread_id": tid, "command": "echo hi"})
+        print("control (%s driver, enginemsg): %d %s" % (driver, r.status_code, r.text))
+        assert stats.control(G, secret in r.text, "engine text with the host path (%s)" % driver)
+    finally:
+        ctl.stop()
+
+
+def mount_sources(svc):
+    """Host paths this service bind-mounts (as configured)."""
+    return {
+        "runner": svc.env["YUXI_RUNNER_PATH"],
+        "agent": svc.env["YUXI_AGENT_PATH"],
+        "saves": svc.saves,
+        "skills": svc.env["YUXI_SKILLS_DIR"],
+    }
+
+
+def mountinfo_service(kind, **extra):
+    env = {"YUXI_COMMAND_PATH_POLICY": "off",
+           "YUXI_RUNNER_PATH": os.path.join(P.TOP_BUILDDIR, "yuxi-run"),
+           "YUXI_AGENT_PATH": os.path.join(P.TOP_BUILDDIR, "yuxi-agent")}
+    env.update(extra)
+    return P.ProofService(kind, "dev", **env).start()
+
+
+def test_mountinfo_masked():
+    svc = mountinfo_service("prod")
+    try:
+        tid = svc.new_thread()
+        out = svc.run(tid, "cat /proc/self/mountinfo")["output"]
+        srcs = mount_sources(svc)
+        shown = [l.split()[3] + " " + l.split()[4] for l in out.splitlines()
+                 if len(l.split()) > 4 and l.split()[4].startswith(("/home/yuxi", "/opt/yuxi"))]
+        print("mountinfo, prod: root and mount point of our binds:", shown)
+        for k, v in srcs.items():
+            leak = v in out
+            stats.case(G, "mountinfo names the %s host path %s" % (k, v), outside_metadata=leak)
+            assert not leak, (k, v, out)
+        for t in ("/opt/yuxi/bin/yuxi-run /opt/yuxi/bin/yuxi-run",
+                  "/opt/yuxi/bin/yuxi-agent /opt/yuxi/bin/yuxi-agent"):
+            assert t in out, out
+    finally:
+        svc.stop()
+    ctl = mountinfo_service("control", YX_CONTROL_OFF="mask")
+    try:
+        tid = ctl.new_thread()
+        out = ctl.run(tid, "cat /proc/self/mountinfo")["output"]
+        srcs = mount_sources(ctl)
+        for k in ("runner", "agent", "saves"):
+            stats.control(G, srcs[k] in out, "unmasked mountinfo names the %s" % k)
+        assert all(srcs[k] in out for k in ("runner", "agent", "saves")), out
+    finally:
+        ctl.stop()
