@@ -653,9 +653,11 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
 		    &run->rundir_fd, &e);
 	if (rc == YX_OK)
 		return YX_OK;
-	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
-		return yx_fail(err, rc, "agent: %s", e.msg);
+	/* e.msg may name host paths: the log gets it, the client does not */
 	log_warnx("agent disabled for this command: %s", e.msg);
+	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the in-sandbox agent cannot be used (details in the server log)");
 	return YX_OK;
 }
 
