@@ -20,6 +20,7 @@
 #include "yuxi/driver.h"
 #include "yuxi/executor.h"
 #include "yuxi/shm_table.h"
+#include "yuxi/threads.h"
 
 static int64_t
 now_us(void)
@@ -37,6 +38,8 @@ main(void)
 	struct yx_table		*table = NULL;
 	struct yx_driver	*drv = NULL;
 	struct yx_executor	*ex = NULL;
+	struct yx_thread_store	 store = { .dirfd = -1, .ownfd = -1, .uidfd = -1,
+				    .runfd = -1 };
 	struct yx_errctx	 e;
 	char			 line[8192], eb[256], *sp;
 	int			 rc = 1;
@@ -48,7 +51,8 @@ main(void)
 	if (yx_table_open(&table, cfg.shm_name, (uint32_t)cfg.max_replicas,
 	    YX_TABLE_CREATE, &e) != YX_OK ||
 	    (drv = yx_driver_new(&cfg, &e)) == NULL ||
-	    (ex = yx_executor_new(&cfg, table, drv, &e)) == NULL) {
+	    (ex = yx_executor_new(&cfg, table, drv, &e)) == NULL ||
+	    yx_thread_store_init(&store, &cfg, &e) != YX_OK) {
 		fprintf(stderr, "bench_exec: %s\n", e.msg);
 		goto done;
 	}
@@ -56,15 +60,22 @@ main(void)
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		struct yx_exec_request	req = { 0 };
 		struct yx_exec_output	out;
+		struct yx_thread	want = { 0 }, t;
+		bool			created;
 		int64_t			t0;
 
 		line[strcspn(line, "\n")] = '\0';
 		if ((sp = strchr(line, ' ')) == NULL)
 			continue;
 		*sp = '\0';
-		req.thread_id = line;
-		req.owner = "bench";
-		req.agent_id = "";
+		/* the thread of the line, made on first use like the API does */
+		snprintf(want.thread_id, sizeof(want.thread_id), "%s", line);
+		snprintf(want.owner, sizeof(want.owner), "bench");
+		if (yx_thread_create(&store, &want, &t, &created, &e) != YX_OK) {
+			printf("ERR %s\n", e.msg);
+			continue;
+		}
+		yx_exec_request_thread(&req, &t);
 		req.command = sp + 1;
 		t0 = now_us();
 		if (yx_executor_run(ex, &req, &out, &e) != YX_OK) {
@@ -76,6 +87,7 @@ main(void)
 	}
 	rc = 0;
 done:
+	yx_thread_store_fini(&store);
 	yx_executor_free(ex);
 	yx_driver_free(drv);
 	yx_table_close(table);

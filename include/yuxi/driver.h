@@ -53,8 +53,8 @@ struct yx_container_spec {
 	const struct yx_mount	*mounts;
 	size_t			 nmounts;
 	int			 host_port;	/* >0: publish container port 8080 there */
-	unsigned		 uid, gid;	/* sandbox user; uid 0 = cfg->uid:gid */
 	const struct yx_config	*cfg;		/* limits, user, network, security opts */
+	unsigned		 uid, gid;	/* sandbox user; uid 0 = cfg->uid:gid */
 };
 
 struct yx_container_info {

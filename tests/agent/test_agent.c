@@ -38,6 +38,7 @@
 #include "yuxi/executor.h"
 #include "yuxi/provider.h"
 #include "yuxi/shm_table.h"
+#include "yuxi/threads.h"
 #include "agent/agent_proto.h"
 #include "exec/exec_int.h"
 
@@ -45,6 +46,7 @@ static struct yx_config		 cfg;
 static struct yx_table		*table;
 static struct yx_driver		*drv;
 static struct yx_executor	*ex;
+static struct yx_thread_store	 store;
 static char			 saves[256];
 
 static int
@@ -84,12 +86,14 @@ setup(void)
 	cfg.driver = YX_DRIVER_API;
 	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* tests reach /opt/yuxi/run */
 	cfg.max_replicas = 8;
+	cfg.uid_count = 0;	/* one shared sandbox uid: the traps below use it */
 	yx_errctx_clear(&e);
 	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e),
 	    YX_OK, "%s", e.msg);
 	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
 	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
 	yx_executor_set_transport(ex, YX_EXEC_TRANSPORT_AUTO);
+	cr_assert_eq(yx_thread_store_init(&store, &cfg, &e), YX_OK, "%s", e.msg);
 }
 
 static void
@@ -106,6 +110,7 @@ teardown(void)
 		free(list);
 	}
 	yx_executor_free(ex);
+	yx_thread_store_fini(&store);
 	yx_driver_free(drv);
 	yx_table_close(table);
 	yx_table_unlink(cfg.shm_name);
@@ -122,11 +127,16 @@ static int
 try_run(const char *tid, const char *cmd, int timeout,
     struct yx_exec_output *out, struct yx_errctx *e)
 {
-	struct yx_exec_request req = { 0 };
+	struct yx_exec_request	req = { 0 };
+	struct yx_thread	want = { 0 }, t;
+	bool			created;
+	int			rc;
 
-	req.thread_id = tid;
-	req.owner = "tester";
-	req.agent_id = "";
+	snprintf(want.thread_id, sizeof(want.thread_id), "%s", tid);
+	snprintf(want.owner, sizeof(want.owner), "tester");
+	if ((rc = yx_thread_create(&store, &want, &t, &created, e)) != YX_OK)
+		return rc;
+	yx_exec_request_thread(&req, &t);
 	req.command = cmd;
 	req.timeout_sec = timeout;
 	yx_errctx_clear(e);
