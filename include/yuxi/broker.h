@@ -60,7 +60,17 @@
 #include "yuxi/error.h"
 #include "yuxi/path.h"
 
-/* Limits; zero fields take the defaults in parentheses. */
+/*
+ * Asked during a listing, glob or grep (about every YX_BROKER_POLL_MS):
+ * true when whoever waits for the answer is gone, so the work stops.
+ */
+typedef bool	(*yx_broker_gone_fn)(void *arg);
+
+/*
+ * Limits; zero fields take the defaults in parentheses. The last four are
+ * the budget of one ls, glob or grep (a worker is held for at most that
+ * long): walk_bytes UINT64_MAX and time_ms < 0 mean no limit.
+ */
 struct yx_broker_limits {
 	size_t	upload_max;	/* bytes of an upload (64 MiB) */
 	size_t	viewer_max;	/* bytes returned by the viewer read (1 MiB) */
@@ -69,6 +79,10 @@ struct yx_broker_limits {
 	size_t	max_results;	/* entries of ls/tree/glob/grep results (1000) */
 	size_t	max_visit;	/* entries visited by a glob/grep walk (100000) */
 	int	max_depth;	/* directory depth of a glob/grep walk (64) */
+	uint64_t walk_bytes;	/* file bytes read by one grep (256 MiB) */
+	int64_t	time_ms;	/* wall time of one ls/glob/grep (5000 ms) */
+	yx_broker_gone_fn gone;	/* NULL: never asked */
+	void	*gone_arg;
 };
 
 #define YX_BROKER_UPLOAD_MAX	(64u << 20)
@@ -78,6 +92,9 @@ struct yx_broker_limits {
 #define YX_BROKER_MAX_RESULTS	1000
 #define YX_BROKER_MAX_VISIT	100000
 #define YX_BROKER_MAX_DEPTH	64
+#define YX_BROKER_WALK_BYTES	(256u << 20)
+#define YX_BROKER_TIME_MS	5000
+#define YX_BROKER_POLL_MS	10	/* interval of the gone check */
 #define YX_BROKER_CAT_LIMIT	2000	/* default line count of a cat */
 
 /* init flags */
@@ -133,6 +150,24 @@ void	yx_broker_fini(struct yx_broker *b);
 
 /* ---- listings: ls, viewer tree, glob -------------------------------- */
 
+/*
+ * Why a listing, glob or grep was cut (`truncated`). A budget cut (bytes,
+ * time, gone) stops the work and wins over the others.
+ */
+enum yx_broker_cut {
+	YX_CUT_NONE,
+	YX_CUT_RESULTS,		/* max_results (or grep's max_count) reached */
+	YX_CUT_ENTRIES,		/* max_visit entries visited or in one directory */
+	YX_CUT_DEPTH,		/* directories below max_depth not entered */
+	YX_CUT_BYTES,		/* walk_bytes of files read */
+	YX_CUT_TIME,		/* time_ms spent */
+	YX_CUT_GONE,		/* the requester went away */
+};
+
+/* "results", "entries", "depth", "bytes", "time", "client_gone"; NULL for
+ * YX_CUT_NONE. */
+const char	*yx_broker_cut_name(enum yx_broker_cut c);
+
 struct yx_broker_entry {
 	char		*name;		/* last component */
 	char		*path;		/* canonical virtual path */
@@ -147,6 +182,7 @@ struct yx_broker_list {
 	struct yx_broker_entry	*v;		/* sorted by path */
 	size_t			 n;
 	bool			 truncated;	/* a limit cut the result */
+	enum yx_broker_cut	 cut;		/* which one; NONE if not cut */
 };
 void	yx_broker_list_free(struct yx_broker_list *l);
 
@@ -154,7 +190,8 @@ void	yx_broker_list_free(struct yx_broker_list *l);
  * One level of a directory, sorted by name (agent ls and viewer tree; both
  * are a real listing with nothing injected). When a directory holds more
  * than max_visit names, the first max_visit in readdir order are kept;
- * more than max_results entries are cut; both set `truncated`.
+ * more than max_results entries are cut; both set `truncated`, and so
+ * does the time budget or the gone check (`cut` says which).
  * Returns YX_OK with *outp (caller frees); YX_E_INVALID_PATH;
  * YX_E_FILE_NOT_FOUND; YX_E_PATH_NOT_ALLOWED (symlink on the way or at the
  * end); YX_E_NOT_DIRECTORY (rel names a file); YX_E_NOMEM; YX_E_IO.
@@ -168,8 +205,9 @@ int	yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
  * (`*`, `?`, `[...]`; a leading dot must be matched explicitly), and a
  * component "**" matches zero or more directories (not dot-directories).
  * Symlinks are never followed (a symlink can match as an entry itself).
- * The walk is bounded by max_depth and max_visit, the result by
- * max_results; any cut sets `truncated`. Matches are sorted by path.
+ * The walk is bounded by max_depth, max_visit, time_ms and the gone
+ * check, the result by max_results; any cut sets `truncated` and `cut`.
+ * Matches are sorted by path.
  * Returns as yx_broker_ls, plus YX_E_INVALID_PATH for a bad pattern.
  */
 int	yx_broker_glob(struct yx_broker *b, enum yx_root root, const char *rel,
@@ -188,6 +226,7 @@ struct yx_broker_grep {
 	struct yx_broker_match	*v;
 	size_t			 n;
 	bool			 truncated;
+	enum yx_broker_cut	 cut;		/* why; NONE if not cut */
 };
 void	yx_broker_grep_free(struct yx_broker_grep *g);
 
@@ -200,8 +239,10 @@ void	yx_broker_grep_free(struct yx_broker_grep *g);
  * NUL byte and files over read_max are skipped; symlinks, FIFOs and other
  * non-regular files are skipped without opening them. `max_count` caps the
  * total number of matches (0 or above max_results = max_results); reaching
- * it sets `truncated`. Returns as yx_broker_ls (a file `rel` is allowed),
- * YX_E_BAD_REQUEST for an empty needle.
+ * it sets `truncated`. The files read add up to at most walk_bytes: a file
+ * that does not fit in what is left stops the search (cut YX_CUT_BYTES);
+ * time_ms and the gone check stop it as well. Returns as yx_broker_ls (a
+ * file `rel` is allowed), YX_E_BAD_REQUEST for an empty needle.
  */
 int	yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
 	    const char *needle, const char *glob, size_t max_count,

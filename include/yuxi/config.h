@@ -77,6 +77,8 @@ struct yx_config {
 	size_t		upload_limit;			/* YUXI_UPLOAD_LIMIT (64 MiB) */
 	size_t		viewer_file_limit;		/* YUXI_VIEWER_FILE_LIMIT (1 MiB) */
 	size_t		body_limit;			/* YUXI_BODY_LIMIT JSON bodies (8 MiB) */
+	int		request_budget_ms;		/* YUXI_REQUEST_BUDGET_MS walks, deletes (5000; 0 = none) */
+	uint64_t	walk_read_budget;		/* YUXI_WALK_READ_BUDGET bytes one grep reads (256m; 0 = none) */
 	char		runner_path[YX_CFG_PATH];	/* YUXI_RUNNER_PATH host path of yuxi-run */
 	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */

@@ -157,6 +157,17 @@ int	yx_json_parse_object(const char *data, size_t len, struct json_object **out,
  */
 long	yx_http_read_some(struct yx_http_req *r, void *buf, size_t len);
 
+/*
+ * Is the client gone? nginx closes the FastCGI connection when its client
+ * goes away before the answer (fastcgi_ignore_client_abort off, the
+ * default; it never sends FCGI_ABORT_REQUEST), so our end sees a hang-up.
+ * One poll(2) with a zero timeout: cheap enough to ask every few ms during
+ * long work. False when there is no connection to ask. A FastCGI peer that
+ * shuts down its sending side after the request counts as gone (nginx
+ * never does that).
+ */
+bool	yx_http_client_gone(struct yx_http_req *r);
+
 #define YX_CT_JSON	"application/json; charset=utf-8"
 
 /*

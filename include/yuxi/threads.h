@@ -26,8 +26,10 @@
  * name (".tmp-...") and renamed into place with RENAME_NOREPLACE, so a thread
  * directory is either absent or complete. Deletion renames the directory to a
  * hidden tombstone (".trash-...") first, freeing the id at once, then removes
- * the tree with an unlinkat() walk that never follows a symlink. Hidden names
- * can never be thread ids ('.' is not in [A-Za-z0-9_-]).
+ * the tree with an iterative unlinkat() walk that never follows a symlink,
+ * within the store's budget: what is left then stays in the tombstone for
+ * the reaper's sweep. Hidden names can never be thread ids ('.' is not in
+ * [A-Za-z0-9_-]).
  *
  * Ownership: struct yx_thread_store is caller storage (_init/_fini); it
  * holds directory descriptors. Records are plain values.
@@ -66,6 +68,7 @@ struct yx_thread_store {
 	unsigned	uid_base;	/* the range, uid_count 0 = none */
 	unsigned	uid_count;
 	bool		chown_ok;	/* false when not root: skip fchown */
+	int64_t		remove_budget_ms; /* of one remove (request budget); 0 none */
 };
 
 /* Start-up repair counts (yx_thread_store_reconcile). */
@@ -118,7 +121,9 @@ int	yx_thread_list(struct yx_thread_store *st, const char *owner,
 	    struct yx_thread **out, size_t *n, struct yx_errctx *err);
 
 /*
- * Remove thread `id` of `owner` and all its data. YX_OK; YX_E_NOT_FOUND as
+ * Remove thread `id` of `owner` and all its data. YX_OK (also when the
+ * budget ran out first: the id is free and the rest of the data stays in
+ * a hidden tombstone for yx_thread_store_sweep_trash); YX_E_NOT_FOUND as
  * for yx_thread_get(); YX_E_IO when the tree could not be removed entirely
  * (the id is free anyway: the rest stays in a hidden tombstone).
  * Equivalent to yx_thread_retire() then yx_thread_purge().
@@ -137,7 +142,10 @@ int	yx_thread_retire(struct yx_thread_store *st, const char *id, const char *own
 /*
  * Second half: remove the thread's run directory and tombstone and free its
  * uid. Call it once nothing runs for the thread any more (its sandbox is
- * destroyed). YX_OK or YX_E_IO (what stayed is swept later).
+ * destroyed). The tombstone goes within the store's budget
+ * (remove_budget_ms): what is left then stays for the reaper's sweep, and
+ * the uid stays claimed until the start-up reconcile. YX_OK (also then) or
+ * YX_E_IO (what stayed is swept later).
  */
 int	yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
 	    const char *tomb, struct yx_errctx *err);
@@ -165,14 +173,32 @@ int	yx_thread_etc_path(const struct yx_config *cfg, const struct yx_thread *t,
  */
 int	yx_thread_dirfd(struct yx_thread_store *st, const char *id);
 
-/* Remove leftover ".tmp-*" and ".trash-*" entries (start-up). Returns count. */
+/* Remove leftover ".tmp-*" and ".trash-*" entries (start-up, before any
+ * worker runs; no time limit). Returns the count removed. */
 unsigned yx_thread_store_sweep(struct yx_thread_store *st);
+/*
+ * Remove ".trash-*" tombstones (never ".tmp-*": a worker may be building
+ * one) within budget_ms (<= 0: no limit), skipping any that another process
+ * is removing. The reaper calls it every pass. Returns the count removed;
+ * *leftp (may be NULL) gets the count still there.
+ */
+unsigned yx_thread_store_sweep_trash(struct yx_thread_store *st,
+	    int64_t budget_ms, unsigned *leftp);
 
 /*
  * Remove the tree `name` beneath directory `dirfd` without following any
- * symlink. YX_OK (also when absent), YX_E_IO when something stayed.
+ * symlink: iteratively, at any depth, with at most 32 directories open (a
+ * deeper one is first moved up to the top of the tree under a hidden
+ * name). An flock(2) on the top directory keeps two removers apart.
+ * YX_OK (also when absent); YX_E_IO when something stayed; YX_E_BUSY when
+ * another process is removing the same tree.
  */
 int	yx_tree_remove(int dirfd, const char *name);
+/*
+ * The same within budget_ms (<= 0: no limit): YX_E_TIMEOUT when the time
+ * ran out first. Whatever is left stays for a later call.
+ */
+int	yx_tree_remove_for(int dirfd, const char *name, int64_t budget_ms);
 
 /* User names: [A-Za-z0-9._@+-]{1,64}, not starting with '.'. */
 bool	yx_user_valid(const char *user);

@@ -644,6 +644,10 @@ broker_limits(struct yx_broker_limits *l, const struct yx_broker_limits *in)
 		l->max_visit = YX_BROKER_MAX_VISIT;
 	if (l->max_depth <= 0)
 		l->max_depth = YX_BROKER_MAX_DEPTH;
+	if (l->walk_bytes == 0)
+		l->walk_bytes = YX_BROKER_WALK_BYTES;
+	if (l->time_ms == 0)
+		l->time_ms = YX_BROKER_TIME_MS;
 }
 
 /*

@@ -6,6 +6,13 @@
  * an openat2 of one component beneath the parent's fd, so a directory
  * swapped for a symlink mid-walk is skipped, not followed. Under the skills
  * root only the visible skills are listed.
+ *
+ * Each listing, glob and grep runs on a budget (struct broker_budget): wall
+ * time, file bytes read (grep) and a periodic "is the requester still
+ * there?" check. Running out stops the work at the next entry and the
+ * answer is what was found so far, marked truncated with the reason, so no
+ * request holds a worker longer than time_ms plus one entry's work (at
+ * most one read_max read).
  */
 #include "config.h"
 
@@ -18,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "yuxi/broker.h"
@@ -25,6 +33,88 @@
 
 #define BROKER_GLOB_COMPS	64	/* components of a glob pattern */
 #define BROKER_PATH_COMPS	512	/* components of a matched path */
+#define BROKER_NAMES_CHECK	1024	/* readdir names between budget checks */
+
+static const char *const broker_cut_names[] = {
+	NULL, "results", "entries", "depth", "bytes", "time", "client_gone",
+};
+
+const char *
+yx_broker_cut_name(enum yx_broker_cut c)
+{
+	if ((unsigned)c >= sizeof(broker_cut_names) / sizeof(broker_cut_names[0]))
+		return NULL;
+	return broker_cut_names[c];
+}
+
+/* ---- the budget of one listing, glob or grep ---------------------------- */
+
+struct broker_budget {
+	int64_t			 deadline;	/* CLOCK_MONOTONIC us; INT64_MAX none */
+	int64_t			 next_poll;	/* when to ask gone() next, us */
+	uint64_t		 bytes_left;	/* of walk_bytes */
+	yx_broker_gone_fn	 gone;
+	void			*gone_arg;
+	enum yx_broker_cut	 cut;		/* why the work was cut, NONE */
+};
+
+static int64_t
+broker_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Start the budget of lim now. */
+static void
+broker_budget_init(struct broker_budget *bg, const struct yx_broker_limits *lim)
+{
+	int64_t now = broker_now_us();
+
+	memset(bg, 0, sizeof(*bg));
+	bg->deadline = INT64_MAX;
+	if (lim->time_ms >= 0 && lim->time_ms < (INT64_MAX - now) / 1000)
+		bg->deadline = now + lim->time_ms * 1000;
+	bg->next_poll = now;
+	bg->bytes_left = lim->walk_bytes;
+	bg->gone = lim->gone;
+	bg->gone_arg = lim->gone_arg;
+}
+
+/* Record why the work was cut: the first reason stays, except that a
+ * budget cut (bytes, time, gone: the one that stopped it) replaces a limit
+ * cut. */
+static void
+broker_cut(struct broker_budget *bg, enum yx_broker_cut why)
+{
+	if (bg->cut == YX_CUT_NONE || (why >= YX_CUT_BYTES &&
+	    bg->cut < YX_CUT_BYTES))
+		bg->cut = why;
+}
+
+/*
+ * True when the budget is spent: a budget cut was recorded, the time is up
+ * or (asked at most every YX_BROKER_POLL_MS) the requester is gone.
+ */
+static bool
+broker_budget_spent(struct broker_budget *bg)
+{
+	int64_t now;
+
+	if (bg->cut >= YX_CUT_BYTES)
+		return true;
+	now = broker_now_us();
+	if (now >= bg->deadline)
+		broker_cut(bg, YX_CUT_TIME);
+	else if (bg->gone != NULL && now >= bg->next_poll) {
+		if (bg->gone(bg->gone_arg))
+			broker_cut(bg, YX_CUT_GONE);
+		bg->next_poll = broker_now_us() + YX_BROKER_POLL_MS * 1000;
+	}
+	return bg->cut >= YX_CUT_BYTES;
+}
 
 void
 yx_broker_list_free(struct yx_broker_list *l)
@@ -99,13 +189,13 @@ broker_names_free(char **names, size_t n)
 
 /*
  * The names of directory dfd (not "." or ".."; with `skills`, only visible
- * skills), at most `max` of them (*truncp set when more exist), sorted.
- * Returns YX_OK with *namesp (free with broker_names_free); YX_E_NOMEM;
- * YX_E_IO.
+ * skills), at most `max` of them (cut YX_CUT_ENTRIES when more exist; fewer
+ * when the budget ran out), sorted. Returns YX_OK with *namesp (free with
+ * broker_names_free); YX_E_NOMEM; YX_E_IO.
  */
 static int
 broker_dir_names(struct yx_broker *b, int dfd, bool skills, size_t max,
-    char ***namesp, size_t *np, bool *truncp)
+    char ***namesp, size_t *np, struct broker_budget *bg)
 {
 	DIR		*d = NULL;
 	struct dirent	*de;
@@ -128,9 +218,12 @@ broker_dir_names(struct yx_broker *b, int dfd, bool skills, size_t max,
 		    strlen(de->d_name)))
 			continue;
 		if (n >= max) {
-			*truncp = true;
+			broker_cut(bg, YX_CUT_ENTRIES);
 			break;
 		}
+		if (n % BROKER_NAMES_CHECK == BROKER_NAMES_CHECK - 1 &&
+		    broker_budget_spent(bg))
+			break;
 		if ((rc = broker_grow((void **)&names, &alloc, n,
 		    sizeof(*names))) != YX_OK)
 			goto out;
@@ -226,6 +319,7 @@ yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
     struct yx_broker_list **outp, struct yx_errctx *e)
 {
 	struct yx_broker_list	 *l = NULL;
+	struct broker_budget	  bg;
 	struct stat		  st;
 	char			**names = NULL, sub[YX_VPATH_MAX];
 	size_t			  n = 0, i, alloc = 0;
@@ -233,6 +327,7 @@ yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
 	int			  dfd = -1, rc;
 
 	*outp = NULL;
+	broker_budget_init(&bg, &b->lim);
 	if ((rc = broker_dir_open(b, root, rel, &dfd, &res, e)) != YX_OK)
 		goto out;
 	if ((l = broker_list_new(root, rel)) == NULL) {
@@ -240,16 +335,17 @@ yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	}
 	if (dfd != -1 && (rc = broker_dir_names(b, dfd, root == YX_ROOT_SKILLS &&
-	    rel[0] == '\0', b->lim.max_visit, &names, &n, &l->truncated)) !=
-	    YX_OK) {
+	    rel[0] == '\0', b->lim.max_visit, &names, &n, &bg)) != YX_OK) {
 		rc = broker_fail(e, rc, root, rel);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		if (l->n >= b->lim.max_results) {
-			l->truncated = true;
+			broker_cut(&bg, YX_CUT_RESULTS);
 			break;
 		}
+		if (broker_budget_spent(&bg))
+			break;
 		if (broker_lstatat(dfd, names[i], &st) != 0)
 			continue;	/* vanished meanwhile */
 		snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "",
@@ -260,6 +356,8 @@ yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
 			goto out;
 		}
 	}
+	l->cut = bg.cut;
+	l->truncated = bg.cut != YX_CUT_NONE;
 	*outp = l;
 	l = NULL;
 out:
@@ -359,7 +457,7 @@ struct broker_walk {
 	int			 depth_max;
 	size_t			 visited;
 	size_t			 max_results;
-	bool			 truncated;
+	struct broker_budget	 bg;
 	bool			 stop;
 	/* glob */
 	const char		*pattern;
@@ -386,7 +484,8 @@ broker_walk_entry(struct broker_walk *w, int dfd, const char *name, int depth)
 		return YX_OK;
 	if (w->pattern != NULL && broker_glob_match(w->pattern, sub)) {
 		if (w->list->n >= w->max_results) {
-			w->truncated = w->stop = true;
+			broker_cut(&w->bg, YX_CUT_RESULTS);
+			w->stop = true;
 			return YX_OK;
 		}
 		rc = broker_entry_add(w->list, &w->alloc, w->root, w->path, name,
@@ -400,7 +499,7 @@ broker_walk_entry(struct broker_walk *w, int dfd, const char *name, int depth)
 		return rc;
 	if (depth + 1 >= w->depth_max) {
 		if (depth + 1 >= w->b->lim.max_depth)
-			w->truncated = true;
+			broker_cut(&w->bg, YX_CUT_DEPTH);
 		return YX_OK;
 	}
 	if (broker_open_dir(dfd, name, w->res, &sfd) != 0)
@@ -419,12 +518,16 @@ broker_walk_dir(struct broker_walk *w, int dfd, int depth)
 	int	  rc;
 
 	if ((rc = broker_dir_names(w->b, dfd, w->root == YX_ROOT_SKILLS &&
-	    len == 0, w->b->lim.max_visit, &names, &n, &w->truncated)) !=
-	    YX_OK)
+	    len == 0, w->b->lim.max_visit, &names, &n, &w->bg)) != YX_OK)
 		goto out;
 	for (i = 0; i < n && !w->stop; i++) {
 		if (++w->visited > w->b->lim.max_visit) {
-			w->truncated = w->stop = true;
+			broker_cut(&w->bg, YX_CUT_ENTRIES);
+			w->stop = true;
+			break;
+		}
+		if (broker_budget_spent(&w->bg)) {
+			w->stop = true;
 			break;
 		}
 		nl = strlen(names[i]);
@@ -455,6 +558,7 @@ broker_walk_init(struct broker_walk *w, struct yx_broker *b,
 	w->baselen = rel[0] != '\0' ? strlen(rel) + 1 : 0;
 	w->depth_max = b->lim.max_depth;
 	w->max_results = b->lim.max_results;
+	broker_budget_init(&w->bg, &b->lim);
 }
 
 /* Depth a pattern needs: its component count, or unbounded with "**". */
@@ -508,7 +612,8 @@ yx_broker_glob(struct yx_broker *b, enum yx_root root, const char *rel,
 	if (w->list->n > 1)
 		qsort(w->list->v, w->list->n, sizeof(*w->list->v),
 		    broker_entry_cmp);
-	w->list->truncated = w->truncated;
+	w->list->cut = w->bg.cut;
+	w->list->truncated = w->bg.cut != YX_CUT_NONE;
 	*outp = w->list;
 	w->list = NULL;
 out:
@@ -556,7 +661,8 @@ broker_grep_add(struct broker_walk *w, size_t *allocp, size_t lineno,
 /*
  * Search one regular file `name` of dfd (rel in w->path). Unreadable,
  * non-regular (swapped meanwhile), over-large and binary files are skipped.
- * Returns YX_OK or YX_E_NOMEM.
+ * The bytes read come out of the walk's budget; a file that does not fit in
+ * what is left stops the walk. Returns YX_OK or YX_E_NOMEM.
  */
 static int
 broker_grep_file(struct broker_walk *w, int dfd, const char *name)
@@ -564,14 +670,29 @@ broker_grep_file(struct broker_walk *w, int dfd, const char *name)
 	struct stat	 st;
 	const char	*p, *end, *nl;
 	char		*data = NULL;
-	size_t		 len, lineno = 0, nlen = strlen(w->needle);
+	size_t		 len, cap, lineno = 0, nlen = strlen(w->needle);
 	bool		 trunc;
 	int		 fd = -1, en, rc = YX_OK;
 
-	if (broker_open_reg(dfd, name, w->res, &fd, &st, &en) != YX_OK)
+	if (broker_open_reg(dfd, name, w->res, &fd, &st, &en) != YX_OK ||
+	    (uint64_t)st.st_size > w->b->lim.read_max)
 		goto out;
-	if ((rc = broker_read_fd(fd, w->b->lim.read_max, false, &data, &len,
-	    &trunc)) != YX_OK) {
+	if ((uint64_t)st.st_size > w->bg.bytes_left) {
+		broker_cut(&w->bg, YX_CUT_BYTES);
+		w->stop = true;
+		goto out;
+	}
+	cap = w->b->lim.read_max;
+	if (w->bg.bytes_left < cap)
+		cap = (size_t)w->bg.bytes_left;
+	rc = broker_read_fd(fd, cap, false, &data, &len, &trunc);
+	w->bg.bytes_left -= rc == YX_OK ? len : cap;
+	if (rc != YX_OK) {
+		/* grown past what is left since the fstat: out of budget */
+		if (rc == YX_E_PAYLOAD_TOO_LARGE && cap < w->b->lim.read_max) {
+			broker_cut(&w->bg, YX_CUT_BYTES);
+			w->stop = true;
+		}
 		rc = rc == YX_E_NOMEM ? rc : YX_OK;
 		goto out;
 	}
@@ -584,7 +705,8 @@ broker_grep_file(struct broker_walk *w, int dfd, const char *name)
 		if (memmem(p, (size_t)(nl - p), w->needle, nlen) == NULL)
 			continue;
 		if (w->grep->n >= w->max_results) {
-			w->truncated = w->stop = true;
+			broker_cut(&w->bg, YX_CUT_RESULTS);
+			w->stop = true;
 			break;
 		}
 		if ((rc = broker_grep_add(w, &w->alloc, lineno, p,
@@ -668,7 +790,8 @@ yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	}
 done:
-	w->grep->truncated = w->truncated;
+	w->grep->cut = w->bg.cut;
+	w->grep->truncated = w->bg.cut != YX_CUT_NONE;
 	*outp = w->grep;
 	w->grep = NULL;
 out:

@@ -81,6 +81,8 @@ yx_config_defaults(struct yx_config *c)
 	c->upload_limit = 64 << 20;
 	c->viewer_file_limit = 1 << 20;
 	c->body_limit = 8 << 20;
+	c->request_budget_ms = 5000;
+	c->walk_read_budget = 256 << 20;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
 }
 
@@ -363,6 +365,10 @@ yx_config_load(struct yx_config *c, char *eb, size_t el)
 	v = (int64_t)c->body_limit;
 	TRY(cfg_size("YUXI_BODY_LIMIT", &v, 4096, 1LL << 30, eb, el));
 	c->body_limit = (size_t)v;
+	TRY(cfg_int("YUXI_REQUEST_BUDGET_MS", &c->request_budget_ms, 0, 3600 * 1000, eb, el));
+	v = (int64_t)c->walk_read_budget;
+	TRY(cfg_size("YUXI_WALK_READ_BUDGET", &v, 0, 1LL << 50, eb, el));
+	c->walk_read_budget = (uint64_t)v;
 	TRY(cfg_abspath("YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path), eb, el));
 	TRY(cfg_abspath("YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path), eb, el));
 	TRY(cfg_bool("YUXI_DEBUG", &debug, eb, el));

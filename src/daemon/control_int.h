@@ -16,8 +16,9 @@
  * ownerindex (listings read every thread, not the caller's index),
  * enginelog (sandbox containers get the engine's default log driver
  * instead of none), enginemsg (the engine's own error text, host paths
- * included, reaches the client), mask (no output masking of host paths).
- * The broker's own control build
+ * included, reaches the client), mask (no output masking of host paths),
+ * clientgone (a walk never learns that its client went away:
+ * yx_http_client_gone() says false). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

@@ -8,6 +8,9 @@
  * invalid_path / 403 path_not_allowed), then one broker call (include/
  * yuxi/broker.h) on the host copy of the thread's files with exactly the
  * thread's visible skills. Nothing here starts or wakes a container.
+ * Listings, glob and grep run on the request budget (YUXI_REQUEST_BUDGET_MS,
+ * YUXI_WALK_READ_BUDGET) and stop when nginx drops the connection because
+ * the client left: a cut answer says "truncated_reason".
  *
  * Downloads answer X-Accel-Redirect: /_yuxi_files/<tid>/user-data/<rel> or
  * /_yuxi_skills/<rel>, every segment percent-encoded; nginx serves the
@@ -36,6 +39,13 @@ struct fs_ctx {
 	bool			b_open;
 	struct yx_vpath		vp;
 };
+
+/* The broker's gone check: the client of this request left. */
+static bool
+fs_gone(void *arg)
+{
+	return yx_http_client_gone(arg);
+}
 
 static void
 fs_close(struct fs_ctx *c)
@@ -95,6 +105,12 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	memset(&lim, 0, sizeof(lim));
 	lim.upload_max = w->cfg->upload_limit;
 	lim.viewer_max = w->cfg->viewer_file_limit;
+	/* 0 in the configuration is "no limit", 0 in the broker "default" */
+	lim.walk_bytes = w->cfg->walk_read_budget > 0 ? w->cfg->walk_read_budget :
+	    UINT64_MAX;
+	lim.time_ms = w->cfg->request_budget_ms > 0 ? w->cfg->request_budget_ms : -1;
+	lim.gone = fs_gone;
+	lim.gone_arg = r;
 	snprintf(ud, sizeof(ud), "%s/threads/%s/user-data", w->cfg->saves_dir, c->t.thread_id);
 	/* OWNED: the thread found above, not a successor of the same id */
 	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
@@ -226,7 +242,18 @@ send_obj(struct yx_http_req *r, int status, struct json_object *o)
 	return rc;
 }
 
-/* {"path", key: [entries], "truncated"} of a listing. */
+/* "truncated_reason" beside "truncated" when a limit or budget cut it. */
+static void
+json_add_cut(struct json_object *o, enum yx_broker_cut cut)
+{
+	const char *why = yx_broker_cut_name(cut);
+
+	if (why != NULL)
+		json_object_object_add(o, "truncated_reason",
+		    json_object_new_string(why));
+}
+
+/* {"path", key: [entries], "truncated"[, "truncated_reason"]} of a listing. */
 static struct json_object *
 list_json(const struct yx_broker_list *l, const char *key, bool with_name, bool with_path)
 {
@@ -242,6 +269,7 @@ list_json(const struct yx_broker_list *l, const char *key, bool with_name, bool 
 		json_object_array_add(a, entry_json(&l->v[i], with_name));
 	json_object_object_add(o, key, a);
 	json_object_object_add(o, "truncated", json_object_new_boolean(l->truncated));
+	json_add_cut(o, l->cut);
 	return o;
 }
 
@@ -557,6 +585,7 @@ grep_json(const struct yx_broker_grep *g)
 	}
 	json_object_object_add(o, "matches", a);
 	json_object_object_add(o, "truncated", json_object_new_boolean(g->truncated));
+	json_add_cut(o, g->cut);
 	return o;
 }
 

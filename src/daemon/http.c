@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,6 +313,25 @@ yx_http_read_some(struct yx_http_req *r, void *buf, size_t len)
 	if (n < 0 || (n == 0 && FCGX_GetError(r->fcgi->in) != 0))
 		return -1;
 	return n;
+}
+
+bool
+yx_http_client_gone(struct yx_http_req *r)
+{
+	struct pollfd	pfd;
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("clientgone"))
+		return false;
+#endif
+	if (r->fcgi == NULL || r->fcgi->ipcFd < 0)
+		return false;
+	memset(&pfd, 0, sizeof(pfd));
+	pfd.fd = r->fcgi->ipcFd;
+	pfd.events = POLLRDHUP;
+	if (poll(&pfd, 1, 0) != 1)
+		return false;
+	return (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 int

@@ -5,9 +5,11 @@
  * instead of duplicating); then every cfg->idle_check_interval seconds it
  * drops holds of dead processes, destroys sandboxes idle longer than
  * cfg->idle_timeout (never one with a hold: the provider re-checks under the
- * table lock) and reconciles the table with the engine. Every action is
- * logged. It waits in ppoll() with SIGTERM unblocked only there, so a stop
- * never interrupts a pass half-way; a pass is bounded by driver timeouts.
+ * table lock), reconciles the table with the engine and removes the thread
+ * tombstones (".trash-*") that a DELETE left when its budget ran out, for at
+ * most YUXI_REQUEST_BUDGET_MS per pass. Every action is logged. It waits in
+ * ppoll() with SIGTERM unblocked only there, so a stop never interrupts a
+ * pass half-way; a pass is bounded by driver timeouts and that budget.
  */
 #include "config.h"
 
@@ -18,6 +20,19 @@
 
 #include "daemon_int.h"
 #include "yuxi/log.h"
+
+/* Remove tombstones within the budget; the rest waits for the next pass. */
+static void
+reaper_sweep(const struct yx_config *cfg, struct yx_thread_store *st)
+{
+	unsigned n, left = 0;
+
+	if (st->dirfd == -1)
+		return;
+	n = yx_thread_store_sweep_trash(st, cfg->request_budget_ms, &left);
+	if (n > 0 || left > 0)
+		log_info("reaper: removed %u thread tombstone(s), %u left", n, left);
+}
 
 static void
 reaper_pass(struct yx_provider *p)
@@ -44,6 +59,7 @@ int
 yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 {
 	struct yx_provider	 p;
+	struct yx_thread_store	 st;
 	struct yx_driver	*drv = NULL;
 	struct yx_errctx	 e;
 	struct timespec		 ts;
@@ -51,6 +67,9 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 	int			 status = 1;
 
 	yx_child_signals(&waitmask);
+	yx_errctx_clear(&e);
+	if (yx_thread_store_init(&st, cfg, &e) != YX_OK)
+		log_warnx("reaper: no tombstone sweep: %s", e.msg);
 	yx_errctx_clear(&e);
 	if (table == NULL || (drv = yx_driver_new(cfg, &e)) == NULL ||
 	    yx_provider_init(&p, cfg, table, drv) != YX_OK) {
@@ -67,10 +86,12 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 		if (ppoll(NULL, 0, &ts, &waitmask) < 0 || yx_child_stop)
 			continue;
 		reaper_pass(&p);
+		reaper_sweep(cfg, &st);
 	}
 	yx_provider_fini(&p);
 	status = 0;
 done:
+	yx_thread_store_fini(&st);
 	yx_driver_free(drv);
 	return status;
 }

@@ -6,15 +6,22 @@
  * so a symlink planted where a thread directory should be is refused, never
  * followed. Records are small JSON files (at most YX_THREAD_JSON_MAX bytes)
  * written through a temporary file and rename().
+ *
+ * Trees are removed iteratively (yx_tree_remove), at any depth and with a
+ * bounded number of descriptors, and within a time budget where a request
+ * or the reaper waits for it: a thread's data that does not go within the
+ * budget stays in its hidden tombstone for the reaper's next sweep.
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +41,7 @@
 
 #define YX_THREAD_JSON		"thread.json"
 #define YX_THREAD_JSON_MAX	8192
-#define YX_TREE_DEPTH_MAX	256
+#define YX_TREE_FDS		32	/* directories open at once in a removal */
 #define YX_UID_CURSOR		".cursor"
 
 static const char *const yx_userdata_dirs[] = {
@@ -134,6 +141,7 @@ yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
 	st->chown_ok = geteuid() == 0;
 	if (!st->chown_ok)	/* files could not be given to other uids */
 		st->uid_count = 0;
+	st->remove_budget_ms = cfg->request_budget_ms;
 	if (mkdir(saves, 0755) == -1 && errno != EEXIST) {
 		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s: %s",
 		    saves, strerror(errno));
@@ -854,7 +862,16 @@ yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
 		log_warnx("thread %s: run directory not fully removed", t->thread_id);
 		rc = yx_fail(err, YX_E_IO, "thread data not fully removed");
 	}
-	if (yx_tree_remove(st->dirfd, tomb) != YX_OK) {
+	switch (yx_tree_remove_for(st->dirfd, tomb, st->remove_budget_ms)) {
+	case YX_OK:
+		break;
+	case YX_E_TIMEOUT:
+	case YX_E_BUSY:
+		/* the rest goes in the reaper's sweep; the uid stays claimed
+		 * (the start-up reconcile frees it) */
+		log_info("thread tombstone %s: removal left to the sweep", tomb);
+		return rc;
+	default:
 		log_warnx("thread tombstone %s not fully removed", tomb);
 		rc = yx_fail(err, YX_E_IO, "thread data not fully removed");
 	}
@@ -1006,77 +1023,211 @@ yx_thread_store_reconcile(struct yx_thread_store *st, struct yx_thread_repair *r
 		*rep = r;
 }
 
-unsigned
-yx_thread_store_sweep(struct yx_thread_store *st)
+/* CLOCK_MONOTONIC milliseconds: the clock of removal deadlines. */
+static int64_t
+tree_now_ms(void)
 {
-	struct dirent	*de;
-	DIR		*d;
-	unsigned	 n = 0;
-	int		 fd;
+	struct timespec ts;
 
-	if ((fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return 0;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, ".tmp-", 5) != 0 &&
-		    strncmp(de->d_name, ".trash-", 7) != 0)
-			continue;
-		if (yx_tree_remove(st->dirfd, de->d_name) == YX_OK)
-			n++;
-	}
-	closedir(d);
-	return n;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Empty directory fd (consumed) recursively; depth bounds descriptor use. */
-static int
-tree_empty(int fd, int depth)
+/* A deadline budget_ms from now; 0 (none) for budget_ms <= 0. */
+static int64_t
+tree_deadline(int64_t budget_ms)
 {
-	struct dirent	*de;
-	DIR		*d;
-	int		 cfd, rc = YX_OK;
+	return budget_ms > 0 ? tree_now_ms() + budget_ms : 0;
+}
 
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return YX_E_IO;
+/* One directory of a removal in progress. */
+struct tree_level {
+	DIR	*d;
+	char	 name[NAME_MAX + 1];	/* its name in the level above */
+};
+
+/* Open directory `name` of dfd, never through a symlink, into lv. 0 or -1. */
+static int
+tree_open(int dfd, const char *name, struct tree_level *lv)
+{
+	int fd;
+
+	if (strlen(name) >= sizeof(lv->name)) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	while ((de = readdir(d)) != NULL) {
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	if ((lv->d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	memcpy(lv->name, name, strlen(name) + 1);
+	return 0;
+}
+
+/*
+ * Move directory `name` of dfd up into topfd (the top of the tree being
+ * removed) under a fresh hidden name, so that no removal goes deeper than
+ * YX_TREE_FDS levels. 0 or -1 with errno.
+ */
+static int
+tree_flatten(int dfd, const char *name, int topfd)
+{
+	char	to[40];
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		thread_hidden_name(to, sizeof(to), ".deep-");
+		if (renameat2(dfd, name, topfd, to, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno == EINVAL && renameat(dfd, name, topfd, to) == 0)
+			return 0;	/* no RENAME_NOREPLACE here; 64 random bits */
+		if (errno != EEXIST)
+			break;
+	}
+	return -1;
+}
+
+/*
+ * Remove directory `name` of `parent` with everything below, iteratively.
+ * lv[0] is the top, lv[n] the directory being read: each entry is unlinked
+ * (a symlink is removed, never followed); a subdirectory is entered, or at
+ * YX_TREE_FDS levels moved up into the top (read again at its end); an
+ * emptied directory is removed from its parent on the way up. Each stream
+ * is read once: a failure is remembered and the walk goes on, nothing is
+ * retried, so it ends. An flock on the top keeps two removers of one tree
+ * apart. `deadline` is tree_now_ms() time, 0 for none.
+ * Returns YX_OK; YX_E_IO (something stayed); YX_E_BUSY (another process
+ * holds the lock); YX_E_TIMEOUT (the deadline came first).
+ */
+static int
+tree_remove_dir(int parent, const char *name, int64_t deadline)
+{
+	struct tree_level	 lv[YX_TREE_FDS];
+	struct dirent		*de;
+	bool			 moved = false;
+	int			 n = 0, fd, rc = YX_OK;
+
+	if (tree_open(parent, name, &lv[0]) == -1)
+		return errno == ENOENT ? YX_OK : YX_E_IO;
+	if (flock(dirfd(lv[0].d), LOCK_EX | LOCK_NB) == -1) {
+		rc = errno == EWOULDBLOCK ? YX_E_BUSY : YX_E_IO;
+		goto done;
+	}
+	while (n >= 0) {
+		if (deadline > 0 && tree_now_ms() >= deadline) {
+			rc = YX_E_TIMEOUT;
+			goto done;
+		}
+		fd = dirfd(lv[n].d);
+		errno = 0;
+		if ((de = readdir(lv[n].d)) == NULL) {
+			if (errno != 0)
+				rc = YX_E_IO;
+			else if (n == 0 && moved && rc == YX_OK) {
+				moved = false;	/* read the top again */
+				rewinddir(lv[0].d);
+				continue;
+			}
+			closedir(lv[n--].d);
+			if (unlinkat(n >= 0 ? dirfd(lv[n].d) : parent,
+			    lv[n + 1].name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+				rc = YX_E_IO;
+			continue;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
 			continue;
-		if (errno != EISDIR || depth >= YX_TREE_DEPTH_MAX) {
+		if (errno != EISDIR)
 			rc = YX_E_IO;
-			continue;
-		}
-		cfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		if (cfd == -1 || tree_empty(cfd, depth + 1) != YX_OK ||
-		    unlinkat(fd, de->d_name, AT_REMOVEDIR) == -1)
+		else if (n + 1 < YX_TREE_FDS) {
+			if (tree_open(fd, de->d_name, &lv[n + 1]) == 0)
+				n++;
+			else if (errno != ENOENT)
+				rc = YX_E_IO;
+		} else if (tree_flatten(fd, de->d_name, dirfd(lv[0].d)) == 0)
+			moved = true;
+		else if (errno != ENOENT)
 			rc = YX_E_IO;
 	}
-	closedir(d);
+done:
+	while (n >= 0)
+		closedir(lv[n--].d);
 	return rc;
+}
+
+/* yx_tree_remove_for with an absolute deadline (0: none). */
+static int
+tree_remove_until(int parent, const char *name, int64_t deadline)
+{
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return YX_OK;
+	if (errno != EISDIR)
+		return YX_E_IO;
+	return tree_remove_dir(parent, name, deadline);
+}
+
+int
+yx_tree_remove_for(int dirfd, const char *name, int64_t budget_ms)
+{
+	return tree_remove_until(dirfd, name, tree_deadline(budget_ms));
 }
 
 int
 yx_tree_remove(int dirfd, const char *name)
 {
-	int fd;
+	return tree_remove_until(dirfd, name, 0);
+}
 
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return YX_OK;
-	if (errno != EISDIR)
-		return YX_E_IO;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1)
-		return errno == ENOENT ? YX_OK : YX_E_IO;
-	if (tree_empty(fd, 0) != YX_OK)
-		return YX_E_IO;
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
-		return YX_E_IO;
-	return YX_OK;
+/*
+ * Remove the hidden leftovers of the store: tombstones, and with `tmp` the
+ * temporaries too, until `deadline` (0: none). Returns the count removed;
+ * *leftp the count still there.
+ */
+static unsigned
+thread_sweep(struct yx_thread_store *st, bool tmp, int64_t deadline,
+    unsigned *leftp)
+{
+	struct dirent	*de;
+	DIR		*d;
+	unsigned	 n = 0, left = 0;
+	int		 fd;
+
+	if ((fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		goto done;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		goto done;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if ((!tmp || strncmp(de->d_name, ".tmp-", 5) != 0) &&
+		    strncmp(de->d_name, ".trash-", 7) != 0)
+			continue;
+		if ((deadline == 0 || tree_now_ms() < deadline) &&
+		    tree_remove_until(st->dirfd, de->d_name, deadline) == YX_OK)
+			n++;
+		else
+			left++;
+	}
+	closedir(d);
+done:
+	if (leftp != NULL)
+		*leftp = left;
+	return n;
+}
+
+unsigned
+yx_thread_store_sweep(struct yx_thread_store *st)
+{
+	return thread_sweep(st, true, 0, NULL);
+}
+
+unsigned
+yx_thread_store_sweep_trash(struct yx_thread_store *st, int64_t budget_ms,
+    unsigned *leftp)
+{
+	return thread_sweep(st, false, tree_deadline(budget_ms), leftp);
 }

@@ -565,6 +565,8 @@ Test(broker, ls_truncated)
 	assert_rc(yx_broker_ls(&fx.b, UD, "workspace", &l, NULL), YX_OK);
 	cr_assert_eq(l->n, 2);
 	cr_assert(l->truncated);
+	cr_assert_eq(l->cut, YX_CUT_RESULTS);
+	cr_assert_str_eq(yx_broker_cut_name(l->cut), "results");
 	cr_assert_str_eq(l->v[0].name, "1");
 	cr_assert_str_eq(l->v[1].name, "2");
 	yx_broker_list_free(l);
@@ -723,6 +725,7 @@ Test(broker, glob_depth_and_visit_bounds)
 	    YX_OK);
 	cr_assert_eq(l->n, 3);		/* d, d/d, d/d/d */
 	cr_assert(l->truncated);
+	cr_assert_eq(l->cut, YX_CUT_DEPTH);
 	yx_broker_list_free(l);
 	lim.max_depth = 0;
 	lim.max_visit = 10;
@@ -734,6 +737,7 @@ Test(broker, glob_depth_and_visit_bounds)
 	assert_rc(yx_broker_glob(&fx.b, UD, "workspace", "f*", &l, NULL),
 	    YX_OK);
 	cr_assert(l->truncated);
+	cr_assert_eq(l->cut, YX_CUT_ENTRIES);
 	cr_assert(l->n <= 10);
 	yx_broker_list_free(l);
 }
@@ -759,6 +763,8 @@ Test(broker, grep_semantics)
 	cr_assert_eq(g->v[2].line, 3);
 	cr_assert_str_eq(g->v[2].text, "a.c at 3");
 	cr_assert(!g->truncated);
+	cr_assert_eq(g->cut, YX_CUT_NONE);
+	cr_assert_null(yx_broker_cut_name(g->cut));
 	yx_broker_grep_free(g);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace", "a.c", "*.py", 0, &g,
 	    NULL), YX_OK);
@@ -772,6 +778,7 @@ Test(broker, grep_semantics)
 	    NULL), YX_OK);
 	cr_assert_eq(g->n, 2);
 	cr_assert(g->truncated);
+	cr_assert_eq(g->cut, YX_CUT_RESULTS);
 	yx_broker_grep_free(g);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace/top.py", "no", NULL, 0,
 	    &g, NULL), YX_OK);

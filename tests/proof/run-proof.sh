@@ -20,7 +20,8 @@ PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -p no:cacheprovider -q -s \
 	-o console_output_style=classic "$@" \
 	"$srcdir/tests/proof/test_g3_hostside.py" "$srcdir/tests/proof/test_g7_confine.py" \
 	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g8_exhaust.py" \
-	"$srcdir/tests/proof/test_g12_tenants.py"
+	"$srcdir/tests/proof/test_g12_tenants.py" \
+	"$srcdir/tests/proof/test_g8_budget.py"
 rc=$?
 "$py" "$srcdir/tests/proof/summary.py" "$PROOF_RESULTS" || rc=1
 exit $rc

@@ -1,11 +1,17 @@
 /*
  * test_http.c - the pure helpers of the HTTP layer (src/daemon/http.c):
- * query parsing, percent-coding, Content-Disposition, and the router table.
+ * query parsing, percent-coding, Content-Disposition, and the router table;
+ * the client-gone check on a socketpair and the request budget settings.
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
 #include <criterion/criterion.h>
+#include <fcgiapp.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../src/daemon/daemon_int.h"
 #include "yuxi/http.h"
@@ -97,4 +103,53 @@ Test(http, router)
 	cr_assert_str_eq(arg, "0123abcd");
 	cr_assert_eq(yx_routes[idx].fn, yx_h_admin_release);
 	cr_assert_eq(yx_router_match(YX_M_HEAD, "/healthz", &idx, arg, sizeof(arg)), YX_OK);
+}
+
+/* The gone check on the request's connection: false while the peer is
+ * there (also with unread bytes), true once it closed, false without one. */
+Test(http, client_gone)
+{
+	FCGX_Request		fr;
+	struct yx_http_req	r;
+	int			sv[2];
+
+	memset(&fr, 0, sizeof(fr));
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fr.ipcFd = sv[0];
+	r.fcgi = &fr;
+	cr_assert_not(yx_http_client_gone(&r));
+	cr_assert_eq(write(sv[1], "x", 1), 1);
+	cr_assert_not(yx_http_client_gone(&r));
+	close(sv[1]);
+	cr_assert(yx_http_client_gone(&r));
+	close(sv[0]);
+	fr.ipcFd = -1;
+	cr_assert_not(yx_http_client_gone(&r));
+}
+
+/* YUXI_REQUEST_BUDGET_MS / YUXI_WALK_READ_BUDGET: defaults, 0 = none,
+ * sizes, refusals naming the variable. */
+Test(config, request_budgets)
+{
+	struct yx_config	c;
+	char			eb[160];
+
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_OK);
+	cr_assert_eq(c.request_budget_ms, 5000);
+	cr_assert_eq(c.walk_read_budget, 256u << 20);
+	setenv("YUXI_REQUEST_BUDGET_MS", "0", 1);
+	setenv("YUXI_WALK_READ_BUDGET", "1g", 1);
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_OK);
+	cr_assert_eq(c.request_budget_ms, 0);
+	cr_assert_eq(c.walk_read_budget, 1ull << 30);
+	setenv("YUXI_REQUEST_BUDGET_MS", "-1", 1);
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_E_BAD_REQUEST);
+	cr_assert_not_null(strstr(eb, "YUXI_REQUEST_BUDGET_MS"));
+	setenv("YUXI_REQUEST_BUDGET_MS", "100", 1);
+	setenv("YUXI_WALK_READ_BUDGET", "lots", 1);
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_E_BAD_REQUEST);
+	cr_assert_not_null(strstr(eb, "YUXI_WALK_READ_BUDGET"));
+	unsetenv("YUXI_REQUEST_BUDGET_MS");
+	unsetenv("YUXI_WALK_READ_BUDGET");
 }
