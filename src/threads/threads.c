@@ -573,6 +573,48 @@ thread_uid_free(struct yx_thread_store *st, const struct yx_thread *t)
 		(void)unlinkat(st->uidfd, name, 0);
 }
 
+/*
+ * Point t's uid claim at its tombstone (temp link renamed over the claim):
+ * files the uid owns are still on disk, so the uid must not go to another
+ * thread before the sweep removed them (thread_sweep frees it then).
+ */
+static void
+thread_uid_hand(struct yx_thread_store *st, const struct yx_thread *t,
+    const char *tomb)
+{
+	char name[16], tmp[32];
+
+	if (st->uidfd == -1 || !t->own_uid)
+		return;
+	snprintf(name, sizeof(name), "%u", t->uid);
+	snprintf(tmp, sizeof(tmp), ".hand-%u", t->uid);
+	(void)unlinkat(st->uidfd, tmp, 0);
+	if (symlinkat(tomb, st->uidfd, tmp) == -1 ||
+	    renameat(st->uidfd, tmp, st->uidfd, name) == -1) {
+		(void)unlinkat(st->uidfd, tmp, 0);
+		log_warn("uid %u: cannot hand the claim to %s", t->uid, tomb);
+	}
+}
+
+/* After tombstone `tomb` is gone: free the uid claim handed to it. */
+static void
+thread_uid_release_tomb(struct yx_thread_store *st, const char *tomb)
+{
+	const char	*u = strrchr(tomb, '-');
+	char		 target[80];
+	ssize_t		 n;
+
+	if (st->uidfd == -1 || u == NULL || strspn(u + 1, "0123456789") !=
+	    strlen(u + 1) || u[1] == '\0')
+		return;
+	n = readlinkat(st->uidfd, u + 1, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	if (strcmp(target, tomb) == 0)
+		(void)unlinkat(st->uidfd, u + 1, 0);
+}
+
 /* Give thread `t` (being created) its uid: its own, or the shared user. */
 static int
 thread_uid_assign(struct yx_thread_store *st, struct yx_thread *t)
@@ -841,6 +883,10 @@ yx_thread_retire(struct yx_thread_store *st, const char *id, const char *owner,
 	if ((rc = yx_thread_get(st, id, owner, t, err)) != YX_OK)
 		return rc;
 	thread_hidden_name(tomb, tomblen, ".trash-");
+	/* "-<uid>": the sweep that finishes the tombstone frees the uid */
+	if (t->own_uid)
+		snprintf(tomb + strlen(tomb), tomblen - strlen(tomb), "-%u",
+		    t->uid);
 	if (renameat(st->dirfd, id, st->dirfd, tomb) == -1) {
 		if (errno == ENOENT)	/* a concurrent delete won */
 			return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
@@ -867,9 +913,10 @@ yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
 		break;
 	case YX_E_TIMEOUT:
 	case YX_E_BUSY:
-		/* the rest goes in the reaper's sweep; the uid stays claimed
-		 * (the start-up reconcile frees it) */
+		/* the rest goes in the reaper's sweep; the uid stays claimed,
+		 * by the tombstone now, until the sweep has removed it */
 		log_info("thread tombstone %s: removal left to the sweep", tomb);
+		thread_uid_hand(st, t, tomb);
 		return rc;
 	default:
 		log_warnx("thread tombstone %s not fully removed", tomb);
@@ -1207,9 +1254,10 @@ thread_sweep(struct yx_thread_store *st, bool tmp, int64_t deadline,
 		    strncmp(de->d_name, ".trash-", 7) != 0)
 			continue;
 		if ((deadline == 0 || tree_now_ms() < deadline) &&
-		    tree_remove_until(st->dirfd, de->d_name, deadline) == YX_OK)
+		    tree_remove_until(st->dirfd, de->d_name, deadline) == YX_OK) {
+			thread_uid_release_tomb(st, de->d_name);
 			n++;
-		else
+		} else
 			left++;
 	}
 	closedir(d);

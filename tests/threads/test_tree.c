@@ -211,11 +211,14 @@ mk_files(const char *dir, int n)
 Test(tree, remove_budget_leaves_tombstone_for_sweep)
 {
 	struct yx_thread	o;
-	char			ws[512];
-	unsigned		left = 9;
+	struct stat		sb;
+	char			ws[512], claim[600];
+	unsigned		left = 9, uid;
 	int64_t			t0, ms, ms0;
 
 	mk_thread("wide", ws, sizeof(ws));
+	cr_assert_eq(yx_thread_get(&st, "wide", "alice", &o, NULL), YX_OK);
+	uid = o.own_uid ? o.uid : 0;
 	mk_files(ws, 20000);
 	st.remove_budget_ms = 1;
 	t0 = now_ms();
@@ -224,9 +227,16 @@ Test(tree, remove_budget_leaves_tombstone_for_sweep)
 	cr_assert_eq(yx_thread_get(&st, "wide", "alice", &o, NULL), YX_E_NOT_FOUND);
 	cr_assert_eq(strncmp(hidden_names(), ".trash-", 7), 0,
 	    "no tombstone: '%s'", hidden_names());
+	/* its uid is not free while its files are on disk */
+	if (uid != 0) {
+		snprintf(claim, sizeof(claim), "%s/saves/uids/%u", base, uid);
+		cr_assert_eq(lstat(claim, &sb), 0, "uid freed with files left");
+	}
 	cr_assert_eq(yx_thread_store_sweep_trash(&st, 0, &left), 1);
 	cr_assert_eq(left, 0);
 	cr_assert_str_eq(hidden_names(), "");
+	if (uid != 0)	/* the sweep that finished the files freed it */
+		cr_assert_eq(lstat(claim, &sb), -1, "uid still claimed");
 	/* control: no budget, the call does it all */
 	mk_thread("wide", ws, sizeof(ws));
 	mk_files(ws, 20000);
