@@ -5,7 +5,8 @@ import json
 import sys
 
 NAMES = {"1": "identity and authorization", "2": "path parsing", "4": "downloads",
-         "5": "uploads", "6": "hostile listings", "10": "fuzzing"}
+         "5": "uploads", "6": "hostile listings", "10": "fuzzing",
+         "11": "front-end exhaustion"}
 
 
 def main(path):
