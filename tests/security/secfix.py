@@ -17,8 +17,8 @@ module name for the Service class and helpers).
   whose main context has the settings docs/deployment.md asks for.
   Every instance has its own container prefix and shm name (with our pid).
 - `stats`: per-group counters (cases, escapes, leaks, hangs, control cases
-  and control catches) written at the end to $SEC_RESULTS (JSON) and
-  printed by summary.py.
+  and control catches) and measured figures, written at the end to
+  $SEC_RESULTS (JSON) and printed by summary.py.
 """
 import atexit
 import http.server
@@ -77,7 +77,7 @@ class Stats:
     def _grp(self, group):
         return self.g.setdefault(group, {"cases": 0, "escapes": 0, "leaks": 0, "hangs": 0,
                                          "control_cases": 0, "control_caught": 0,
-                                         "failures": []})
+                                         "failures": [], "measures": {}})
 
     def case(self, group, escape=False, leak=False, hang=False, what=""):
         """One production case; returns True when it held."""
@@ -97,6 +97,10 @@ class Stats:
         s["control_caught"] += bool(caught)
         return caught
 
+    def measure(self, group, name, value):
+        """A measured figure, printed under the group by summary.py."""
+        self._grp(group)["measures"][name] = value
+
     def dump(self):
         path = os.environ.get("SEC_RESULTS")
         if not path:
@@ -112,6 +116,8 @@ class Stats:
             for kk, vv in v.items():
                 if kk == "failures":
                     o[kk] = (o.get(kk, []) + vv)[:20]
+                elif kk == "measures":
+                    o.setdefault(kk, {}).update(vv)
                 else:
                     o[kk] = o.get(kk, 0) + vv
         with open(path, "w") as f:

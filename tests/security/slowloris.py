@@ -109,7 +109,6 @@ class Attack:
             await self.slot()
             if self.left() <= 0:
                 break
-            t0 = time.monotonic()
             try:
                 r, w = await self.connect(kind)
             except (OSError, asyncio.TimeoutError, ssl.SSLError):
@@ -120,6 +119,7 @@ class Attack:
                 self.failed[kind] += 1
                 await asyncio.sleep(min(1.0, max(self.left(), 0)))
                 continue
+            t0 = time.monotonic()	# lifetime from the open connection on
             self.opened[kind] += 1
             self.held[kind] += 1
             self.peak[kind] = max(self.peak[kind], self.held[kind])

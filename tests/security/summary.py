@@ -24,6 +24,8 @@ def main(path):
         print("%-5s %-28s %7d %7d %6d %6d %4d/%-4d" % (
             g, NAMES.get(g, ""), s["cases"], s["escapes"], s["leaks"], s["hangs"],
             s["control_caught"], s["control_cases"]))
+        for k, v in sorted(s.get("measures", {}).items()):
+            print("      %s = %s" % (k, v))
         if s["escapes"] or s["leaks"] or s["hangs"] or s["control_caught"] != s["control_cases"]:
             bad += 1
             for w in s.get("failures", []):
