@@ -40,6 +40,22 @@ CONN_LIMIT = 32		# limit_conn per address of the shipped configurations
 OLD_CAPACITY = 2 * 1024	# main's worker_processes x worker_connections
 
 
+def workers_rss_kb(svc):
+    """Resident memory of svc's nginx workers (children of its master)."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % pid) as f:
+                st = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue
+        if st.get("PPid", "").strip() == str(svc.nginx.pid):
+            total += int(st.get("VmRSS", "0 kB").split()[0])
+    return total
+
+
 def attack(svc, label):
     """Run the attack against svc while the legitimate client probes;
     returns (probe result, attacker summary, held samples in the window)."""
@@ -65,12 +81,14 @@ def attack(svc, label):
             if ev.get("event") == "ramped":
                 ramped.set()
     rt = threading.Thread(target=reader, daemon=True)
+    rss0 = workers_rss_kb(svc)
     rt.start()
     try:
         assert ramped.wait(ramp + 10), "attacker did not ramp up"
         t0 = time.monotonic()
         res = slowloris.probe("127.0.0.1", svc.port, CLIENT, svc.tokens["alice"], WINDOW)
         t1 = time.monotonic()
+        rss1 = workers_rss_kb(svc)
         p.terminate()	# it prints its summary and exits
         p.wait(timeout=30)
     finally:
@@ -82,6 +100,7 @@ def attack(svc, label):
     done = [e for e in events if e.get("event") == "done"]
     assert done, "attacker gave no summary"
     held = [e for e in events if e.get("event") == "held" and t0 <= e["at"] <= t1]
+    done[0]["rss_kb"] = (rss0, rss1)
     return res, done[0], held
 
 
@@ -100,6 +119,8 @@ def report(label, res, done, held):
               done["opened"], done["failed"]))
     print("[group 11] %s: server cut %s; lifetime p50 %s p95 %s s; answers %s" % (
         label, done["cut"], _r(done["life_p50"]), _r(done["life_p95"]), done["answers"]))
+    print("[group 11] %s: nginx workers' RSS %d kB before, %d kB at the end of the window" % (
+        label, done["rss_kb"][0], done["rss_kb"][1]))
 
 
 def measure(label, res, done, held):
@@ -110,7 +131,9 @@ def measure(label, res, done, held):
          "legit_p95_ms": round(1000 * res["p95"], 1) if res["p95"] is not None else None,
          "attacker_held_max": max(tot), "attacker_held_mean": round(sum(tot) / len(tot)),
          "slow_bodies_held_median": body[len(body) // 2],
-         "trickled_header_life_p95_s": _r(done["life_p95"])["header"]}
+         "trickled_header_life_p95_s": _r(done["life_p95"])["header"],
+         "nginx_workers_rss_mb": "%.1f before, %.1f at the end" % (
+             done["rss_kb"][0] / 1024.0, done["rss_kb"][1] / 1024.0)}
     for k, v in m.items():
         stats.measure(G, "%s_%s" % (label, k), v)
 
