@@ -1,6 +1,6 @@
 """Group 11: front-end exhaustion (slowloris) (docs/security.md).
 
-An attacker on 127.0.0.2 keeps 3,000 connections open to the TLS port
+An attacker on 127.0.0.2 tries to keep 3,000 connections open to the TLS port
 (tests/security/slowloris.py: silent TCP, TLS with a header trickled
 forever, authenticated POSTs with a body trickled forever), re-opening
 every one the server lets go. Meanwhile a legitimate client on 127.0.0.3
