@@ -9,12 +9,16 @@ module name for the Service class and helpers).
   tests/security/yuxi-sandboxd-control (YX_CONTROL_OFF=off), "cbroker" the
   control daemon with the unsafe broker; conf "dev" is nginx/dev.conf.in as
   shipped, "dev-noblank" the same without the lines that blank client
-  identity headers, "dev-nointernal" without `internal;`, "prod" the
-  production site file nginx/yuxi-sandbox.conf with a local auth service.
+  identity headers, "dev-nointernal" without `internal;`,
+  "dev-unprotected" without the front-end limits (main's 2 x 1,024 worker
+  connections, nginx's default timeouts, no limit_conn / limit_req: the
+  control of group 11), "prod" the production site file
+  nginx/yuxi-sandbox.conf with a local auth service, in an nginx.conf
+  whose main context has the settings docs/deployment.md asks for.
   Every instance has its own container prefix and shm name (with our pid).
 - `stats`: per-group counters (cases, escapes, leaks, hangs, control cases
-  and control catches) written at the end to $SEC_RESULTS (JSON) and
-  printed by summary.py.
+  and control catches) and measured figures, written at the end to
+  $SEC_RESULTS (JSON) and printed by summary.py.
 """
 import atexit
 import http.server
@@ -52,7 +56,17 @@ UPLOAD_LIMIT = 1024 * 1024
 GROUP_NAMES = {
     1: "identity and authorization", 2: "path parsing", 4: "downloads",
     5: "uploads", 6: "hostile listings", 10: "fuzzing (corpus replay, params)",
+    11: "front-end exhaustion",
 }
+# The main context docs/deployment.md asks for around the production site
+# file (Debian's nginx.conf has 768 worker connections and no rlimit).
+PROD_MAIN = "worker_rlimit_nofile 20000;\nevents { worker_connections 8192; }\n"
+# Directives of the front-end limits (group 11); "dev-unprotected" drops
+# them and restores main's worker_connections.
+FRONT_LIMITS = ("worker_rlimit_nofile", "client_header_timeout", "client_body_timeout",
+                "send_timeout", "keepalive_timeout", "reset_timedout_connection",
+                "limit_conn", "limit_conn_zone", "limit_conn_status", "limit_req",
+                "limit_req_zone", "limit_req_status")
 
 
 # ---------------------------------------------------------------- statistics
@@ -63,7 +77,7 @@ class Stats:
     def _grp(self, group):
         return self.g.setdefault(group, {"cases": 0, "escapes": 0, "leaks": 0, "hangs": 0,
                                          "control_cases": 0, "control_caught": 0,
-                                         "failures": []})
+                                         "failures": [], "measures": {}})
 
     def case(self, group, escape=False, leak=False, hang=False, what=""):
         """One production case; returns True when it held."""
@@ -83,6 +97,10 @@ class Stats:
         s["control_caught"] += bool(caught)
         return caught
 
+    def measure(self, group, name, value):
+        """A measured figure, printed under the group by summary.py."""
+        self._grp(group)["measures"][name] = value
+
     def dump(self):
         path = os.environ.get("SEC_RESULTS")
         if not path:
@@ -98,6 +116,8 @@ class Stats:
             for kk, vv in v.items():
                 if kk == "failures":
                     o[kk] = (o.get(kk, []) + vv)[:20]
+                elif kk == "measures":
+                    o.setdefault(kk, {}).update(vv)
                 else:
                     o[kk] = o.get(kk, 0) + vv
         with open(path, "w") as f:
@@ -163,9 +183,9 @@ def render_prod_conf(svc, auth_port):
     for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         os.makedirs(os.path.join(ng, d), exist_ok=True)
     text = ("user root;\nworker_processes 2;\ndaemon off;\npid %s/nginx.pid;\n"
-            "error_log %s/nginx-error.log info;\nevents { worker_connections 256; }\n"
+            "error_log %s/nginx-error.log info;\n%s"
             "http {\ninclude /etc/nginx/mime.types;\ndefault_type application/octet-stream;\n"
-            "access_log %s/nginx-access.log;\n" % (ng, svc.base, svc.base))
+            "access_log %s/nginx-access.log;\n" % (ng, svc.base, PROD_MAIN, svc.base))
     for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         text += "%s_temp_path %s/%s;\n" % (d, ng, d)
     text += site + "\n}\n"
@@ -201,6 +221,8 @@ class SecService(e2e.Service):
                           "", text)
         elif self.conf == "dev-nointernal":
             text = text.replace("internal;", "")
+        elif self.conf == "dev-unprotected":
+            text = strip_front_limits(text)
         with open(conf, "w") as f:
             f.write(text)
         return conf
@@ -307,6 +329,17 @@ class SecService(e2e.Service):
         if any(k == "transfer-encoding" and v.lower() == b"chunked" for k, v in hdrs):
             body = dechunk(body)
         return status, hdrs, body
+
+
+def strip_front_limits(text):
+    """The dev configuration as it was before group 11: no front-end
+    limits, 1,024 connections per worker."""
+    text = re.sub(r"\n[ \t]*(%s)[ \t][^;]*;" % "|".join(FRONT_LIMITS), "", text)
+    text, n = re.subn(r"worker_connections \d+;", "worker_connections 1024;", text)
+    bare = re.sub(r"#[^\n]*", "", text)
+    assert n == 1 and not re.search(r"\b(%s)\b" % "|".join(FRONT_LIMITS), bare), \
+        "nginx/dev.conf.in changed: front-end limits not stripped"
+    return text
 
 
 def dechunk(b):

@@ -5,7 +5,8 @@ import json
 import sys
 
 NAMES = {"1": "identity and authorization", "2": "path parsing", "4": "downloads",
-         "5": "uploads", "6": "hostile listings", "10": "fuzzing"}
+         "5": "uploads", "6": "hostile listings", "10": "fuzzing",
+         "11": "front-end exhaustion"}
 
 
 def main(path):
@@ -23,6 +24,8 @@ def main(path):
         print("%-5s %-28s %7d %7d %6d %6d %4d/%-4d" % (
             g, NAMES.get(g, ""), s["cases"], s["escapes"], s["leaks"], s["hangs"],
             s["control_caught"], s["control_cases"]))
+        for k, v in sorted(s.get("measures", {}).items()):
+            print("      %s = %s" % (k, v))
         if s["escapes"] or s["leaks"] or s["hangs"] or s["control_caught"] != s["control_cases"]:
             bad += 1
             for w in s.get("failures", []):
