@@ -18,6 +18,27 @@ const LINE_MAX = 2000;
 const GREP_CAP = 1000;
 
 /**
+ * How often each workaround for an API change of issue 12 that the
+ * service does not have yet was needed, in this process. With a service
+ * that has them all this stays empty (the tests print it).
+ * @type {Map<string, number>}
+ */
+const bridges = new Map();
+
+/** @param {string} name */
+function bridged(name) {
+	bridges.set(name, (bridges.get(name) ?? 0) + 1);
+}
+
+/**
+ * The workarounds used so far (name -> count); see docs/deepagents.md.
+ * @returns {Record<string, number>}
+ */
+export function bridgesUsed() {
+	return Object.fromEntries([...bridges].sort());
+}
+
+/**
  * @typedef {import("deepagents").ExecuteResponse} ExecuteResponse
  * @typedef {import("deepagents").LsResult} LsResult
  * @typedef {import("deepagents").ReadResult} ReadResult
@@ -87,6 +108,8 @@ export class YuxiSandbox {
 	#running = false;
 	#timeout;
 	#maxOutput;
+	/** the service globs with {a,b} itself (its glob answers carry `path`) */
+	#nativeBraces = false;
 
 	/** @param {YuxiSandboxOptions} opts */
 	constructor(opts) {
@@ -233,8 +256,10 @@ export class YuxiSandbox {
 		}
 		// A refusal of the command path policy as the service answers it
 		// before the change of issue 12 (403 instead of 200 + 126).
-		if (r.status === 403 && r.code === "path_not_allowed")
+		if (r.status === 403 && r.code === "path_not_allowed") {
+			bridged("execute: refusal answered 403");
 			return this.#shape(r.message, 126, false, undefined);
+		}
 		return { output: `Error executing command: ${r.message || "HTTP " + r.status}`,
 		    exitCode: 1, truncated: false };
 	}
@@ -300,6 +325,7 @@ export class YuxiSandbox {
 		let r = await this.#get("api/filesystem/ls", { path: "/" });
 		if (r.status !== 200 && (r.code === "path_not_allowed" || r.code === "invalid_path")) {
 			// before issue 12 the root is only known to the viewer
+			bridged("ls /: viewer tree");
 			r = await this.#get("api/viewer/filesystem/tree", { path: "/" });
 		}
 		if (r.status !== 200)
@@ -379,6 +405,7 @@ export class YuxiSandbox {
 				content = content.slice(0, -1);
 		} else {
 			// numbered ("%6d\t"), as the service answers before issue 12
+			bridged("read: numbered cat");
 			const lines = d.content === "" ? [] :
 			    String(d.content).split("\n").map((l) => l.replace(/^ *\d+\t/, ""));
 			if (lines.some((l) => Buffer.byteLength(l) >= LINE_MAX - 3))
@@ -509,8 +536,11 @@ export class YuxiSandbox {
 		case "string_not_found":
 			return { error: `Error: String not found in file: '${oldString}'` };
 		case "ambiguous_match": {
-			const n = r.data?.error?.occurrences ??
-			    Number((/occurs (\d+) times/.exec(r.message) ?? [])[1]);
+			let n = r.data?.error?.occurrences;
+			if (n === undefined) {
+				bridged("edit: count from the message");
+				n = Number((/occurs (\d+) times/.exec(r.message) ?? [])[1]);
+			}
 			return { error: `Error: String '${oldString}' has multiple occurrences (appears ${n} times) in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.` };
 		}
 		default:
@@ -533,8 +563,10 @@ export class YuxiSandbox {
 		if (r.code === "file_not_found")
 			return { error: `Error: '${filePath}' not found` };
 		if ((r.status === 404 && r.code === "not_found" && r.message === "no such endpoint") ||
-		    r.status === 405)
+		    r.status === 405) {
+			bridged("delete: by command");
 			return this.#deleteByCommand(filePath);
+		}
 		return { error: `Error deleting '${filePath}': ${r.message || "HTTP " + r.status}` };
 	}
 
@@ -579,9 +611,14 @@ export class YuxiSandbox {
 	async glob(pattern, path = "/") {
 		const root = P.isRoot(path);
 		const callerBase = root ? "/" : P.normalize(path);
-		let pats;
+		const pat0 = String(pattern).replace(/^\/+/, "");
+		let pats = [pat0];
 		try {
-			pats = P.expandBraces(String(pattern).replace(/^\/+/, ""));
+			if (!this.#nativeBraces) {
+				pats = P.expandBraces(pat0);
+				if (pats.length > 1)
+					bridged("glob: {a,b} expanded");
+			}
 		} catch (e) {
 			return { error: `invalid glob pattern '${pattern}': ${/** @type {Error} */ (e).message}` };
 		}
@@ -618,6 +655,10 @@ export class YuxiSandbox {
 	async #globAt(pattern, where) {
 		const r = await this.#get("api/filesystem/glob", { pattern, path: P.toService(where) });
 		if (r.status === 200) {
+			if (r.data.path !== undefined)
+				this.#nativeBraces = true;
+			else
+				bridged("glob: no base path in the answer");
 			const base = r.data.path ?? P.canonical(P.toService(where));
 			if (base === null)
 				return { error: `cannot resolve ${where}` };
@@ -638,6 +679,7 @@ export class YuxiSandbox {
 			return { files: this.#hits(r.data.matches, "/"), truncated: r.data.truncated === true };
 		if (r.code !== "path_not_allowed" && r.code !== "invalid_path")
 			return { error: r.message || "HTTP " + r.status };
+		bridged("glob /: one root at a time");
 		// Before issue 12 the service globs under one root at a time.
 		// "**/..." means the same under each root; a first component that
 		// cannot match "home" matches nothing under "/".
@@ -688,10 +730,13 @@ export class YuxiSandbox {
 	async grep(pattern, path = "/", glob = null, maxCount = null) {
 		const root = P.isRoot(path);
 		const callerBase = root ? "/" : P.normalize(/** @type {string} */ (path));
-		let globs = [null];
-		if (glob) {
+		/** @type {Array<string | null>} */
+		let globs = [glob || null];
+		if (glob && !this.#nativeBraces) {
 			try {
 				globs = P.expandBraces(glob);
+				if (globs.length > 1)
+					bridged("grep: {a,b} expanded");
 			} catch (e) {
 				return { error: `invalid glob '${glob}': ${/** @type {Error} */ (e).message}` };
 			}
@@ -735,6 +780,10 @@ export class YuxiSandbox {
 			pattern, path: P.toService(where), glob: glob ?? undefined, max_count: ask,
 		});
 		if (r.status === 200) {
+			if (r.data.path !== undefined)
+				this.#nativeBraces = true;
+			else
+				bridged("grep: no base path in the answer");
 			const base = r.data.path ?? P.canonical(P.toService(where));
 			return {
 				matches: (r.data.matches ?? []).map((m) => ({
@@ -758,6 +807,7 @@ export class YuxiSandbox {
 		if (r.code !== "path_not_allowed" && r.code !== "invalid_path")
 			return { error: r.message || "HTTP " + r.status };
 		// before issue 12: one root at a time
+		bridged("grep /: one root at a time");
 		/** @type {GrepMatch[]} */
 		const matches = [];
 		let truncated = false;

@@ -15,7 +15,7 @@ import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { createDeepAgent, LocalShellBackend } from "deepagents";
 
-import { YuxiSandbox } from "../src/index.js";
+import { YuxiSandbox, bridgesUsed } from "../src/index.js";
 import { noService, service, threadId } from "./service.js";
 
 const W = "/home/yuxi/user-data/workspace";
@@ -133,6 +133,8 @@ describe.skipIf(noService !== "")(`createDeepAgent loop: YuxiSandbox vs LocalShe
 	});
 
 	afterAll(async () => {
+		console.log("agent loop: workarounds for pending API changes used:",
+		    JSON.stringify(bridgesUsed()));
 		await sb?.close();
 		if (local)
 			fs.rmSync(local, { recursive: true, force: true });

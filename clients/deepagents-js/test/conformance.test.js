@@ -8,7 +8,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { YuxiSandbox } from "../src/index.js";
+import { YuxiSandbox, bridgesUsed } from "../src/index.js";
 import { noService, service, suiteDir, threadId } from "./service.js";
 
 const entry = path.join(suiteDir, "src", "index.ts");
@@ -34,5 +34,9 @@ if (!fs.existsSync(entry)) {
 		createUninitializedSandbox: () => new YuxiSandbox(opts()),
 		closeSandbox: (sb) => sb.close(),
 		resolvePath: (name) => `/home/yuxi/user-data/workspace/${name}`,
+	});
+	afterAll(() => {
+		console.log("conformance: workarounds for pending API changes used:",
+		    JSON.stringify(bridgesUsed()));
 	});
 }
