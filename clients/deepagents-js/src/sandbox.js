@@ -248,7 +248,8 @@ export class YuxiSandbox {
 		if (r.status === 200) {
 			const d = r.data;
 			if (d.timed_out) {
-				return { output: `Error: Command timed out after ${this.#timeout.toFixed(1)} seconds.`,
+				const t = Math.min(this.#timeout, 600);	/* the service's cap */
+				return { output: `Error: Command timed out after ${t.toFixed(1)} seconds.`,
 				    exitCode: 124, truncated: false };
 			}
 			return this.#shape(String(d.output ?? ""), d.exit_code, d.truncated === true,
