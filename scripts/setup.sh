@@ -83,6 +83,12 @@ web_deps() {
 		say "installing the browser test driver (playwright-core)"
 		(cd "$top/tests/web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 	fi
+	# The deepagents adapter and its tests (deepagents, @langchain/core,
+	# vitest; Node.js >= 20).
+	if [ ! -d "$top/clients/deepagents-js/node_modules/deepagents" ]; then
+		say "installing the deepagents adapter's packages (npm)"
+		(cd "$top/clients/deepagents-js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	fi
 }
 
 images() {

@@ -1,0 +1,4 @@
+// yuxi-sandbox-deepagents: the yuxi-sandbox service as a deepagents
+// sandbox backend. See README.md and docs/deepagents.md.
+export { YuxiSandbox, EMPTY_CONTENT_WARNING, bridgesUsed } from "./sandbox.js";
+export { YuxiSandboxError } from "./http.js";
