@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "yuxi/error.h"
+#include "yuxi/clock.h"
 #include "yuxi/shm_layout.h"
 
 #define YX_TABLE_CREATE		0x1	/* create when missing (master) */
@@ -106,7 +107,5 @@ int	yx_proc_starttime(pid_t pid, uint64_t *start);
 void	yx_proc_self(struct yx_shm_pid *me);
 /* True when the process stamped in p still runs (same pid and start). */
 bool	yx_proc_alive(const struct yx_shm_pid *p);
-/* Unix time in milliseconds. */
-int64_t	yx_now_ms(void);
 
 #endif /* YUXI_SHM_TABLE_H */

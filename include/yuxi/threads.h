@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/config.h"
 #include "yuxi/error.h"
 
@@ -203,7 +204,5 @@ int	yx_tree_remove_for(int dirfd, const char *name, int64_t budget_ms);
 /* User names: [A-Za-z0-9._@+-]{1,64}, not starting with '.'. */
 bool	yx_user_valid(const char *user);
 
-/* Format unix ms as ISO 8601 UTC "2024-05-01T12:00:00.123Z" (buf >= 32). */
-char	*yx_iso8601_ms(int64_t ms, char *buf, size_t len);
 
 #endif /* YUXI_THREADS_H */

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/broker.h"
 #include "broker/broker_int.h"
 
@@ -58,20 +59,11 @@ struct broker_budget {
 	enum yx_broker_cut	 cut;		/* why the work was cut, NONE */
 };
 
-static int64_t
-broker_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Start the budget of lim now. */
 static void
 broker_budget_init(struct broker_budget *bg, const struct yx_broker_limits *lim)
 {
-	int64_t now = broker_now_us();
+	int64_t now = yx_mono_us();
 
 	memset(bg, 0, sizeof(*bg));
 	bg->deadline = INT64_MAX;
@@ -105,13 +97,13 @@ broker_budget_spent(struct broker_budget *bg)
 
 	if (bg->cut >= YX_CUT_BYTES)
 		return true;
-	now = broker_now_us();
+	now = yx_mono_us();
 	if (now >= bg->deadline)
 		broker_cut(bg, YX_CUT_TIME);
 	else if (bg->gone != NULL && now >= bg->next_poll) {
 		if (bg->gone(bg->gone_arg))
 			broker_cut(bg, YX_CUT_GONE);
-		bg->next_poll = broker_now_us() + YX_BROKER_POLL_MS * 1000;
+		bg->next_poll = yx_mono_us() + YX_BROKER_POLL_MS * 1000;
 	}
 	return bg->cut >= YX_CUT_BYTES;
 }

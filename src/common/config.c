@@ -18,7 +18,7 @@
 #include "yuxi/error.h"
 
 /*
- * The runner binary (src/runner/yuxi-run) is bind-mounted into every sandbox.
+ * The runner binary (src/guest/yuxi-run) is bind-mounted into every sandbox.
  * Default: beside our own executable or up to two levels above it (build
  * tree: tests live in tests/<subsys>/), else the installed libexec path.
  */

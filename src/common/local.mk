@@ -4,4 +4,5 @@ libyuxi_a_SOURCES += \
 	include/yuxi/log.h src/common/log.c \
 	include/yuxi/config.h src/common/config.c \
 	include/yuxi/buf.h src/common/buf.c \
-	include/yuxi/hash.h src/common/hash.c
+	include/yuxi/hash.h src/common/hash.c \
+	include/yuxi/clock.h src/common/clock.c

@@ -12,28 +12,20 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "yuxi/clock.h"
 #include "yuxi/log.h"
 
 #define YX_ENGINE_CACHE_MS	2000
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 bool
 yx_engine_up(struct yx_wctx *w)
 {
-	int64_t now = mono_ms();
+	int64_t now = yx_mono_ms();
 
 	if (w->engine_at_ms != 0 && now - w->engine_at_ms < YX_ENGINE_CACHE_MS)
 		return w->engine_ok;
 	w->engine_ok = w->drv != NULL && w->drv->ops->ping(w->drv, NULL) == YX_OK;
-	w->engine_at_ms = mono_ms();
+	w->engine_at_ms = yx_mono_ms();
 	return w->engine_ok;
 }
 

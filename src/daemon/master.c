@@ -41,6 +41,7 @@
 #include <fcgiapp.h>
 
 #include "daemon_int.h"
+#include "yuxi/clock.h"
 #include "yuxi/log.h"
 
 #define YX_BACKOFF_MIN_MS	100
@@ -93,15 +94,6 @@ child_sig(int signo)
 	yx_child_stop = 1;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void
 yx_child_signals(sigset_t *waitmask)
 {
@@ -140,7 +132,7 @@ master_fork(struct master *m, struct child *c)
 	}
 	if (pid > 0) {
 		c->pid = pid;
-		c->started_ms = mono_ms();
+		c->started_ms = yx_mono_ms();
 		c->respawn_at_ms = 0;
 		if (c->kind == CHILD_WORKER)
 			atomic_fetch_add(&m->metrics->workers_alive, 1);
@@ -185,7 +177,7 @@ master_exited(struct master *m, pid_t pid, int ws)
 	c->pid = 0;
 	if (m->stopping)
 		return;
-	lived = mono_ms() - c->started_ms;
+	lived = yx_mono_ms() - c->started_ms;
 	c->fails = lived >= YX_CHILD_STABLE_MS ? 0 : c->fails + 1;
 	delay = 0;
 	if (c->fails > 0) {
@@ -195,7 +187,7 @@ master_exited(struct master *m, pid_t pid, int ws)
 		log_warnx("child %ld died after %lld ms; respawn in %lld ms", (long)pid,
 		    (long long)lived, (long long)delay);
 	}
-	c->respawn_at_ms = mono_ms() + delay;
+	c->respawn_at_ms = yx_mono_ms() + delay;
 }
 
 static void
@@ -221,7 +213,7 @@ static void
 master_respawn(struct master *m)
 {
 	struct itimerval	it;
-	int64_t			now = mono_ms(), next = 0;
+	int64_t			now = yx_mono_ms(), next = 0;
 	size_t			i;
 
 	for (i = 0; i < m->nkids; i++) {
@@ -354,7 +346,7 @@ master_setup(struct master *m)
 		log_warn("metrics segment");
 		return YX_E_NOMEM;
 	}
-	atomic_store(&m->metrics->started_ms, mono_ms());
+	atomic_store(&m->metrics->started_ms, yx_mono_ms());
 	if ((rc = yx_table_selftest(&e)) != YX_OK ||
 	    (rc = yx_table_open(&m->table, m->cfg->shm_name, (uint32_t)m->cfg->max_replicas,
 	    YX_TABLE_CREATE | YX_TABLE_RECREATE, &e)) != YX_OK) {

@@ -17,6 +17,7 @@
 #include <fcgiapp.h>
 
 #include "daemon_int.h"
+#include "yuxi/clock.h"
 #include "yuxi/log.h"
 
 const struct yx_route yx_routes[] = {
@@ -117,15 +118,6 @@ router_allow(const char *path, char *out, size_t outlen)
 		snprintf(out + n, outlen - n, "\r\n");
 }
 
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void
 route_log(const struct yx_http_req *r, int64_t us)
 {
@@ -144,7 +136,7 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 {
 	char		 arg[256], allow[96];
 	size_t		 idx = yx_nroutes;
-	int64_t		 t0 = now_us();
+	int64_t		 t0 = yx_mono_us();
 	int		 rc;
 
 	rc = yx_router_match(r->method, r->path, &idx, arg, sizeof(arg));
@@ -162,7 +154,7 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 		yx_http_send_error(r, rc, NULL);
 	if (r->status == 0)	/* a handler bug: never leave nginx without an answer */
 		yx_http_send_error(r, YX_E_INTERNAL, NULL);
-	yx_metrics_record(w->metrics, (int)idx, r->status, now_us() - t0);
-	route_log(r, now_us() - t0);
+	yx_metrics_record(w->metrics, (int)idx, r->status, yx_mono_us() - t0);
+	route_log(r, yx_mono_us() - t0);
 	return (int)idx;
 }

@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/buf.h"
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
@@ -33,15 +34,6 @@ struct exec_stream {
 	struct yx_buf	 errbody;	/* reply body of a non-200 start */
 	int		 rc;		/* sink or demux error */
 };
-
-static int64_t
-exec_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* libcurl write callback of exec start: demux 200 bodies, keep others. */
 static size_t
@@ -285,7 +277,7 @@ api_exec(struct yx_driver *d, const char *ref, const struct yx_exec_req *req,
 {
 	struct api_driver	*ad = (struct api_driver *)d;
 	char			 id[128];
-	int64_t			 t0 = exec_now_ms();
+	int64_t			 t0 = yx_mono_ms();
 	long			 limit;
 	bool			 running = true, timed_out;
 	pid_t			 pid;
@@ -313,8 +305,8 @@ api_exec(struct yx_driver *d, const char *ref, const struct yx_exec_req *req,
 	}
 	res->exit_code = code;
 	res->timed_out = code == 124 && req->timeout_sec > 0 &&
-	    exec_now_ms() - t0 >= req->timeout_sec * 1000L - 50;
+	    yx_mono_ms() - t0 >= req->timeout_sec * 1000L - 50;
 done:
-	res->duration_ms = exec_now_ms() - t0;
+	res->duration_ms = yx_mono_ms() - t0;
 	return rc;
 }

@@ -23,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "yuxi/buf.h"
+#include "yuxi/clock.h"
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "driver/driver_int.h"
@@ -428,23 +429,21 @@ cli_exec(struct yx_driver *d, const char *ref, const struct yx_exec_req *req,
 	const char		*env[] = { cd->docker_host, NULL };
 	struct cli_exec_sink	 sink = { req->on_output, req->arg, "", 0 };
 	struct yx_spawn_out	 so;
-	struct timespec		 t0, t1;
+	int64_t			 t0;
 	char			**argv;
 	long			 limit;
 	int			 rc;
 
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = yx_mono_ms();
 	if ((argv = cli_exec_argv(ref, req)) == NULL)
 		return yx_fail(err, YX_E_NOMEM, NULL);
 	limit = req->timeout_sec > 0 ? req->timeout_sec : YX_EXEC_MAX_SEC;
 	rc = yx_spawn_run(argv, env, NULL, cli_exec_out, &sink, NULL, true,
 	    (int)((limit + YX_EXEC_GRACE_SEC) * 1000), &so, err);
 	free(argv);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	res->duration_ms = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 +
-	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	res->duration_ms = yx_mono_ms() - t0;
 	if (rc != YX_OK)
 		return rc;
 	if (so.timed_out) {

@@ -21,21 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/buf.h"
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "driver/driver_int.h"
 
 extern char **environ;
-
-static int64_t
-spawn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* environ without the keys of envadd, then envadd. Heap array of borrowed
  * strings (free the array only), or NULL on allocation failure. */
@@ -133,7 +125,7 @@ spawn_pump(int fds[2], struct spawn_io *io, int64_t deadline)
 			pfd[i].events = POLLIN;
 			pfd[i].revents = 0;
 		}
-		wait = (int)(deadline - spawn_now_ms());
+		wait = (int)(deadline - yx_mono_ms());
 		if (wait <= 0)
 			return YX_E_TIMEOUT;
 		if (poll(pfd, 2, wait) == -1) {
@@ -228,7 +220,7 @@ yx_spawn_run(char *const argv[], const char *const envadd[],
 	fds[0] = op[0];
 	fds[1] = ep[0];
 	op[0] = ep[0] = -1;
-	rc = spawn_pump(fds, &io, spawn_now_ms() + timeout_ms);
+	rc = spawn_pump(fds, &io, yx_mono_ms() + timeout_ms);
 	if (rc != YX_OK) {
 		so->timed_out = rc == YX_E_TIMEOUT;
 		(void)kill(pid, SIGKILL);

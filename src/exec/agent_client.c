@@ -1,6 +1,6 @@
 /*
  * agent_client.c - host side of the in-sandbox exec agent; see
- * agent_client.h for the contract and src/agent/agent_proto.h for the wire
+ * agent_client.h for the contract and src/guest/agent_proto.h for the wire
  * format.
  *
  * One connection per command. The host makes the command's output pipe
@@ -32,11 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/buf.h"
 #include "yuxi/log.h"
 #include "yuxi/threads.h"
-#include "agent/agent_proto.h"
-#include "agent/agent_scm.h"
+#include "guest/agent_proto.h"
+#include "guest/agent_scm.h"
 #include "exec/agent_client.h"
 
 /*
@@ -70,15 +71,6 @@ struct agent_conn {
 	char		*buf;		/* YX_AGENT_OUT_MAX bytes */
 	int64_t		 deadline;
 };
-
-static int64_t
-agent_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Make run/<thread_id> for uid when absent. One of another uid is what an
@@ -284,7 +276,7 @@ agent_wait(struct agent_conn *c, short ev)
 	int		n;
 
 	for (;;) {
-		if ((left = c->deadline - agent_now_ms()) <= 0)
+		if ((left = c->deadline - yx_mono_ms()) <= 0)
 			return YX_E_TIMEOUT;
 		pfd.fd = c->fd;
 		pfd.events = ev;
@@ -479,7 +471,7 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 		    strerror(errno));
 		goto done;
 	}
-	c->deadline = agent_now_ms() + start_ms;
+	c->deadline = yx_mono_ms() + start_ms;
 	c->want_fd = true;
 	if ((rc = agent_req_encode(&req, xr)) != YX_OK ||
 	    (rc = agent_write_all(c, req.data, req.len)) != YX_OK ||
@@ -557,7 +549,7 @@ agent_wait_frame(struct agent_conn *c, const struct yx_exec_req *xr)
 	int		n, rc;
 
 	while (c->pipefd != -1) {
-		if ((left = c->deadline - agent_now_ms()) <= 0)
+		if ((left = c->deadline - yx_mono_ms()) <= 0)
 			return YX_E_TIMEOUT;
 		pfd[0].fd = c->fd;
 		pfd[0].events = POLLIN;
@@ -615,7 +607,7 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
     bool *started, struct yx_errctx *err)
 {
 	struct agent_conn	c = { -1, -1, false, NULL, 0 };
-	int64_t			t0 = agent_now_ms();
+	int64_t			t0 = yx_mono_ms();
 	int			limit, start_ms, grace_ms, code = -1, rc;
 
 	memset(res, 0, sizeof(*res));
@@ -644,7 +636,7 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 	} else if (rc == YX_OK) {
 		res->exit_code = code;
 		res->timed_out = code == 124 && xr->timeout_sec > 0 &&
-		    agent_now_ms() - t0 >= xr->timeout_sec * 1000L - 50;
+		    yx_mono_ms() - t0 >= xr->timeout_sec * 1000L - 50;
 	}
 done:
 	if (c.pipefd != -1)
@@ -652,6 +644,6 @@ done:
 	if (c.fd != -1)
 		close(c.fd);	/* the agent kills the command if still running */
 	free(c.buf);
-	res->duration_ms = agent_now_ms() - t0;
+	res->duration_ms = yx_mono_ms() - t0;
 	return rc;
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/broker.h"
 #include "yuxi/driver.h"
 #include "yuxi/executor.h"
@@ -41,7 +42,7 @@
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
 #include "yuxi/threads.h"
-#include "agent/agent_proto.h"
+#include "guest/agent_proto.h"
 #include "exec/exec_int.h"
 #include "exec/outcap.h"
 #ifdef YX_CONTROL_UNSAFE
@@ -90,15 +91,6 @@ struct exec_run {
 static const char *const exec_env[] = { "HOME=/home/yuxi",
 	"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
 	"LANG=C.UTF-8", "USER=yuxi", NULL };
-
-static int64_t
-exec_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Pick the transport from the configuration (YUXI_EXEC_AGENT) and find the
@@ -263,7 +255,7 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 static bool
 exec_nostart_has(struct yx_executor *ex, const char *cid)
 {
-	int64_t	now = exec_now_ms();
+	int64_t	now = yx_mono_ms();
 	size_t	i;
 
 	for (i = 0; i < YX_NOSTART_SLOTS; i++)
@@ -280,7 +272,7 @@ exec_nostart_add(struct yx_executor *ex, const char *cid)
 	    YX_NOSTART_SLOTS];
 
 	snprintf(n->container_id, sizeof(n->container_id), "%s", cid);
-	n->until_ms = exec_now_ms() + YX_NOSTART_MS;
+	n->until_ms = yx_mono_ms() + YX_NOSTART_MS;
 }
 
 /* Sink for the agent start exec: keep nothing. */

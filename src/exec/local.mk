@@ -4,4 +4,4 @@ libyuxi_a_SOURCES += \
 	include/yuxi/executor.h include/yuxi/skills.h \
 	src/exec/executor.c src/exec/outcap.h src/exec/outcap.c \
 	src/exec/exec_int.h src/exec/agent_client.h src/exec/agent_client.c \
-	src/agent/agent_proto.h
+	src/guest/agent_proto.h

@@ -26,15 +26,6 @@
 
 #define YX_TABLE_ATTACH_WAIT_MS	1000	/* see yx_table_attach_map */
 
-int64_t
-yx_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Start time of `pid` from /proc/<pid>/stat. The command name (field 2) may
  * hold spaces and parentheses, so fields are counted after the last ')'.

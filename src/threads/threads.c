@@ -32,6 +32,7 @@
 #include <openssl/rand.h>
 #include <stdint.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/threads.h"
@@ -70,22 +71,6 @@ yx_user_valid(const char *user)
 	return true;
 }
 
-char *
-yx_iso8601_ms(int64_t ms, char *buf, size_t len)
-{
-	struct tm	tm;
-	time_t		sec = (time_t)(ms / 1000);
-	size_t		n;
-
-	if (gmtime_r(&sec, &tm) == NULL ||
-	    (n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
-		snprintf(buf, len, "1970-01-01T00:00:00.000Z");
-		return buf;
-	}
-	snprintf(buf + n, len - n, ".%03dZ", (int)(ms % 1000));
-	return buf;
-}
-
 /* Parse what yx_iso8601_ms() wrote; -1 when it does not look like that. */
 static int64_t
 thread_parse_time(const char *s)
@@ -100,15 +85,6 @@ thread_parse_time(const char *s)
 	if (*p == '.' && sscanf(p + 1, "%3d", &msec) != 1)
 		return -1;
 	return (int64_t)timegm(&tm) * 1000 + msec;
-}
-
-static int64_t
-thread_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* mkdirat (EEXIST is fine) then open `name` beneath sfd as a directory. */
@@ -191,7 +167,7 @@ thread_hidden_name(char *buf, size_t len, const char *prefix)
 	size_t		i, n;
 
 	if (RAND_bytes(r, sizeof(r)) != 1) {
-		uint64_t v = (uint64_t)thread_now_ms() ^ ((uint64_t)getpid() << 32);
+		uint64_t v = (uint64_t)yx_now_ms() ^ ((uint64_t)getpid() << 32);
 
 		memcpy(r, &v, sizeof(r));
 	}
@@ -731,7 +707,7 @@ yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
 	if (thread_load(st, want->thread_id, out) == YX_OK)
 		return thread_existing(st, want, out, err);
 	t = *want;
-	t.created_ms = thread_now_ms();
+	t.created_ms = yx_now_ms();
 	if ((rc = thread_uid_assign(st, &t)) != YX_OK)
 		return yx_fail(err, rc, rc == YX_E_CAPACITY ?
 		    "no free sandbox uid: every uid of the range is in use" :
@@ -1071,20 +1047,11 @@ yx_thread_store_reconcile(struct yx_thread_store *st, struct yx_thread_repair *r
 }
 
 /* CLOCK_MONOTONIC milliseconds: the clock of removal deadlines. */
-static int64_t
-tree_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A deadline budget_ms from now; 0 (none) for budget_ms <= 0. */
 static int64_t
 tree_deadline(int64_t budget_ms)
 {
-	return budget_ms > 0 ? tree_now_ms() + budget_ms : 0;
+	return budget_ms > 0 ? yx_mono_ms() + budget_ms : 0;
 }
 
 /* One directory of a removal in progress. */
@@ -1145,7 +1112,7 @@ tree_flatten(int dfd, const char *name, int topfd)
  * emptied directory is removed from its parent on the way up. Each stream
  * is read once: a failure is remembered and the walk goes on, nothing is
  * retried, so it ends. An flock on the top keeps two removers of one tree
- * apart. `deadline` is tree_now_ms() time, 0 for none.
+ * apart. `deadline` is yx_mono_ms() time, 0 for none.
  * Returns YX_OK; YX_E_IO (something stayed); YX_E_BUSY (another process
  * holds the lock); YX_E_TIMEOUT (the deadline came first).
  */
@@ -1164,7 +1131,7 @@ tree_remove_dir(int parent, const char *name, int64_t deadline)
 		goto done;
 	}
 	while (n >= 0) {
-		if (deadline > 0 && tree_now_ms() >= deadline) {
+		if (deadline > 0 && yx_mono_ms() >= deadline) {
 			rc = YX_E_TIMEOUT;
 			goto done;
 		}
@@ -1253,7 +1220,7 @@ thread_sweep(struct yx_thread_store *st, bool tmp, int64_t deadline,
 		if ((!tmp || strncmp(de->d_name, ".tmp-", 5) != 0) &&
 		    strncmp(de->d_name, ".trash-", 7) != 0)
 			continue;
-		if ((deadline == 0 || tree_now_ms() < deadline) &&
+		if ((deadline == 0 || yx_mono_ms() < deadline) &&
 		    tree_remove_until(st->dirfd, de->d_name, deadline) == YX_OK) {
 			thread_uid_release_tomb(st, de->d_name);
 			n++;

@@ -39,7 +39,7 @@
 #include "yuxi/provider.h"
 #include "yuxi/shm_table.h"
 #include "yuxi/threads.h"
-#include "agent/agent_proto.h"
+#include "guest/agent_proto.h"
 #include "exec/exec_int.h"
 
 static struct yx_config		 cfg;

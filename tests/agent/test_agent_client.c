@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent_proto.h"
+#include "guest/agent_proto.h"
 #include "exec/agent_client.h"
 #include "exec/outcap.h"
 

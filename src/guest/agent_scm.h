@@ -1,6 +1,6 @@
 /*
  * agent_scm.h - descriptors over the agent's unix socket (SCM_RIGHTS),
- * shared by src/agent/yuxi-agent.c and src/exec/agent_client.c. Static
+ * shared by src/guest/yuxi-agent.c and src/exec/agent_client.c. Static
  * inline: the agent is a static binary that links nothing but libc.
  *
  * The host passes one descriptor, the output pipe's write end, with the

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/run_core.h"
+#include "guest/run_core.h"
 
 #define RUN_BUFSZ	65536
 #define RUN_DRAIN_MAX	32	/* reads after the exit: 2 MiB > any pipe */
@@ -34,15 +34,6 @@
 static char		run_buf[RUN_BUFSZ];
 static sigset_t		run_ign;		/* see run_init */
 static int		run_ign_known;
-
-long long
-run_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 size_t
 run_fmt(char *buf, size_t len, const char *a, const char *b, const char *c)
@@ -259,7 +250,7 @@ run_supervise(struct run_cmd *c)
 		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
 		ms = -1;
 		if (c->deadline_ms != 0) {
-			if ((left = c->deadline_ms - run_now_ms()) <= 0) {
+			if ((left = c->deadline_ms - yx_mono_ms()) <= 0) {
 				st = RUN_STATUS_TIMEOUT;
 				goto kill;
 			}

@@ -55,9 +55,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/agent_proto.h"
-#include "agent/agent_scm.h"
-#include "runner/run_core.h"
+#include "guest/agent_proto.h"
+#include "guest/agent_scm.h"
+#include "guest/run_core.h"
 
 #define AGENT_REQ_WAIT_MS	10000	/* whole request must arrive by then */
 #define AGENT_READY_WAIT_MS	5000	/* --daemon waits that long for the listener */
@@ -142,7 +142,7 @@ agent_read_full(int fd, void *p, size_t n, long long deadline, int *passed)
 		}
 		if (r == 0 || (errno != EINTR && errno != EAGAIN))
 			return -1;
-		if ((left = deadline - run_now_ms()) <= 0)
+		if ((left = deadline - yx_mono_ms()) <= 0)
 			return -1;
 		pfd.fd = fd;
 		pfd.events = POLLIN;
@@ -226,7 +226,7 @@ agent_parse_timeout(const char *s, long *t)
 static int
 agent_read_req(int fd, struct agent_req *rq)
 {
-	long long	 deadline = run_now_ms() + AGENT_REQ_WAIT_MS;
+	long long	 deadline = yx_mono_ms() + AGENT_REQ_WAIT_MS;
 	unsigned char	 h[YX_AGENT_HDR];
 	uint32_t	 len;
 	char		*s;
@@ -325,7 +325,7 @@ agent_handle(int conn)
 	}
 	close(rq.out);		/* the command holds it; the host reads it */
 	agent_record(rec, c.pid);
-	c.deadline_ms = rq.timeout > 0 ? run_now_ms() + rq.timeout * 1000 : 0;
+	c.deadline_ms = rq.timeout > 0 ? yx_mono_ms() + rq.timeout * 1000 : 0;
 	c.watch_fd = conn;
 	c.watch_events = POLLIN | POLLRDHUP;
 	c.on_watch = agent_on_host;
@@ -541,7 +541,7 @@ agent_serve(int lfd)
 		sfd = -1;
 	}
 	for (;;) {
-		now = run_now_ms();
+		now = yx_mono_ms();
 		if (refill != 0 && now >= refill)
 			refill = 0;
 		for (i = 0; refill == 0 && i < AGENT_SPARES; i++)
@@ -563,9 +563,9 @@ agent_serve(int lfd)
 				continue;
 			if (read(sp[i], &b, 1) == 1) {
 				if (refill == 0)
-					refill = run_now_ms() + AGENT_REFILL_MS;
+					refill = yx_mono_ms() + AGENT_REFILL_MS;
 			} else
-				refill = run_now_ms() + AGENT_RETRY_MS;	/* died unused */
+				refill = yx_mono_ms() + AGENT_RETRY_MS;	/* died unused */
 			close(sp[i]);
 			sp[i] = -1;
 		}

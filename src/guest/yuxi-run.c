@@ -29,7 +29,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "runner/run_core.h"
+#include "guest/run_core.h"
 
 extern char **environ;
 
@@ -138,7 +138,7 @@ main(int argc, char *argv[])
 		run_msg("cannot start: ", strerror(e), "");
 		return RUN_STATUS_USAGE;
 	}
-	c.deadline_ms = timeout > 0 ? run_now_ms() + timeout * 1000LL : 0;
+	c.deadline_ms = timeout > 0 ? yx_mono_ms() + timeout * 1000LL : 0;
 	c.watch_fd = sfd;
 	c.watch_events = POLLIN;
 	c.on_watch = run_on_signal;

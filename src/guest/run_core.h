@@ -22,6 +22,8 @@
 #define YUXI_RUN_CORE_H
 
 #include <stddef.h>
+
+#include "yuxi/clock.h"
 #include <sys/types.h>
 
 #define RUN_STATUS_TIMEOUT	124
@@ -37,7 +39,7 @@ struct run_cmd {
 	pid_t		 pid;		/* main process = process group id */
 	int		 rfd;		/* read end of the output pipe */
 	int		 pidfd;		/* -1: polled with waitid instead */
-	long long	 deadline_ms;	/* run_now_ms() clock; 0 = none */
+	long long	 deadline_ms;	/* yx_mono_ms() clock; 0 = none */
 	/*
 	 * Optional extra descriptor: when it reports watch_events, on_watch
 	 * says whether to go on (-1) or the status to end with (the group is
@@ -50,7 +52,6 @@ struct run_cmd {
 	void		*arg;		/* caller handed the pipe to a reader) */
 };
 
-long long	run_now_ms(void);
 
 /*
  * Note which signals the caller ignores, once its dispositions are set, so

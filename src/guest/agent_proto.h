@@ -1,6 +1,6 @@
 /*
  * agent_proto.h - the wire format between the host executor and the
- * in-sandbox agent (docs/agent.md "Protocol"); shared by src/agent/yuxi-agent.c
+ * in-sandbox agent (docs/agent.md "Protocol"); shared by src/guest/yuxi-agent.c
  * and src/exec/agent_client.c. No code, constants only.
  *
  * One request per connection on a unix stream socket. Every message is a
@@ -11,7 +11,7 @@
  *                 'A' argv element (repeated, >= 1), 'G' (empty: go),
  *                 carrying with its first byte (SCM_RIGHTS) the write end
  *                 of the output pipe the host made. The agent runs argv
- *                 itself (src/runner/run_core.c) with stdout and stderr on
+ *                 itself (src/guest/run_core.c) with stdout and stderr on
  *                 that pipe; the host reads the other end. When the command
  *                 cannot change directory or exec, the output says why and
  *                 the status is 126/127, as with yuxi-run.

@@ -1,0 +1,26 @@
+# src/guest: the programs that run inside every sandbox, bind-mounted
+# read-only at /opt/yuxi/bin: yuxi-run (one command, started by an engine
+# exec) and yuxi-agent (the in-sandbox agent serving commands over a unix
+# socket, docs/agent.md). Both run a command with the same code,
+# run_core.c. They are tiny static programs: libc only (plus the libc-only
+# clock of src/common), never sanitized (a static binary cannot carry
+# ASan), hence their own flags and link commands without $(LDFLAGS).
+GUEST_CPPFLAGS = -I$(top_srcdir)/include -I$(top_srcdir)/src
+GUEST_CFLAGS = $(AX_CFLAGS) -fno-sanitize=all -O2
+GUEST_CORE = src/guest/run_core.c src/guest/run_core.h \
+	include/yuxi/clock.h src/common/clock.c
+
+pkglibexec_PROGRAMS = yuxi-run yuxi-agent
+yuxi_run_SOURCES = src/guest/yuxi-run.c $(GUEST_CORE)
+yuxi_run_CPPFLAGS = $(GUEST_CPPFLAGS)
+yuxi_run_CFLAGS = $(GUEST_CFLAGS)
+yuxi_run_LDADD =
+yuxi_run_LINK = $(CCLD) $(yuxi_run_CFLAGS) $(CFLAGS) -static -o $@
+
+yuxi_agent_SOURCES = src/guest/yuxi-agent.c src/guest/agent_proto.h \
+	src/guest/agent_scm.h $(GUEST_CORE)
+yuxi_agent_CPPFLAGS = $(GUEST_CPPFLAGS)
+yuxi_agent_CFLAGS = $(GUEST_CFLAGS)
+yuxi_agent_LDADD =
+yuxi_agent_LINK = $(CCLD) $(yuxi_agent_CFLAGS) $(CFLAGS) -static -o $@
+EXTRA_DIST += docs/agent.md bench/agent_bench.py
