@@ -170,18 +170,6 @@ bool	yx_http_client_gone(struct yx_http_req *r);
 
 #define YX_CT_JSON	"application/json; charset=utf-8"
 
-/*
- * Bytes of the well-formed UTF-8 sequence at s (n > 0 bytes left; RFC 3629:
- * no overlongs, surrogates or code points past U+10FFFF), or 0.
- */
-size_t	yx_utf8_seq(const unsigned char *s, size_t n);
-/*
- * A JSON string of text from a file or a command: as is when it is valid
- * UTF-8, else with each invalid byte replaced by U+FFFD, so that every
- * reply is valid UTF-8 JSON (RFC 8259). NULL on ENOMEM or len > INT32_MAX.
- */
-struct json_object *yx_json_text(const char *s, size_t len);
-
 /* Send `body` (borrowed) as JSON with status. YX_OK or YX_E_IO. */
 int	yx_http_send_json(struct yx_http_req *r, int status, struct json_object *body);
 /* Send {"error":{"code","message"}}; msg NULL or "" -> yx_strerror(err). */

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "yuxi/broker.h"
+#include "yuxi/text.h"
 #include "broker/broker_int.h"
 #include "yuxi/buf.h"
 
-static const char broker_fffd[] = "\xef\xbf\xbd";
 
 void
 yx_broker_text_free(struct yx_broker_text *t)
@@ -158,61 +158,6 @@ out:
 	return rc;
 }
 
-/*
- * Decode bytes as UTF-8 into out, one U+FFFD per maximal invalid
- * subsequence (Unicode §3.9 "best practice", as Python's "replace"). With
- * `cut`, an incomplete sequence at the very end is dropped instead.
- * Returns YX_OK or YX_E_NOMEM.
- */
-static int
-broker_utf8_decode(const char *in, size_t len, bool cut, struct yx_buf *out)
-{
-	const unsigned char	*s = (const unsigned char *)in;
-	size_t			 i = 0, k, need, start;
-	unsigned		 c, lo, hi;
-	int			 rc = YX_OK;
-
-	while (i < len && rc == YX_OK) {
-		start = i;
-		while (i < len && s[i] < 0x80)
-			i++;
-		if (i > start && (rc = yx_buf_append(out, s + start,
-		    i - start)) != YX_OK)
-			break;
-		if (i >= len)
-			break;
-		c = s[i];
-		lo = 0x80;
-		hi = 0xBF;
-		if (c >= 0xC2 && c <= 0xDF)
-			need = 1;
-		else if (c >= 0xE0 && c <= 0xEF) {
-			need = 2;
-			lo = c == 0xE0 ? 0xA0 : 0x80;
-			hi = c == 0xED ? 0x9F : 0xBF;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			need = 3;
-			lo = c == 0xF0 ? 0x90 : 0x80;
-			hi = c == 0xF4 ? 0x8F : 0xBF;
-		} else
-			need = 0;	/* invalid lead byte */
-		for (k = 1; need > 0 && k <= need && i + k < len; k++) {
-			if (s[i + k] < lo || s[i + k] > hi)
-				break;
-			lo = 0x80;
-			hi = 0xBF;
-		}
-		if (need > 0 && k == need + 1)
-			rc = yx_buf_append(out, s + i, k);
-		else if (need > 0 && i + k == len && cut)
-			break;
-		else
-			rc = yx_buf_puts(out, broker_fffd);
-		i += k;
-	}
-	return rc;
-}
-
 /* See broker.h. */
 int
 yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
@@ -233,7 +178,7 @@ yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	if ((bl = calloc(1, sizeof(*bl))) == NULL ||
 	    (bl->path = broker_vpath_dup(root, rel, NULL)) == NULL ||
-	    broker_utf8_decode(data, len, trunc, &out) != YX_OK ||
+	    yx_utf8_clean(&out, data, len, YX_FFFD_MAXIMAL, trunc, NULL) != YX_OK ||
 	    (bl->content = broker_steal(&out, &bl->len)) == NULL) {
 		rc = yx_fail(e, YX_E_NOMEM, NULL);
 		goto out;

@@ -18,117 +18,9 @@
 #include "yuxi/buf.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
+#include "yuxi/text.h"
 
 #define YX_REPLY_MAX	INT32_MAX	/* yx_http_send_raw's limit */
-
-#define JSON_ONES	0x0101010101010101ULL
-#define JSON_HIGHS	0x8080808080808080ULL
-/* Some byte of w is zero (exact as a yes/no answer). */
-#define JSON_HASZERO(w)	(((w) - JSON_ONES) & ~(w) & JSON_HIGHS)
-
-/*
- * True when the 8 bytes at p need no escaping: all ASCII, none below 0x20,
- * no '"' and no '\\' (tested a word at a time: a reply can be megabytes).
- */
-static inline bool
-json_plain8(const unsigned char *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return ((w & JSON_HIGHS) | ((w - JSON_ONES * 0x20) & ~w & JSON_HIGHS) |
-	    JSON_HASZERO(w ^ (JSON_ONES * '"')) |
-	    JSON_HASZERO(w ^ (JSON_ONES * '\\'))) == 0;
-}
-
-/*
- * Write s (len bytes) as the body of a JSON string into dst, or with dst
- * NULL only measure: '"', '\\' and control bytes escaped, invalid UTF-8
- * replaced by U+FFFD, everything else as is (runs copied whole). The
- * encoded length.
- */
-static size_t
-json_str_put(char *dst, const char *s, size_t len)
-{
-	static const char	 hex[] = "0123456789abcdef";
-	const unsigned char	*u = (const unsigned char *)s;
-	size_t			 i = 0, o = 0, k;
-	char			 e[6];
-
-	while (i < len) {
-		/* plain bytes: a word at a time, stored as they are scanned */
-		for (; i + 8 <= len && json_plain8(u + i); i += 8, o += 8)
-			if (dst != NULL)
-				memcpy(dst + o, s + i, 8);
-		for (; i < len && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' &&
-		    u[i] != '\\'; i++, o++)
-			if (dst != NULL)
-				dst[o] = s[i];
-		if (i == len)
-			break;
-		if (u[i] >= 0x80) {
-			if ((k = yx_utf8_seq(u + i, len - i)) == 0) {
-				if (dst != NULL)
-					memcpy(dst + o, "\xef\xbf\xbd", 3);
-				o += 3;
-				i++;
-				continue;
-			}
-			if (dst != NULL)
-				memcpy(dst + o, s + i, k);
-			o += k;
-			i += k;
-			continue;
-		}
-		e[0] = '\\';
-		switch (u[i]) {
-		case '"': case '\\': e[1] = (char)u[i]; k = 2; break;
-		case '\n': e[1] = 'n'; k = 2; break;
-		case '\r': e[1] = 'r'; k = 2; break;
-		case '\t': e[1] = 't'; k = 2; break;
-		case '\b': e[1] = 'b'; k = 2; break;
-		case '\f': e[1] = 'f'; k = 2; break;
-		default:
-			memcpy(e + 1, "u00", 3);
-			e[4] = hex[u[i] >> 4];
-			e[5] = hex[u[i] & 15];
-			k = 6;
-			break;
-		}
-		if (dst != NULL)
-			memcpy(dst + o, e, k);
-		o += k;
-		i++;
-	}
-	return o;
-}
-
-#define JSON_ONEPASS_MAX	(4u << 20)	/* larger: measure, then write */
-
-/*
- * Append s as a JSON string (quotes included) to b. One pass into room for
- * the worst case (6 bytes per byte: \u00XX) for up to 4 MiB of output, else
- * measured first (no 6x allocation for a huge output). YX_OK, YX_E_NOMEM, YX_E_PAYLOAD_TOO_LARGE.
- */
-static int
-json_str_append(struct yx_buf *b, const char *s, size_t len)
-{
-	size_t	n;
-	int	rc;
-
-	if (len <= JSON_ONEPASS_MAX && b->cap - b->len > 2 &&
-	    len <= (b->cap - b->len - 2) / 6)
-		n = len * 6;		/* reserve once, use what it takes */
-	else
-		n = json_str_put(NULL, s, len);
-	if ((rc = yx_buf_reserve(b, n + 2)) != YX_OK)
-		return rc;
-	b->data[b->len++] = '"';
-	b->len += json_str_put(b->data + b->len, s, len);
-	b->data[b->len++] = '"';
-	b->data[b->len] = '\0';
-	return YX_OK;
-}
 
 /*
  * The reply body, written directly rather than through json-c: the output
@@ -162,7 +54,7 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 	int rc;
 
 	if ((rc = yx_buf_puts(b, "{\"output\":")) != YX_OK ||
-	    (rc = json_str_append(b, out->output != NULL ? out->output : "",
+	    (rc = yx_json_str_append(b, out->output != NULL ? out->output : "",
 	    out->output != NULL ? out->len : 0)) != YX_OK ||
 	    (rc = yx_buf_printf(b, ",\"exit_code\":%d,\"truncated\":%s,"
 	    "\"timed_out\":%s,\"duration_ms\":%lld", out->exit_code,
@@ -171,7 +63,7 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 		return rc;
 	if (out->truncated && out->full_output_path[0] != '\0' &&
 	    ((rc = yx_buf_puts(b, ",\"full_output_path\":")) != YX_OK ||
-	    (rc = json_str_append(b, out->full_output_path,
+	    (rc = yx_json_str_append(b, out->full_output_path,
 	    strlen(out->full_output_path))) != YX_OK))
 		return rc;
 	if (out->layout_repaired != 0 && (rc = exec_repaired(out, b)) != YX_OK)

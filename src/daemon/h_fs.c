@@ -28,6 +28,7 @@
 #include "yuxi/broker.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/text.h"
 
 #define YX_ACCEL_FILES	"/_yuxi_files/"
 #define YX_ACCEL_SKILLS	"/_yuxi_skills/"
@@ -182,26 +183,15 @@ jtime_s(int64_t sec)
 static void
 json_add_name(struct json_object *o, const char *key, const char *s)
 {
-	const unsigned char	*p = (const unsigned char *)s;
-	struct yx_buf		 fix, raw;
-	char			 rkey[32];
-	size_t			 n = strlen(s), k;
-	bool			 bad = false;
+	struct yx_buf	 fix, raw;
+	char		 rkey[32];
+	bool		 bad = false;
+	int		 rc;
 
 	yx_buf_init(&fix, SIZE_MAX);
 	yx_buf_init(&raw, SIZE_MAX);
-	while (n > 0) {
-		if ((k = yx_utf8_seq(p, n)) == 0) {
-			bad = true;
-			k = 1;
-			if (yx_buf_append(&fix, "\xef\xbf\xbd", 3) != YX_OK)
-				break;
-		} else if (yx_buf_append(&fix, p, k) != YX_OK)
-			break;
-		p += k;
-		n -= k;
-	}
-	if (!bad || n > 0 || yx_buf_append(&fix, "", 1) != YX_OK ||
+	rc = yx_utf8_clean(&fix, s, strlen(s), YX_FFFD_BYTE, false, &bad);
+	if (!bad || rc != YX_OK || yx_buf_append(&fix, "", 1) != YX_OK ||
 	    yx_pct_encode_path(&raw, s) != YX_OK || yx_buf_append(&raw, "", 1) != YX_OK)
 		json_object_object_add(o, key, json_object_new_string(bad ? "" : s));
 	else {

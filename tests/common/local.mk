@@ -1,1 +1,7 @@
-# tests/common
+# tests/common: the ground floor (src/common).
+#   test_text   UTF-8 scanning and cleaning, JSON strings
+check_PROGRAMS += tests/common/test_text
+TESTS += tests/common/test_text
+tests_common_test_text_SOURCES = tests/common/test_text.c
+tests_common_test_text_CFLAGS = $(TEST_CFLAGS)
+tests_common_test_text_LDADD = $(TEST_LIBS)

@@ -1,0 +1,119 @@
+/*
+ * test_text.c - the UTF-8 scanner, the two U+FFFD rules and the JSON
+ * string writer (src/common/text.c), by golden cases: every invalid form
+ * of RFC 3629 table 3-7, cut sequences, control bytes and long runs.
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "yuxi/error.h"
+#include "yuxi/text.h"
+
+#define R	"\xef\xbf\xbd"	/* U+FFFD */
+
+static char *
+clean(const char *s, size_t n, enum yx_fffd mode, bool cut, bool *changed)
+{
+	static char	out[256];
+	struct yx_buf	b;
+
+	yx_buf_init(&b, 1 << 20);
+	cr_assert_eq(yx_utf8_clean(&b, s, n, mode, cut, changed), YX_OK);
+	cr_assert_lt(b.len, sizeof(out));
+	memcpy(out, b.data != NULL ? b.data : "", b.len);
+	out[b.len] = '\0';
+	yx_buf_fini(&b);
+	return out;
+}
+
+Test(text, scanner)
+{
+	static const struct { const char *s; size_t want; } t[] = {
+		{ "A", 1 }, { "\xc2\xa9", 2 }, { "\xe2\x82\xac", 3 },
+		{ "\xf0\x9f\x98\x80", 4 }, { "\xf4\x8f\xbf\xbf", 4 },
+		{ "\xc0\x80", 0 },		/* overlong */
+		{ "\xe0\x80\x80", 0 },		/* overlong */
+		{ "\xed\xa0\x80", 0 },		/* surrogate */
+		{ "\xf4\x90\x80\x80", 0 },	/* > U+10FFFF */
+		{ "\xf5\x80\x80\x80", 0 }, { "\x80", 0 }, { "\xff", 0 },
+		{ "\xe2\x82", 0 },		/* cut */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_expect_eq(yx_utf8_seq((const unsigned char *)t[i].s,
+		    strlen(t[i].s)), t[i].want, "case %zu", i);
+	cr_assert(yx_utf8_valid("h\xc3\xa9llo", 6));
+	cr_assert(!yx_utf8_valid("h\xc3llo", 5));
+	cr_assert(yx_utf8_valid("", 0));
+}
+
+Test(text, replacement_rules)
+{
+	bool changed;
+
+	/* valid text is copied unchanged */
+	cr_assert_str_eq(clean("ab\xc3\xa9", 4, YX_FFFD_BYTE, false, &changed),
+	    "ab\xc3\xa9");
+	cr_assert(!changed);
+	/* a cut 3-byte sequence before 'x': two bytes, one maximal subpart */
+	cr_assert_str_eq(clean("\xe2\x82x", 3, YX_FFFD_BYTE, false, &changed),
+	    R R "x");
+	cr_assert(changed);
+	cr_assert_str_eq(clean("\xe2\x82x", 3, YX_FFFD_MAXIMAL, false, NULL),
+	    R "x");
+	/* an invalid lead byte is one subpart either way */
+	cr_assert_str_eq(clean("\xff\xfe", 2, YX_FFFD_MAXIMAL, false, NULL), R R);
+	/* surrogate lead: E0-EF with a bad second byte stops at one */
+	cr_assert_str_eq(clean("\xed\xa0\x80", 3, YX_FFFD_MAXIMAL, false, NULL),
+	    R R R);
+	/* cut at the end of the input by a size limit: dropped only with cut */
+	cr_assert_str_eq(clean("ok\xf0\x9f\x98", 5, YX_FFFD_MAXIMAL, true, &changed),
+	    "ok");
+	cr_assert(changed);
+	cr_assert_str_eq(clean("ok\xf0\x9f\x98", 5, YX_FFFD_MAXIMAL, false, NULL),
+	    "ok" R);
+	/* NUL bytes are data */
+	cr_assert_eq(memcmp(clean("a\0b", 3, YX_FFFD_BYTE, false, NULL), "a\0b", 3), 0);
+}
+
+Test(text, json_string)
+{
+	struct yx_buf	 b;
+	char		 big[1000];
+	size_t		 i;
+
+	yx_buf_init(&b, 1 << 20);
+	cr_assert_eq(yx_json_str_append(&b, "q\"b\\\n\t\x01\x7f\xc3\xa9\xff", 11),
+	    YX_OK);
+	cr_assert_str_eq(b.data, "\"q\\\"b\\\\\\n\\t\\u0001\x7f\xc3\xa9" R "\"");
+	/* a long plain run (the word-at-a-time path) round-trips */
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + i % 26);
+	big[sizeof(big) - 1] = '\0';
+	yx_buf_reset(&b);
+	cr_assert_eq(yx_json_str_append(&b, big, strlen(big)), YX_OK);
+	cr_assert_eq(b.len, strlen(big) + 2);
+	cr_assert_eq(memcmp(b.data + 1, big, strlen(big)), 0);
+	yx_buf_fini(&b);
+	/* a cap smaller than the text: the buffer's error, nothing written */
+	yx_buf_init(&b, 8);
+	cr_assert_neq(yx_json_str_append(&b, big, 100), YX_OK);
+	yx_buf_fini(&b);
+}
+
+Test(text, json_text_object)
+{
+	struct json_object *o = yx_json_text("x\xc3\x28y", 4);
+
+	cr_assert_not_null(o);
+	cr_assert_str_eq(json_object_get_string(o), "x" R "(y");
+	json_object_put(o);
+	o = yx_json_text("plain", 5);
+	cr_assert_str_eq(json_object_get_string(o), "plain");
+	json_object_put(o);
+}
