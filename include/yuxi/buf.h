@@ -31,4 +31,11 @@ int	 yx_buf_printf(struct yx_buf *b, const char *fmt, ...)
 /* Return the array (NUL-terminated, caller frees) and reset the buffer. */
 char	*yx_buf_steal(struct yx_buf *b, size_t *lenp);
 
+/*
+ * Copy the C string src (NULL: "") into dst of size bytes, always
+ * NUL-terminated, cut when it does not fit. Returns strlen(src) (as
+ * OpenBSD's strlcpy): a result >= size means it was cut.
+ */
+size_t	 yx_strlcpy(char *dst, const char *src, size_t size);
+
 #endif /* YUXI_BUF_H */

@@ -26,6 +26,7 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "yuxi/ident.h"
 
 #define YX_LABEL_SANDBOX	"io.yuxi.sandbox"
 #define YX_LABEL_THREAD		"io.yuxi.sandbox.thread"
@@ -60,7 +61,7 @@ struct yx_container_spec {
 struct yx_container_info {
 	char	id[YX_CONTAINER_ID_MAX];
 	char	name[YX_CONTAINER_NAME_MAX];	/* without the leading '/' */
-	char	thread_id[129];			/* from the label, "" if absent */
+	char	thread_id[YX_THREAD_ID_SIZE];	/* from the label, "" if absent */
 	char	sandbox_id[65];			/* from the label */
 	char	skills_fp[65];			/* from the label */
 	bool	running;

@@ -30,6 +30,7 @@
 
 #include "yuxi/buf.h"
 #include "yuxi/error.h"
+#include "yuxi/ident.h"
 
 #define YX_QUERY_MAX		8192	/* bytes of QUERY_STRING */
 #define YX_QUERY_PARAMS_MAX	32	/* key=value pairs */
@@ -117,7 +118,7 @@ struct yx_http_req {
 	int			 status;	/* sent status, 0 until sent */
 	int			 err;		/* error code sent, YX_OK if none */
 	const char		*route;		/* route name for logs/metrics */
-	char			 thread_id[129];/* for the log line; "" if none */
+	char			 thread_id[YX_THREAD_ID_SIZE]; /* for the log; "" if none */
 };
 
 /*
@@ -172,6 +173,9 @@ bool	yx_http_client_gone(struct yx_http_req *r);
 
 /* Send `body` (borrowed) as JSON with status. YX_OK or YX_E_IO. */
 int	yx_http_send_json(struct yx_http_req *r, int status, struct json_object *body);
+/* yx_http_send_json() that takes the object: it is put whatever happens;
+ * NULL (a failed allocation upstream) gives YX_E_NOMEM, nothing sent. */
+int	yx_http_send_obj(struct yx_http_req *r, int status, struct json_object *o);
 /* Send {"error":{"code","message"}}; msg NULL or "" -> yx_strerror(err). */
 int	yx_http_send_error(struct yx_http_req *r, int err, const char *msg);
 /* Same with extra header lines ("Retry-After: 5"), no CR/LF inside. */

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "yuxi/config.h"
+#include "yuxi/ident.h"
 
 #define YX_VROOT_HOME		"/home/yuxi"
 #define YX_VROOT_USER_DATA	"/home/yuxi/user-data"
@@ -31,7 +32,6 @@
 
 #define YX_VPATH_MAX		4096	/* bytes of a canonical path, NUL included */
 #define YX_VNAME_MAX		255	/* bytes of one component */
-#define YX_THREAD_ID_MAX	128
 
 enum yx_root {
 	YX_ROOT_USER_DATA,
@@ -62,9 +62,6 @@ int	yx_path_resolve(const char *in, size_t len, struct yx_vpath *out);
 
 /* Same, writing only the canonical string into buf (size buflen). */
 int	yx_path_canon(const char *in, size_t len, char *buf, size_t buflen);
-
-/* Thread ids: [A-Za-z0-9_-]{1,128}. */
-bool	yx_thread_id_valid(const char *id, size_t len);
 
 /*
  * Command path policy (validate_execute_command_paths from the seeds): every

@@ -42,6 +42,7 @@
 #include "yuxi/config.h"
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
+#include "yuxi/ident.h"
 #include "yuxi/shm_layout.h"
 #include "yuxi/shm_table.h"
 

@@ -29,7 +29,7 @@
 #define YX_SHM_LAYOUT_VERSION	1
 
 #define YX_SHM_HOLDS_MAX	32	/* in-flight operations per sandbox */
-#define YX_SHM_THREAD_ID_MAX	129	/* [A-Za-z0-9_-]{1,128} + NUL */
+#define YX_SHM_THREAD_ID_MAX	129	/* YX_THREAD_ID_SIZE (yuxi/ident.h) */
 #define YX_SHM_SANDBOX_ID_MAX	65	/* up to 64 hex + NUL */
 #define YX_SHM_CONTAINER_ID_MAX	65	/* 64 hex + NUL */
 #define YX_SHM_CONTAINER_NAME_MAX 128

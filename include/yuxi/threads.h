@@ -44,14 +44,14 @@
 #include "yuxi/clock.h"
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "yuxi/ident.h"
 
-#define YX_USER_MAX		64	/* bytes of a user name, NUL excluded */
 #define YX_AGENT_ID_MAX		128	/* bytes of an agent or config id */
 #define YX_THREADS_LIST_MAX	1000	/* threads returned by one listing */
 #define YX_THREADS_SCAN_MAX	100000	/* directory entries one listing reads */
 
 struct yx_thread {
-	char		thread_id[129];
+	char		thread_id[YX_THREAD_ID_SIZE];
 	char		owner[YX_USER_MAX + 1];
 	char		agent_id[YX_AGENT_ID_MAX + 1];		/* "" = none */
 	char		agent_config_id[YX_AGENT_ID_MAX + 1];	/* "" = none */
@@ -160,13 +160,21 @@ int	yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
 void	yx_thread_store_reconcile(struct yx_thread_store *st,
 	    struct yx_thread_repair *rep);
 
+/* The host paths of a thread, beneath YUXI_SAVES_DIR (yx_thread_path). */
+enum yx_thread_part {
+	YX_TP_USER_DATA,	/* threads/<id>/user-data */
+	YX_TP_PASSWD,		/* threads/<id>/passwd (own uid only) */
+	YX_TP_GROUP,		/* threads/<id>/group (own uid only) */
+	YX_TP_RUN,		/* run/<id>: the agent directory */
+};
+
 /*
- * Host path of the thread's passwd ("passwd") or group ("group") file into
- * buf, or "" (YX_OK) when the thread has none (no own uid). YX_OK or
- * YX_E_BAD_REQUEST when it does not fit.
+ * Host path of `part` of thread `thread_id` under saves_dir into buf (size
+ * len). YX_OK; YX_E_INVALID_THREAD_ID; YX_E_BAD_REQUEST when it does not
+ * fit. Paths are names only: open them beneath trusted descriptors.
  */
-int	yx_thread_etc_path(const struct yx_config *cfg, const struct yx_thread *t,
-	    const char *which, char *buf, size_t len);
+int	yx_thread_path(const char *saves_dir, const char *thread_id,
+	    enum yx_thread_part part, char *buf, size_t len);
 
 /*
  * Open the thread's directory (O_DIRECTORY|O_NOFOLLOW) for the broker.
@@ -200,9 +208,6 @@ int	yx_tree_remove(int dirfd, const char *name);
  * ran out first. Whatever is left stays for a later call.
  */
 int	yx_tree_remove_for(int dirfd, const char *name, int64_t budget_ms);
-
-/* User names: [A-Za-z0-9._@+-]{1,64}, not starting with '.'. */
-bool	yx_user_valid(const char *user);
 
 
 #endif /* YUXI_THREADS_H */

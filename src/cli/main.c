@@ -229,7 +229,7 @@ cli_thread_arg(int argc, char **argv, const char **tid, const char **owner,
 		return 2;
 	}
 	if (!yx_thread_id_valid(argv[i], strlen(argv[i]))) {
-		fprintf(stderr, "yuxi-sandbox: invalid thread id (expected [A-Za-z0-9_-]{1,128})\n");
+		fprintf(stderr, "yuxi-sandbox: invalid thread id: %s\n", YX_THREAD_ID_RULE);
 		return 2;
 	}
 	*tid = argv[i++];

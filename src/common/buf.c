@@ -115,3 +115,20 @@ yx_buf_steal(struct yx_buf *b, size_t *lenp)
 	yx_buf_init(b, b->cap);
 	return p;
 }
+
+size_t
+yx_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n;
+
+	if (src == NULL)
+		src = "";
+	n = strlen(src);
+	if (size > 0) {
+		size_t c = n < size ? n : size - 1;
+
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return n;
+}

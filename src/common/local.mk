@@ -6,4 +6,5 @@ libyuxi_a_SOURCES += \
 	include/yuxi/buf.h src/common/buf.c \
 	include/yuxi/hash.h src/common/hash.c \
 	include/yuxi/clock.h src/common/clock.c \
-	include/yuxi/text.h src/common/text.c
+	include/yuxi/text.h src/common/text.c \
+	include/yuxi/ident.h src/common/ident.c

@@ -82,7 +82,7 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
 	    !yx_thread_id_valid(*tid, strlen(*tid))) {
 		yx_http_send_error(r, YX_E_INVALID_THREAD_ID,
-		    "thread_id must match [A-Za-z0-9_-]{1,128}");
+		    YX_THREAD_ID_RULE);
 		return YX_E_INVALID_THREAD_ID;
 	}
 	if (yx_json_opt_str(body, "command", cmd) != YX_OK || *cmd == NULL ||

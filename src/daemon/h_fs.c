@@ -112,7 +112,9 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	lim.time_ms = w->cfg->request_budget_ms > 0 ? w->cfg->request_budget_ms : -1;
 	lim.gone = fs_gone;
 	lim.gone_arg = r;
-	snprintf(ud, sizeof(ud), "%s/threads/%s/user-data", w->cfg->saves_dir, c->t.thread_id);
+	if ((rc = yx_thread_path(w->cfg->saves_dir, c->t.thread_id,
+	    YX_TP_USER_DATA, ud, sizeof(ud))) != YX_OK)
+		return rc;
 	/* OWNED: the thread found above, not a successor of the same id */
 	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
 	    (uid_t)c->t.uid, (gid_t)c->t.gid, &lim,
@@ -220,18 +222,6 @@ entry_json(const struct yx_broker_entry *en, bool with_name)
 	return o;
 }
 
-static int
-send_obj(struct yx_http_req *r, int status, struct json_object *o)
-{
-	int rc;
-
-	if (o == NULL)
-		return YX_E_NOMEM;
-	rc = yx_http_send_json(r, status, o);
-	json_object_put(o);
-	return rc;
-}
-
 /* "truncated_reason" beside "truncated" when a limit or budget cut it. */
 static void
 json_add_cut(struct json_object *o, enum yx_broker_cut cut)
@@ -277,7 +267,7 @@ fs_list(struct yx_wctx *w, struct yx_http_req *r, bool viewer)
 	if ((rc = yx_broker_ls(&c.b, c.vp.root, c.vp.rel, &l, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
-		rc = send_obj(r, 200, list_json(l, "entries", viewer, true));
+		rc = yx_http_send_obj(r, 200, list_json(l, "entries", viewer, true));
 	yx_broker_list_free(l);
 	fs_close(&c);
 	return rc;
@@ -314,7 +304,7 @@ viewer_roots(struct yx_http_req *r)
 	}
 	json_object_object_add(o, "entries", a);
 	json_object_object_add(o, "truncated", json_object_new_boolean(0));
-	return send_obj(r, 200, o);
+	return yx_http_send_obj(r, 200, o);
 }
 
 int
@@ -369,7 +359,7 @@ yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	json_object_object_add(o, "total_lines", json_object_new_int64((int64_t)t->total_lines));
 	json_object_object_add(o, "next_offset", t->next_offset >= 0 ?
 	    json_object_new_int64(t->next_offset) : NULL);
-	rc = send_obj(r, 200, o);
+	rc = yx_http_send_obj(r, 200, o);
 done:
 	yx_broker_text_free(t);
 	fs_close(&c);
@@ -400,7 +390,7 @@ yx_h_viewer_file(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	json_object_object_add(o, "content", yx_json_text(bl->content, bl->len));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)bl->size));
 	json_object_object_add(o, "truncated", json_object_new_boolean(bl->truncated));
-	rc = send_obj(r, 200, o);
+	rc = yx_http_send_obj(r, 200, o);
 done:
 	yx_broker_blob_free(bl);
 	fs_close(&c);
@@ -485,7 +475,7 @@ yx_h_fs_write(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	rc = send_obj(r, 201, path_json(c.vp.canon));
+	rc = yx_http_send_obj(r, 201, path_json(c.vp.canon));
 done:
 	fs_close(&c);
 	json_object_put(body);
@@ -524,7 +514,7 @@ yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "occurrences", json_object_new_int64((int64_t)occ));
-	rc = send_obj(r, 200, o);
+	rc = yx_http_send_obj(r, 200, o);
 done:
 	fs_close(&c);
 	json_object_put(body);
@@ -549,7 +539,7 @@ yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	} else if ((rc = yx_broker_glob(&c.b, c.vp.root, c.vp.rel, pat, &l, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
-		rc = send_obj(r, 200, list_json(l, "matches", false, false));
+		rc = yx_http_send_obj(r, 200, list_json(l, "matches", false, false));
 	yx_broker_list_free(l);
 	fs_close(&c);
 	return rc;
@@ -601,7 +591,7 @@ yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	    yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
-		rc = send_obj(r, 200, grep_json(g));
+		rc = yx_http_send_obj(r, 200, grep_json(g));
 	yx_broker_grep_free(g);
 	fs_close(&c);
 	return rc;
@@ -640,7 +630,7 @@ yx_h_fs_upload(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)size));
-	rc = send_obj(r, 201, o);
+	rc = yx_http_send_obj(r, 201, o);
 done:
 	fs_close(&c);
 	return rc;

@@ -47,7 +47,7 @@ yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id, size_t 
 	yx_errctx_clear(&e);
 	if (id == NULL || !yx_thread_id_valid(id, idlen) || strlen(id) != idlen) {
 		yx_http_send_error(r, YX_E_INVALID_THREAD_ID,
-		    "thread_id must match [A-Za-z0-9_-]{1,128}");
+		    YX_THREAD_ID_RULE);
 		return YX_E_INVALID_THREAD_ID;
 	}
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", id);
@@ -97,18 +97,6 @@ thread_json(const struct yx_thread *t)
 	return o;
 }
 
-static int
-send_obj(struct yx_http_req *r, int status, struct json_object *o)
-{
-	int rc;
-
-	if (o == NULL)
-		return YX_E_NOMEM;
-	rc = yx_http_send_json(r, status, o);
-	json_object_put(o);
-	return rc;
-}
-
 static void
 thread_new_id(char *buf, size_t len)
 {
@@ -144,7 +132,7 @@ threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread 
 		yx_http_send_error(r, rc, "thread_id, agent_id and agent_config_id must be strings");
 	} else if (id != NULL && !yx_thread_id_valid(id, strlen(id))) {
 		rc = YX_E_INVALID_THREAD_ID;
-		yx_http_send_error(r, rc, "thread_id must match [A-Za-z0-9_-]{1,128}");
+		yx_http_send_error(r, rc, YX_THREAD_ID_RULE);
 	} else if ((rc = yx_agents_check(w->agents, agent != NULL ? agent : "",
 	    conf != NULL ? conf : "", &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
@@ -177,7 +165,7 @@ yx_h_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((rc = yx_thread_create(&w->store, &want, &t, &created, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
-	return send_obj(r, created ? 201 : 200, thread_json(&t));
+	return yx_http_send_obj(r, created ? 201 : 200, thread_json(&t));
 }
 
 int
@@ -254,7 +242,7 @@ yx_h_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((o = thread_json(&t)) == NULL)
 		return YX_E_NOMEM;
 	json_object_object_add(o, "sandbox", thread_sandbox_json(w, t.thread_id));
-	return send_obj(r, 200, o);
+	return yx_http_send_obj(r, 200, o);
 }
 
 /*

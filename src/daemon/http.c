@@ -24,7 +24,7 @@
 #include "yuxi/log.h"
 #include "yuxi/threads.h"
 #ifdef YX_CONTROL_UNSAFE
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 #endif
 
 #define YX_JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -456,6 +456,18 @@ yx_http_send_json(struct yx_http_req *r, int status, struct json_object *body)
 	if (s == NULL)
 		return yx_http_send_error(r, YX_E_NOMEM, NULL);
 	return yx_http_send_raw(r, status, YX_CT_JSON, s, len);
+}
+
+int
+yx_http_send_obj(struct yx_http_req *r, int status, struct json_object *o)
+{
+	int rc;
+
+	if (o == NULL)
+		return YX_E_NOMEM;
+	rc = yx_http_send_json(r, status, o);
+	json_object_put(o);
+	return rc;
 }
 
 int

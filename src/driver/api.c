@@ -350,8 +350,7 @@ api_create_only(struct api_driver *ad, const struct yx_container_spec *spec,
     char *id, size_t idlen, struct yx_errctx *err)
 {
 	struct yx_buf		 path, resp;
-	struct json_object	*body = NULL, *j = NULL, *v;
-	const char		*s;
+	struct json_object	*body = NULL, *j = NULL;
 	int			 rc;
 
 	yx_buf_init(&path, 4096);
@@ -373,12 +372,10 @@ api_create_only(struct api_driver *ad, const struct yx_container_spec *spec,
 	if (rc != YX_OK)
 		goto done;
 	if ((j = api_parse(&resp, json_type_object, err)) == NULL ||
-	    !json_object_object_get_ex(j, "Id", &v) ||
-	    (s = json_object_get_string(v)) == NULL || strlen(s) >= idlen) {
+	    api_json_id(j, id, idlen) != YX_OK) {
 		rc = yx_fail(err, YX_E_IO, "engine sent no container id");
 		goto done;
 	}
-	memcpy(id, s, strlen(s) + 1);
 done:
 	json_object_put(body);
 	json_object_put(j);
@@ -412,6 +409,21 @@ api_create(struct yx_driver *d, const struct yx_container_spec *spec,
 	return rc;
 }
 
+/* See api_int.h. */
+int
+api_json_id(struct json_object *o, char *id, size_t idlen)
+{
+	struct json_object	*v;
+	const char		*s;
+
+	if (!json_object_object_get_ex(o, "Id", &v) ||
+	    (s = json_object_get_string(v)) == NULL || *s == '\0' ||
+	    strlen(s) >= idlen)
+		return YX_E_IO;
+	memcpy(id, s, strlen(s) + 1);
+	return YX_OK;
+}
+
 /* One entry of GET /containers/json into info. YX_OK or YX_E_IO. */
 static int
 api_list_entry(struct json_object *o, struct yx_container_info *info,
@@ -421,11 +433,8 @@ api_list_entry(struct json_object *o, struct yx_container_info *info,
 	const char		*s;
 
 	memset(info, 0, sizeof(*info));
-	if (!json_object_object_get_ex(o, "Id", &v) ||
-	    (s = json_object_get_string(v)) == NULL || *s == '\0' ||
-	    strlen(s) >= sizeof(info->id))
+	if (api_json_id(o, info->id, sizeof(info->id)) != YX_OK)
 		return yx_fail(err, YX_E_IO, "engine sent a container without Id");
-	memcpy(info->id, s, strlen(s) + 1);
 	if (json_object_object_get_ex(o, "Names", &v) &&
 	    json_object_is_type(v, json_type_array) &&
 	    json_object_array_length(v) > 0 &&

@@ -103,8 +103,7 @@ exec_create(struct api_driver *ad, const char *ref,
 {
 	struct api_call		 call;
 	struct yx_buf		 path, resp;
-	struct json_object	*body = NULL, *j = NULL, *v;
-	const char		*s;
+	struct json_object	*body = NULL, *j = NULL;
 	int			 rc;
 
 	yx_buf_init(&path, 4096);
@@ -135,12 +134,10 @@ exec_create(struct api_driver *ad, const char *ref,
 		goto done;
 	}
 	if ((j = json_tokener_parse(resp.data ? resp.data : "")) == NULL ||
-	    !json_object_object_get_ex(j, "Id", &v) ||
-	    (s = json_object_get_string(v)) == NULL || strlen(s) >= idlen) {
+	    api_json_id(j, id, idlen) != YX_OK) {
 		rc = yx_fail(err, YX_E_IO, "engine sent no exec id");
 		goto done;
 	}
-	memcpy(id, s, strlen(s) + 1);
 done:
 	json_object_put(body);
 	json_object_put(j);

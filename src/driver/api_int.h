@@ -61,4 +61,8 @@ int	api_exec(struct yx_driver *, const char *ref,
 	    const struct yx_exec_req *, struct yx_exec_result *,
 	    struct yx_errctx *);
 
+/* The engine's "Id" of o (a container or an exec; a non-empty string that
+ * fits) into id (size idlen). YX_OK or YX_E_IO. */
+int	api_json_id(struct json_object *o, char *id, size_t idlen);
+
 #endif /* YUXI_API_INT_H */

@@ -24,7 +24,7 @@
 #include "yuxi/log.h"
 #include "driver/driver_int.h"
 #ifdef YX_CONTROL_UNSAFE
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 #endif
 
 /* True when an executable `docker` is found on PATH. */

@@ -26,7 +26,7 @@
 #include "yuxi/error.h"
 #include "driver/driver_int.h"
 #ifdef YX_CONTROL_UNSAFE
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 #endif
 
 #define SPEC_HOME	"/home/yuxi"

@@ -103,12 +103,10 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 {
 	struct stat	st;
 	int		sfd = -1, rfd = -1, dfd = -1, rc;
-	int		n;
 
 	*fdp = -1;
-	n = snprintf(host_path, hlen, "%s/run/%s", saves_dir, thread_id);
-	if (n < 0 || (size_t)n >= hlen || strchr(thread_id, '/') != NULL ||
-	    thread_id[0] == '.' || thread_id[0] == '\0')
+	if (yx_thread_path(saves_dir, thread_id, YX_TP_RUN, host_path, hlen) !=
+	    YX_OK)
 		return yx_fail(err, YX_E_BAD_REQUEST, "run directory name");
 	rc = YX_E_IO;
 	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||

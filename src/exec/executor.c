@@ -46,7 +46,7 @@
 #include "exec/exec_int.h"
 #include "exec/outcap.h"
 #ifdef YX_CONTROL_UNSAFE
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 #endif
 
 #define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
@@ -235,8 +235,6 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 	size_t			 i, n = req->skills ? req->skills->n : 0;
 	int			 rc;
 
-	snprintf(run->user_data, sizeof(run->user_data), "%s/threads/%s/user-data",
-	    cfg->saves_dir, req->thread_id);
 	for (i = 0; i < n; i++)
 		names[i] = req->skills->names[i];
 	/* OWNED: the thread the caller looked up, not a successor of its id */
@@ -632,9 +630,6 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
 	struct yx_errctx	e;
 	int			rc;
 
-	/* named even when unused: an older container may still mount it */
-	snprintf(run->rundir, sizeof(run->rundir), "%s/run/%s",
-	    ex->cfg->saves_dir, req->thread_id);
 	if (ex->transport == YX_EXEC_TRANSPORT_ENGINE)
 		return YX_OK;
 	if (ex->agent_host[0] == '\0')
@@ -718,27 +713,28 @@ yx_exec_request_thread(struct yx_exec_request *req, const struct yx_thread *t)
 }
 
 /*
- * The sandbox user of this run: the thread's own uid (with its passwd and
- * group files), else the configured shared one.
+ * The sandbox user and the host paths of this run: the thread's own uid
+ * (with its passwd and group files), else the configured shared one; its
+ * user-data; its agent directory (named even when the agent is not used:
+ * an older container may still mount it).
  */
 static int
-exec_run_user(struct yx_executor *ex, const struct yx_exec_request *req,
+exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
     struct exec_run *run, struct yx_errctx *err)
 {
-	struct yx_thread t;
+	const char *saves = ex->cfg->saves_dir, *tid = req->thread_id;
 
 	run->uid = req->uid != 0 ? req->uid : ex->cfg->uid;
 	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;
 	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
-	if (!req->own_uid)
-		return YX_OK;
-	memset(&t, 0, sizeof(t));
-	snprintf(t.thread_id, sizeof(t.thread_id), "%s", req->thread_id);
-	t.own_uid = true;
-	if (yx_thread_etc_path(ex->cfg, &t, "passwd", run->etc[0],
-	    sizeof(run->etc[0])) != YX_OK ||
-	    yx_thread_etc_path(ex->cfg, &t, "group", run->etc[1],
-	    sizeof(run->etc[1])) != YX_OK)
+	if (yx_thread_path(saves, tid, YX_TP_USER_DATA, run->user_data,
+	    sizeof(run->user_data)) != YX_OK ||
+	    yx_thread_path(saves, tid, YX_TP_RUN, run->rundir,
+	    sizeof(run->rundir)) != YX_OK ||
+	    (req->own_uid && (yx_thread_path(saves, tid, YX_TP_PASSWD,
+	    run->etc[0], sizeof(run->etc[0])) != YX_OK ||
+	    yx_thread_path(saves, tid, YX_TP_GROUP, run->etc[1],
+	    sizeof(run->etc[1])) != YX_OK)))
 		return yx_fail(err, YX_E_BAD_REQUEST, "thread path too long");
 	return YX_OK;
 }
@@ -769,7 +765,7 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		goto done;
 	}
 	timeout = exec_timeout(ex->cfg, req->timeout_sec);
-	if ((rc = exec_run_user(ex, req, &run, err)) != YX_OK ||
+	if ((rc = exec_run_init(ex, req, &run, err)) != YX_OK ||
 	    (rc = exec_prepare_host(ex, req, &run, err)) != YX_OK ||
 	    (rc = exec_prepare_agent(ex, req, &run, err)) != YX_OK)
 		goto done;

@@ -21,7 +21,7 @@
 #include "yuxi/error.h"
 #include "yuxi/path.h"
 #ifdef YX_CONTROL_UNSAFE
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 #endif
 
 /*
@@ -203,25 +203,3 @@ yx_path_canon(const char *in, size_t len, char *buf, size_t buflen)
 	return YX_OK;
 }
 
-/* True when id (len bytes) matches [A-Za-z0-9_-]{1,YX_THREAD_ID_MAX}. */
-bool
-yx_thread_id_valid(const char *id, size_t len)
-{
-	size_t	 i;
-	char	 c;
-
-	if (id == NULL || len == 0 || len > YX_THREAD_ID_MAX)
-		return false;
-#ifdef YX_CONTROL_UNSAFE
-	/* control mode "threadid": any non-empty id without '/' or NUL */
-	if (yx_control_off("threadid"))
-		return memchr(id, '/', len) == NULL && memchr(id, '\0', len) == NULL;
-#endif
-	for (i = 0; i < len; i++) {
-		c = id[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}

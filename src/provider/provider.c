@@ -97,12 +97,6 @@ yx_acquire_outcome_name(int outcome)
 	return names[outcome];
 }
 
-void
-yx_prov_strlcpy(char *dst, const char *src, size_t size)
-{
-	snprintf(dst, size, "%s", src != NULL ? src : "");
-}
-
 uint32_t
 yx_prov_limit(const struct yx_provider *p)
 {
@@ -209,23 +203,6 @@ yx_provider_fini(struct yx_provider *p)
 }
 
 static bool
-yx_prov_thread_valid(const char *id)
-{
-	size_t i, len;
-
-	if (id == NULL || (len = strlen(id)) == 0 ||
-	    len >= YX_SHM_THREAD_ID_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') ||
-		    (id[i] >= 'A' && id[i] <= 'Z') ||
-		    (id[i] >= '0' && id[i] <= '9') || id[i] == '_' ||
-		    id[i] == '-'))
-			return false;
-	return true;
-}
-
-static bool
 yx_prov_skill_name_valid(const char *n)
 {
 	size_t i, len;
@@ -249,7 +226,8 @@ yx_prov_req_check(const struct yx_provider *p,
 {
 	size_t i;
 
-	if (!yx_prov_thread_valid(req->thread_id))
+	if (req->thread_id == NULL ||
+	    !yx_thread_id_valid(req->thread_id, strlen(req->thread_id)))
 		return yx_fail(err, YX_E_INVALID_THREAD_ID, NULL);
 	if (req->user_data_host == NULL || req->user_data_host[0] != '/')
 		return yx_fail(err, YX_E_BAD_REQUEST,
@@ -361,11 +339,11 @@ yx_prov_lease_fill(struct yx_lease *l, const struct yx_shm_slot *s,
 	l->generation = s->generation;
 	l->holder = *me;
 	l->port = s->port;
-	yx_prov_strlcpy(l->thread_id, s->thread_id, sizeof(l->thread_id));
-	yx_prov_strlcpy(l->sandbox_id, s->sandbox_id, sizeof(l->sandbox_id));
-	yx_prov_strlcpy(l->container_id, s->container_id,
+	(void)yx_strlcpy(l->thread_id, s->thread_id, sizeof(l->thread_id));
+	(void)yx_strlcpy(l->sandbox_id, s->sandbox_id, sizeof(l->sandbox_id));
+	(void)yx_strlcpy(l->container_id, s->container_id,
 	    sizeof(l->container_id));
-	yx_prov_strlcpy(l->container_name, s->container_name,
+	(void)yx_strlcpy(l->container_name, s->container_name,
 	    sizeof(l->container_name));
 }
 
@@ -376,8 +354,8 @@ yx_prov_step_own(struct yx_prov_step *st, enum yx_prov_action a,
 	st->action = a;
 	st->slot = idx;
 	st->gen = s->generation;
-	yx_prov_strlcpy(st->sid, s->sandbox_id, sizeof(st->sid));
-	yx_prov_strlcpy(st->name, s->container_name, sizeof(st->name));
+	(void)yx_strlcpy(st->sid, s->sandbox_id, sizeof(st->sid));
+	(void)yx_strlcpy(st->name, s->container_name, sizeof(st->name));
 }
 
 /* Locked: the thread has slot idx. Hold it, or claim it, or wait. */
@@ -408,10 +386,10 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 			st->action = YX_STEP_WAIT;
 			return YX_OK;
 		}
-		yx_prov_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
+		(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
 		s->container_id[0] = '\0';
-		yx_prov_strlcpy(s->skills_fp, yx_prov_fp(req),
+		(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req),
 		    sizeof(s->skills_fp));
 		yx_prov_step_own(st, YX_STEP_BUILD, idx, s);
 		return YX_OK;
@@ -447,7 +425,7 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 			return yx_fail(err, YX_E_CAPACITY,
 			    "all %u sandboxes are in use", yx_prov_limit(p));
 		s = &t->slots[v];
-		yx_prov_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
+		(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
 		yx_prov_step_own(st, YX_STEP_EVICT, (uint32_t)v, s);
 		return YX_OK;
@@ -465,12 +443,12 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 	s = &t->slots[i];
 	yx_table_slot_clear(t, s);
 	s->generation = ++t->hdr->generation;
-	yx_prov_strlcpy(s->thread_id, req->thread_id, sizeof(s->thread_id));
-	yx_prov_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
-	yx_prov_strlcpy(s->container_name, name, sizeof(s->container_name));
-	yx_prov_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
-	yx_prov_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
-	yx_prov_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
+	(void)yx_strlcpy(s->thread_id, req->thread_id, sizeof(s->thread_id));
+	(void)yx_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
+	(void)yx_strlcpy(s->container_name, name, sizeof(s->container_name));
+	(void)yx_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
+	(void)yx_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
+	(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
 	s->port = port;
 	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
 	yx_prov_step_own(st, YX_STEP_BUILD, i, s);
@@ -549,11 +527,11 @@ yx_prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
 	    strlen(st->sid) + 4, sid, name)) != YX_OK)
 		rc = yx_fail(err, rc, "no unique sandbox id");
 	else {
-		yx_prov_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
-		yx_prov_strlcpy(s->container_name, name,
+		(void)yx_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
+		(void)yx_strlcpy(s->container_name, name,
 		    sizeof(s->container_name));
-		yx_prov_strlcpy(st->sid, sid, sizeof(st->sid));
-		yx_prov_strlcpy(st->name, name, sizeof(st->name));
+		(void)yx_strlcpy(st->sid, sid, sizeof(st->sid));
+		(void)yx_strlcpy(st->name, name, sizeof(st->name));
 	}
 	yx_table_unlock(p->table);
 	return rc;
@@ -618,7 +596,7 @@ yx_prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
 
 	if (!yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
 		return yx_fail(err, YX_E_INTERNAL, "sandbox claim lost");
-	yx_prov_strlcpy(s->container_id, info->id, sizeof(s->container_id));
+	(void)yx_strlcpy(s->container_id, info->id, sizeof(s->container_id));
 	memset(&s->owner, 0, sizeof(s->owner));
 	s->created_at = s->last_used_at = yx_now_ms();
 	yx_table_set_state(p->table, s, YX_SLOT_ACTIVE);

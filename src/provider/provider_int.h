@@ -6,6 +6,7 @@
 #ifndef YUXI_PROVIDER_INT_H
 #define YUXI_PROVIDER_INT_H
 
+#include "yuxi/buf.h"
 #include "yuxi/provider.h"
 
 /*
@@ -48,7 +49,6 @@ int		 yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx,
 /* The container reference of a slot: its id, else its name. */
 const char	*yx_prov_ref(const struct yx_shm_slot *s);
 /* Copy with truncation to a fixed-size field. */
-void		 yx_prov_strlcpy(char *dst, const char *src, size_t size);
 
 /* Mount list of a container spec; strings owned by the list. */
 struct yx_prov_mounts {

@@ -34,7 +34,7 @@ yx_prov_claim_destroy(struct yx_provider *p, struct yx_shm_slot *s,
 		(void)yx_table_slot_drop_dead(s);
 	if (s->nholds > 0)
 		return YX_E_BUSY;
-	yx_prov_strlcpy(ref, yx_prov_ref(s), reflen);
+	(void)yx_strlcpy(ref, yx_prov_ref(s), reflen);
 	yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
 	*gen = s->generation;
 	return YX_OK;
@@ -193,22 +193,6 @@ yx_prov_free_slot(const struct yx_table *t)
 	return -1;
 }
 
-static bool
-yx_prov_label_thread_ok(const char *id)
-{
-	size_t i, len = strlen(id);
-
-	if (len == 0 || len >= YX_SHM_THREAD_ID_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') ||
-		    (id[i] >= 'A' && id[i] <= 'Z') ||
-		    (id[i] >= '0' && id[i] <= '9') || id[i] == '_' ||
-		    id[i] == '-'))
-			return false;
-	return true;
-}
-
 /* Locked: can container c be adopted into slot `f`? */
 static bool
 yx_prov_adoptable(struct yx_provider *p, const struct yx_container_info *c,
@@ -217,7 +201,8 @@ yx_prov_adoptable(struct yx_provider *p, const struct yx_container_info *c,
 	char	 name[YX_SHM_CONTAINER_NAME_MAX];
 	size_t	 sl = strlen(c->sandbox_id);
 
-	if (f < 0 || !c->running || !yx_prov_label_thread_ok(c->thread_id) ||
+	if (f < 0 || !c->running ||
+	    !yx_thread_id_valid(c->thread_id, strlen(c->thread_id)) ||
 	    sl < 1 || sl > 64 || yx_table_used(p->table) >= yx_prov_limit(p))
 		return false;
 	if (yx_table_find_thread(p->table, c->thread_id) >= 0 ||
@@ -237,11 +222,11 @@ yx_prov_adopt(struct yx_provider *p, const struct yx_container_info *c,
 
 	yx_table_slot_clear(p->table, s);
 	s->generation = ++p->table->hdr->generation;
-	yx_prov_strlcpy(s->thread_id, c->thread_id, sizeof(s->thread_id));
-	yx_prov_strlcpy(s->sandbox_id, c->sandbox_id, sizeof(s->sandbox_id));
-	yx_prov_strlcpy(s->container_id, c->id, sizeof(s->container_id));
-	yx_prov_strlcpy(s->container_name, c->name, sizeof(s->container_name));
-	yx_prov_strlcpy(s->skills_fp, c->skills_fp, sizeof(s->skills_fp));
+	(void)yx_strlcpy(s->thread_id, c->thread_id, sizeof(s->thread_id));
+	(void)yx_strlcpy(s->sandbox_id, c->sandbox_id, sizeof(s->sandbox_id));
+	(void)yx_strlcpy(s->container_id, c->id, sizeof(s->container_id));
+	(void)yx_strlcpy(s->container_name, c->name, sizeof(s->container_name));
+	(void)yx_strlcpy(s->skills_fp, c->skills_fp, sizeof(s->skills_fp));
 	/* TODO: the driver does not report published ports; adopted
 	 * sandboxes record none. */
 	s->created_at = s->last_used_at = yx_now_ms();
@@ -265,12 +250,12 @@ yx_prov_placeholder(struct yx_provider *p, const struct yx_container_info *c,
 	s = &p->table->slots[f];
 	yx_table_slot_clear(p->table, s);
 	s->generation = ++p->table->hdr->generation;
-	if (yx_prov_label_thread_ok(c->thread_id) &&
+	if (yx_thread_id_valid(c->thread_id, strlen(c->thread_id)) &&
 	    yx_table_find_thread(p->table, c->thread_id) < 0)
-		yx_prov_strlcpy(s->thread_id, c->thread_id,
+		(void)yx_strlcpy(s->thread_id, c->thread_id,
 		    sizeof(s->thread_id));
-	yx_prov_strlcpy(s->container_id, c->id, sizeof(s->container_id));
-	yx_prov_strlcpy(s->container_name, c->name, sizeof(s->container_name));
+	(void)yx_strlcpy(s->container_id, c->id, sizeof(s->container_id));
+	(void)yx_strlcpy(s->container_name, c->name, sizeof(s->container_name));
 	yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
 	*gen = s->generation;
 	return f;

@@ -37,7 +37,7 @@
 #include "yuxi/path.h"
 #include "yuxi/threads.h"
 #ifdef YX_CONTROL_UNSAFE
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 #endif
 
 #define YX_THREAD_JSON		"thread.json"
@@ -50,26 +50,6 @@ static const char *const yx_userdata_dirs[] = {
 	"user-data/uploads", "user-data/uploads/attachments",
 	"user-data/large_tool_results",
 };
-
-bool
-yx_user_valid(const char *user)
-{
-	size_t i;
-
-	if (user == NULL || user[0] == '\0' || user[0] == '.')
-		return false;
-	for (i = 0; user[i] != '\0'; i++) {
-		char c = user[i];
-
-		if (i >= YX_USER_MAX)
-			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '@' ||
-		    c == '+' || c == '-'))
-			return false;
-	}
-	return true;
-}
 
 /* Parse what yx_iso8601_ms() wrote; -1 when it does not look like that. */
 static int64_t
@@ -410,17 +390,29 @@ thread_write_etc(int tfd, const struct yx_thread *t)
 }
 
 int
-yx_thread_etc_path(const struct yx_config *cfg, const struct yx_thread *t,
-    const char *which, char *buf, size_t len)
+yx_thread_path(const char *saves_dir, const char *thread_id,
+    enum yx_thread_part part, char *buf, size_t len)
 {
+	static const char *const leaf[] = {
+		[YX_TP_USER_DATA] = "/user-data",
+		[YX_TP_PASSWD] = "/passwd",
+		[YX_TP_GROUP] = "/group",
+		[YX_TP_RUN] = "",
+	};
 	int n;
 
 	buf[0] = '\0';
-	if (!t->own_uid)
-		return YX_OK;
-	n = snprintf(buf, len, "%s/threads/%s/%s", cfg->saves_dir, t->thread_id,
-	    which);
-	return (n < 0 || (size_t)n >= len) ? YX_E_BAD_REQUEST : YX_OK;
+	if (!yx_thread_id_valid(thread_id, strlen(thread_id)))
+		return YX_E_INVALID_THREAD_ID;
+	if ((unsigned)part >= sizeof(leaf) / sizeof(leaf[0]))
+		return YX_E_BAD_REQUEST;
+	n = snprintf(buf, len, "%s/%s/%s%s", saves_dir,
+	    part == YX_TP_RUN ? "run" : "threads", thread_id, leaf[part]);
+	if (n < 0 || (size_t)n >= len) {
+		buf[0] = '\0';
+		return YX_E_BAD_REQUEST;
+	}
+	return YX_OK;
 }
 
 /* Build the thread under a hidden name; the name is returned in tmp. */

@@ -10,8 +10,8 @@
 #                                 (the broker follows symlinks, writes in place)
 # Both are check_PROGRAMS: built for `make check`, never installed. They link
 # from source lists, not libyuxi.a, so no production object is reused.
-SEC_CONTROL_SOURCES = src/daemon/main.c src/daemon/control.c \
-	src/daemon/control_int.h $(libyuxi_a_SOURCES)
+SEC_CONTROL_SOURCES = src/daemon/main.c src/common/control.c \
+	src/common/control_int.h $(libyuxi_a_SOURCES)
 SEC_CONTROL_LIBS = $(FCGI_LIBS) $(JSONC_LIBS) $(CURL_LIBS) $(CRYPTO_LIBS) -lrt
 
 check_PROGRAMS += tests/security/yuxi-sandboxd-control \

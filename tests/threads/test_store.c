@@ -142,7 +142,8 @@ Test(store, own_uid_per_thread)
 	cr_assert_eq(yx_thread_get(&st, "ua", "alice", &again, NULL), YX_OK);
 	cr_assert_eq(again.uid, a.uid);
 	/* the sandbox's passwd names it "yuxi" */
-	cr_assert_eq(yx_thread_etc_path(&cfg, &a, "passwd", p, sizeof(p)), YX_OK);
+	cr_assert_eq(yx_thread_path(cfg.saves_dir, a.thread_id, YX_TP_PASSWD, p,
+	    sizeof(p)), YX_OK);
 	cr_assert_not_null(f = fopen(p, "r"));
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';

@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "daemon/control_int.h"
+#include "common/control_int.h"
 
 #ifdef YX_CONTROL_UNSAFE
 #include <stdlib.h>
