@@ -194,20 +194,4 @@ unsigned yx_thread_store_sweep(struct yx_thread_store *st);
 unsigned yx_thread_store_sweep_trash(struct yx_thread_store *st,
 	    int64_t budget_ms, unsigned *leftp);
 
-/*
- * Remove the tree `name` beneath directory `dirfd` without following any
- * symlink: iteratively, at any depth, with at most 32 directories open (a
- * deeper one is first moved up to the top of the tree under a hidden
- * name). An flock(2) on the top directory keeps two removers apart.
- * YX_OK (also when absent); YX_E_IO when something stayed; YX_E_BUSY when
- * another process is removing the same tree.
- */
-int	yx_tree_remove(int dirfd, const char *name);
-/*
- * The same within budget_ms (<= 0: no limit): YX_E_TIMEOUT when the time
- * ran out first. Whatever is left stays for a later call.
- */
-int	yx_tree_remove_for(int dirfd, const char *name, int64_t budget_ms);
-
-
 #endif /* YUXI_THREADS_H */

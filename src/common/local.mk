@@ -7,4 +7,5 @@ libyuxi_a_SOURCES += \
 	include/yuxi/hash.h src/common/hash.c \
 	include/yuxi/clock.h src/common/clock.c \
 	include/yuxi/text.h src/common/text.c \
-	include/yuxi/ident.h src/common/ident.c
+	include/yuxi/ident.h src/common/ident.c \
+	include/yuxi/tree.h src/common/tree.c

@@ -36,6 +36,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/log.h"
 #include "yuxi/threads.h"
+#include "yuxi/tree.h"
 #include "guest/agent_proto.h"
 #include "guest/agent_scm.h"
 #include "exec/agent_client.h"

@@ -42,6 +42,7 @@
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
 #include "yuxi/threads.h"
+#include "yuxi/tree.h"
 #include "guest/agent_proto.h"
 #include "exec/exec_int.h"
 #include "exec/outcap.h"

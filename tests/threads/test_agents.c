@@ -15,6 +15,7 @@
 
 #include "yuxi/agents.h"
 #include "yuxi/threads.h"
+#include "yuxi/tree.h"
 
 static char base[256], skills[300], file[300];
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "yuxi/threads.h"
+#include "yuxi/tree.h"
 
 static char			base[256];
 static struct yx_config		cfg;
