@@ -86,7 +86,7 @@ int	yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r);
 int	yx_router_match(enum yx_method m, const char *path, size_t *idx,
 	    char *arg, size_t arglen);
 
-/* ---- shared handler helpers (h_threads.c) -------------------------------- */
+/* ---- shared handler helpers (h_common.c) --------------------------------- */
 
 /* 401 unless the request carries an identity. */
 int	yx_need_user(struct yx_http_req *r);
@@ -139,7 +139,7 @@ int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table);
 int	yx_master_main(const struct yx_config *cfg);
 
 /*
- * Child-side signal setup (after fork): TERM/INT/HUP handlers set
+ * signals.c: child-side signal setup (after fork): TERM/INT/HUP handlers set
  * yx_child_stop and stay blocked except where the child chooses to wait
  * (ppoll/sigtimedwait with *waitmask); every other signal is reset.
  */

@@ -15,19 +15,6 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 
-#define YX_ENGINE_CACHE_MS	2000
-
-bool
-yx_engine_up(struct yx_wctx *w)
-{
-	int64_t now = yx_mono_ms();
-
-	if (w->engine_at_ms != 0 && now - w->engine_at_ms < YX_ENGINE_CACHE_MS)
-		return w->engine_ok;
-	w->engine_ok = w->drv != NULL && w->drv->ops->ping(w->drv, NULL) == YX_OK;
-	w->engine_at_ms = yx_mono_ms();
-	return w->engine_ok;
-}
 
 int
 yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)

@@ -7,13 +7,15 @@ libyuxi_a_SOURCES += \
 	src/daemon/http.c \
 	src/daemon/metrics.c \
 	src/daemon/router.c \
+	src/daemon/h_common.c \
 	src/daemon/h_threads.c \
 	src/daemon/h_ops.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
-	src/daemon/master.c
+	src/daemon/master.c \
+	src/daemon/signals.c
 
 sbin_PROGRAMS += yuxi-sandboxd
 yuxi_sandboxd_SOURCES = src/daemon/main.c

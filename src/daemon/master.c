@@ -69,7 +69,6 @@ struct master {
 };
 
 static volatile sig_atomic_t	m_sigchld, m_term, m_alarm;
-volatile sig_atomic_t		yx_child_stop;
 
 static void
 master_sig(int signo)
@@ -85,38 +84,6 @@ master_sig(int signo)
 		m_term = 1;
 		break;
 	}
-}
-
-static void
-child_sig(int signo)
-{
-	(void)signo;
-	yx_child_stop = 1;
-}
-
-void
-yx_child_signals(sigset_t *waitmask)
-{
-	struct sigaction	sa;
-	sigset_t		block;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
-	sa.sa_handler = child_sig;	/* no SA_RESTART: ppoll must return */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_SETMASK, &block, NULL);
-	sigemptyset(waitmask);
-	/* die with the master: a SIGKILLed master must not leave workers behind */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
 /* Fork one child; returns its pid or -1. The child never returns. */
