@@ -162,6 +162,27 @@ int	yx_provider_discover_all(struct yx_provider *p, struct yx_errctx *err);
 int	yx_provider_drop_dead_holds(struct yx_provider *p, unsigned *ndropped,
 	    struct yx_errctx *err);
 
+/* Counts of the table, copied under its lock (provider_view.c). */
+struct yx_provider_stats {
+	uint32_t		capacity;
+	uint32_t		used;
+	uint32_t		nstate[YX_SLOT_NSTATES];
+	struct yx_shm_metrics	metrics;
+};
+/* YX_OK; YX_E_BACKEND_UNAVAILABLE (no table); YX_E_BUSY (lock timed out). */
+int	yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
+	    struct yx_errctx *err);
+
+#define YX_SLOT_BY_SANDBOX	0x1	/* name is a sandbox id */
+#define YX_SLOT_BY_THREAD	0x2	/* name is a thread id */
+/* A copy of the slot named `name` (sandbox id first when both are asked).
+ * YX_OK; YX_E_NOT_FOUND; YX_E_BUSY. */
+int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
+	    struct yx_shm_slot *out, struct yx_errctx *err);
+/* The master after a child died: drop its holds and claims (as the next
+ * locker would). Returns the count of repairs. */
+unsigned yx_provider_repair(struct yx_table *t);
+
 /* Copy the table. YX_OK (snap owned by the caller), YX_E_NOMEM, YX_E_BUSY. */
 int	yx_provider_list(struct yx_provider *p,
 	    struct yx_provider_snapshot *snap, struct yx_errctx *err);

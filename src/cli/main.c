@@ -128,6 +128,7 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 	struct json_object	*arr = json_object_new_array();
 	struct yx_errctx	 e;
 	struct yx_table		*t = NULL;
+	struct yx_provider_stats st;
 	char			 msg[1200];
 	int			 rc, bad = 0;
 
@@ -146,11 +147,10 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 	bad += doctor_line(arr, "runner", rc, msg, c->json);
 	yx_errctx_clear(&e);
 	rc = yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
-	if (rc == YX_OK && (rc = yx_table_lock(t, &e)) == YX_OK) {
+	if (rc == YX_OK && (rc = yx_provider_stats(t, &st, &e)) == YX_OK)
 		snprintf(msg, sizeof(msg), "%s: %u of %u slots used", c->cfg.shm_name,
-		    yx_table_used(t), t->hdr->capacity);
-		yx_table_unlock(t);
-	} else
+		    st.used, st.capacity);
+	else
 		snprintf(msg, sizeof(msg), "%s: %s", c->cfg.shm_name, e.msg);
 	yx_table_close(t);
 	bad += doctor_line(arr, "table", rc, msg, c->json);
@@ -392,17 +392,13 @@ cmd_exec(struct cli *c, int argc, char **argv)
 static int
 cli_sandbox_arg(struct cli *c, const char *arg, char *sid, size_t sidlen)
 {
-	struct yx_errctx	e;
-	int			i, rc;
+	struct yx_shm_slot	slot;
+	int			rc;
 
-	if ((rc = yx_table_lock(c->table, &e)) != YX_OK)
-		return rc;
-	if ((i = yx_table_find_sandbox(c->table, arg)) < 0)
-		i = yx_table_find_thread(c->table, arg);
-	if (i >= 0)
-		snprintf(sid, sidlen, "%s", c->table->slots[i].sandbox_id);
-	yx_table_unlock(c->table);
-	return i >= 0 ? YX_OK : YX_E_NOT_FOUND;
+	if ((rc = yx_provider_slot(c->table, arg, YX_SLOT_BY_SANDBOX |
+	    YX_SLOT_BY_THREAD, &slot, NULL)) == YX_OK)
+		(void)yx_strlcpy(sid, slot.sandbox_id, sidlen);
+	return rc;
 }
 
 static int

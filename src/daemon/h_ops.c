@@ -20,15 +20,15 @@ int
 yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct json_object	*o, *s;
+	struct yx_provider_stats st;
 	uint32_t		 active = 0, warm = 0;
 	bool			 up, table_ok = false;
 	int			 rc;
 
 	up = yx_engine_up(w);
-	if (w->table != NULL && yx_table_lock(w->table, NULL) == YX_OK) {
-		active = w->table->hdr->nstate[YX_SLOT_ACTIVE];
-		warm = w->table->hdr->nstate[YX_SLOT_WARM];
-		yx_table_unlock(w->table);
+	if (yx_provider_stats(w->table, &st, NULL) == YX_OK) {
+		active = st.nstate[YX_SLOT_ACTIVE];
+		warm = st.nstate[YX_SLOT_WARM];
 		table_ok = true;
 	}
 	if ((o = json_object_new_object()) == NULL || (s = json_object_new_object()) == NULL) {

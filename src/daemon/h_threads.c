@@ -146,11 +146,9 @@ thread_sandbox_json(struct yx_wctx *w, const char *id)
 	int			 i = -1;
 
 	memset(&slot, 0, sizeof(slot));
-	if (w->table != NULL && yx_table_lock(w->table, NULL) == YX_OK) {
-		if ((i = yx_table_find_thread(w->table, id)) >= 0)
-			slot = w->table->slots[i];
-		yx_table_unlock(w->table);
-	}
+	if (yx_provider_slot(w->table, id, YX_SLOT_BY_THREAD, &slot, NULL) ==
+	    YX_OK)
+		i = 0;
 	if ((s = json_object_new_object()) == NULL)
 		return NULL;
 	if (i < 0) {

@@ -166,10 +166,9 @@ master_reap(struct master *m)
 	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
 		master_exited(m, pid, ws);
 	/* a child killed while holding the table lock or a sandbox */
-	if (!m->stopping && m->table != NULL && yx_table_lock(m->table, NULL) == YX_OK) {
-		unsigned fixes = yx_table_repair(m->table);
+	if (!m->stopping) {
+		unsigned fixes = yx_provider_repair(m->table);
 
-		yx_table_unlock(m->table);
 		if (fixes > 0)
 			log_info("table: %u repair(s) after a child exit", fixes);
 	}

@@ -151,17 +151,12 @@ metrics_latency(struct yx_metrics *m, struct yx_buf *b)
 static int
 metrics_table(struct yx_table *t, struct yx_buf *b)
 {
-	struct yx_shm_metrics	pm;
-	uint32_t		ns[YX_SLOT_NSTATES];
-	int			s, rc;
+	struct yx_provider_stats st;
+	struct yx_shm_metrics	*pm = &st.metrics;
+	uint32_t		*ns = st.nstate;
+	int			 s, rc;
 
-	memset(&pm, 0, sizeof(pm));
-	memset(ns, 0, sizeof(ns));
-	if (t != NULL && yx_table_lock(t, NULL) == YX_OK) {
-		pm = t->hdr->metrics;
-		memcpy(ns, t->hdr->nstate, sizeof(ns));
-		yx_table_unlock(t);
-	}
+	(void)yx_provider_stats(t, &st, NULL);	/* zeroes when absent */
 	rc = yx_buf_puts(b, "# HELP yuxi_sandboxes Sandboxes by state.\n"
 	    "# TYPE yuxi_sandboxes gauge\n");
 	for (s = 1; s < YX_SLOT_NSTATES && rc == YX_OK; s++)
@@ -194,14 +189,14 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 		    "# TYPE yuxi_reconcile_total counter\n"
 		    "yuxi_reconcile_total{action=\"adopted\"} %llu\n"
 		    "yuxi_reconcile_total{action=\"removed\"} %llu\n",
-		    (unsigned long long)pm.acquire_hit, (unsigned long long)pm.acquire_warm,
-		    (unsigned long long)pm.acquire_discovered,
-		    (unsigned long long)pm.acquire_created,
-		    (unsigned long long)pm.reaper_destroys,
-		    (unsigned long long)pm.engine_errors, (unsigned long long)pm.evictions,
-		    (unsigned long long)pm.lock_repairs, (unsigned long long)pm.holds_dropped,
-		    (unsigned long long)pm.reconcile_adopted,
-		    (unsigned long long)pm.reconcile_removed);
+		    (unsigned long long)pm->acquire_hit, (unsigned long long)pm->acquire_warm,
+		    (unsigned long long)pm->acquire_discovered,
+		    (unsigned long long)pm->acquire_created,
+		    (unsigned long long)pm->reaper_destroys,
+		    (unsigned long long)pm->engine_errors, (unsigned long long)pm->evictions,
+		    (unsigned long long)pm->lock_repairs, (unsigned long long)pm->holds_dropped,
+		    (unsigned long long)pm->reconcile_adopted,
+		    (unsigned long long)pm->reconcile_removed);
 	return rc;
 }
 
