@@ -1,6 +1,6 @@
 /*
  * yuxi/agents.h - the agents registry and the skills a thread sees
- * (DESIGN.md §5).
+ * (docs/design.md §5).
  *
  * YUXI_AGENTS_FILE is JSON (examples/agents.json):
  *

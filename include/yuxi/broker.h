@@ -1,5 +1,6 @@
 /*
- * yuxi/broker.h - the safe host-side file broker (DESIGN.md §4, API.md).
+ * yuxi/broker.h - the safe host-side file broker (docs/design.md §4,
+ * docs/api.md).
  *
  * Every host-side access to a thread's user-data directory and to the skills
  * root goes through this module. The threat model: a hostile process inside

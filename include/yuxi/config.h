@@ -1,5 +1,6 @@
 /*
- * yuxi/config.h - service configuration from the environment (DESIGN.md §6).
+ * yuxi/config.h - service configuration from the environment
+ * (docs/design.md §6).
  *
  * yx_config_load() fills caller storage from environ, applying defaults and
  * validating every value; a bad value fails with a message that names the

@@ -1,5 +1,5 @@
 /*
- * yuxi/driver.h - container engine drivers (DESIGN.md §3 "Engine access").
+ * yuxi/driver.h - container engine drivers (docs/design.md §3 "Engine access").
  *
  * A driver turns container lifecycle and exec requests into engine calls:
  *   - "api": the Docker Engine HTTP API (v1.41) over the unix socket, libcurl;

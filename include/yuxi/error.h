@@ -4,7 +4,7 @@
  * Every fallible function in the project returns `int`: YX_OK (0) on success
  * or one of the positive `enum yx_err` values below. The X-macro generates the
  * enum, the human text (yx_strerror), the HTTP status and the API error code
- * (API.md "Errors"), so the HTTP layer never keeps a second table. errno is
+ * (docs/api.md "Errors"), so the HTTP layer never keeps a second table. errno is
  * translated once, at the system-call boundary, by yx_err_from_errno().
  *
  * Functions that can say more than the code (which path, which image, how many
@@ -66,7 +66,7 @@ struct yx_errctx {
 const char	*yx_strerror(int err);
 /* HTTP status for an error (500 for unknown values). */
 int		 yx_err_http_status(int err);
-/* API error code string (API.md), e.g. "file_not_found". */
+/* API error code string (docs/api.md), e.g. "file_not_found". */
 const char	*yx_err_api_code(int err);
 /* Reason phrase for an HTTP status ("Not Found"); "Unknown" if none. */
 const char	*yx_http_reason(int status);

@@ -1,6 +1,6 @@
 /*
- * yuxi/executor.h - run one agent command in a thread's sandbox (API.md
- * "POST /api/execute"; DESIGN.md §4 "Commands").
+ * yuxi/executor.h - run one agent command in a thread's sandbox (docs/api.md
+ * "POST /api/execute"; docs/design.md §4 "Commands").
  *
  * The executor checks the command path policy, acquires the thread's sandbox
  * through the provider (lazily creating it), runs the command through the

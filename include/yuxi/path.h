@@ -1,5 +1,5 @@
 /*
- * yuxi/path.h - the virtual path namespace (DESIGN.md §4) and the command
+ * yuxi/path.h - the virtual path namespace (docs/design.md §4) and the command
  * path policy. Pure functions: no I/O, no allocation, caller buffers, fail on
  * truncation. Table-tested (the tsv tables in tests/path/) and fuzzed (tests/fuzz/).
  *

@@ -1,6 +1,6 @@
 /*
  * yuxi/provider.h - the sandbox lifecycle over the shared table and a
- * container driver (DESIGN.md §2, §3).
+ * container driver (docs/design.md §2, §3).
  *
  * thread_id -> sandbox_id -> container. sandbox_id is the first 8 hex
  * characters of SHA-256(thread_id), lengthened by 4 (12, 16, ... 64) while

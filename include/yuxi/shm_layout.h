@@ -1,6 +1,6 @@
 /*
  * yuxi/shm_layout.h - the on-memory format of the shared provider table
- * (DESIGN.md §2, STYLE.md item 10).
+ * (docs/design.md §2).
  *
  * One POSIX shared memory object (shm_open + ftruncate + mmap) holds a
  * header followed by `capacity` fixed-size slots. Every process of the

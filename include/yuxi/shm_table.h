@@ -1,6 +1,6 @@
 /*
  * yuxi/shm_table.h - open, lock and repair the shared provider table
- * (DESIGN.md §2; format in yuxi/shm_layout.h).
+ * (docs/design.md §2; format in yuxi/shm_layout.h).
  *
  * The master opens the table with YX_TABLE_CREATE before forking; children
  * inherit the mapping (or attach by name with flags 0). All slot access

@@ -1,5 +1,5 @@
 /*
- * yuxi/skills.h - the set of skills visible to one thread (DESIGN.md §5).
+ * yuxi/skills.h - the set of skills visible to one thread (docs/design.md §5).
  *
  * A plain value type shared by the agents registry (which computes it from
  * YUXI_AGENTS_FILE), the broker (which hides every other skill), the provider

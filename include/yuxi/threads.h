@@ -1,5 +1,5 @@
 /*
- * yuxi/threads.h - the thread store (DESIGN.md §5, API.md "Threads").
+ * yuxi/threads.h - the thread store (docs/design.md §5, docs/api.md "Threads").
  *
  * A thread is a directory <YUXI_SAVES_DIR>/threads/<thread_id>/ holding the
  * record thread.json ({thread_id, owner, agent_id, agent_config_id,

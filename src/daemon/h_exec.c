@@ -1,5 +1,5 @@
 /*
- * h_exec.c - POST /api/execute (API.md "Agent view"): run one command in
+ * h_exec.c - POST /api/execute (docs/api.md "Agent view"): run one command in
  * the thread's sandbox through the executor (include/yuxi/executor.h),
  * which acquires the container lazily, enforces the timeout and the output
  * cap, and masks host paths. The output is made valid UTF-8 (U+FFFD for
@@ -97,7 +97,8 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 			    "timeout must be a positive integer number of seconds");
 			return YX_E_BAD_REQUEST;
 		}
-		/* capped, not refused (API.md): the executor caps at 600 s */
+		/* capped, not refused (docs/api.md): the executor caps at
+		 * 600 s */
 		*timeout = json_object_get_int64(v) > 600 ? 600 :
 		    (int)json_object_get_int64(v);
 	}

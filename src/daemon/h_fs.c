@@ -1,6 +1,6 @@
 /*
  * h_fs.c - the agent filesystem endpoints (/api/filesystem/...) and the
- * viewer endpoints (/api/viewer/filesystem/...), API.md.
+ * viewer endpoints (/api/viewer/filesystem/...), docs/api.md.
  *
  * Every request: identity (401), thread id (400 invalid_thread_id before
  * any file access), the caller's thread (404 not_found, the same for

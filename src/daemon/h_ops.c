@@ -1,5 +1,5 @@
 /*
- * h_ops.c - operations endpoints (API.md "Operations"): /healthz (no auth),
+ * h_ops.c - operations endpoints (docs/api.md "Operations"): /healthz (no auth),
  * /metrics (Prometheus text; nginx exposes it on loopback only) and the
  * admin sandbox endpoints (YUXI_ROLE=admin, else 403 forbidden).
  */

@@ -1,7 +1,7 @@
 /*
  * main.c - yuxi-sandboxd: the sandbox service's FastCGI daemon.
  *
- * Loads the configuration from the environment (DESIGN.md §6) and the
+ * Loads the configuration from the environment (docs/design.md §6) and the
  * agents file; any invalid value stops the start with a message naming the
  * variable and exit status 2. Then the master runs in the foreground
  * (supervisors and scripts/run-service.sh handle daemonising) and logs to

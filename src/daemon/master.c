@@ -1,6 +1,6 @@
 /*
- * master.c - the master process of yuxi-sandboxd (DESIGN.md §1; STYLE.md
- * item 8, after nginx's ngx_process_cycle.c).
+ * master.c - the master process of yuxi-sandboxd (docs/design.md §1;
+ * after nginx's ngx_process_cycle.c).
  *
  * The master creates the shared provider table and the metrics segment,
  * opens the FastCGI socket, forks cfg->workers workers and one reaper, and

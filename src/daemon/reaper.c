@@ -1,5 +1,5 @@
 /*
- * reaper.c - the reaper process (DESIGN.md §1).
+ * reaper.c - the reaper process (docs/design.md §1).
  *
  * At start it adopts running labelled containers (a restart rediscovers
  * instead of duplicating); then every cfg->idle_check_interval seconds it

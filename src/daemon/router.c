@@ -1,5 +1,5 @@
 /*
- * router.c - the route table (API.md) and dispatch of one request.
+ * router.c - the route table (docs/api.md) and dispatch of one request.
  *
  * A pattern is matched segment by segment against DOCUMENT_URI (already
  * normalised by nginx); "{}" matches one non-empty segment, which is handed

@@ -97,7 +97,7 @@ int	yx_driver_fail(struct yx_errctx *err, int code, const char *what,
 
 /* spec.c */
 /*
- * Build the POST /containers/create body for `spec` (DESIGN.md §3
+ * Build the POST /containers/create body for `spec` (docs/design.md §3
  * hardening). Returns a new json object the caller puts, or NULL with
  * YX_E_NOMEM / YX_E_BAD_REQUEST in err.
  */

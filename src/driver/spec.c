@@ -1,8 +1,8 @@
 /*
  * spec.c - a container spec as an Engine API create body or `docker run` argv.
  *
- * Both forms carry the same hardening (DESIGN.md §3): labels, non-root user,
- * network mode, memory with swap equal to memory, CPU quota, pids limit,
+ * Both forms carry the same hardening (docs/design.md §3): labels, the
+ * sandbox user, no engine log, network mode, memory with swap equal to memory, CPU quota, pids limit,
  * every capability dropped, no-new-privileges plus the operator's extra
  * security options (the engine's default seccomp profile applies unless the
  * operator names another), read-only root with size-limited tmpfs at /tmp

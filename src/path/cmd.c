@@ -1,7 +1,7 @@
 /*
  * cmd.c - the command path policy (validate_execute_command_paths from the
- * seeds, DESIGN.md §4). A lexical, best-effort policy that keeps an agent's
- * shell command away from absolute paths outside the sandbox's own; the
+ * seeds, docs/design.md §4). A lexical, best-effort policy that keeps an
+ * agent's shell command away from absolute paths outside the sandbox's own; the
  * container, not this check, is the security boundary. It errs on the side
  * of refusing.
  *

@@ -1,5 +1,5 @@
 /*
- * mask.c - output masking (DESIGN.md §4): command output may name the host
+ * mask.c - output masking (docs/design.md §4): command output may name the host
  * paths of a thread's user-data and of the skills; they are replaced by their
  * canonical names so no host layout leaks to the agent. This reduces leaks,
  * it is no security boundary (the sandbox can print anything it likes).

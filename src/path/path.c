@@ -1,5 +1,5 @@
 /*
- * path.c - the virtual path namespace (DESIGN.md §4): canonicalisation of
+ * path.c - the virtual path namespace (docs/design.md §4): canonicalisation of
  * request paths, alias mapping, confinement to the two roots, and thread id
  * syntax. Pure string functions: no I/O, no allocation, bounded by
  * YX_VPATH_MAX; see include/yuxi/path.h for the contract.

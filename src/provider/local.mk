@@ -1,5 +1,5 @@
 # src/provider: the shared provider table (POSIX shm, robust mutexes) and
-# the sandbox lifecycle over it (DESIGN.md §2, §3).
+# the sandbox lifecycle over it (docs/design.md §2, §3).
 libyuxi_a_SOURCES += \
 	include/yuxi/shm_layout.h include/yuxi/shm_table.h \
 	include/yuxi/provider.h \

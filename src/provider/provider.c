@@ -1,5 +1,5 @@
 /*
- * provider.c - acquire, unhold, release and destroy sandboxes (DESIGN.md
+ * provider.c - acquire, unhold, release and destroy sandboxes (docs/design.md
  * §3) over the shared table and a container driver; see
  * include/yuxi/provider.h for the contract.
  *

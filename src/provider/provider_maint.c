@@ -1,5 +1,5 @@
 /*
- * provider_maint.c - the provider's housekeeping (DESIGN.md §1 "reaper",
+ * provider_maint.c - the provider's housekeeping (docs/design.md §1 "reaper",
  * §2): explicit destroy, the idle reaper, reconcile with the engine,
  * discovery at master start, dropping holds of dead processes, and table
  * snapshots for admin/healthz/CLI.

@@ -1,5 +1,5 @@
 /*
- * provider_mounts.c - the bind mounts of a sandbox container (DESIGN.md §3
+ * provider_mounts.c - the bind mounts of a sandbox container (docs/design.md §3
  * "Container contract"): the thread's user-data read-write at
  * /home/yuxi/user-data, each visible skill read-only at
  * /home/yuxi/skills/<name>, and the caller's extra mounts; host paths are

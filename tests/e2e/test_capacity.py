@@ -1,5 +1,5 @@
-"""Capacity and concurrency invariants of DESIGN.md §2 through the real stack:
-one thread -> one container under a burst of first requests, threads never
+"""Capacity and concurrency invariants of docs/design.md §2 through the real
+stack: one thread -> one container under a burst of first requests, threads never
 share a container, max_replicas is never exceeded (LRU idle eviction), and
 a full table of busy sandboxes answers 503 capacity with Retry-After."""
 import json

@@ -76,7 +76,7 @@ def test_binary_file(alice, thread):
 
 def test_invalid_utf8_text_stays_valid_json(alice, thread):
     """Text with invalid UTF-8 (no NUL, so not binary): cat, grep and the
-    viewer answer valid UTF-8 JSON, each invalid byte as U+FFFD (API.md)."""
+    viewer answer valid UTF-8 JSON, each invalid byte as U+FFFD (docs/api.md)."""
     raw = b"ok \xff\xfe needle\nsecond \xc3\x28\n"
     r = alice.post("/api/filesystem/upload?" + q(thread, path="/uploads/bad.txt"),
                    data=raw, headers={"Content-Type": "application/octet-stream"})
