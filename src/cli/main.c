@@ -401,47 +401,48 @@ cli_sandbox_arg(struct cli *c, const char *arg, char *sid, size_t sidlen)
 	return rc;
 }
 
+/*
+ * release/destroy THREAD|SANDBOX_ID: the sandbox of the slot named by the
+ * argument; destroy also removes a thread's labelled containers that have
+ * no slot.
+ */
 static int
-cmd_release(struct cli *c, int argc, char **argv)
+cli_sandbox_op(struct cli *c, int argc, char **argv, bool destroy)
 {
-	struct yx_errctx	e;
-	char			sid[YX_SHM_SANDBOX_ID_MAX];
-	int			rc;
+	struct yx_provider	*p = yx_executor_provider(c->ex);
+	struct yx_errctx	 e;
+	char			 sid[YX_SHM_SANDBOX_ID_MAX];
+	int			 rc;
 
 	if (argc < 2) {
-		fprintf(stderr, "yuxi-sandbox: release: missing THREAD or SANDBOX_ID\n");
+		fprintf(stderr, "yuxi-sandbox: %s: missing THREAD or SANDBOX_ID\n",
+		    argv[0]);
 		return 2;
 	}
 	yx_errctx_clear(&e);
-	if ((rc = cli_sandbox_arg(c, argv[1], sid, sizeof(sid))) != YX_OK ||
-	    (rc = yx_provider_release(yx_executor_provider(c->ex), sid, &e)) != YX_OK)
-		return cli_err("release", rc, &e);
-	printf("released %s\n", sid);
+	rc = cli_sandbox_arg(c, argv[1], sid, sizeof(sid));
+	if (rc == YX_OK)
+		rc = destroy ? yx_provider_destroy(p, sid, NULL, &e) :
+		    yx_provider_release(p, sid, &e);
+	else if (destroy && yx_thread_id_valid(argv[1], strlen(argv[1])))
+		rc = yx_provider_destroy(p, NULL, argv[1], &e);
+	if (rc != YX_OK)
+		return cli_err(argv[0], rc, &e);
+	printf("%s %s\n", destroy ? "destroyed" : "released",
+	    destroy ? argv[1] : sid);
 	return 0;
+}
+
+static int
+cmd_release(struct cli *c, int argc, char **argv)
+{
+	return cli_sandbox_op(c, argc, argv, false);
 }
 
 static int
 cmd_destroy(struct cli *c, int argc, char **argv)
 {
-	struct yx_errctx	e;
-	char			sid[YX_SHM_SANDBOX_ID_MAX];
-	int			rc;
-
-	if (argc < 2) {
-		fprintf(stderr, "yuxi-sandbox: destroy: missing THREAD or SANDBOX_ID\n");
-		return 2;
-	}
-	yx_errctx_clear(&e);
-	if (cli_sandbox_arg(c, argv[1], sid, sizeof(sid)) == YX_OK)
-		rc = yx_provider_destroy(yx_executor_provider(c->ex), sid, NULL, &e);
-	else if (yx_thread_id_valid(argv[1], strlen(argv[1])))
-		rc = yx_provider_destroy(yx_executor_provider(c->ex), NULL, argv[1], &e);
-	else
-		rc = YX_E_NOT_FOUND;
-	if (rc != YX_OK)
-		return cli_err("destroy", rc, &e);
-	printf("destroyed %s\n", argv[1]);
-	return 0;
+	return cli_sandbox_op(c, argc, argv, true);
 }
 
 static int

@@ -319,29 +319,21 @@ static ssize_t
 agent_recv(struct agent_conn *c, char *p, size_t n)
 {
 	ssize_t	r;
-	size_t	i, nfd;
-	int	fds[AGENT_SCM_MAX], bad, got = 0;
+	size_t	nfd;
+	int	fds[AGENT_SCM_MAX], bad, taken = -1, rc;
 
 	if ((r = agent_scm_recv(c->fd, p, n, 0, fds, &nfd, &bad)) == -1)
 		return -1;
-	for (i = 0; i < nfd; i++) {
-		if (!AGENT_CHECKS && got == 0 && c->want_fd) {
-			/* control build: read what the sandbox gives */
-			if (c->pipefd != -1)
-				close(c->pipefd);
-			c->pipefd = fds[i];
-			(void)fcntl(c->pipefd, F_SETFL, O_NONBLOCK);
-			got = 1;
-			continue;
-		}
-		close(fds[i]);
-		bad = 1;
+	/* control build only: read what the sandbox gives */
+	rc = agent_scm_settle(fds, nfd, bad, !AGENT_CHECKS && c->want_fd ?
+	    &taken : NULL);
+	if (taken != -1) {
+		if (c->pipefd != -1)
+			close(c->pipefd);
+		c->pipefd = taken;
+		(void)fcntl(c->pipefd, F_SETFL, O_NONBLOCK);
 	}
-	if (bad) {
-		errno = EPROTO;
-		return -1;
-	}
-	return r;
+	return rc == -1 ? -1 : r;
 }
 
 /* Read exactly n bytes. YX_OK, YX_E_TIMEOUT or YX_E_IO (EOF too). */

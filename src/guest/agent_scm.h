@@ -94,4 +94,31 @@ agent_scm_recv(int sock, void *p, size_t n, int flags,
 	return r;
 }
 
+/*
+ * After agent_scm_recv(): the first descriptor goes to *keep when keep is
+ * not NULL and *keep is -1; every other one is closed. 0, or -1 with errno
+ * EPROTO when one was closed unwanted or odd control data came (a taken
+ * descriptor stays in *keep for the caller either way).
+ */
+static inline int
+agent_scm_settle(int fds[AGENT_SCM_MAX], size_t nfds, int odd, int *keep)
+{
+	size_t	i;
+	int	bad = odd;
+
+	for (i = 0; i < nfds; i++) {
+		if (keep != NULL && *keep == -1) {
+			*keep = fds[i];
+			continue;
+		}
+		close(fds[i]);
+		bad = 1;
+	}
+	if (bad) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
 #endif /* YUXI_AGENT_SCM_H */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +35,24 @@
 static char		run_buf[RUN_BUFSZ];
 static sigset_t		run_ign;		/* see run_init */
 static int		run_ign_known;
+
+int
+run_write_all(int fd, const void *p, size_t n, int sock)
+{
+	const char	*c = p;
+	ssize_t		 w;
+
+	while (n > 0) {
+		w = sock ? send(fd, c, n, MSG_NOSIGNAL) : write(fd, c, n);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
 
 size_t
 run_fmt(char *buf, size_t len, const char *a, const char *b, const char *c)

@@ -61,6 +61,9 @@ struct run_cmd {
 void		run_init(void);
 
 /* "yuxi: a b c\n" into buf (truncated to fit); its length. */
+/* Write all n bytes of p to fd (a socket: send() without SIGPIPE),
+ * restarting on EINTR. 0, or -1 when the reader is gone. */
+int		run_write_all(int fd, const void *p, size_t n, int sock);
 size_t		run_fmt(char *buf, size_t len, const char *a, const char *b,
 		    const char *c);
 

@@ -104,24 +104,12 @@ static ssize_t
 agent_recv(int fd, char *p, size_t n, int *passed)
 {
 	ssize_t	r;
-	size_t	i, nfd;
+	size_t	nfd;
 	int	fds[AGENT_SCM_MAX], bad;
 
 	if ((r = agent_scm_recv(fd, p, n, MSG_DONTWAIT, fds, &nfd, &bad)) == -1)
 		return -1;
-	for (i = 0; i < nfd; i++) {
-		if (*passed == -1) {
-			*passed = fds[i];
-			continue;
-		}
-		close(fds[i]);
-		bad = 1;
-	}
-	if (bad) {
-		errno = EPROTO;
-		return -1;
-	}
-	return r;
+	return agent_scm_settle(fds, nfd, bad, passed) == -1 ? -1 : r;
 }
 
 /* Read exactly n bytes before the deadline. 0, or -1 (EOF, error, late). */
@@ -151,24 +139,6 @@ agent_read_full(int fd, void *p, size_t n, long long deadline, int *passed)
 	return 0;
 }
 
-/* Send a whole buffer (blocking socket). 0 or -1 when the host is gone. */
-static int
-agent_send_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void
 agent_hdr(char *h, int type, uint32_t len)
 {
@@ -190,7 +160,7 @@ agent_send_small(int fd, int type, const void *p, size_t n)
 	agent_hdr(f, type, (uint32_t)n);
 	if (n > 0)
 		memcpy(f + YX_AGENT_HDR, p, n);
-	return agent_send_all(fd, f, YX_AGENT_HDR + n);
+	return run_write_all(fd, f, YX_AGENT_HDR + n, 1);
 }
 
 /* Read one string payload of len bytes into the arena. Its start or NULL. */

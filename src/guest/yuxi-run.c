@@ -45,19 +45,8 @@ run_msg(const char *a, const char *b, const char *c)
 static int
 run_copy_out(void *arg, const char *p, size_t n)
 {
-	ssize_t w;
-
 	(void)arg;
-	while (n > 0) {
-		w = write(1, p, n);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return run_write_all(1, p, n, 0);
 }
 
 /* The signalfd reported: SIGTERM, SIGINT or SIGHUP end the run. */
