@@ -349,12 +349,11 @@ static int
 api_create_only(struct api_driver *ad, const struct yx_container_spec *spec,
     char *id, size_t idlen, struct yx_errctx *err)
 {
-	struct yx_buf		 path, resp;
-	struct json_object	*body = NULL, *j = NULL;
+	struct yx_buf		 path;
+	struct json_object	*body = NULL;
 	int			 rc;
 
 	yx_buf_init(&path, 4096);
-	yx_buf_init(&resp, API_BODY_MAX);
 	if ((body = yx_spec_create_body(spec, err)) == NULL) {
 		rc = err ? err->code : YX_E_NOMEM;
 		goto done;
@@ -364,23 +363,13 @@ api_create_only(struct api_driver *ad, const struct yx_container_spec *spec,
 		yx_fail(err, rc, NULL);
 		goto done;
 	}
-	rc = api_expect(ad, "POST", path.data, json_object_to_json_string_ext(
-	    body, JSON_C_TO_STRING_PLAIN), &resp, 201, 201, "container create",
+	rc = api_post_id(ad, path.data, body, "container create", id, idlen,
 	    err);
 	if (rc == YX_E_NOT_FOUND)
 		rc = yx_driver_image_missing(err, spec->image);
-	if (rc != YX_OK)
-		goto done;
-	if ((j = api_parse(&resp, json_type_object, err)) == NULL ||
-	    api_json_id(j, id, idlen) != YX_OK) {
-		rc = yx_fail(err, YX_E_IO, "engine sent no container id");
-		goto done;
-	}
 done:
 	json_object_put(body);
-	json_object_put(j);
 	yx_buf_fini(&path);
-	yx_buf_fini(&resp);
 	return rc;
 }
 
@@ -406,6 +395,26 @@ api_create(struct yx_driver *d, const struct yx_container_spec *spec,
 			    "new container did not start (%s)",
 			    yx_strerror(rc));
 	}
+	return rc;
+}
+
+/* See api_int.h. */
+int
+api_post_id(struct api_driver *ad, const char *path, struct json_object *body,
+    const char *what, char *id, size_t idlen, struct yx_errctx *err)
+{
+	struct json_object	*j = NULL;
+	struct yx_buf		 resp;
+	int			 rc;
+
+	yx_buf_init(&resp, API_BODY_MAX);
+	rc = api_expect(ad, "POST", path, json_object_to_json_string_ext(body,
+	    JSON_C_TO_STRING_PLAIN), &resp, 201, 201, what, err);
+	if (rc == YX_OK && ((j = api_parse(&resp, json_type_object, err)) ==
+	    NULL || api_json_id(j, id, idlen) != YX_OK))
+		rc = yx_fail(err, YX_E_IO, "%s: the engine sent no id", what);
+	json_object_put(j);
+	yx_buf_fini(&resp);
 	return rc;
 }
 

@@ -101,48 +101,21 @@ exec_create(struct api_driver *ad, const char *ref,
     const struct yx_exec_req *req, char *id, size_t idlen,
     struct yx_errctx *err)
 {
-	struct api_call		 call;
-	struct yx_buf		 path, resp;
-	struct json_object	*body = NULL, *j = NULL;
+	struct yx_buf		 path;
+	struct json_object	*body = NULL;
 	int			 rc;
 
 	yx_buf_init(&path, 4096);
-	yx_buf_init(&resp, API_BODY_MAX);
-	memset(&call, 0, sizeof(call));
 	if ((body = exec_body(req)) == NULL ||
-	    api_path(ad, &path, "/containers/", ref, "/exec") != YX_OK) {
+	    api_path(ad, &path, "/containers/", ref, "/exec") != YX_OK)
 		rc = yx_fail(err, YX_E_NOMEM, NULL);
-		goto done;
-	}
-	call.method = "POST";
-	call.path = path.data;
-	call.body = json_object_to_json_string_ext(body,
-	    JSON_C_TO_STRING_PLAIN);
-	call.timeout_ms = API_CALL_MS;
-	call.resp = &resp;
-	if ((rc = api_request(ad, &call, err)) != YX_OK)
-		goto done;
-	if (call.status == 409) {
-		/* "container is not running" / "is paused" / restarting */
-		(void)api_status_fail(NULL, call.status, &resp, "exec create");
+	else if ((rc = api_post_id(ad, path.data, body, "exec create", id,
+	    idlen, err)) == YX_E_FILE_EXISTS)
+		/* 409: "container is not running" / "is paused" / restarting */
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "exec create: container is not running");
-		goto done;
-	}
-	if (call.status != 201) {
-		rc = api_status_fail(err, call.status, &resp, "exec create");
-		goto done;
-	}
-	if ((j = json_tokener_parse(resp.data ? resp.data : "")) == NULL ||
-	    api_json_id(j, id, idlen) != YX_OK) {
-		rc = yx_fail(err, YX_E_IO, "engine sent no exec id");
-		goto done;
-	}
-done:
 	json_object_put(body);
-	json_object_put(j);
 	yx_buf_fini(&path);
-	yx_buf_fini(&resp);
 	return rc;
 }
 

@@ -61,6 +61,12 @@ int	api_exec(struct yx_driver *, const char *ref,
 	    const struct yx_exec_req *, struct yx_exec_result *,
 	    struct yx_errctx *);
 
+/* POST body to path expecting 201 {"Id": ...}: the id into id (size
+ * idlen). YX_OK; the status mapped as api_status_fail() does (404
+ * YX_E_NOT_FOUND, 409 YX_E_FILE_EXISTS, ...); YX_E_IO without an id. */
+int	api_post_id(struct api_driver *ad, const char *path,
+	    struct json_object *body, const char *what, char *id, size_t idlen,
+	    struct yx_errctx *err);
 /* The engine's "Id" of o (a container or an exec; a non-empty string that
  * fits) into id (size idlen). YX_OK or YX_E_IO. */
 int	api_json_id(struct json_object *o, char *id, size_t idlen);
