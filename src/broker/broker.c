@@ -464,35 +464,55 @@ out:
 }
 
 /*
- * Resolve (root, rel), open it as a regular file and read it (see
- * broker_read_fd). Returns YX_OK with *datap (caller frees) and *st; the
- * errors of broker_root, broker_open_reg and broker_read_fd with a message.
+ * Resolve (root, rel) and open it as a regular file: *fdp (caller closes)
+ * and *st. YX_OK; YX_E_FILE_NOT_FOUND (also the absent skills root);
+ * YX_E_IS_DIRECTORY for the root itself; the errors of broker_root and
+ * broker_open_reg, each with a message.
+ */
+int
+broker_open_file(struct yx_broker *b, enum yx_root root, const char *rel,
+    int *fdp, struct stat *st, struct yx_errctx *e)
+{
+	uint64_t	res;
+	int		rootfd, rc, en;
+
+	*fdp = -1;
+	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+		return rc;
+	if (rootfd == -1 || rel[0] == '\0')
+		return broker_fail(e, rootfd == -1 ? YX_E_FILE_NOT_FOUND :
+		    YX_E_IS_DIRECTORY, root, rel);
+	if ((rc = broker_open_reg(rootfd, rel, res, fdp, st, &en)) != YX_OK)
+		return broker_fail(e, rc, root, rel);
+	return YX_OK;
+}
+
+/*
+ * Open (root, rel) as a regular file and read it (see broker_read_fd); with
+ * `text`, a NUL byte makes it YX_E_BINARY_FILE. Returns YX_OK with *datap
+ * (caller frees) and *st; the errors of broker_open_file and
+ * broker_read_fd with a message.
  */
 int
 broker_slurp(struct yx_broker *b, enum yx_root root, const char *rel,
-    size_t cap, bool cut, char **datap, size_t *lenp, struct stat *st,
-    bool *truncp, struct yx_errctx *e)
+    size_t cap, bool cut, bool text, char **datap, size_t *lenp,
+    struct stat *st, bool *truncp, struct yx_errctx *e)
 {
-	uint64_t	res;
-	int		rootfd, fd = -1, rc, en;
+	int fd = -1, rc;
 
 	*datap = NULL;
-	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+	if ((rc = broker_open_file(b, root, rel, &fd, st, e)) != YX_OK)
 		goto out;
-	if (rootfd == -1 || rel[0] == '\0') {
-		rc = broker_fail(e, rootfd == -1 ? YX_E_FILE_NOT_FOUND :
-		    YX_E_IS_DIRECTORY, root, rel);
-		goto out;
-	}
-	if ((rc = broker_open_reg(rootfd, rel, res, &fd, st, &en)) != YX_OK) {
-		rc = broker_fail(e, rc, root, rel);
-		goto out;
-	}
 	rc = broker_read_fd(fd, cap, cut, datap, lenp, truncp);
 	if (rc == YX_E_PAYLOAD_TOO_LARGE)
 		rc = yx_fail(e, rc, "file larger than %zu bytes", cap);
 	else if (rc != YX_OK)
 		rc = broker_fail(e, rc, root, rel);
+	else if (text && memchr(*datap, '\0', *lenp) != NULL) {
+		rc = broker_fail(e, YX_E_BINARY_FILE, root, rel);
+		free(*datap);
+		*datap = NULL;
+	}
 out:
 	if (fd != -1)
 		close(fd);

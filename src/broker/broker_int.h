@@ -72,9 +72,11 @@ int	 broker_read_fd(int fd, size_t cap, bool cut, char **datap,
 	    size_t *lenp, bool *truncp);
 
 /* Resolve + open + read a regular file (cat, view, edit). */
+int	 broker_open_file(struct yx_broker *b, enum yx_root root,
+	    const char *rel, int *fdp, struct stat *st, struct yx_errctx *e);
 int	 broker_slurp(struct yx_broker *b, enum yx_root root, const char *rel,
-	    size_t cap, bool cut, char **datap, size_t *lenp, struct stat *st,
-	    bool *truncp, struct yx_errctx *e);
+	    size_t cap, bool cut, bool text, char **datap, size_t *lenp,
+	    struct stat *st, bool *truncp, struct yx_errctx *e);
 
 /* Create (as needed) and open directory `dir` (rel, "" = root) beneath the
  * root fd; new directories are 0755 and owned by the sandbox. 0 or errno. */

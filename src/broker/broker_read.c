@@ -126,13 +126,9 @@ yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
 	int			 rc;
 
 	*outp = NULL;
-	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, &data,
-	    &len, &st, &trunc, e)) != YX_OK)
+	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, true,
+	    &data, &len, &st, &trunc, e)) != YX_OK)
 		goto out;
-	if (memchr(data, '\0', len) != NULL) {
-		rc = broker_fail(e, YX_E_BINARY_FILE, root, rel);
-		goto out;
-	}
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->path = broker_vpath_dup(root, rel, NULL)) == NULL) {
 		rc = yx_fail(e, YX_E_NOMEM, NULL);
@@ -173,8 +169,8 @@ yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
 
 	*outp = NULL;
 	yx_buf_init(&out, SIZE_MAX);
-	if ((rc = broker_slurp(b, root, rel, b->lim.viewer_max, true, &data,
-	    &len, &st, &trunc, e)) != YX_OK)
+	if ((rc = broker_slurp(b, root, rel, b->lim.viewer_max, true, false,
+	    &data, &len, &st, &trunc, e)) != YX_OK)
 		goto out;
 	if ((bl = calloc(1, sizeof(*bl))) == NULL ||
 	    (bl->path = broker_vpath_dup(root, rel, NULL)) == NULL ||
@@ -202,21 +198,11 @@ yx_broker_download(struct yx_broker *b, enum yx_root root, const char *rel,
 {
 	struct stat	 st;
 	const char	*slash;
-	uint64_t	 res;
-	int		 rootfd, fd = -1, rc, en;
+	int		 fd = -1, rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+	if ((rc = broker_open_file(b, root, rel, &fd, &st, e)) != YX_OK)
 		goto out;
-	if (rootfd == -1 || rel[0] == '\0') {
-		rc = broker_fail(e, rootfd == -1 ? YX_E_FILE_NOT_FOUND :
-		    YX_E_IS_DIRECTORY, root, rel);
-		goto out;
-	}
-	if ((rc = broker_open_reg(rootfd, rel, res, &fd, &st, &en)) != YX_OK) {
-		rc = broker_fail(e, rc, root, rel);
-		goto out;
-	}
 	out->size = (uint64_t)st.st_size;
 	out->modified_at = (int64_t)st.st_mtim.tv_sec;
 	snprintf(out->rel, sizeof(out->rel), "%s", rel);

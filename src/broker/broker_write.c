@@ -292,13 +292,9 @@ yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
 		rc = yx_fail(e, YX_E_BAD_REQUEST, "old_string must not be empty");
 		goto out;
 	}
-	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, &data,
-	    &len, &st, &trunc, e)) != YX_OK)
+	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, true,
+	    &data, &len, &st, &trunc, e)) != YX_OK)
 		goto out;
-	if (memchr(data, '\0', len) != NULL) {
-		rc = broker_fail(e, YX_E_BINARY_FILE, root, rel);
-		goto out;
-	}
 	n = broker_count(data, len, old, strlen(old));
 	if (n == 0) {
 		rc = yx_fail(e, YX_E_STRING_NOT_FOUND, "old_string not found");
