@@ -1,0 +1,6 @@
+# tests/hygiene: rules on the source tree itself (docs/architecture.md
+# "Layers"): no call cycle between source files, the table lock only in
+# src/provider, no header of the top layers included below them, no
+# reference to a document outside the repository.
+TESTS += tests/hygiene/check-layers.sh
+EXTRA_DIST += tests/hygiene/check-layers.sh tests/hygiene/check-layers.py
