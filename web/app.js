@@ -362,6 +362,10 @@ async function run(ev) {
 		if (tid !== state.thread)
 			return;
 		const meta = ["exit code " + r.exit_code, r.duration_ms + " ms"];
+		if (r.refused)
+			meta.push("refused by the command path policy (not run)");
+		if (r.layout_repaired)
+			meta.push("repaired: " + r.layout_repaired.join(", "));
 		if (r.timed_out)
 			meta.push("timed out (process tree killed)");
 		if (r.truncated)

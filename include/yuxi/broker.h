@@ -260,15 +260,24 @@ struct yx_broker_text {
 	size_t	 total_lines;
 	int64_t	 next_offset;	/* 0-based offset of the next page, -1 none */
 	bool	 lines_cut;	/* some line was cut at line_max */
+	size_t	*cut;		/* 1-based numbers of the cut lines (heap) */
+	size_t	 ncut;
+	uint64_t size;		/* bytes of the file */
 };
 void	yx_broker_text_free(struct yx_broker_text *t);
+
+/* yx_broker_cat flags */
+#define YX_CAT_RAW	0x1	/* the lines as they are, no numbers */
 
 /*
  * Agent read, `cat -n` style: lines split on '\n' (a '\r' before it is
  * dropped; a final line without '\n' counts; a trailing '\n' does not start
- * another line), each shown as "%6zu\t<line>" and joined with '\n'. `offset`
- * is the 0-based first line, `limit` the line count (0 = 2000). Lines longer
- * than line_max bytes are cut at a UTF-8 boundary (lines_cut set). An empty
+ * another line), each shown as "%6zu\t<line>" and joined with '\n'. With
+ * YX_CAT_RAW the lines are shown as they are in the file, each with its own
+ * terminator ('\r' kept), for clients that number lines themselves.
+ * `offset` is the 0-based first line, `limit` the line count (0 = 2000).
+ * Lines longer than line_max bytes are cut at a UTF-8 boundary (lines_cut
+ * set, their numbers in cut[]; a raw line keeps its terminator). An empty
  * file gives content "" and total_lines 0.
  * Returns YX_OK with *outp (caller frees); YX_E_BINARY_FILE (a NUL byte);
  * YX_E_PAYLOAD_TOO_LARGE (file over read_max); YX_E_BAD_REQUEST (offset at
@@ -276,8 +285,8 @@ void	yx_broker_text_free(struct yx_broker_text *t);
  * YX_E_NOT_REGULAR; errors of resolution as yx_broker_ls.
  */
 int	yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
-	    size_t offset, size_t limit, struct yx_broker_text **outp,
-	    struct yx_errctx *e);
+	    size_t offset, size_t limit, unsigned flags,
+	    struct yx_broker_text **outp, struct yx_errctx *e);
 
 struct yx_broker_blob {
 	char		*path;		/* canonical virtual path */
@@ -360,6 +369,19 @@ typedef ssize_t (*yx_broker_read_fn)(void *arg, char *buf, size_t len);
 int	yx_broker_upload(struct yx_broker *b, enum yx_root root, const char *rel,
 	    yx_broker_read_fn rd, void *arg, bool overwrite, uint64_t *sizep,
 	    struct yx_errctx *e);
+
+/*
+ * Delete `rel` (user-data only) without following any symlink: a file, a
+ * symlink (removed as a link, even one to a directory), a FIFO/socket, an
+ * empty directory, or with `recursive` a directory and all below it (first
+ * renamed to a hidden sibling, then removed within time_ms; *pending when
+ * the budget ran out and the hidden sibling remains). Returns YX_OK;
+ * YX_E_READ_ONLY (skills); YX_E_PATH_NOT_ALLOWED (the root or a layout
+ * folder itself, or a symlink on the way); YX_E_FILE_NOT_FOUND;
+ * YX_E_BAD_REQUEST (a non-empty directory without `recursive`); YX_E_IO.
+ */
+int	yx_broker_delete(struct yx_broker *b, enum yx_root root, const char *rel,
+	    bool recursive, bool *pending, struct yx_errctx *e);
 
 /* The folders of every user-data tree, parents first. */
 #define YX_BROKER_LAYOUT_N	5

@@ -55,6 +55,9 @@ struct yx_exec_output {
 	char	 full_output_path[YX_VPATH_MAX];	/* "" unless truncated */
 	unsigned layout_repaired;	/* bit i: yx_broker_layout[i] was not a
 					 * directory and has been made again */
+	const char *refused;	/* "path_not_allowed" when the command path
+				 * policy refused it (exit 126, output the
+				 * reason, nothing ran); NULL otherwise */
 };
 
 struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
@@ -65,7 +68,8 @@ struct yx_provider	*yx_executor_provider(struct yx_executor *ex);
 
 /*
  * Run req->command. YX_OK with *out filled (the command's own failure is an
- * exit code, not an error); YX_E_PATH_NOT_ALLOWED for a refused token;
+ * exit code, not an error; a command the path policy refuses is one too:
+ * exit 126, `refused` set, the reason as output, no container touched);
  * YX_E_CAPACITY when no sandbox can be had; YX_E_BACKEND_UNAVAILABLE /
  * YX_E_IMAGE_MISSING when the engine fails. out is zeroed first.
  */

@@ -36,6 +36,8 @@
 enum yx_root {
 	YX_ROOT_USER_DATA,
 	YX_ROOT_SKILLS,
+	YX_ROOT_TOP,		/* "/", whose entries are the two roots: only
+				 * listings, glob and grep take it */
 };
 
 /*
@@ -59,6 +61,13 @@ struct yx_vpath {
  * for an absolute path outside both roots and their aliases.
  */
 int	yx_path_resolve(const char *in, size_t len, struct yx_vpath *out);
+
+/*
+ * True when the request path names the namespace root itself ("/", "//",
+ * "/./"): the parent of the two roots, which listings, glob and grep take
+ * (YX_ROOT_TOP) and everything else refuses as outside the roots.
+ */
+bool	yx_path_is_top(const char *in, size_t len);
 
 /* Same, writing only the canonical string into buf (size buflen). */
 int	yx_path_canon(const char *in, size_t len, char *buf, size_t buflen);

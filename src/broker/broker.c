@@ -60,6 +60,8 @@ broker_ftype(mode_t mode)
 static const char *
 broker_root_prefix(enum yx_root root)
 {
+	if (root == YX_ROOT_TOP)
+		return "";
 	return root == YX_ROOT_SKILLS ? YX_VROOT_SKILLS : YX_VROOT_USER_DATA;
 }
 
@@ -90,7 +92,8 @@ broker_vpath_dup(enum yx_root root, const char *rel, const char *name)
 	char		*p = NULL;
 
 	yx_buf_init(&buf, SIZE_MAX);
-	if (yx_buf_puts(&buf, broker_root_prefix(root)) != YX_OK)
+	if (yx_buf_puts(&buf, root == YX_ROOT_TOP && rel[0] == '\0' &&
+	    name == NULL ? "/" : broker_root_prefix(root)) != YX_OK)
 		goto out;
 	if (rel[0] != '\0' && yx_buf_printf(&buf, "/%s", rel) != YX_OK)
 		goto out;

@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,10 +108,29 @@ int	 broker_tmp_commit(struct yx_broker *b, struct broker_tmp *t,
 /* Remove the temp if still there and close the fds. Always safe. */
 void	 broker_tmp_abort(struct broker_tmp *t);
 
-/* Glob matching of a slash-separated path against a pattern (see
- * yx_broker_glob); both relative. */
-bool	 broker_glob_match(const char *pat, const char *path);
-/* Pattern sanity (no leading '/', no ".." component, not empty). */
-bool	 broker_glob_valid(const char *pat);
+/* ---- broker_glob.c: the glob language (see yx_broker_glob) ---- */
+
+#define BROKER_GLOB_COMPS	64	/* components of a glob pattern */
+#define BROKER_GLOB_ALTS	256	/* {a,b} alternatives of one pattern */
+#define BROKER_GLOB_DEEP	INT_MAX	/* depth of a pattern with "**" */
+
+/* A compiled pattern: its brace alternatives, normalised. */
+struct broker_glob {
+	char	**alt;
+	size_t	  n;
+	bool	  dot;		/* wildcards match a leading '.' */
+	int	  depth;	/* most components, BROKER_GLOB_DEEP with "**" */
+};
+
+/*
+ * Compile pattern into g (caller storage; broker_glob_free). YX_OK;
+ * YX_E_INVALID_PATH with the reason in *why (unsupported syntax, "..",
+ * nothing left, too many alternatives or components); YX_E_NOMEM.
+ */
+int	 broker_glob_compile(const char *pattern, bool dot, struct broker_glob *g,
+	    const char **why);
+/* Does any alternative of g match the relative slash-separated path? */
+bool	 broker_glob_match(const struct broker_glob *g, const char *path);
+void	 broker_glob_free(struct broker_glob *g);
 
 #endif /* YUXI_BROKER_INT_H */

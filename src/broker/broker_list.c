@@ -32,8 +32,6 @@
 #include "yuxi/broker.h"
 #include "broker/broker_int.h"
 
-#define BROKER_GLOB_COMPS	64	/* components of a glob pattern */
-#define BROKER_PATH_COMPS	512	/* components of a matched path */
 #define BROKER_NAMES_CHECK	1024	/* readdir names between budget checks */
 
 static const char *const broker_cut_names[] = {
@@ -360,84 +358,6 @@ out:
 	return rc;
 }
 
-/* ---- glob matching ---------------------------------------------------- */
-
-/* Split a copy of s (in buf) at '/'; false if too many components. */
-static bool
-broker_split(const char *s, char *buf, size_t buflen, char **comps,
-    size_t max, size_t *np)
-{
-	char	*p;
-	size_t	 n = 0;
-
-	if (snprintf(buf, buflen, "%s", s) >= (int)buflen)
-		return false;
-	for (p = buf; n < max;) {
-		comps[n++] = p;
-		if ((p = strchr(p, '/')) == NULL) {
-			*np = n;
-			return true;
-		}
-		*p++ = '\0';
-	}
-	return false;
-}
-
-bool
-broker_glob_valid(const char *pat)
-{
-	const char	*p, *c;
-	size_t		 n, comps = 0;
-
-	if (pat == NULL || pat[0] == '\0' || pat[0] == '/' ||
-	    strlen(pat) >= YX_VPATH_MAX)
-		return false;
-	for (p = pat;; p = c + 1) {
-		c = strchr(p, '/');
-		n = c != NULL ? (size_t)(c - p) : strlen(p);
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.') ||
-		    ++comps > BROKER_GLOB_COMPS)
-			return false;
-		if (c == NULL)
-			return true;
-	}
-}
-
-/*
- * Component-wise match with "**" = zero or more non-dot components, by
- * dynamic programming over (pattern, path) components: O(P*N) fnmatch
- * calls, no backtracking blow-up. row[j] holds "pattern[i..] matches
- * path[j..]" for the current i.
- */
-bool
-broker_glob_match(const char *pat, const char *path)
-{
-	char	 pbuf[YX_VPATH_MAX], sbuf[YX_VPATH_MAX];
-	char	*pc[BROKER_GLOB_COMPS], *sc[BROKER_PATH_COMPS];
-	bool	 next[BROKER_PATH_COMPS + 1], cur[BROKER_PATH_COMPS + 1];
-	size_t	 np, ns, i, j;
-
-	if (!broker_split(pat, pbuf, sizeof(pbuf), pc, BROKER_GLOB_COMPS, &np) ||
-	    !broker_split(path, sbuf, sizeof(sbuf), sc, BROKER_PATH_COMPS, &ns))
-		return false;
-	for (j = 0; j <= ns; j++)
-		next[j] = j == ns;
-	for (i = np; i-- > 0;) {
-		bool star = strcmp(pc[i], "**") == 0;
-
-		for (j = ns + 1; j-- > 0;) {
-			if (star)
-				cur[j] = next[j] || (j < ns && sc[j][0] != '.' &&
-				    cur[j + 1]);
-			else
-				cur[j] = j < ns && next[j + 1] &&
-				    fnmatch(pc[i], sc[j], FNM_PERIOD) == 0;
-		}
-		memcpy(next, cur, sizeof(next));
-	}
-	return next[0];
-}
-
 /* ---- the bounded walk (glob and grep) ------------------------------------ */
 
 struct broker_walk {
@@ -451,13 +371,16 @@ struct broker_walk {
 	size_t			 max_results;
 	struct broker_budget	 bg;
 	bool			 stop;
+	const char		*mprefix;	/* namespace root: the root's
+						 * path, matched before path */
 	/* glob */
-	const char		*pattern;
+	struct broker_glob	*pattern;
 	struct yx_broker_list	*list;
 	size_t			 alloc;
 	/* grep */
 	const char		*needle;
-	const char		*filter;
+	struct broker_glob	*filter;
+	bool			 filter_path;	/* with '/': the whole path */
 	struct yx_broker_grep	*grep;
 };
 
@@ -469,11 +392,16 @@ static int
 broker_walk_entry(struct broker_walk *w, int dfd, const char *name, int depth)
 {
 	struct stat	 st;
+	char		 full[YX_VPATH_MAX + 32];
 	const char	*sub = w->path + w->baselen;
 	int		 sfd, rc = YX_OK;
 
 	if (broker_lstatat(dfd, name, &st) != 0)
 		return YX_OK;
+	if (w->mprefix != NULL) {	/* the namespace root: the full path */
+		snprintf(full, sizeof(full), "%s/%s", w->mprefix, w->path);
+		sub = full;
+	}
 	if (w->pattern != NULL && broker_glob_match(w->pattern, sub)) {
 		if (w->list->n >= w->max_results) {
 			broker_cut(&w->bg, YX_CUT_RESULTS);
@@ -483,9 +411,8 @@ broker_walk_entry(struct broker_walk *w, int dfd, const char *name, int depth)
 		rc = broker_entry_add(w->list, &w->alloc, w->root, w->path, name,
 		    &st);
 	} else if (w->needle != NULL && S_ISREG(st.st_mode) &&
-	    (w->filter == NULL || (strchr(w->filter, '/') != NULL ?
-	    broker_glob_match(w->filter, sub) :
-	    fnmatch(w->filter, name, 0) == 0)))
+	    (w->filter == NULL || broker_glob_match(w->filter,
+	    w->filter_path ? sub : name)))
 		rc = broker_grep_file(w, dfd, name);
 	if (rc != YX_OK || !S_ISDIR(st.st_mode) || w->stop)
 		return rc;
@@ -553,21 +480,57 @@ broker_walk_init(struct broker_walk *w, struct yx_broker *b,
 	broker_budget_init(&w->bg, &b->lim);
 }
 
-/* Depth a pattern needs: its component count, or unbounded with "**". */
+/*
+ * Walk root `r` of the namespace root for w (glob or grep over "/"): its
+ * entries are matched as "home/yuxi/<root>/<rel>", and the root itself is
+ * a glob candidate. YX_OK or a walk error.
+ */
 static int
-broker_glob_depth(const char *pat, int max)
+broker_walk_top(struct broker_walk *w, enum yx_root r, int depth_max)
 {
-	const char	*p;
-	int		 n = 1;
+	struct stat	 st;
+	uint64_t	 res;
+	int		 rootfd, dfd = -1, rc;
 
-	for (p = pat; *p != '\0'; p++)
-		if (*p == '/')
-			n++;
-	if (strcmp(pat, "**") == 0 || strncmp(pat, "**/", 3) == 0 ||
-	    strstr(pat, "/**/") != NULL ||
-	    (strlen(pat) >= 3 && strcmp(pat + strlen(pat) - 3, "/**") == 0))
+	w->root = r;
+	w->mprefix = r == YX_ROOT_SKILLS ? YX_VROOT_SKILLS + 1 :
+	    YX_VROOT_USER_DATA + 1;
+	w->path[0] = '\0';
+	w->baselen = 0;
+	if (broker_root(w->b, r, "", &rootfd, &res, NULL) != YX_OK ||
+	    rootfd == -1)
+		return YX_OK;	/* no skills root: nothing there */
+	w->res = res;
+	if (w->pattern != NULL && broker_glob_match(w->pattern, w->mprefix) &&
+	    fstat(rootfd, &st) == 0) {
+		if (w->list->n >= w->max_results) {
+			broker_cut(&w->bg, YX_CUT_RESULTS);
+			w->stop = true;
+			return YX_OK;
+		}
+		if ((rc = broker_entry_add(w->list, &w->alloc, r, "",
+		    r == YX_ROOT_SKILLS ? "skills" : "user-data", &st)) != YX_OK)
+			return rc;
+	}
+	if (depth_max <= 0 || broker_open_dir(rootfd, "", res, &dfd) != 0)
+		return YX_OK;
+	w->depth_max = depth_max;
+	rc = broker_walk_dir(w, dfd, 0);
+	close(dfd);
+	return rc;
+}
+
+/* Directories below the base a pattern of `depth` components can reach. */
+static int
+broker_glob_reach(const struct broker_glob *g, int max, bool top)
+{
+	int d = g->depth;
+
+	if (d == BROKER_GLOB_DEEP)
 		return max;
-	return n < max ? n : max;
+	if (top)	/* "home/yuxi/<root>" come first */
+		d -= 3;
+	return d < max ? d : max;
 }
 
 /* See broker.h. */
@@ -576,28 +539,41 @@ yx_broker_glob(struct yx_broker *b, enum yx_root root, const char *rel,
     const char *pattern, struct yx_broker_list **outp, struct yx_errctx *e)
 {
 	struct broker_walk	*w = NULL;
+	struct broker_glob	 g;
+	const char		*why;
 	uint64_t		 res;
 	int			 dfd = -1, rc;
 
 	*outp = NULL;
-	if (!broker_glob_valid(pattern)) {
-		rc = yx_fail(e, YX_E_INVALID_PATH, "invalid glob pattern");
+	memset(&g, 0, sizeof(g));
+	if ((rc = broker_glob_compile(pattern, true, &g, &why)) != YX_OK) {
+		rc = rc == YX_E_NOMEM ? yx_fail(e, rc, NULL) :
+		    yx_fail(e, rc, "unsupported glob syntax: %s", why);
 		goto out;
 	}
-	if ((rc = broker_dir_open(b, root, rel, &dfd, &res, e)) != YX_OK)
+	if (root != YX_ROOT_TOP &&
+	    (rc = broker_dir_open(b, root, rel, &dfd, &res, e)) != YX_OK)
 		goto out;
 	if ((w = malloc(sizeof(*w))) == NULL) {
 		rc = yx_fail(e, YX_E_NOMEM, NULL);
 		goto out;
 	}
-	broker_walk_init(w, b, root, rel, res);
-	w->pattern = pattern;
-	w->depth_max = broker_glob_depth(pattern, b->lim.max_depth);
+	broker_walk_init(w, b, root, rel, root == YX_ROOT_TOP ? 0 : res);
+	w->pattern = &g;
+	w->depth_max = broker_glob_reach(&g, b->lim.max_depth, false);
 	if ((w->list = broker_list_new(root, rel)) == NULL) {
 		rc = yx_fail(e, YX_E_NOMEM, NULL);
 		goto out;
 	}
-	if (dfd != -1 && (rc = broker_walk_dir(w, dfd, 0)) != YX_OK) {
+	if (root == YX_ROOT_TOP) {
+		int reach = broker_glob_reach(&g, b->lim.max_depth, true);
+
+		rc = broker_walk_top(w, YX_ROOT_USER_DATA, reach);
+		if (rc == YX_OK && !w->stop)
+			rc = broker_walk_top(w, YX_ROOT_SKILLS, reach);
+	} else if (dfd != -1)
+		rc = broker_walk_dir(w, dfd, 0);
+	if (rc != YX_OK) {
 		rc = broker_fail(e, rc, root, rel);
 		goto out;
 	}
@@ -612,6 +588,7 @@ out:
 	if (w != NULL)
 		yx_broker_list_free(w->list);
 	free(w);
+	broker_glob_free(&g);
 	if (dfd != -1)
 		close(dfd);
 	return rc;
@@ -737,16 +714,27 @@ yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
     struct yx_broker_grep **outp, struct yx_errctx *e)
 {
 	struct broker_walk	*w = NULL;
+	struct broker_glob	 g;
 	struct stat		 st;
-	uint64_t		 res;
-	int			 rootfd, dfd = -1, en, fd = -1, rc;
+	const char		*why;
+	uint64_t		 res = 0;
+	int			 rootfd = -1, dfd = -1, en, fd = -1, rc;
 
 	*outp = NULL;
+	memset(&g, 0, sizeof(g));
 	if (needle == NULL || needle[0] == '\0') {
 		rc = yx_fail(e, YX_E_BAD_REQUEST, "pattern must not be empty");
 		goto out;
 	}
-	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+	/* a file filter without '/' matches names, dotfiles only explicitly */
+	if (glob != NULL && glob[0] != '\0' && (rc = broker_glob_compile(glob,
+	    strchr(glob, '/') != NULL, &g, &why)) != YX_OK) {
+		rc = rc == YX_E_NOMEM ? yx_fail(e, rc, NULL) :
+		    yx_fail(e, rc, "unsupported glob syntax: %s", why);
+		goto out;
+	}
+	if (root != YX_ROOT_TOP &&
+	    (rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
 		goto out;
 	if ((w = malloc(sizeof(*w))) == NULL) {
 		rc = yx_fail(e, YX_E_NOMEM, NULL);
@@ -758,9 +746,16 @@ yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	}
 	w->needle = needle;
-	w->filter = glob != NULL && glob[0] != '\0' ? glob : NULL;
+	w->filter = g.n > 0 ? &g : NULL;
+	w->filter_path = g.dot;
 	if (max_count > 0 && max_count < w->max_results)
 		w->max_results = max_count;
+	if (root == YX_ROOT_TOP) {
+		rc = broker_walk_top(w, YX_ROOT_USER_DATA, b->lim.max_depth);
+		if (rc == YX_OK && !w->stop)
+			rc = broker_walk_top(w, YX_ROOT_SKILLS, b->lim.max_depth);
+		goto walked;
+	}
 	if (rootfd == -1)
 		goto done;
 	en = broker_open_dir(rootfd, rel, res, &dfd);
@@ -777,6 +772,7 @@ yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	} else
 		rc = broker_walk_dir(w, dfd, 0);
+walked:
 	if (rc != YX_OK) {
 		rc = yx_fail(e, rc, NULL);
 		goto out;
@@ -790,6 +786,7 @@ out:
 	if (w != NULL)
 		yx_broker_grep_free(w->grep);
 	free(w);
+	broker_glob_free(&g);
 	if (dfd != -1)
 		close(dfd);
 	if (fd != -1)

@@ -27,6 +27,7 @@ yx_broker_text_free(struct yx_broker_text *t)
 		return;
 	free(t->path);
 	free(t->content);
+	free(t->cut);
 	free(t);
 }
 
@@ -54,13 +55,16 @@ broker_count_lines(const char *data, size_t len)
 	return n;
 }
 
-/* Bytes of a line to show: a '\r' before '\n' dropped, cut at max on a
- * UTF-8 character boundary. */
+/*
+ * Bytes of a line to show: without `raw` a '\r' before '\n' dropped; cut at
+ * max on a UTF-8 character boundary (*cutp set).
+ */
 static size_t
-broker_line_len(const char *line, size_t n, size_t max, bool *cutp)
+broker_line_len(const char *line, size_t n, size_t max, bool raw, bool *cutp)
 {
-	if (n > 0 && line[n - 1] == '\r')
+	if (!raw && n > 0 && line[n - 1] == '\r')
 		n--;
+	*cutp = false;
 	if (n <= max)
 		return n;
 	*cutp = true;
@@ -70,17 +74,32 @@ broker_line_len(const char *line, size_t n, size_t max, bool *cutp)
 	return n;
 }
 
+/* Note line `lineno` (1-based) as cut in t. YX_OK or YX_E_NOMEM. */
+static int
+broker_note_cut(struct yx_broker_text *t, size_t lineno)
+{
+	size_t *nv;
+
+	if ((nv = realloc(t->cut, (t->ncut + 1) * sizeof(*nv))) == NULL)
+		return YX_E_NOMEM;
+	t->cut = nv;
+	t->cut[t->ncut++] = lineno;
+	t->lines_cut = true;
+	return YX_OK;
+}
+
 /*
- * Format lines [offset, offset+limit) of data as cat -n into t.
- * Returns YX_OK or YX_E_NOMEM.
+ * Lines [offset, offset+limit) of data into t: numbered as cat -n, or raw
+ * (each line with its terminator). Returns YX_OK or YX_E_NOMEM.
  */
 static int
 broker_cat_format(const char *data, size_t len, size_t offset, size_t limit,
-    size_t line_max, struct yx_broker_text *t)
+    size_t line_max, bool raw, struct yx_broker_text *t)
 {
 	struct yx_buf	 out;
 	const char	*p = data, *end = data + len, *nl;
 	size_t		 lineno = 0, shown = 0, n;
+	bool		 cut;
 	int		 rc = YX_OK;
 
 	yx_buf_init(&out, SIZE_MAX);
@@ -88,11 +107,17 @@ broker_cat_format(const char *data, size_t len, size_t offset, size_t limit,
 		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			nl = end;
 		if (lineno >= offset) {
-			n = broker_line_len(p, (size_t)(nl - p), line_max,
-			    &t->lines_cut);
-			if ((shown > 0 && (rc = yx_buf_puts(&out, "\n")) != YX_OK) ||
-			    (rc = yx_buf_printf(&out, "%6zu\t", lineno + 1)) !=
-			    YX_OK || (rc = yx_buf_append(&out, p, n)) != YX_OK)
+			n = broker_line_len(p, (size_t)(nl - p), line_max, raw,
+			    &cut);
+			if ((cut && (rc = broker_note_cut(t, lineno + 1)) !=
+			    YX_OK) ||
+			    (!raw && shown > 0 &&
+			    (rc = yx_buf_puts(&out, "\n")) != YX_OK) ||
+			    (!raw && (rc = yx_buf_printf(&out, "%6zu\t",
+			    lineno + 1)) != YX_OK) ||
+			    (rc = yx_buf_append(&out, p, n)) != YX_OK ||
+			    (raw && nl < end && (rc = yx_buf_append(&out, "\n",
+			    1)) != YX_OK))
 				goto out;
 			shown++;
 		}
@@ -115,7 +140,7 @@ out:
 /* See broker.h. */
 int
 yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
-    size_t offset, size_t limit, struct yx_broker_text **outp,
+    size_t offset, size_t limit, unsigned flags, struct yx_broker_text **outp,
     struct yx_errctx *e)
 {
 	struct yx_broker_text	*t = NULL;
@@ -135,14 +160,15 @@ yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	}
 	t->total_lines = broker_count_lines(data, len);
+	t->size = (uint64_t)st.st_size;
 	if (offset > 0 && offset >= t->total_lines) {
 		rc = yx_fail(e, YX_E_BAD_REQUEST, "offset %zu is past the end "
 		    "of the file (%zu lines)", offset, t->total_lines);
 		goto out;
 	}
 	if ((rc = broker_cat_format(data, len, offset,
-	    limit == 0 ? YX_BROKER_CAT_LIMIT : limit, b->lim.line_max, t)) !=
-	    YX_OK) {
+	    limit == 0 ? YX_BROKER_CAT_LIMIT : limit, b->lim.line_max,
+	    (flags & YX_CAT_RAW) != 0, t)) != YX_OK) {
 		rc = yx_fail(e, rc, NULL);
 		goto out;
 	}

@@ -24,6 +24,7 @@
 #include "yuxi/broker.h"
 #include "broker/broker_int.h"
 #include "yuxi/buf.h"
+#include "yuxi/tree.h"
 
 #define BROKER_TMP_TRIES	8
 
@@ -478,5 +479,97 @@ yx_broker_spill_open(struct yx_broker *b, const char *name, int *fdp,
 	t.fd = -1;
 out:
 	broker_tmp_abort(&t);
+	return rc;
+}
+
+/* Is rel (user-data) the root or one of the layout folders? */
+static bool
+broker_is_layout(const char *rel)
+{
+	size_t i;
+
+	if (rel[0] == '\0')
+		return true;
+	for (i = 0; i < YX_BROKER_LAYOUT_N; i++)
+		if (strcmp(rel, yx_broker_layout[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Remove the directory `name` of pfd with all below: first renamed to a
+ * hidden sibling (the path is gone at once, whatever is left is under a
+ * name nobody uses), then removed within the time budget. YX_OK; *pending
+ * when the budget ran out first (the hidden sibling stays).
+ */
+static int
+broker_delete_tree(struct yx_broker *b, int pfd, const char *name,
+    bool *pending)
+{
+	char	tomb[48];
+	int	rc;
+
+	yx_hidden_name(tomb, sizeof(tomb), ".yx-del-");
+	if (renameat2(pfd, name, pfd, tomb, RENAME_NOREPLACE) == -1)
+		return errno;
+	rc = yx_tree_remove_for(pfd, tomb, b->lim.time_ms > 0 ?
+	    b->lim.time_ms : 0);
+	if (rc == YX_E_TIMEOUT || rc == YX_E_BUSY) {
+		*pending = true;
+		return 0;
+	}
+	return rc == YX_OK ? 0 : EIO;
+}
+
+/* See broker.h. */
+int
+yx_broker_delete(struct yx_broker *b, enum yx_root root, const char *rel,
+    bool recursive, bool *pending, struct yx_errctx *e)
+{
+	char		 dir[YX_VPATH_MAX];
+	const char	*slash, *name;
+	struct stat	 st;
+	uint64_t	 res;
+	int		 rootfd, pfd = -1, en, rc;
+
+	*pending = false;
+	if (root == YX_ROOT_SKILLS)
+		return broker_fail(e, YX_E_READ_ONLY, root, rel);
+	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+		return rc;
+	if (broker_is_layout(rel))
+		return yx_fail(e, YX_E_PATH_NOT_ALLOWED, "cannot delete "
+		    "%s%s%s: a folder of the thread's layout", YX_VROOT_USER_DATA,
+		    rel[0] != '\0' ? "/" : "", rel);
+	slash = strrchr(rel, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash != NULL ?
+	    (int)(slash - rel) : 0, rel);
+	name = slash != NULL ? slash + 1 : rel;
+	/* the parent beneath the root, no symlink on the way */
+	if ((en = broker_open_dir(rootfd, dir, res, &pfd)) != 0) {
+		rc = broker_fail_errno(e, en == ENOTDIR ? ENOENT : en, root, rel);
+		goto out;
+	}
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		rc = broker_fail_errno(e, errno, root, rel);
+		goto out;
+	}
+	/* a link (even to a directory), a file, a FIFO: unlinked as itself */
+	if (!S_ISDIR(st.st_mode))
+		en = unlinkat(pfd, name, 0) == 0 ? 0 : errno;
+	else if (unlinkat(pfd, name, AT_REMOVEDIR) == 0)
+		en = 0;
+	else if ((errno == ENOTEMPTY || errno == EEXIST) && recursive)
+		en = broker_delete_tree(b, pfd, name, pending);
+	else if (errno == ENOTEMPTY || errno == EEXIST) {
+		rc = yx_fail(e, YX_E_BAD_REQUEST, "directory not empty: %s/%s",
+		    YX_VROOT_USER_DATA, rel);
+		goto out;
+	} else
+		en = errno;
+	rc = en == 0 ? YX_OK : broker_fail_errno(e, en, root, rel);
+out:
+	if (pfd != -1)
+		close(pfd);
 	return rc;
 }

@@ -120,6 +120,7 @@ int	yx_h_fs_ls(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_cat(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_write(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_edit(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_fs_delete(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_glob(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_grep(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_upload(struct yx_wctx *, struct yx_http_req *, const char *);

@@ -68,6 +68,9 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 		return rc;
 	if (out->layout_repaired != 0 && (rc = exec_repaired(out, b)) != YX_OK)
 		return rc;
+	if (out->refused != NULL && (rc = yx_buf_printf(b, ",\"refused\":\"%s\"",
+	    out->refused)) != YX_OK)
+		return rc;
 	return yx_buf_puts(b, "}");
 }
 

@@ -18,6 +18,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +58,16 @@ fs_close(struct fs_ctx *c)
 	c->b_open = false;
 }
 
-/* Resolve `path` (len bytes; NULL: dflt) into c->vp; sends the error. */
+/* Path flags of fs_open_q. */
+#define FS_TOP	0x1	/* "/" is the namespace root (YX_ROOT_TOP) */
+
+/*
+ * Resolve `path` (len bytes; NULL: dflt) into c->vp; with FS_TOP "/"
+ * means the namespace root. Sends the error.
+ */
 static int
 fs_path(struct yx_http_req *r, const char *path, size_t len, const char *dflt,
-    struct fs_ctx *c)
+    unsigned flags, struct fs_ctx *c)
 {
 	int rc;
 
@@ -70,6 +78,12 @@ fs_path(struct yx_http_req *r, const char *path, size_t len, const char *dflt,
 	if (path == NULL) {
 		path = dflt;
 		len = strlen(dflt);
+	}
+	if ((flags & FS_TOP) && yx_path_is_top(path, len)) {
+		c->vp.root = YX_ROOT_TOP;
+		snprintf(c->vp.canon, sizeof(c->vp.canon), "/");
+		c->vp.rel = c->vp.canon + 1;
+		return YX_OK;
 	}
 	if ((rc = yx_path_resolve(path, len, &c->vp)) != YX_OK)
 		yx_http_send_error(r, rc, rc == YX_E_PATH_NOT_ALLOWED ?
@@ -129,7 +143,8 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 
 /* fs_open with thread_id from the query and the path resolved. */
 static int
-fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt, struct fs_ctx *c)
+fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt,
+    unsigned flags, struct fs_ctx *c)
 {
 	const char	*tid, *path;
 	size_t		 tl = 0, pl = 0;
@@ -140,7 +155,7 @@ fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt, struct fs_
 	if (path != NULL && pl == 0)
 		path = NULL;
 	if ((rc = fs_open(w, r, tid, tl, c)) != YX_OK ||
-	    (rc = fs_path(r, path, pl, dflt, c)) != YX_OK)
+	    (rc = fs_path(r, path, pl, dflt, flags, c)) != YX_OK)
 		fs_close(c);
 	return rc;
 }
@@ -253,6 +268,44 @@ list_json(const struct yx_broker_list *l, const char *key, bool with_name, bool 
 	return o;
 }
 
+/*
+ * The namespace root "/": its two entries, user-data and skills (times
+ * from the roots themselves; the skills root may be absent).
+ */
+static struct json_object *
+roots_json(const struct fs_ctx *c, bool with_name)
+{
+	static const char *const names[] = { "user-data", "skills" };
+	static const char *const paths[] = { YX_VROOT_USER_DATA, YX_VROOT_SKILLS };
+	struct json_object	*o, *a, *en;
+	struct stat		 st;
+	const int		 fds[] = { c->b.ud_fd, c->b.sk_fd };
+	size_t			 i;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "path", json_object_new_string("/"));
+	a = json_object_new_array();
+	for (i = 0; a != NULL && i < 2; i++) {
+		if ((en = json_object_new_object()) == NULL)
+			break;
+		if (with_name)
+			json_object_object_add(en, "name",
+			    json_object_new_string(names[i]));
+		json_object_object_add(en, "path", json_object_new_string(paths[i]));
+		json_object_object_add(en, "is_dir", json_object_new_boolean(1));
+		json_object_object_add(en, "size", json_object_new_int(0));
+		json_object_object_add(en, "modified_at", fds[i] != -1 &&
+		    fstat(fds[i], &st) == 0 ? jtime_s(st.st_mtim.tv_sec) : NULL);
+		json_object_object_add(en, "type", json_object_new_string("dir"));
+		json_object_array_add(a, en);
+	}
+	json_object_object_add(o, "entries", a);
+	json_object_object_add(o, "truncated", json_object_new_boolean(0));
+	return o;
+}
+
+/* ls and the viewer tree: one level; "/" gives the two roots. */
 static int
 fs_list(struct yx_wctx *w, struct yx_http_req *r, bool viewer)
 {
@@ -262,9 +315,12 @@ fs_list(struct yx_wctx *w, struct yx_http_req *r, bool viewer)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, viewer ? "/" : YX_VROOT_WORKSPACE, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, viewer ? "/" : YX_VROOT_WORKSPACE, FS_TOP,
+	    &c)) != YX_OK)
 		return rc;
-	if ((rc = yx_broker_ls(&c.b, c.vp.root, c.vp.rel, &l, &e)) != YX_OK)
+	if (c.vp.root == YX_ROOT_TOP)
+		rc = yx_http_send_obj(r, 200, roots_json(&c, viewer));
+	else if ((rc = yx_broker_ls(&c.b, c.vp.root, c.vp.rel, &l, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
 		rc = yx_http_send_obj(r, 200, list_json(l, "entries", viewer, true));
@@ -279,53 +335,22 @@ yx_h_fs_ls(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return fs_list(w, r, false);
 }
 
-/* path=/ in the viewer: the two roots, nothing else. */
-static int
-viewer_roots(struct yx_http_req *r)
-{
-	static const char *const names[] = { "user-data", "skills" };
-	static const char *const paths[] = { YX_VROOT_USER_DATA, YX_VROOT_SKILLS };
-	struct json_object	*o, *a, *en;
-	size_t			 i;
-
-	if ((o = json_object_new_object()) == NULL)
-		return YX_E_NOMEM;
-	json_object_object_add(o, "path", json_object_new_string("/"));
-	a = json_object_new_array();
-	for (i = 0; a != NULL && i < 2; i++) {
-		if ((en = json_object_new_object()) == NULL)
-			break;
-		json_object_object_add(en, "name", json_object_new_string(names[i]));
-		json_object_object_add(en, "path", json_object_new_string(paths[i]));
-		json_object_object_add(en, "is_dir", json_object_new_boolean(1));
-		json_object_object_add(en, "size", json_object_new_int(0));
-		json_object_object_add(en, "modified_at", NULL);
-		json_object_array_add(a, en);
-	}
-	json_object_object_add(o, "entries", a);
-	json_object_object_add(o, "truncated", json_object_new_boolean(0));
-	return yx_http_send_obj(r, 200, o);
-}
-
 int
 yx_h_viewer_tree(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	const char	*path, *tid;
-	struct fs_ctx	 c;
-	size_t		 tl = 0, pl = 0;
-	int		 rc;
-
-	path = yx_query_get(&r->query, "path", &pl);
-	if (path == NULL || pl == 0 || (pl == 1 && path[0] == '/')) {
-		/* the checks still apply: identity, thread, ownership; the
-		 * decoded length, so "a%00b" is refused, not read as "a" */
-		tid = yx_query_get(&r->query, "thread_id", &tl);
-		if ((rc = fs_open(w, r, tid, tl, &c)) != YX_OK)
-			return rc;
-		fs_close(&c);
-		return viewer_roots(r);
-	}
 	return fs_list(w, r, true);
+}
+
+/* "cut_lines": [1-based numbers of the lines cut at the line cap]. */
+static struct json_object *
+cut_lines_json(const struct yx_broker_text *t)
+{
+	struct json_object	*a = json_object_new_array();
+	size_t			 i;
+
+	for (i = 0; a != NULL && i < t->ncut; i++)
+		json_object_array_add(a, json_object_new_int64((int64_t)t->cut[i]));
+	return a;
 }
 
 int
@@ -335,16 +360,27 @@ yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct json_object	*o;
 	struct fs_ctx		 c;
 	struct yx_errctx	 e;
+	const char		*fmt;
 	size_t			 off, lim;
+	bool			 raw;
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
 		return rc;
+	fmt = yx_query_get(&r->query, "format", NULL);
+	raw = fmt != NULL && strcmp(fmt, "raw") == 0;
+	if (fmt != NULL && fmt[0] != '\0' && !raw &&
+	    strcmp(fmt, "numbered") != 0) {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "format must be raw or numbered");
+		goto done;
+	}
 	if ((rc = q_size(r, "offset", 0, &off)) != YX_OK ||
 	    (rc = q_size(r, "limit", YX_BROKER_CAT_LIMIT, &lim)) != YX_OK)
 		goto done;
-	if ((rc = yx_broker_cat(&c.b, c.vp.root, c.vp.rel, off, lim, &t, &e)) != YX_OK) {
+	if ((rc = yx_broker_cat(&c.b, c.vp.root, c.vp.rel, off, lim,
+	    raw ? YX_CAT_RAW : 0, &t, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
@@ -353,12 +389,16 @@ yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "path", json_object_new_string(t->path));
+	json_object_object_add(o, "format",
+	    json_object_new_string(raw ? "raw" : "numbered"));
 	json_object_object_add(o, "content", yx_json_text(t->content, t->len));
 	json_object_object_add(o, "start_line", json_object_new_int64((int64_t)t->start_line));
 	json_object_object_add(o, "end_line", json_object_new_int64((int64_t)t->end_line));
 	json_object_object_add(o, "total_lines", json_object_new_int64((int64_t)t->total_lines));
 	json_object_object_add(o, "next_offset", t->next_offset >= 0 ?
 	    json_object_new_int64(t->next_offset) : NULL);
+	json_object_object_add(o, "cut_lines", cut_lines_json(t));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)t->size));
 	rc = yx_http_send_obj(r, 200, o);
 done:
 	yx_broker_text_free(t);
@@ -376,7 +416,7 @@ yx_h_viewer_file(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
 		return rc;
 	if ((rc = yx_broker_view(&c.b, c.vp.root, c.vp.rel, &bl, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
@@ -423,8 +463,8 @@ fs_open_body(struct yx_wctx *w, struct yx_http_req *r, struct json_object **body
 		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
 		return YX_E_INVALID_PATH;
 	}
-	return fs_path(r, json_object_get_string(v), (size_t)json_object_get_string_len(v),
-	    NULL, c);
+	return fs_path(r, json_object_get_string(v),
+	    (size_t)json_object_get_string_len(v), NULL, 0, c);
 }
 
 /* A boolean field (absent: false); YX_E_BAD_REQUEST when not a boolean. */
@@ -482,6 +522,41 @@ done:
 	return rc;
 }
 
+/*
+ * POST /api/filesystem/delete {"thread_id","path","recursive"?}: through
+ * the broker only (no container is started), never following a symlink.
+ */
+int
+yx_h_fs_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*body = NULL, *o;
+	struct fs_ctx		 c;
+	struct yx_errctx	 e;
+	bool			 recursive, pending = false;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = fs_open_body(w, r, &body, &c)) != YX_OK)
+		goto done;
+	if (body_bool(body, "recursive", &recursive) != YX_OK) {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "recursive must be a boolean");
+		goto done;
+	}
+	if ((rc = yx_broker_delete(&c.b, c.vp.root, c.vp.rel, recursive,
+	    &pending, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = path_json(c.vp.canon)) != NULL && pending)
+		json_object_object_add(o, "pending", json_object_new_boolean(1));
+	rc = yx_http_send_obj(r, 200, o);
+done:
+	fs_close(&c);
+	json_object_put(body);
+	return rc;
+}
+
 int
 yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
@@ -531,7 +606,7 @@ yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, FS_TOP, &c)) != YX_OK)
 		return rc;
 	if ((pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || pat[0] == '\0') {
 		rc = YX_E_BAD_REQUEST;
@@ -539,20 +614,21 @@ yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	} else if ((rc = yx_broker_glob(&c.b, c.vp.root, c.vp.rel, pat, &l, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
-		rc = yx_http_send_obj(r, 200, list_json(l, "matches", false, false));
+		rc = yx_http_send_obj(r, 200, list_json(l, "matches", false, true));
 	yx_broker_list_free(l);
 	fs_close(&c);
 	return rc;
 }
 
 static struct json_object *
-grep_json(const struct yx_broker_grep *g)
+grep_json(const struct yx_broker_grep *g, const char *base)
 {
 	struct json_object	*o, *a, *m;
 	size_t			 i;
 
 	if ((o = json_object_new_object()) == NULL)
 		return NULL;
+	json_object_object_add(o, "path", json_object_new_string(base));
 	a = json_object_new_array();
 	for (i = 0; a != NULL && i < g->n; i++) {
 		if ((m = json_object_new_object()) == NULL)
@@ -580,7 +656,7 @@ yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, FS_TOP, &c)) != YX_OK)
 		return rc;
 	if ((pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || pat[0] == '\0') {
 		rc = YX_E_BAD_REQUEST;
@@ -591,7 +667,7 @@ yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	    yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
-		rc = yx_http_send_obj(r, 200, grep_json(g));
+		rc = yx_http_send_obj(r, 200, grep_json(g, c.vp.canon));
 	yx_broker_grep_free(g);
 	fs_close(&c);
 	return rc;
@@ -613,7 +689,7 @@ yx_h_fs_upload(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
 		return rc;
 	if (r->content_length > 0 && (uint64_t)r->content_length > w->cfg->upload_limit) {
 		rc = YX_E_PAYLOAD_TOO_LARGE;
@@ -647,7 +723,7 @@ fs_download(struct yx_wctx *w, struct yx_http_req *r)
 
 	yx_errctx_clear(&e);
 	yx_buf_init(&uri, 3 * YX_VPATH_MAX + 512);
-	if ((rc = fs_open_q(w, r, NULL, &c)) != YX_OK)
+	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
 		return rc;
 	if ((rc = yx_broker_download(&c.b, c.vp.root, c.vp.rel, &dl, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);

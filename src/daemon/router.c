@@ -32,6 +32,7 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/filesystem/cat",			"fs_cat",	yx_h_fs_cat },
 	{ YX_M_POST,	"/api/filesystem/write",		"fs_write",	yx_h_fs_write },
 	{ YX_M_POST,	"/api/filesystem/edit",			"fs_edit",	yx_h_fs_edit },
+	{ YX_M_POST,	"/api/filesystem/delete",		"fs_delete",	yx_h_fs_delete },
 	{ YX_M_GET,	"/api/filesystem/glob",			"fs_glob",	yx_h_fs_glob },
 	{ YX_M_GET,	"/api/filesystem/grep",			"fs_grep",	yx_h_fs_grep },
 	{ YX_M_POST,	"/api/filesystem/upload",		"fs_upload",	yx_h_fs_upload },

@@ -701,6 +701,26 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 	return YX_OK;
 }
 
+/* The answer to a command the path policy refused (token: the refused
+ * path as the command spelled it, never a host path). */
+static int
+exec_refused(struct yx_exec_output *out, const char *token,
+    struct yx_errctx *err)
+{
+	int n;
+
+	n = asprintf(&out->output, "command refers to a path outside the "
+	    "sandbox: %s", token);
+	if (n < 0) {
+		out->output = NULL;
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	}
+	out->len = (size_t)n;
+	out->exit_code = 126;
+	out->refused = yx_err_api_code(YX_E_PATH_NOT_ALLOWED);
+	return YX_OK;
+}
+
 void
 yx_exec_request_thread(struct yx_exec_request *req, const struct yx_thread *t)
 {
@@ -761,8 +781,8 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		goto done;
 	}
 	if (yx_cmd_check(req->command, ex->cfg->cmd_policy, bad, sizeof(bad)) != YX_OK) {
-		rc = yx_fail(err, YX_E_PATH_NOT_ALLOWED,
-		    "command refers to a path outside the sandbox: %s", bad);
+		/* an ordinary result, as a shell that cannot run it: 126 */
+		rc = exec_refused(out, bad, err);
 		goto done;
 	}
 	timeout = exec_timeout(ex->cfg, req->timeout_sec);

@@ -42,6 +42,9 @@ static const struct {
 	{ "/skills",		YX_VROOT_SKILLS },
 	{ "/mnt/user-data",	YX_VROOT_USER_DATA },
 	{ "/mnt/skills",	YX_VROOT_SKILLS },
+	/* where deepagents keeps evicted tool results and summaries */
+	{ "/large_tool_results", YX_VROOT_USER_DATA "/large_tool_results" },
+	{ "/conversation_history", YX_VROOT_USER_DATA "/conversation_history" },
 };
 
 /*
@@ -176,6 +179,15 @@ fail:
 	out->canon[0] = '\0';
 	out->rel = out->canon;
 	return rc;
+}
+
+bool
+yx_path_is_top(const char *in, size_t len)
+{
+	char norm[YX_VPATH_MAX];
+
+	return in != NULL && len > 0 && in[0] == '/' &&
+	    path_normalise(in, len, norm) == YX_OK && strcmp(norm, "/") == 0;
 }
 
 /*

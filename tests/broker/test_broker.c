@@ -37,7 +37,7 @@ cat(const char *rel, size_t off, size_t lim)
 	struct yx_errctx	 e;
 	int			 rc;
 
-	rc = yx_broker_cat(&fx.b, UD, rel, off, lim, &t, &e);
+	rc = yx_broker_cat(&fx.b, UD, rel, off, lim, 0, &t, &e);
 	cr_assert_eq(rc, YX_OK, "cat %s: %s", rel, e.msg);
 	return t;
 }
@@ -103,7 +103,7 @@ Test(broker, invalid_rel_refused)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		t = NULL;
-		assert_rc(yx_broker_cat(&fx.b, UD, bad[i], 0, 0, &t, NULL),
+		assert_rc(yx_broker_cat(&fx.b, UD, bad[i], 0, 0, 0, &t, NULL),
 		    YX_E_INVALID_PATH);
 		cr_assert_null(t);
 		assert_rc(yx_broker_write(&fx.b, UD, bad[i], "x", 1, true,
@@ -148,9 +148,84 @@ Test(broker, cat_paging_and_crlf)
 	cr_assert_eq(t->next_offset, -1);
 	yx_broker_text_free(t);
 	t = NULL;
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/p.txt", 5, 1, &t, &e),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/p.txt", 5, 1, 0, &t, &e),
 	    YX_E_BAD_REQUEST);
 	cr_assert(strstr(e.msg, "5 lines") != NULL, "%s", e.msg);
+}
+
+/* format=raw: the lines as they are, terminators kept; cut lines named. */
+Test(broker, cat_raw_and_cut_lines)
+{
+	struct yx_broker_text	*t = NULL;
+	char			 line[2100];
+
+	fx_puts("workspace/r.txt", "a\r\nb\nc");
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/r.txt", 0, 2, YX_CAT_RAW,
+	    &t, NULL), YX_OK);
+	cr_assert_str_eq(t->content, "a\r\nb\n");
+	cr_assert_eq(t->total_lines, 3);
+	cr_assert_eq(t->next_offset, 2);
+	cr_assert_eq(t->size, 6);
+	cr_assert_eq(t->ncut, 0);
+	yx_broker_text_free(t);
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/r.txt", 2, 5, YX_CAT_RAW,
+	    &t, NULL), YX_OK);
+	cr_assert_str_eq(t->content, "c");	/* no terminator in the file */
+	yx_broker_text_free(t);
+	/* a line over line_max (2000): cut, its number reported, in both forms */
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	fx_puts("workspace/long.txt", "short\n");
+	{
+		char *p = fx_path("workspace/long.txt");
+		FILE *f = fopen(p, "a");
+
+		fprintf(f, "%s\nend\n", line);
+		fclose(f);
+	}
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/long.txt", 0, 0,
+	    YX_CAT_RAW, &t, NULL), YX_OK);
+	cr_assert_eq(t->ncut, 1);
+	cr_assert_eq(t->cut[0], 2);
+	cr_assert_eq(t->len, 6 + 2000 + 1 + 4);
+	yx_broker_text_free(t);
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/long.txt", 0, 0, 0, &t,
+	    NULL), YX_OK);
+	cr_assert(t->lines_cut && t->ncut == 1 && t->cut[0] == 2);
+	yx_broker_text_free(t);
+}
+
+/* Delete: files, links, empty and (recursive) full directories; the
+ * layout folders, skills and absent names refused as documented. */
+Test(broker, delete_cases)
+{
+	bool	pending;
+
+	fx_mkdir("workspace/d");
+	fx_mkdir("workspace/d/e");
+	fx_puts("workspace/d/e/f.txt", "x");
+	fx_puts("workspace/g.txt", "y");
+	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/g.txt", false, &pending,
+	    NULL), YX_OK);
+	cr_assert(access(fx_path("workspace/g.txt"), F_OK) != 0);
+	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/g.txt", false, &pending,
+	    NULL), YX_E_FILE_NOT_FOUND);
+	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/d", false, &pending,
+	    NULL), YX_E_BAD_REQUEST);
+	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/d", true, &pending,
+	    NULL), YX_OK);
+	cr_assert(!pending);
+	cr_assert_str_eq(fx_names("workspace"), "");
+	assert_rc(yx_broker_delete(&fx.b, UD, "workspace", true, &pending,
+	    NULL), YX_E_PATH_NOT_ALLOWED);
+	assert_rc(yx_broker_delete(&fx.b, UD, "", true, &pending, NULL),
+	    YX_E_PATH_NOT_ALLOWED);
+	assert_rc(yx_broker_delete(&fx.b, SK, "alpha/SKILL.md", false,
+	    &pending, NULL), YX_E_READ_ONLY);
+	fx_symlink("/etc", "workspace/l");
+	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/l", false, &pending,
+	    NULL), YX_OK);
+	cr_assert(access("/etc/passwd", F_OK) == 0);
 }
 
 Test(broker, cat_empty_and_wide_numbers)
@@ -201,24 +276,24 @@ Test(broker, cat_errors)
 	struct yx_errctx	 e;
 
 	fx_put("workspace/bin", "ab\0cd", 5);
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/bin", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/bin", 0, 0, 0, &t, NULL),
 	    YX_E_BINARY_FILE);
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace", 0, 0, 0, &t, NULL),
 	    YX_E_IS_DIRECTORY);
-	assert_rc(yx_broker_cat(&fx.b, UD, "", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, UD, "", 0, 0, 0, &t, NULL),
 	    YX_E_IS_DIRECTORY);
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/nope.txt", 0, 0, &t, &e),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/nope.txt", 0, 0, 0, &t, &e),
 	    YX_E_FILE_NOT_FOUND);
 	cr_assert_str_eq(e.msg,
 	    "no such file: /home/yuxi/user-data/workspace/nope.txt");
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/bin/x", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/bin/x", 0, 0, 0, &t, NULL),
 	    YX_E_NOT_DIRECTORY);
 	fx_reopen(&lim);
 	fx_puts("workspace/large", "0123456789abcdefg");	/* 17 bytes */
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/large", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/large", 0, 0, 0, &t, NULL),
 	    YX_E_PAYLOAD_TOO_LARGE);
 	fx_puts("workspace/fits", "0123456789abcdef");	/* 16 bytes */
-	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/fits", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/fits", 0, 0, 0, &t, NULL),
 	    YX_OK);
 	yx_broker_text_free(t);
 }
@@ -584,12 +659,12 @@ Test(broker, skills_visible_filter)
 	cr_assert_str_eq(l->v[0].path, "/home/yuxi/skills/alpha");
 	cr_assert_str_eq(l->v[1].path, "/home/yuxi/skills/beta");
 	yx_broker_list_free(l);
-	assert_rc(yx_broker_cat(&fx.b, SK, "alpha/SKILL.md", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, SK, "alpha/SKILL.md", 0, 0, 0, &t, NULL),
 	    YX_OK);
 	cr_assert_str_eq(t->path, "/home/yuxi/skills/alpha/SKILL.md");
 	yx_broker_text_free(t);
 	t = NULL;
-	assert_rc(yx_broker_cat(&fx.b, SK, "hidden/SKILL.md", 0, 0, &t, NULL),
+	assert_rc(yx_broker_cat(&fx.b, SK, "hidden/SKILL.md", 0, 0, 0, &t, NULL),
 	    YX_E_FILE_NOT_FOUND);
 	assert_rc(yx_broker_ls(&fx.b, SK, "hidden", &l, NULL),
 	    YX_E_FILE_NOT_FOUND);
@@ -627,41 +702,89 @@ Test(broker, no_skills_root)
 
 /* ---- glob ---------------------------------------------------------------- */
 
+/* One pattern against one path under the glob rules (dot: glob's). */
+static bool
+gmatch(const char *pat, bool dot, const char *path)
+{
+	struct broker_glob	g;
+	const char		*why;
+	bool			m;
+
+	cr_assert_eq(broker_glob_compile(pat, dot, &g, &why), YX_OK, "%s: %s",
+	    pat, why);
+	m = broker_glob_match(&g, path);
+	broker_glob_free(&g);
+	return m;
+}
+
 Test(broker, glob_match_table)
 {
 	static const struct {
-		const char	*pat, *path;
+		const char	*pat;
+		bool		 dot;	/* glob (true) or grep's name filter */
+		const char	*path;
 		bool		 match;
 	} t[] = {
-		{ "*.py", "a.py", true },
-		{ "*.py", "d/a.py", false },
-		{ "*.py", ".a.py", false },
-		{ ".*.py", ".a.py", true },
-		{ "**/*.py", "a.py", true },
-		{ "**/*.py", "d/e/a.py", true },
-		{ "**/*.py", ".git/a.py", false },
-		{ "d/**", "d/e/f", true },
-		{ "d/**/f", "d/f", true },
-		{ "d/**/f", "d/x/y/f", true },
-		{ "d/**/f", "e/x/f", false },
-		{ "?.txt", "a.txt", true },
-		{ "?.txt", "ab.txt", false },
-		{ "[ab].c", "b.c", true },
-		{ "[!ab].c", "b.c", false },
-		{ "**/**/x", "a/b/x", true },
-		{ "**", "a/b", true },
-		{ "a/*", "a/b/c", false },
+		{ "*.py", true, "a.py", true },
+		{ "*.py", true, "d/a.py", false },
+		/* glob: wildcards match dotfiles (deepagents' dot:true) */
+		{ "*.py", true, ".a.py", true },
+		{ "*", true, ".env", true },
+		{ "**/*.py", true, ".git/a.py", true },
+		/* grep's name filter: a leading dot only explicitly */
+		{ "*.py", false, ".a.py", false },
+		{ ".*.py", false, ".a.py", true },
+		{ "**/*.py", true, "a.py", true },
+		{ "**/*.py", true, "d/e/a.py", true },
+		{ "d/**", true, "d/e/f", true },
+		{ "d/**/f", true, "d/f", true },
+		{ "d/**/f", true, "d/x/y/f", true },
+		{ "d/**/f", true, "e/x/f", false },
+		{ "?.txt", true, "a.txt", true },
+		{ "?.txt", true, "ab.txt", false },
+		{ "[ab].c", true, "b.c", true },
+		{ "[!ab].c", true, "b.c", false },
+		{ "**/**/x", true, "a/b/x", true },
+		{ "**", true, "a/b", true },
+		{ "a/*", true, "a/b/c", false },
+		/* braces, nested; literal groups */
+		{ "*.{py,md}", true, "x.md", true },
+		{ "*.{py,md}", true, "x.txt", false },
+		{ "{src,lib{,s}}/a", true, "libs/a", true },
+		{ "{src,lib{,s}}/a", true, "lib/a", true },
+		{ "{a}.txt", true, "{a}.txt", true },
+		{ "{a}.txt", true, "a.txt", false },
+		{ "x{y", true, "x{y", true },
+		/* a leading '/', empty and "." components are dropped */
+		{ "/w/*.txt", true, "w/a.txt", true },
+		{ "./w//*.txt", true, "w/a.txt", true },
+		{ "a\\*b", true, "a*b", true },
+		{ "a\\*b", true, "axb", false },
 	};
-	size_t i;
+	static const char *const refused[] = {
+		"", "/", "a/../b", "..", "!(a)", "!a", "@(a|b)", "+(a)",
+		"*(a)", "?(a)", "{1..3}", "{a..z}",
+	};
+	struct broker_glob	 g;
+	const char		*why;
+	char			 big[4000];
+	size_t			 i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		cr_assert_eq(broker_glob_match(t[i].pat, t[i].path), t[i].match,
+		cr_assert_eq(gmatch(t[i].pat, t[i].dot, t[i].path), t[i].match,
 		    "%s vs %s", t[i].pat, t[i].path);
-	cr_assert(!broker_glob_valid("/abs"));
-	cr_assert(!broker_glob_valid("a/../b"));
-	cr_assert(!broker_glob_valid(""));
-	cr_assert(!broker_glob_valid("a//b"));
-	cr_assert(broker_glob_valid("**/*.c"));
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		cr_assert_eq(broker_glob_compile(refused[i], true, &g, &why),
+		    YX_E_INVALID_PATH, "%s accepted", refused[i]);
+		broker_glob_free(&g);
+	}
+	/* 2^9 = 512 alternatives: refused, with a reason */
+	snprintf(big, sizeof(big), "%s", "");
+	for (i = 0; i < 9; i++)
+		strcat(big, "{a,b}");
+	cr_assert_eq(broker_glob_compile(big, true, &g, &why), YX_E_INVALID_PATH);
+	cr_assert(strstr(why, "alternatives") != NULL, "%s", why);
+	broker_glob_free(&g);
 }
 
 Test(broker, glob_walk)
@@ -676,14 +799,44 @@ Test(broker, glob_walk)
 	fx_puts("workspace/src/b.c", "");
 	fx_puts("workspace/src/sub/c.py", "");
 	fx_puts("workspace/src/sub/.hidden.py", "");
+	/* dotfiles match (as deepagents' own backends) */
 	assert_rc(yx_broker_glob(&fx.b, UD, "workspace", "**/*.py", &l, NULL),
 	    YX_OK);
-	cr_assert_eq(l->n, 3);
+	cr_assert_eq(l->n, 4);
 	cr_assert_str_eq(l->v[0].path, "/home/yuxi/user-data/workspace/src/a.py");
 	cr_assert_str_eq(l->v[1].path,
+	    "/home/yuxi/user-data/workspace/src/sub/.hidden.py");
+	cr_assert_str_eq(l->v[2].path,
 	    "/home/yuxi/user-data/workspace/src/sub/c.py");
-	cr_assert_str_eq(l->v[2].path, "/home/yuxi/user-data/workspace/top.py");
+	cr_assert_str_eq(l->v[3].path, "/home/yuxi/user-data/workspace/top.py");
 	cr_assert(!l->truncated);
+	yx_broker_list_free(l);
+	/* braces */
+	assert_rc(yx_broker_glob(&fx.b, UD, "workspace", "**/*.{c,py}", &l,
+	    NULL), YX_OK);
+	cr_assert_eq(l->n, 5);
+	yx_broker_list_free(l);
+	/* the namespace root: both roots, paths matched from "home/..." */
+	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "", "**/sub/*.py", &l,
+	    NULL), YX_OK);
+	cr_assert_eq(l->n, 2);
+	cr_assert_str_eq(l->path, "/");
+	yx_broker_list_free(l);
+	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "", "home/yuxi/*", &l,
+	    NULL), YX_OK);
+	cr_assert_eq(l->n, 2, "roots: %zu", l->n);
+	cr_assert_str_eq(l->v[0].path, "/home/yuxi/skills");
+	cr_assert_str_eq(l->v[1].path, "/home/yuxi/user-data");
+	cr_assert(l->v[1].is_dir);
+	yx_broker_list_free(l);
+	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "",
+	    "/home/yuxi/user-data/workspace/*.py", &l, NULL), YX_OK);
+	cr_assert_eq(l->n, 1);
+	cr_assert_str_eq(l->v[0].path, "/home/yuxi/user-data/workspace/top.py");
+	yx_broker_list_free(l);
+	/* nothing sits directly under "/" */
+	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "", "*", &l, NULL), YX_OK);
+	cr_assert_eq(l->n, 0);
 	yx_broker_list_free(l);
 	assert_rc(yx_broker_glob(&fx.b, UD, "workspace", "*.py", &l, NULL),
 	    YX_OK);

@@ -204,8 +204,13 @@ def test_execute(svc, alice, thread):
     assert j["exit_code"] == 0 and j["truncated"] is False and j["timed_out"] is False
     r = alice.post("/api/execute", json={"thread_id": thread, "command": "exit 3"})
     assert r.json()["exit_code"] == 3
+    # a refused command is an ordinary result: exit 126, the reason, nothing ran
     r = alice.post("/api/execute", json={"thread_id": thread, "command": "cat /etc/shadow"})
-    assert r.status_code == 403 and err(r) == "path_not_allowed"
+    assert r.status_code == 200, r.text
+    j = r.json()
+    assert j["exit_code"] == 126 and j["refused"] == "path_not_allowed"
+    assert j["output"] == "command refers to a path outside the sandbox: /etc/shadow"
+    assert j["duration_ms"] == 0 and not j["truncated"] and not j["timed_out"]
     r = alice.post("/api/execute", json={"thread_id": thread})
     assert r.status_code == 400 and err(r) == "bad_request"
     r = alice.post("/api/execute", json={"thread_id": thread, "command": "true", "timeout": "x"})

@@ -33,7 +33,7 @@ check "thread created for its owner" alice "$(/usr/bin/python3 -c 'import json,s
 out=$("$bin" exec c1 'echo a && echo b | tr b c'); check "exec shell line" "a
 c" "$out"
 out=$("$bin" exec c1 -- printf '%s' "it's quoted"); check "exec quoting" "it's quoted" "$out"
-"$bin" exec c1 -- cat /etc/passwd 2>/dev/null; check "policy refusal exit 1" 1 $?
+"$bin" exec c1 -- cat /etc/passwd >/dev/null 2>&1; check "policy refusal exit 126" 126 $?
 out=$("$bin" list --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d), d[0]["thread_id"], d[0]["state"])')
 check "list --json" "1 c1 active" "$out"
 "$bin" release c1 >/dev/null; check "release" 0 $?

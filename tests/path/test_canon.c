@@ -146,6 +146,23 @@ Test(canon, rel_and_root)
 	cr_expect_eq(yx_path_resolve(NULL, 0, &vp), YX_E_INVALID_PATH);
 }
 
+/* The namespace root: only "/" spelled any way; never a relative path. */
+Test(canon, namespace_root)
+{
+	struct yx_vpath vp;
+
+	cr_assert(yx_path_is_top("/", 1));
+	cr_assert(yx_path_is_top("//", 2));
+	cr_assert(yx_path_is_top("/./", 3));
+	cr_assert(!yx_path_is_top("", 0));
+	cr_assert(!yx_path_is_top(".", 1));
+	cr_assert(!yx_path_is_top("/home", 5));
+	cr_assert(!yx_path_is_top("/..", 3));
+	cr_assert(!yx_path_is_top("/\n", 2));
+	/* it is no root of the resolver: everything else still refuses it */
+	cr_assert_eq(yx_path_resolve("/", 1, &vp), YX_E_PATH_NOT_ALLOWED);
+}
+
 Test(canon, length_limits)
 {
 	static char	 in[2 * YX_VPATH_MAX], buf[YX_VPATH_MAX];

@@ -102,12 +102,42 @@ def decide(svc, tid, path):
     return res, bodies
 
 
+# "/" spelled otherwise is the namespace root: the listings (ls, glob, grep,
+# viewer tree) take it and show the two roots, nothing above them; every
+# other endpoint refuses it like any path outside the roots.
+ROOT_SPELLINGS = {b"/./", b"//"}
+ROOT_LISTINGS = {"ls", "glob", "grep", "viewer_tree"}
+
+
+def root_answer_ok(name, status, body):
+    if name not in ROOT_LISTINGS:
+        return None
+    if status != 200:
+        return False
+    j = json.loads(body)
+    paths = sorted(e["path"] for e in j.get("entries", j.get("matches", [])))
+    if name == "grep":	# lines of the files below the two roots, only
+        return j.get("path") == "/" and all(
+            p.startswith(("/home/yuxi/user-data/", "/home/yuxi/skills/")) for p in paths)
+    return j.get("path") == "/" and paths in (
+        [], ["/home/yuxi/skills", "/home/yuxi/user-data"])
+
+
 def test_traversal_battery_same_refusal():
     svc = stack("prod")
     tid = plant(svc)
     before = snapshot(svc.saves)
     for path in TRAVERSAL:
         res, bodies = decide(svc, tid, path)
+        if path in ROOT_SPELLINGS:
+            ok = {n: root_answer_ok(n, res[n][0], bodies[n]) for n in res}
+            if not all(ok[n] for n in ROOT_LISTINGS):
+                for name in res:
+                    stats.case(G, escape=True, what="%r %s -> %r" % (path, name, res[name]))
+                assert False, (path, res)
+            res = {n: v for n, v in res.items() if ok[n] is None}
+            for name in ROOT_LISTINGS:
+                stats.case(G, what="%r %s -> root listing" % (path, name))
         decisions = set(res.values())
         refused = all(st in (400, 403) and code in ("invalid_path", "path_not_allowed")
                       for st, code in decisions)
