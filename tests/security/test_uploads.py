@@ -204,3 +204,48 @@ def test_control_broker_leaks(small_fs):
     tid, ws = small_fs(c)
     upload(c, tid, "/workspace/keep.txt", b"F" * (600 * 1024))
     assert stats.control(G, not intact(ws), "unsafe broker: half-written visible")
+
+
+def delete(svc, tid, path, recursive=False):
+    return svc.request("alice", "POST", "/api/filesystem/delete",
+                       json={"thread_id": tid, "path": path, "recursive": recursive})
+
+
+def delete_through_links(svc):
+    """A symlinked directory and a link chain planted in the workspace: can
+    a delete reach the victim outside? Returns (statuses, victim gone)."""
+    tid, ws = fresh(svc)
+    outside = os.path.join(svc.base, "outside-del")
+    os.makedirs(outside, exist_ok=True)
+    victim = os.path.join(outside, "victim.txt")
+    with open(victim, "wb") as f:
+        f.write(b"VICTIM")
+    os.symlink(outside, os.path.join(ws, "ldir"))
+    os.symlink("ldir", os.path.join(ws, "ldir2"))
+    st = [delete(svc, tid, "/workspace/ldir/victim.txt").status_code,
+          delete(svc, tid, "/workspace/ldir2/victim.txt").status_code,
+          delete(svc, tid, "/workspace/ldir", recursive=True).status_code]
+    return st, not os.path.exists(victim), ws
+
+
+def test_delete_never_follows_a_symlink():
+    svc = stack("prod")
+    st, gone, ws = delete_through_links(svc)
+    # the links' targets are refused; the link itself is removed as a link
+    bad = gone or st[:2] != [403, 403] or st[2] != 200
+    stats.case(G, escape=bad, what="delete through planted links -> %r" % st)
+    assert not bad, st
+    assert not os.path.lexists(os.path.join(ws, "ldir"))
+    # the thread's own layout folders stay, their contents can go
+    tid, ws = fresh(svc)
+    r = delete(svc, tid, "/workspace", recursive=True)
+    stats.case(G, escape=r.status_code != 403, what="delete /workspace -> %d" % r.status_code)
+    assert r.status_code == 403 and os.path.isdir(ws)
+    r = delete(svc, tid, "/workspace/keep.txt")
+    assert r.status_code == 200 and not os.path.exists(os.path.join(ws, "keep.txt"))
+
+
+def test_delete_control_follows():
+    c = stack("cbroker")
+    st, gone, _ = delete_through_links(c)
+    assert stats.control(G, gone, "unsafe broker: delete through a symlinked parent"), st
