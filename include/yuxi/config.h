@@ -68,11 +68,11 @@ struct yx_config {
 	int		exec_timeout;			/* YUXI_SANDBOX_EXEC_TIMEOUT (120, max 600) */
 	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
 	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */
-	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR (/var/lib/yuxi-sandbox) */
+	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR ($(localstatedir)/lib/yuxi-sandbox) */
 	char		skills_dir[YX_CFG_PATH];	/* YUXI_SKILLS_DIR ("" = no skills) */
 	char		agents_file[YX_CFG_PATH];	/* YUXI_AGENTS_FILE ("" = no agents) */
 	int		workers;			/* YUXI_WORKERS (4) */
-	char		fcgi_socket[YX_CFG_PATH];	/* YUXI_FCGI_SOCKET (/run/yuxi-sandbox/fcgi.sock) */
+	char		fcgi_socket[YX_CFG_PATH];	/* YUXI_FCGI_SOCKET ($(runstatedir)/yuxi-sandbox/fcgi.sock) */
 	enum yx_cmd_policy cmd_policy;			/* YUXI_COMMAND_PATH_POLICY strict|off */
 	char		shm_name[64];			/* YUXI_SHM_NAME (/yuxi-sandbox) */
 	size_t		upload_limit;			/* YUXI_UPLOAD_LIMIT (64 MiB) */
@@ -84,12 +84,21 @@ struct yx_config {
 	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
 	int		verbose;			/* YUXI_DEBUG (0) */
+	char		config_file[YX_CFG_PATH];	/* the file read; "" = none */
 };
 
 /*
- * Fill `cfg` from the environment. Returns YX_OK, or YX_E_BAD_REQUEST with
- * "YUXI_X: why" in errbuf (size errlen) for the first invalid variable.
+ * Fill `cfg` from the configuration file and the environment, which
+ * overrides it. The file is `file`, else YUXI_CONFIG ("none": no file),
+ * else the installed $(sysconfdir)/yuxi-sandbox/yuxi-sandbox.conf when it
+ * exists: "KEY=value" lines with the environment's names, '#' comments,
+ * a value in double quotes loses them. Returns YX_OK, or YX_E_BAD_REQUEST
+ * with "YUXI_X: why" (from the file: "FILE:LINE: YUXI_X: why") in errbuf
+ * (size errlen) for the first invalid value, unknown setting or bad line.
  */
+int	yx_config_load_file(struct yx_config *cfg, const char *file,
+	    char *errbuf, size_t errlen);
+/* yx_config_load_file(cfg, NULL, ...). */
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */
 void	yx_config_defaults(struct yx_config *cfg);

@@ -499,7 +499,9 @@ usage(FILE *f)
 	fprintf(f, "usage: yuxi-sandbox [--json] COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
 		fprintf(f, "  %-30s %s\n", cli_cmds[i].usage, cli_cmds[i].help);
-	fprintf(f, "\nConfiguration comes from YUXI_* environment variables (docs/configuration.md).\n");
+	fprintf(f, "\nConfiguration: %s (or $YUXI_CONFIG), overridden by YUXI_*\n"
+	    "environment variables; see yuxi-sandbox.conf(5). yuxi-sandbox --version\n"
+	    "prints the version.\n", YX_CONF_FILE);
 }
 
 static int
@@ -556,6 +558,10 @@ main(int argc, char **argv)
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("yuxi-sandbox %s\n", PACKAGE_VERSION);
+		return 0;
 	}
 	if ((cmd = cli_find(argv[1])) == NULL) {
 		fprintf(stderr, "yuxi-sandbox: unknown command '%s'\n", argv[1]);

@@ -1,13 +1,17 @@
 /*
- * config.c - configuration from the environment; see include/yuxi/config.h.
+ * config.c - configuration from the configuration file and the
+ * environment; see include/yuxi/config.h.
  *
  * Each variable has one parser and one validity rule; the first failure stops
- * loading with "NAME: reason", which the master prints before exiting.
+ * loading with "NAME: reason" ("FILE:LINE: NAME: reason" for a value from
+ * the file), which the master prints before exiting. Every read goes
+ * through cfg_get(): the environment first, then the file.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,9 +77,9 @@ yx_config_defaults(struct yx_config *c)
 	c->exec_timeout = 120;
 	c->output_limit = 256 << 10;
 	c->tmp_size = 64LL << 20;
-	snprintf(c->saves_dir, sizeof(c->saves_dir), "/var/lib/yuxi-sandbox");
+	snprintf(c->saves_dir, sizeof(c->saves_dir), "%s", YX_STATE_DIR);
 	c->workers = 4;
-	snprintf(c->fcgi_socket, sizeof(c->fcgi_socket), "/run/yuxi-sandbox/fcgi.sock");
+	snprintf(c->fcgi_socket, sizeof(c->fcgi_socket), "%s/fcgi.sock", YX_RUN_DIR);
 	c->cmd_policy = YX_CMD_POLICY_STRICT;
 	snprintf(c->shm_name, sizeof(c->shm_name), "/yuxi-sandbox");
 	c->upload_limit = 64 << 20;
@@ -114,18 +118,162 @@ yx_parse_size(const char *s, int64_t *out)
 	return YX_OK;
 }
 
-static int
-cfg_fail(char *errbuf, size_t errlen, const char *name, const char *why)
+#define CFG_FILE_MAX	(64 << 10)	/* bytes of a configuration file */
+#define CFG_LINES_MAX	512		/* settings in it */
+
+/* One KEY=value line of the file. */
+struct cfg_line {
+	char	*key;
+	char	*val;
+	int	 line;
+	bool	 used;		/* read by a parser: a known setting */
+};
+
+/* Where the settings come from: the environment, then the file. */
+struct cfg_ctx {
+	const char	*file;		/* path, NULL: none */
+	char		*text;		/* the file, split in place */
+	struct cfg_line	 v[CFG_LINES_MAX];
+	size_t		 n;
+	int		 line;		/* of the value being parsed; 0: env */
+	char		*eb;
+	size_t		 el;
+};
+
+/* The value of `name` (NULL when unset or empty); records its origin. */
+static const char *
+cfg_get(struct cfg_ctx *x, const char *name)
 {
-	if (errbuf != NULL && errlen > 0)
-		snprintf(errbuf, errlen, "%s: %s", name, why);
-	return YX_E_BAD_REQUEST;
+	const char	*s = getenv(name);
+	struct cfg_line	*last = NULL;
+	size_t		 i;
+
+	x->line = 0;
+	for (i = 0; i < x->n; i++)	/* known, even when overridden */
+		if (strcmp(x->v[i].key, name) == 0) {
+			x->v[i].used = true;
+			last = &x->v[i];	/* the last one wins */
+		}
+	if (s != NULL && *s != '\0')
+		return s;
+	if (last == NULL)
+		return NULL;
+	x->line = last->line;
+	return last->val[0] != '\0' ? last->val : NULL;
 }
 
 static int
-cfg_int(const char *name, int *out, long lo, long hi, char *eb, size_t el)
+cfg_fail(struct cfg_ctx *x, const char *name, const char *why)
 {
-	const char	*s = getenv(name);
+	if (x->eb != NULL && x->el > 0) {
+		if (x->line > 0)
+			snprintf(x->eb, x->el, "%s:%d: %s: %s", x->file, x->line,
+			    name, why);
+		else
+			snprintf(x->eb, x->el, "%s: %s", name, why);
+	}
+	return YX_E_BAD_REQUEST;
+}
+
+/* Whitespace trimmed in place; a value in double quotes loses them. */
+static char *
+cfg_trim(char *s, bool unquote)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	if (unquote && e - s >= 2 && s[0] == '"' && e[-1] == '"') {
+		e[-1] = '\0';
+		s++;
+	}
+	return s;
+}
+
+/*
+ * Read the file into x: "KEY=value" lines, '#' comments and blank lines.
+ * A missing file is no error when `optional`. YX_OK or YX_E_BAD_REQUEST
+ * with "FILE:LINE: why" in x->eb.
+ */
+static int
+cfg_read_file(struct cfg_ctx *x, const char *path, bool optional)
+{
+	char	*p, *nl, *eq, *k;
+	ssize_t	 n;
+	int	 fd, line = 0;
+
+	x->file = path;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		if (optional && errno == ENOENT) {
+			x->file = NULL;
+			return YX_OK;
+		}
+		snprintf(x->eb, x->el, "%s: %s", path, strerror(errno));
+		return YX_E_BAD_REQUEST;
+	}
+	if ((x->text = malloc(CFG_FILE_MAX + 1)) == NULL) {
+		close(fd);
+		snprintf(x->eb, x->el, "%s: out of memory", path);
+		return YX_E_NOMEM;
+	}
+	n = read(fd, x->text, CFG_FILE_MAX + 1);
+	close(fd);
+	if (n < 0 || n > CFG_FILE_MAX) {
+		snprintf(x->eb, x->el, "%s: %s", path, n < 0 ? strerror(errno) :
+		    "larger than 64 KiB");
+		return YX_E_BAD_REQUEST;
+	}
+	x->text[n] = '\0';
+	for (p = x->text; *p != '\0'; p = nl) {
+		line++;
+		if ((nl = strchr(p, '\n')) != NULL)
+			*nl++ = '\0';
+		else
+			nl = p + strlen(p);
+		p = cfg_trim(p, false);
+		if (*p == '\0' || *p == '#')
+			continue;
+		if ((eq = strchr(p, '=')) == NULL || x->n == CFG_LINES_MAX) {
+			snprintf(x->eb, x->el, "%s:%d: %s", path, line, eq == NULL ?
+			    "expected KEY=value" : "too many settings");
+			return YX_E_BAD_REQUEST;
+		}
+		*eq = '\0';
+		k = cfg_trim(p, false);
+		if (strncmp(k, "YUXI_", 5) != 0 || strpbrk(k, " \t") != NULL) {
+			snprintf(x->eb, x->el, "%s:%d: %s: not a YUXI_* setting",
+			    path, line, k);
+			return YX_E_BAD_REQUEST;
+		}
+		x->v[x->n].key = k;
+		x->v[x->n].val = cfg_trim(eq + 1, true);
+		x->v[x->n].line = line;
+		x->v[x->n++].used = false;
+	}
+	return YX_OK;
+}
+
+/* Every line of the file names a known setting (a typo is an error). */
+static int
+cfg_check_unused(struct cfg_ctx *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->n; i++)
+		if (!x->v[i].used) {
+			x->line = x->v[i].line;
+			return cfg_fail(x, x->v[i].key, "unknown setting");
+		}
+	return YX_OK;
+}
+
+static int
+cfg_int(struct cfg_ctx *x, const char *name, int *out, long lo, long hi)
+{
+	const char	*s = cfg_get(x, name);
 	char		*end;
 	long		 v;
 
@@ -137,57 +285,57 @@ cfg_int(const char *name, int *out, long lo, long hi, char *eb, size_t el)
 		char why[96];
 
 		snprintf(why, sizeof(why), "expected an integer in [%ld, %ld]", lo, hi);
-		return cfg_fail(eb, el, name, why);
+		return cfg_fail(x, name, why);
 	}
 	*out = (int)v;
 	return YX_OK;
 }
 
 static int
-cfg_str(const char *name, char *out, size_t outlen, char *eb, size_t el)
+cfg_str(struct cfg_ctx *x, const char *name, char *out, size_t outlen)
 {
-	const char *s = getenv(name);
+	const char *s = cfg_get(x, name);
 
 	if (s == NULL || *s == '\0')
 		return YX_OK;
 	if (strlen(s) >= outlen)
-		return cfg_fail(eb, el, name, "value too long");
+		return cfg_fail(x, name, "value too long");
 	if (strpbrk(s, "\r\n") != NULL)
-		return cfg_fail(eb, el, name, "control characters not allowed");
+		return cfg_fail(x, name, "control characters not allowed");
 	memcpy(out, s, strlen(s) + 1);
 	return YX_OK;
 }
 
 static int
-cfg_abspath(const char *name, char *out, size_t outlen, char *eb, size_t el)
+cfg_abspath(struct cfg_ctx *x, const char *name, char *out, size_t outlen)
 {
 	int rc;
 
-	if ((rc = cfg_str(name, out, outlen, eb, el)) != YX_OK)
+	if ((rc = cfg_str(x, name, out, outlen)) != YX_OK)
 		return rc;
 	if (out[0] != '\0' && out[0] != '/')
-		return cfg_fail(eb, el, name, "must be an absolute path");
+		return cfg_fail(x, name, "must be an absolute path");
 	return YX_OK;
 }
 
 static int
-cfg_size(const char *name, int64_t *out, int64_t lo, int64_t hi, char *eb, size_t el)
+cfg_size(struct cfg_ctx *x, const char *name, int64_t *out, int64_t lo, int64_t hi)
 {
-	const char	*s = getenv(name);
+	const char	*s = cfg_get(x, name);
 	int64_t		 v;
 
 	if (s == NULL || *s == '\0')
 		return YX_OK;
 	if (yx_parse_size(s, &v) != YX_OK || v < lo || v > hi)
-		return cfg_fail(eb, el, name, "expected a size such as 512m within limits");
+		return cfg_fail(x, name, "expected a size such as 512m within limits");
 	*out = v;
 	return YX_OK;
 }
 
 static int
-cfg_bool(const char *name, bool *out, char *eb, size_t el)
+cfg_bool(struct cfg_ctx *x, const char *name, bool *out)
 {
-	const char *s = getenv(name);
+	const char *s = cfg_get(x, name);
 
 	if (s == NULL || *s == '\0')
 		return YX_OK;
@@ -196,16 +344,16 @@ cfg_bool(const char *name, bool *out, char *eb, size_t el)
 	else if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))
 		*out = false;
 	else
-		return cfg_fail(eb, el, name, "expected 1/0, true/false, yes/no or on/off");
+		return cfg_fail(x, name, "expected 1/0, true/false, yes/no or on/off");
 	return YX_OK;
 }
 
 static int
-cfg_enums(struct yx_config *c, char *eb, size_t el)
+cfg_enums(struct cfg_ctx *x, struct yx_config *c)
 {
 	const char *s;
 
-	if ((s = getenv("YUXI_DOCKER_DRIVER")) != NULL && *s != '\0') {
+	if ((s = cfg_get(x, "YUXI_DOCKER_DRIVER")) != NULL && *s != '\0') {
 		if (!strcmp(s, "auto"))
 			c->driver = YX_DRIVER_AUTO;
 		else if (!strcmp(s, "api"))
@@ -213,17 +361,17 @@ cfg_enums(struct yx_config *c, char *eb, size_t el)
 		else if (!strcmp(s, "cli"))
 			c->driver = YX_DRIVER_CLI;
 		else
-			return cfg_fail(eb, el, "YUXI_DOCKER_DRIVER", "expected auto, api or cli");
+			return cfg_fail(x, "YUXI_DOCKER_DRIVER", "expected auto, api or cli");
 	}
-	if ((s = getenv("YUXI_COMMAND_PATH_POLICY")) != NULL && *s != '\0') {
+	if ((s = cfg_get(x, "YUXI_COMMAND_PATH_POLICY")) != NULL && *s != '\0') {
 		if (!strcmp(s, "strict"))
 			c->cmd_policy = YX_CMD_POLICY_STRICT;
 		else if (!strcmp(s, "off"))
 			c->cmd_policy = YX_CMD_POLICY_OFF;
 		else
-			return cfg_fail(eb, el, "YUXI_COMMAND_PATH_POLICY", "expected strict or off");
+			return cfg_fail(x, "YUXI_COMMAND_PATH_POLICY", "expected strict or off");
 	}
-	if ((s = getenv("YUXI_EXEC_AGENT")) != NULL && *s != '\0') {
+	if ((s = cfg_get(x, "YUXI_EXEC_AGENT")) != NULL && *s != '\0') {
 		if (!strcmp(s, "auto") || !strcmp(s, "1"))
 			c->exec_agent = YX_EXEC_AGENT_AUTO;
 		else if (!strcmp(s, "off") || !strcmp(s, "0"))
@@ -231,21 +379,21 @@ cfg_enums(struct yx_config *c, char *eb, size_t el)
 		else if (!strcmp(s, "only"))
 			c->exec_agent = YX_EXEC_AGENT_ONLY;
 		else
-			return cfg_fail(eb, el, "YUXI_EXEC_AGENT", "expected auto, off or only");
+			return cfg_fail(x, "YUXI_EXEC_AGENT", "expected auto, off or only");
 	}
-	if ((s = getenv("YUXI_SANDBOX_CPUS")) != NULL && *s != '\0') {
+	if ((s = cfg_get(x, "YUXI_SANDBOX_CPUS")) != NULL && *s != '\0') {
 		char *end;
 
 		errno = 0;
 		c->cpus = strtod(s, &end);
 		if (errno != 0 || *end != '\0' || !isfinite(c->cpus) || c->cpus < 0.01 || c->cpus > 256)
-			return cfg_fail(eb, el, "YUXI_SANDBOX_CPUS", "expected a number in [0.01, 256]");
+			return cfg_fail(x, "YUXI_SANDBOX_CPUS", "expected a number in [0.01, 256]");
 	}
 	return YX_OK;
 }
 
 static int
-cfg_user(struct yx_config *c, char *eb, size_t el)
+cfg_user(struct cfg_ctx *x, struct yx_config *c)
 {
 	unsigned	uid, gid;
 	char		tail;
@@ -257,9 +405,9 @@ cfg_user(struct yx_config *c, char *eb, size_t el)
 		c->uid = uid;
 		c->gid = uid;
 	} else
-		return cfg_fail(eb, el, "YUXI_SANDBOX_USER", "expected UID or UID:GID (numeric)");
+		return cfg_fail(x, "YUXI_SANDBOX_USER", "expected UID or UID:GID (numeric)");
 	if (c->uid == 0)
-		return cfg_fail(eb, el, "YUXI_SANDBOX_USER", "the sandbox user must not be root");
+		return cfg_fail(x, "YUXI_SANDBOX_USER", "the sandbox user must not be root");
 	return YX_OK;
 }
 
@@ -271,9 +419,9 @@ cfg_user(struct yx_config *c, char *eb, size_t el)
  * contain 0 or the shared sandbox user.
  */
 static int
-cfg_uid_range(struct yx_config *c, char *eb, size_t el)
+cfg_uid_range(struct cfg_ctx *x, struct yx_config *c)
 {
-	const char	*s = getenv("YUXI_SANDBOX_UID_RANGE");
+	const char	*s = cfg_get(x, "YUXI_SANDBOX_UID_RANGE");
 	unsigned long	 lo, hi;
 	char		 tail;
 
@@ -286,7 +434,7 @@ cfg_uid_range(struct yx_config *c, char *eb, size_t el)
 	if (sscanf(s, "%lu-%lu%c", &lo, &hi, &tail) != 2 || lo == 0 ||
 	    hi < lo + 15 || hi >= (1UL << 31) ||
 	    (c->uid >= lo && c->uid <= hi))
-		return cfg_fail(eb, el, "YUXI_SANDBOX_UID_RANGE",
+		return cfg_fail(x, "YUXI_SANDBOX_UID_RANGE",
 		    "expected FIRST-LAST (at least 16 uids, 1..2147483647, "
 		    "not containing YUXI_SANDBOX_USER) or off");
 	c->uid_base = (unsigned)lo;
@@ -295,85 +443,125 @@ cfg_uid_range(struct yx_config *c, char *eb, size_t el)
 }
 
 static int
-cfg_names(struct yx_config *c, char *eb, size_t el)
+cfg_names(struct cfg_ctx *x, struct yx_config *c)
 {
 	const char *p;
 
 	for (p = c->container_prefix; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
-			return cfg_fail(eb, el, "YUXI_SANDBOX_CONTAINER_PREFIX", "only [A-Za-z0-9_.-] allowed");
+			return cfg_fail(x, "YUXI_SANDBOX_CONTAINER_PREFIX", "only [A-Za-z0-9_.-] allowed");
 	if (c->container_prefix[0] == '\0' || !isalnum((unsigned char)c->container_prefix[0]))
-		return cfg_fail(eb, el, "YUXI_SANDBOX_CONTAINER_PREFIX", "must start with a letter or digit");
+		return cfg_fail(x, "YUXI_SANDBOX_CONTAINER_PREFIX", "must start with a letter or digit");
 	if (c->shm_name[0] != '/' || strchr(c->shm_name + 1, '/') != NULL)
-		return cfg_fail(eb, el, "YUXI_SHM_NAME", "must be /name without further slashes");
+		return cfg_fail(x, "YUXI_SHM_NAME", "must be /name without further slashes");
 	for (p = c->network; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
-			return cfg_fail(eb, el, "YUXI_SANDBOX_NETWORK", "only [A-Za-z0-9_.-] allowed");
+			return cfg_fail(x, "YUXI_SANDBOX_NETWORK", "only [A-Za-z0-9_.-] allowed");
 	return YX_OK;
+}
+
+/*
+ * The configuration file to read: YUXI_CONFIG when set ("none": no file;
+ * a path: that file, which must exist), else the installed default when it
+ * exists. *optional says whether a missing file is fine.
+ */
+static const char *
+cfg_file_path(const char *file, bool *optional)
+{
+	const char *env = getenv("YUXI_CONFIG");
+
+	*optional = false;
+	if (file != NULL)
+		return file;
+	if (env != NULL && *env != '\0')
+		return strcmp(env, "none") == 0 ? NULL : env;
+	*optional = true;
+	return YX_CONF_FILE;
 }
 
 int
 yx_config_load(struct yx_config *c, char *eb, size_t el)
 {
-	int64_t	v;
-	bool	debug = false;
-	int	rc;
+	return yx_config_load_file(c, NULL, eb, el);
+}
 
+int
+yx_config_load_file(struct yx_config *c, const char *file, char *eb,
+    size_t el)
+{
+	struct cfg_ctx		 x;
+	const char		*path;
+	int64_t			 v;
+	bool			 debug = false, optional;
+	int			 rc;
+
+	memset(&x, 0, sizeof(x));
+	x.eb = eb;
+	x.el = el;
 	yx_config_defaults(c);
-#define TRY(x) do { if ((rc = (x)) != YX_OK) return rc; } while (0)
-	TRY(cfg_str("YUXI_SANDBOX_IMAGE", c->image, sizeof(c->image), eb, el));
-	TRY(cfg_int("YUXI_SANDBOX_BASE_PORT", &c->base_port, 0, 65000, eb, el));
-	TRY(cfg_str("YUXI_SANDBOX_CONTAINER_PREFIX", c->container_prefix, sizeof(c->container_prefix), eb, el));
-	TRY(cfg_int("YUXI_SANDBOX_IDLE_TIMEOUT", &c->idle_timeout, 1, 86400 * 30, eb, el));
-	TRY(cfg_int("YUXI_SANDBOX_IDLE_CHECK_INTERVAL", &c->idle_check_interval, 1, 86400, eb, el));
-	TRY(cfg_int("YUXI_SANDBOX_MAX_REPLICAS", &c->max_replicas, 1, 4096, eb, el));
-	TRY(cfg_str("YUXI_SANDBOX_HOST", c->sandbox_host, sizeof(c->sandbox_host), eb, el));
-	TRY(cfg_str("YUXI_SANDBOX_PROVISIONER_URL", c->provisioner_url, sizeof(c->provisioner_url), eb, el));
-	TRY(cfg_str("YUXI_SANDBOX_SECURITY_OPTS", c->security_opts, sizeof(c->security_opts), eb, el));
-	TRY(cfg_abspath("YUXI_HOST_PROJECT_DIR", c->host_project_dir, sizeof(c->host_project_dir), eb, el));
-	TRY(cfg_str("YUXI_DOCKER_API_BASE", c->docker_api_base, sizeof(c->docker_api_base), eb, el));
-	TRY(cfg_abspath("YUXI_DOCKER_API_SOCKET", c->docker_api_socket, sizeof(c->docker_api_socket), eb, el));
-	TRY(cfg_enums(c, eb, el));
+	if ((path = cfg_file_path(file, &optional)) != NULL &&
+	    (rc = cfg_read_file(&x, path, optional)) != YX_OK)
+		goto done;
+	if (x.file != NULL)
+		snprintf(c->config_file, sizeof(c->config_file), "%s", x.file);
+#define TRY(call) do { if ((rc = (call)) != YX_OK) goto done; } while (0)
+	TRY(cfg_str(&x, "YUXI_SANDBOX_IMAGE", c->image, sizeof(c->image)));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_BASE_PORT", &c->base_port, 0, 65000));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_CONTAINER_PREFIX", c->container_prefix, sizeof(c->container_prefix)));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_TIMEOUT", &c->idle_timeout, 1, 86400 * 30));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_CHECK_INTERVAL", &c->idle_check_interval, 1, 86400));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_MAX_REPLICAS", &c->max_replicas, 1, 4096));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_HOST", c->sandbox_host, sizeof(c->sandbox_host)));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_PROVISIONER_URL", c->provisioner_url, sizeof(c->provisioner_url)));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_SECURITY_OPTS", c->security_opts, sizeof(c->security_opts)));
+	TRY(cfg_abspath(&x, "YUXI_HOST_PROJECT_DIR", c->host_project_dir, sizeof(c->host_project_dir)));
+	TRY(cfg_str(&x, "YUXI_DOCKER_API_BASE", c->docker_api_base, sizeof(c->docker_api_base)));
+	TRY(cfg_abspath(&x, "YUXI_DOCKER_API_SOCKET", c->docker_api_socket, sizeof(c->docker_api_socket)));
+	TRY(cfg_enums(&x, c));
 	v = c->memory_bytes;
-	TRY(cfg_size("YUXI_SANDBOX_MEMORY", &v, 6LL << 20, 1LL << 40, eb, el));
+	TRY(cfg_size(&x, "YUXI_SANDBOX_MEMORY", &v, 6LL << 20, 1LL << 40));
 	c->memory_bytes = v;
-	TRY(cfg_int("YUXI_SANDBOX_PIDS", &c->pids, 16, 1 << 20, eb, el));
-	TRY(cfg_str("YUXI_SANDBOX_NETWORK", c->network, sizeof(c->network), eb, el));
-	TRY(cfg_bool("YUXI_SANDBOX_READONLY_ROOTFS", &c->readonly_rootfs, eb, el));
-	TRY(cfg_str("YUXI_SANDBOX_USER", c->user, sizeof(c->user), eb, el));
-	TRY(cfg_user(c, eb, el));
-	TRY(cfg_uid_range(c, eb, el));
-	TRY(cfg_int("YUXI_SANDBOX_EXEC_TIMEOUT", &c->exec_timeout, 1, 600, eb, el));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_PIDS", &c->pids, 16, 1 << 20));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_NETWORK", c->network, sizeof(c->network)));
+	TRY(cfg_bool(&x, "YUXI_SANDBOX_READONLY_ROOTFS", &c->readonly_rootfs));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_USER", c->user, sizeof(c->user)));
+	TRY(cfg_user(&x, c));
+	TRY(cfg_uid_range(&x, c));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_EXEC_TIMEOUT", &c->exec_timeout, 1, 600));
 	v = (int64_t)c->output_limit;
-	TRY(cfg_size("YUXI_SANDBOX_OUTPUT_LIMIT", &v, 1024, 64LL << 20, eb, el));
+	TRY(cfg_size(&x, "YUXI_SANDBOX_OUTPUT_LIMIT", &v, 1024, 64LL << 20));
 	c->output_limit = (size_t)v;
 	v = c->tmp_size;
-	TRY(cfg_size("YUXI_SANDBOX_TMP_SIZE", &v, 1LL << 20, 16LL << 30, eb, el));
+	TRY(cfg_size(&x, "YUXI_SANDBOX_TMP_SIZE", &v, 1LL << 20, 16LL << 30));
 	c->tmp_size = v;
-	TRY(cfg_abspath("YUXI_SAVES_DIR", c->saves_dir, sizeof(c->saves_dir), eb, el));
-	TRY(cfg_abspath("YUXI_SKILLS_DIR", c->skills_dir, sizeof(c->skills_dir), eb, el));
-	TRY(cfg_abspath("YUXI_AGENTS_FILE", c->agents_file, sizeof(c->agents_file), eb, el));
-	TRY(cfg_int("YUXI_WORKERS", &c->workers, 1, 256, eb, el));
-	TRY(cfg_abspath("YUXI_FCGI_SOCKET", c->fcgi_socket, sizeof(c->fcgi_socket), eb, el));
-	TRY(cfg_str("YUXI_SHM_NAME", c->shm_name, sizeof(c->shm_name), eb, el));
+	TRY(cfg_abspath(&x, "YUXI_SAVES_DIR", c->saves_dir, sizeof(c->saves_dir)));
+	TRY(cfg_abspath(&x, "YUXI_SKILLS_DIR", c->skills_dir, sizeof(c->skills_dir)));
+	TRY(cfg_abspath(&x, "YUXI_AGENTS_FILE", c->agents_file, sizeof(c->agents_file)));
+	TRY(cfg_int(&x, "YUXI_WORKERS", &c->workers, 1, 256));
+	TRY(cfg_abspath(&x, "YUXI_FCGI_SOCKET", c->fcgi_socket, sizeof(c->fcgi_socket)));
+	TRY(cfg_str(&x, "YUXI_SHM_NAME", c->shm_name, sizeof(c->shm_name)));
 	v = (int64_t)c->upload_limit;
-	TRY(cfg_size("YUXI_UPLOAD_LIMIT", &v, 1024, 16LL << 30, eb, el));
+	TRY(cfg_size(&x, "YUXI_UPLOAD_LIMIT", &v, 1024, 16LL << 30));
 	c->upload_limit = (size_t)v;
 	v = (int64_t)c->viewer_file_limit;
-	TRY(cfg_size("YUXI_VIEWER_FILE_LIMIT", &v, 1024, 64LL << 20, eb, el));
+	TRY(cfg_size(&x, "YUXI_VIEWER_FILE_LIMIT", &v, 1024, 64LL << 20));
 	c->viewer_file_limit = (size_t)v;
 	v = (int64_t)c->body_limit;
-	TRY(cfg_size("YUXI_BODY_LIMIT", &v, 4096, 1LL << 30, eb, el));
+	TRY(cfg_size(&x, "YUXI_BODY_LIMIT", &v, 4096, 1LL << 30));
 	c->body_limit = (size_t)v;
-	TRY(cfg_int("YUXI_REQUEST_BUDGET_MS", &c->request_budget_ms, 0, 3600 * 1000, eb, el));
+	TRY(cfg_int(&x, "YUXI_REQUEST_BUDGET_MS", &c->request_budget_ms, 0, 3600 * 1000));
 	v = (int64_t)c->walk_read_budget;
-	TRY(cfg_size("YUXI_WALK_READ_BUDGET", &v, 0, 1LL << 50, eb, el));
+	TRY(cfg_size(&x, "YUXI_WALK_READ_BUDGET", &v, 0, 1LL << 50));
 	c->walk_read_budget = (uint64_t)v;
-	TRY(cfg_abspath("YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path), eb, el));
-	TRY(cfg_abspath("YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path), eb, el));
-	TRY(cfg_bool("YUXI_DEBUG", &debug, eb, el));
+	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
+	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
+	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
-	TRY(cfg_names(c, eb, el));
+	TRY(cfg_names(&x, c));
+	TRY(cfg_check_unused(&x));
 #undef TRY
-	return YX_OK;
+	rc = YX_OK;
+done:
+	free(x.text);
+	return rc;
 }

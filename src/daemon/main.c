@@ -1,20 +1,23 @@
 /*
  * main.c - yuxi-sandboxd: the sandbox service's FastCGI daemon.
  *
- * Loads the configuration from the environment (docs/design.md §6) and the
- * agents file; any invalid value stops the start with a message naming the
- * variable and exit status 2. Then the master runs in the foreground
- * (supervisors and scripts/run-service.sh handle daemonising) and logs to
- * stderr.
+ * Loads the configuration (the configuration file, then the environment,
+ * docs/configuration.md) and the agents file; any invalid value stops the
+ * start with a message naming the variable (and the file's line) and exit
+ * status 2. Then the master runs in the foreground (systemd and
+ * scripts/run-service.sh handle supervision) and logs to stderr.
  *
- * usage: yuxi-sandboxd [-d] [-t]
- *   -d  debug logging (as YUXI_DEBUG=1)
- *   -t  check the configuration and the agents file, then exit
+ * usage: yuxi-sandboxd [-dt] [-c FILE] | --version | --help
+ *   -c FILE  the configuration file (default: YUXI_CONFIG, else
+ *            $(sysconfdir)/yuxi-sandbox/yuxi-sandbox.conf when it exists)
+ *   -d       debug logging (as YUXI_DEBUG=1)
+ *   -t       check the configuration and the agents file, then exit
  */
 #include "config.h"
 
 #include <sys/stat.h>
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,10 +26,18 @@
 #include "yuxi/log.h"
 
 static void
-usage(void)
+usage(FILE *f, int status)
 {
-	fprintf(stderr, "usage: yuxi-sandboxd [-d] [-t]\n");
-	exit(2);
+	fprintf(f, "usage: yuxi-sandboxd [-dt] [-c FILE]\n"
+	    "       yuxi-sandboxd --version | --help\n\n"
+	    "  -c FILE    configuration file (default: $YUXI_CONFIG, else\n"
+	    "             %s when it exists);\n"
+	    "             YUXI_* environment variables override it\n"
+	    "  -d         debug logging\n"
+	    "  -t         check the configuration and the agents file, then exit\n"
+	    "  --version  print the version and exit\n\n"
+	    "See yuxi-sandboxd(8), yuxi-sandbox.conf(5).\n", YX_CONF_FILE);
+	exit(status);
 }
 
 /* Validate what workers load on their own, so a bad file stops the start. */
@@ -56,25 +67,40 @@ check_files(const struct yx_config *cfg)
 int
 main(int argc, char *argv[])
 {
-	static struct yx_config	cfg;
-	char			err[512];
-	int			ch, debug = 0, test = 0;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct yx_config	 cfg;
+	const char		*file = NULL;
+	char			 err[512];
+	int			 ch, debug = 0, test = 0;
 
-	while ((ch = getopt(argc, argv, "dt")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:dt", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'c':
+			file = optarg;
+			break;
 		case 'd':
 			debug = 1;
 			break;
 		case 't':
 			test = 1;
 			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'V':
+			printf("yuxi-sandboxd %s\n", PACKAGE_VERSION);
+			return 0;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
 	if (optind != argc)
-		usage();
-	if (yx_config_load(&cfg, err, sizeof(err)) != YX_OK) {
+		usage(stderr, 2);
+	if (yx_config_load_file(&cfg, file, err, sizeof(err)) != YX_OK) {
 		fprintf(stderr, "yuxi-sandboxd: %s\n", err);
 		return 2;
 	}
@@ -84,7 +110,9 @@ main(int argc, char *argv[])
 	if (check_files(&cfg) == -1)
 		return 2;
 	if (test) {
-		fprintf(stderr, "yuxi-sandboxd: configuration ok\n");
+		fprintf(stderr, "yuxi-sandboxd: configuration ok (%s)\n",
+		    cfg.config_file[0] != '\0' ? cfg.config_file :
+		    "environment only");
 		return 0;
 	}
 	return yx_master_main(&cfg);
