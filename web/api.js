@@ -1,5 +1,8 @@
 // web/api.js - the workbench's client of the yuxi-sandbox HTTP API
-// (docs/api: threads, viewer, execute). Same origin, bearer token from
+// (docs/api: threads, viewer, execute). Same origin, paths relative to the
+// page (so the service may live under a URL prefix, e.g. /sandbox/). The
+// identity is the site's own sign-in (a cookie, basic auth, an SSO proxy:
+// credentials "same-origin") or, when one was pasted, a bearer token from
 // sessionStorage. Every failure becomes an ApiError carrying the HTTP status,
 // the service's error code and a sentence a person can read; the raw JSON is
 // never shown.
@@ -100,9 +103,12 @@ async function failure(res) {
 // fetch with the token; resolves to the Response when 2xx, else throws
 // ApiError (network failures included, status 0).
 async function send(method, url, body) {
-	const headers = { "Authorization": "Bearer " + getToken() };
-	const init = { method, headers, cache: "no-store", credentials: "omit",
-	    redirect: "error" };
+	const headers = {};
+	const tok = getToken();
+	if (tok)
+		headers["Authorization"] = "Bearer " + tok;
+	const init = { method, headers, cache: "no-store",
+	    credentials: "same-origin", redirect: "error" };
 	if (body !== undefined) {
 		headers["Content-Type"] = "application/json";
 		init.body = JSON.stringify(body);
@@ -124,7 +130,7 @@ function qs(params) {
 }
 
 export async function listThreads() {
-	const j = await (await send("GET", "/api/threads")).json();
+	const j = await (await send("GET", "api/threads")).json();
 	return Array.isArray(j.threads) ? j.threads : [];
 }
 
@@ -134,29 +140,29 @@ export async function createThread(threadId, agentId) {
 		body.thread_id = threadId;
 	if (agentId)
 		body.agent_id = agentId;
-	return (await send("POST", "/api/threads", body)).json();
+	return (await send("POST", "api/threads", body)).json();
 }
 
 export async function tree(threadId, path) {
-	return (await send("GET", "/api/viewer/filesystem/tree?" +
+	return (await send("GET", "api/viewer/filesystem/tree?" +
 	    qs({ thread_id: threadId, path }))).json();
 }
 
 export async function readFile(threadId, path) {
-	return (await send("GET", "/api/viewer/filesystem/file?" +
+	return (await send("GET", "api/viewer/filesystem/file?" +
 	    qs({ thread_id: threadId, path }))).json();
 }
 
 // The file's bytes as a Blob of the given type (the server's Content-Type
 // is ignored on purpose: the caller decides how the bytes may be used).
 export async function downloadBlob(threadId, path, type) {
-	const res = await send("GET", "/api/viewer/filesystem/download?" +
+	const res = await send("GET", "api/viewer/filesystem/download?" +
 	    qs({ thread_id: threadId, path }));
 	const buf = await res.arrayBuffer();
 	return new Blob([buf], { type });
 }
 
 export async function execute(threadId, command) {
-	return (await send("POST", "/api/execute",
+	return (await send("POST", "api/execute",
 	    { thread_id: threadId, command })).json();
 }

@@ -22,6 +22,7 @@ const IMAGE_TYPES = {
 const THREAD_KEY = "yuxi.thread";
 
 const state = {
+	siteSession: false,	// signed in by the site, not by a pasted token
 	thread: "",
 	threads: [],
 	file: null,		// entry shown in the viewer
@@ -109,6 +110,8 @@ async function signIn(ev) {
 	api.setToken(tok);
 	try {
 		await loadThreads();
+		state.siteSession = false;
+		$("signout").hidden = false;
 		showBench();
 		$("newthread-btn").focus();
 	} catch (err) {
@@ -414,13 +417,12 @@ async function start() {
 	$("cmd").addEventListener("keydown", cmdKey);
 	$("download-btn").addEventListener("click", download);
 
-	if (!api.getToken()) {
-		showSignIn();
-		document.body.dataset.ready = "1";
-		return;
-	}
+	// No token pasted: the site may sign people in itself (a session
+	// cookie, basic auth, an SSO proxy); then the API answers at once.
 	try {
 		await loadThreads();
+		state.siteSession = !api.getToken();
+		$("signout").hidden = state.siteSession;
 		showBench();
 		let last = "";
 		try {
@@ -430,8 +432,10 @@ async function start() {
 			await pickThread(last);
 	} catch (err) {
 		if (err.status === 401) {
+			const hadToken = !!api.getToken();
 			signOut();
-			showAlert(err.message, "error");
+			if (hadToken)
+				showAlert(err.message, "error");
 		} else {
 			showBench();
 			fail(err);

@@ -73,6 +73,9 @@ struct yx_config {
 	char		agents_file[YX_CFG_PATH];	/* YUXI_AGENTS_FILE ("" = no agents) */
 	int		workers;			/* YUXI_WORKERS (4) */
 	char		fcgi_socket[YX_CFG_PATH];	/* YUXI_FCGI_SOCKET ($(runstatedir)/yuxi-sandbox/fcgi.sock) */
+	int		fcgi_socket_gid;		/* YUXI_FCGI_SOCKET_GROUP (-1: the directory's) */
+	unsigned	fcgi_socket_mode;		/* YUXI_FCGI_SOCKET_MODE (0660; 0600 or 0660) */
+	char		url_prefix[128];		/* YUXI_URL_PREFIX ("" or "/a/b", no trailing /) */
 	enum yx_cmd_policy cmd_policy;			/* YUXI_COMMAND_PATH_POLICY strict|off */
 	char		shm_name[64];			/* YUXI_SHM_NAME (/yuxi-sandbox) */
 	size_t		upload_limit;			/* YUXI_UPLOAD_LIMIT (64 MiB) */

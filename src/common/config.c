@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,8 @@ yx_config_defaults(struct yx_config *c)
 	snprintf(c->saves_dir, sizeof(c->saves_dir), "%s", YX_STATE_DIR);
 	c->workers = 4;
 	snprintf(c->fcgi_socket, sizeof(c->fcgi_socket), "%s/fcgi.sock", YX_RUN_DIR);
+	c->fcgi_socket_gid = -1;
+	c->fcgi_socket_mode = 0660;
 	c->cmd_policy = YX_CMD_POLICY_STRICT;
 	snprintf(c->shm_name, sizeof(c->shm_name), "/yuxi-sandbox");
 	c->upload_limit = 64 << 20;
@@ -442,6 +445,62 @@ cfg_uid_range(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
+/*
+ * The socket's group (a name or a number) and mode. Whoever can connect to
+ * the socket can name any user in the FastCGI params, so "other" never gets
+ * access: 0600 or 0660 only.
+ */
+static int
+cfg_socket(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s;
+	struct group	*gr;
+	char		*end;
+	long		 v;
+
+	if ((s = cfg_get(x, "YUXI_FCGI_SOCKET_GROUP")) != NULL) {
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (isdigit((unsigned char)*s) && *end == '\0' && errno == 0 &&
+		    v >= 0 && v < INT32_MAX)
+			c->fcgi_socket_gid = (int)v;
+		else if ((gr = getgrnam(s)) != NULL)
+			c->fcgi_socket_gid = (int)gr->gr_gid;
+		else
+			return cfg_fail(x, "YUXI_FCGI_SOCKET_GROUP", "no such group");
+	}
+	if ((s = cfg_get(x, "YUXI_FCGI_SOCKET_MODE")) != NULL) {
+		if (strcmp(s, "0600") == 0 || strcmp(s, "600") == 0)
+			c->fcgi_socket_mode = 0600;
+		else if (strcmp(s, "0660") == 0 || strcmp(s, "660") == 0)
+			c->fcgi_socket_mode = 0660;
+		else
+			return cfg_fail(x, "YUXI_FCGI_SOCKET_MODE",
+			    "0600 or 0660 (whoever connects can claim any user)");
+	}
+	return YX_OK;
+}
+
+/* "" or "/seg[/seg...]": no trailing slash, no empty, "." or ".." segment. */
+static int
+cfg_url_prefix(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s = c->url_prefix, *p;
+
+	if (s[0] == '\0')
+		return YX_OK;
+	if (s[0] != '/' || s[strlen(s) - 1] == '/' || strstr(s, "//") != NULL ||
+	    strstr(s, "/./") != NULL || strstr(s, "/../") != NULL ||
+	    strcmp(strrchr(s, '/'), "/.") == 0 || strcmp(strrchr(s, '/'), "/..") == 0)
+		return cfg_fail(x, "YUXI_URL_PREFIX",
+		    "expected \"\" or a path such as /sandbox (no trailing /)");
+	for (p = s; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && strchr("/-._~", *p) == NULL)
+			return cfg_fail(x, "YUXI_URL_PREFIX",
+			    "only [A-Za-z0-9/._~-] allowed");
+	return YX_OK;
+}
+
 static int
 cfg_names(struct cfg_ctx *x, struct yx_config *c)
 {
@@ -539,6 +598,9 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_abspath(&x, "YUXI_AGENTS_FILE", c->agents_file, sizeof(c->agents_file)));
 	TRY(cfg_int(&x, "YUXI_WORKERS", &c->workers, 1, 256));
 	TRY(cfg_abspath(&x, "YUXI_FCGI_SOCKET", c->fcgi_socket, sizeof(c->fcgi_socket)));
+	TRY(cfg_socket(&x, c));
+	TRY(cfg_str(&x, "YUXI_URL_PREFIX", c->url_prefix, sizeof(c->url_prefix)));
+	TRY(cfg_url_prefix(&x, c));
 	TRY(cfg_str(&x, "YUXI_SHM_NAME", c->shm_name, sizeof(c->shm_name)));
 	v = (int64_t)c->upload_limit;
 	TRY(cfg_size(&x, "YUXI_UPLOAD_LIMIT", &v, 1024, 16LL << 30));

@@ -18,7 +18,8 @@
  * instead of none), enginemsg (the engine's own error text, host paths
  * included, reaches the client), mask (no output masking of host paths),
  * clientgone (a walk never learns that its client went away:
- * yx_http_client_gone() says false). The broker's own control build
+ * yx_http_client_gone() says false), crosssite (a browser's cross-site
+ * POST or DELETE is served). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

@@ -12,8 +12,9 @@
  * YUXI_WALK_READ_BUDGET) and stop when nginx drops the connection because
  * the client left: a cut answer says "truncated_reason".
  *
- * Downloads answer X-Accel-Redirect: /_yuxi_files/<tid>/user-data/<rel> or
- * /_yuxi_skills/<rel>, every segment percent-encoded; nginx serves the
+ * Downloads answer X-Accel-Redirect: <prefix>/_yuxi_files/<tid>/user-data/<rel>
+ * or <prefix>/_yuxi_skills/<rel> (prefix: YUXI_URL_PREFIX), every segment
+ * percent-encoded; nginx serves the
  * bytes from its internal locations with disable_symlinks on.
  */
 #include "config.h"
@@ -730,9 +731,10 @@ fs_download(struct yx_wctx *w, struct yx_http_req *r)
 		goto done;
 	}
 	if (c.vp.root == YX_ROOT_USER_DATA)
-		rc = yx_buf_printf(&uri, YX_ACCEL_FILES "%s/user-data/", c.t.thread_id);
+		rc = yx_buf_printf(&uri, "%s" YX_ACCEL_FILES "%s/user-data/",
+		    w->cfg->url_prefix, c.t.thread_id);
 	else
-		rc = yx_buf_puts(&uri, YX_ACCEL_SKILLS);
+		rc = yx_buf_printf(&uri, "%s" YX_ACCEL_SKILLS, w->cfg->url_prefix);
 	if (rc == YX_OK)
 		rc = yx_pct_encode_path(&uri, dl.rel);
 	if (rc == YX_OK)

@@ -15,12 +15,12 @@
  * child (workers finish their in-flight request first), waits at most
  * exec_timeout + 10 s, SIGKILLs what is left and exits 0.
  *
- * Socket permissions: the socket is created 0660 (umask 0117) and inherits
- * the group of its directory when that directory is set-group-ID. In
- * production make the socket directory (e.g. /run/yuxi-sandbox) owned by
- * root:www-data (nginx's group) with mode 2750, so nginx workers can
- * connect and nobody else can. The dev run (scripts/run-service.sh) runs
- * nginx with `user root;`.
+ * Socket permissions: the socket is created 0660 (umask 0117), then given
+ * YUXI_FCGI_SOCKET_GROUP (nginx's group, e.g. www-data) and
+ * YUXI_FCGI_SOCKET_MODE (0660 or 0600) when set; else it keeps the group of
+ * its directory (set-group-ID directories pass theirs on). Whoever connects
+ * can name any user, so "other" never gets access. The dev run
+ * (scripts/run-service.sh) runs nginx with `user root;`.
  */
 #include "config.h"
 
@@ -286,6 +286,16 @@ master_listen(const struct yx_config *cfg)
 	umask(old);
 	if (fd < 0) {
 		log_warnx("cannot listen on %s", cfg->fcgi_socket);
+		return -1;
+	}
+	/* until here 0660 with our own group: nobody else could connect */
+	if ((cfg->fcgi_socket_gid != -1 && chown(cfg->fcgi_socket, (uid_t)-1,
+	    (gid_t)cfg->fcgi_socket_gid) == -1) ||
+	    chmod(cfg->fcgi_socket, cfg->fcgi_socket_mode) == -1) {
+		log_warn("%s: group %d mode %04o", cfg->fcgi_socket,
+		    cfg->fcgi_socket_gid, cfg->fcgi_socket_mode);
+		close(fd);
+		unlink(cfg->fcgi_socket);
 		return -1;
 	}
 	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||

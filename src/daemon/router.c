@@ -12,11 +12,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <fcgiapp.h>
 
 #include "daemon_int.h"
+#include "common/control_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 
@@ -132,22 +134,90 @@ route_log(const struct yx_http_req *r, int64_t us)
 	    r->thread_id, strlen(r->thread_id)) : "-");
 }
 
+/*
+ * The path below YUXI_URL_PREFIX ("/sandbox/api/x" -> "/api/x"); NULL when
+ * the request is not under it.
+ */
+static const char *
+router_unprefix(const char *prefix, const char *path)
+{
+	size_t n = strlen(prefix);
+
+	if (n == 0)
+		return path;
+	if (strncmp(path, prefix, n) != 0 || path[n] != '/')
+		return NULL;
+	return path + n;
+}
+
+/* Length of the host part of "host[:port]" or "[v6]:port". */
+static size_t
+router_hostlen(const char *s)
+{
+	const char *e;
+
+	if (s[0] == '[')
+		return (e = strchr(s, ']')) != NULL ? (size_t)(e - s) + 1 : strlen(s);
+	return strcspn(s, ":/");
+}
+
+/*
+ * A browser's request made by another site's page (docs/security.md
+ * "Cross-site requests"): with cookie or basic-auth sign-in the browser
+ * would attach the credentials. State-changing methods are refused when the
+ * browser says so (Sec-Fetch-Site cross-site or same-site) or when Origin
+ * names another host than the request's (HTTP_HOST; Debian's fastcgi_params
+ * pass $host, without the port, so hosts are compared without ports).
+ * Agents and curl send neither header.
+ */
+static bool
+router_cross_site(const struct yx_http_req *r)
+{
+	const char	*site, *origin, *host, *o;
+	size_t		 n;
+
+	if (r->method == YX_M_GET || r->method == YX_M_HEAD)
+		return false;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("crosssite"))	/* control mode: never refused */
+		return false;
+#endif
+	site = FCGX_GetParam("HTTP_SEC_FETCH_SITE", r->fcgi->envp);
+	if (site != NULL && (strcmp(site, "cross-site") == 0 ||
+	    strcmp(site, "same-site") == 0))
+		return true;
+	origin = FCGX_GetParam("HTTP_ORIGIN", r->fcgi->envp);
+	if (origin == NULL || origin[0] == '\0')
+		return false;
+	host = FCGX_GetParam("HTTP_HOST", r->fcgi->envp);
+	if ((o = strstr(origin, "://")) == NULL || host == NULL)
+		return true;	/* "null" and other opaque origins */
+	o += 3;
+	n = router_hostlen(o);
+	return n == 0 || n != router_hostlen(host) || strncasecmp(o, host, n) != 0;
+}
+
 int
 yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 {
 	char		 arg[256], allow[96];
+	const char	*path;
 	size_t		 idx = yx_nroutes;
 	int64_t		 t0 = yx_mono_us();
-	int		 rc;
+	int		 rc = YX_E_NOT_FOUND;
 
-	rc = yx_router_match(r->method, r->path, &idx, arg, sizeof(arg));
+	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL)
+		rc = yx_router_match(r->method, path, &idx, arg, sizeof(arg));
 	if (rc == YX_E_METHOD_NOT_ALLOWED) {
 		/* counted as unmatched: a route's series carry its own method */
-		router_allow(r->path, allow, sizeof(allow));
+		router_allow(path, allow, sizeof(allow));
 		idx = yx_nroutes;
 	}
 	r->route = idx < yx_nroutes ? yx_routes[idx].pattern : "unmatched";
-	if (rc == YX_E_NOT_FOUND)
+	if (rc == YX_OK && router_cross_site(r))
+		yx_http_send_error(r, rc = YX_E_FORBIDDEN,
+		    "cross-site request refused");
+	else if (rc == YX_E_NOT_FOUND)
 		yx_http_send_error(r, rc, "no such endpoint");
 	else if (rc == YX_E_METHOD_NOT_ALLOWED)
 		yx_http_send_error_hdr(r, rc, NULL, allow);

@@ -16,7 +16,10 @@
 
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+
+#include <linux/capability.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -81,6 +84,24 @@ thread_store_subdir(int sfd, const char *saves, const char *name, mode_t mode,
 	return YX_OK;
 }
 
+/*
+ * May this process give files to other uids (docs/design.md §8)? Root, or
+ * a service user holding CAP_CHOWN in its effective set (the packaged
+ * daemon: AmbientCapabilities in its unit).
+ */
+static bool
+threads_may_chown(void)
+{
+	struct __user_cap_header_struct	hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct	data[_LINUX_CAPABILITY_U32S_3];
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data) == -1)
+		return false;
+	return (data[CAP_CHOWN / 32].effective & (1U << (CAP_CHOWN % 32))) != 0;
+}
+
 int
 yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
     struct yx_errctx *err)
@@ -93,7 +114,7 @@ yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
 	st->gid = cfg->gid;
 	st->uid_base = cfg->uid_base;
 	st->uid_count = cfg->uid_count;
-	st->chown_ok = geteuid() == 0;
+	st->chown_ok = threads_may_chown();
 	if (!st->chown_ok)	/* files could not be given to other uids */
 		st->uid_count = 0;
 	st->remove_budget_ms = cfg->request_budget_ms;
