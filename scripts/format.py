@@ -56,6 +56,8 @@ def sources():
 def binary():
     cf = os.environ.get("CLANG_FORMAT")
     if cf:
+        if not shutil.which(cf):
+            sys.exit("format.py: CLANG_FORMAT=%s: not found" % cf)
         return cf
     for name in ("clang-format-14", "clang-format"):
         if shutil.which(name):
