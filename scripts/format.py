@@ -134,4 +134,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:     # `make format-check | head`
+        sys.exit(1)
