@@ -1,0 +1,11 @@
+/*
+ * tutil.h - small helpers shared by the Criterion tests.
+ */
+#ifndef TESTS_LIB_TUTIL_H
+#define TESTS_LIB_TUTIL_H
+
+/* Remove the tree at path, depth first, never following a symlink;
+ * errors are ignored (test teardown). */
+void	tutil_rmtree(const char *path);
+
+#endif
