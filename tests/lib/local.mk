@@ -14,3 +14,4 @@ tests_lib_libyxtest_a_SOURCES = tests/lib/corpus.c tests/lib/corpus.h \
 	tests/lib/exectest.c tests/lib/exectest.h \
 	tests/lib/storetest.c tests/lib/storetest.h \
 	tests/lib/tsv.c tests/lib/tsv.h tests/lib/tutil.c tests/lib/tutil.h
+EXTRA_DIST += tests/lib/yxsvc.py tests/lib/suite.sh

@@ -33,7 +33,7 @@ tests_lib_libyxtest_a_SOURCES += tests/fuzz/http_props.c tests/fuzz/http_props.h
 TESTS += tests/security/run-security.sh
 SOAK_TESTS += tests/security/run-security-soak.sh
 EXTRA_DIST += tests/security/run-security.sh tests/security/run-security-soak.sh \
-	tests/security/secfix.py tests/security/fcgi.py tests/security/summary.py \
+	tests/security/secfix.py tests/security/fcgi.py \
 	tests/security/test_identity.py tests/security/test_paths.py \
 	tests/security/test_downloads.py tests/security/test_uploads.py \
 	tests/security/test_listing.py tests/security/test_control_build.py \
