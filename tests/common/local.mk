@@ -1,6 +1,9 @@
 # tests/common: the ground floor (src/common).
 #   test_text      UTF-8 scanning and cleaning, JSON strings
 #   test_conffile  the configuration file and its errors
-COMMON_TESTS = tests/common/test_text tests/common/test_conffile
+#   test_config    configuration from the environment, yx_parse_size
+#   test_log       log_escape (untrusted bytes in log lines)
+COMMON_TESTS = tests/common/test_text tests/common/test_conffile \
+	tests/common/test_config tests/common/test_log
 check_PROGRAMS += $(COMMON_TESTS)
 TESTS += $(COMMON_TESTS)
