@@ -28,7 +28,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +35,7 @@
 #include "yuxi/clock.h"
 #include "guest/agent_proto.h"
 #include "../lib/exectest.h"
+#include "../lib/tutil.h"
 
 /* The agent's own sandboxes: auto transport (agent first, engine exec as
  * fallback), the Engine API driver, one shared sandbox uid. */
@@ -107,15 +107,8 @@ kill_agents(const char *cid)
 static int
 trap_listen(const char *path)
 {
-	struct sockaddr_un	sun;
-	int			fd;
+	int fd = tutil_unix_listen(path, SOCK_NONBLOCK);
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), -1);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	cr_assert_eq(listen(fd, 16), 0);
 	cr_assert_eq(chown(path, xt.cfg.uid, xt.cfg.gid), 0);	/* owner looks right */
 	return fd;
 }
@@ -160,8 +153,7 @@ Test(agent, killed_mid_command_then_next_works)
 	pid_t			k;
 	int			rc;
 
-	run("t-kill", "echo warm", &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-kill", "echo warm", NULL);
 	exectest_container_of("t-kill", cid, sizeof(cid));
 	if ((k = fork()) == 0) {
 		usleep(700 * 1000);
@@ -195,9 +187,7 @@ symlink_case(const char *tid, const char *target, int trap)
 
 	snprintf(cmd, sizeof(cmd), "ln -sf '%s' " YX_AGENT_SOCK_TARGET " && echo linked",
 	    target);
-	run(tid, cmd, &out);
-	cr_assert_str_eq(out.output, "linked\n");
-	yx_exec_output_fini(&out);
+	exectest_expect(tid, cmd, "linked\n");
 	/* the host refuses the link itself, before any connect */
 	cr_assert_eq(yx_agent_rundir_open(xt.saves, tid, xt.cfg.uid, xt.cfg.gid, rd,
 	    sizeof(rd), &rdfd, NULL), YX_OK);
@@ -260,8 +250,7 @@ Test(agent, fake_agent_lying_about_sizes)
 	pid_t			pid;
 	int			lfd, c;
 
-	run("t-fake", "echo warm", &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-fake", "echo warm", NULL);
 	exectest_container_of("t-fake", cid, sizeof(cid));
 	cr_assert_geq(kill_agents(cid), 1);
 	usleep(100 * 1000);
@@ -291,8 +280,7 @@ Test(agent, latency_sanity)
 	int64_t			t[21], t0, tmp;
 	int			i, j;
 
-	run("t-lat", "echo warm", &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-lat", "echo warm", NULL);
 	for (i = 0; i < 21; i++) {
 		t0 = yx_mono_us();
 		run("t-lat", "echo hi", &out);

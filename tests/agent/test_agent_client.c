@@ -88,16 +88,10 @@ teardown(void)
 static int
 listen_at(const char *path, uid_t uid)
 {
-	struct sockaddr_un	sun;
-	int			fd;
+	int fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), -1);
 	unlink(path);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0, "%s", path);
-	cr_assert_eq(listen(fd, 16), 0);
+	fd = tutil_unix_listen(path, SOCK_NONBLOCK);
 	cr_assert_eq(chown(path, uid, GID), 0);
 	return fd;
 }

@@ -271,22 +271,38 @@ Test(config, sizes_with_suffixes)
 	cr_expect_eq(c.walk_read_budget, 0);
 }
 
+/* The value of enumeration variable name in c. */
+static int
+enum_of(const struct yx_config *c, const char *name)
+{
+	if (strcmp(name, "YUXI_DOCKER_DRIVER") == 0)
+		return c->driver;
+	if (strcmp(name, "YUXI_COMMAND_PATH_POLICY") == 0)
+		return c->cmd_policy;
+	return c->exec_agent;
+}
+
 Test(config, enumerations_and_cpus)
 {
-	struct yx_config c;
+	static const struct { const char *name, *value; int want; } t[] = {
+		{ "YUXI_DOCKER_DRIVER", "cli", YX_DRIVER_CLI },
+		{ "YUXI_DOCKER_DRIVER", "api", YX_DRIVER_API },
+		{ "YUXI_DOCKER_DRIVER", "auto", YX_DRIVER_AUTO },
+		{ "YUXI_COMMAND_PATH_POLICY", "off", YX_CMD_POLICY_OFF },
+		{ "YUXI_COMMAND_PATH_POLICY", "strict", YX_CMD_POLICY_STRICT },
+		{ "YUXI_EXEC_AGENT", "0", YX_EXEC_AGENT_OFF },
+		{ "YUXI_EXEC_AGENT", "off", YX_EXEC_AGENT_OFF },
+		{ "YUXI_EXEC_AGENT", "only", YX_EXEC_AGENT_ONLY },
+		{ "YUXI_EXEC_AGENT", "1", YX_EXEC_AGENT_AUTO },
+	};
+	struct yx_config	c;
+	size_t			i;
 
-	expect_taken("YUXI_DOCKER_DRIVER", "cli", &c);
-	cr_expect_eq(c.driver, YX_DRIVER_CLI);
-	expect_taken("YUXI_DOCKER_DRIVER", "api", &c);
-	cr_expect_eq(c.driver, YX_DRIVER_API);
-	expect_taken("YUXI_COMMAND_PATH_POLICY", "off", &c);
-	cr_expect_eq(c.cmd_policy, YX_CMD_POLICY_OFF);
-	expect_taken("YUXI_EXEC_AGENT", "0", &c);
-	cr_expect_eq(c.exec_agent, YX_EXEC_AGENT_OFF);
-	expect_taken("YUXI_EXEC_AGENT", "only", &c);
-	cr_expect_eq(c.exec_agent, YX_EXEC_AGENT_ONLY);
-	expect_taken("YUXI_EXEC_AGENT", "1", &c);
-	cr_expect_eq(c.exec_agent, YX_EXEC_AGENT_AUTO);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		expect_taken(t[i].name, t[i].value, &c);
+		cr_expect_eq(enum_of(&c, t[i].name), t[i].want, "%s=%s",
+		    t[i].name, t[i].value);
+	}
 	expect_taken("YUXI_SANDBOX_CPUS", "0.5", &c);
 	cr_expect(c.cpus == 0.5);
 	expect_taken("YUXI_SANDBOX_CPUS", "0.01", &c);

@@ -15,57 +15,87 @@
 
 #include "yuxi/log.h"
 
-/* log_escape into a 256-byte buffer; returns it (static). */
-static const char *
-esc(const char *src, size_t len)
-{
-	static char	out[256];
+struct golden {
+	const char	*in;
+	size_t		 len;
+	const char	*want;
+};
 
-	cr_assert_eq(log_escape(out, sizeof(out), src, len), out);
-	return out;
+#define G(lit, want)	{ (lit), sizeof(lit) - 1, (want) }
+
+/* log_escape of each case into a 256-byte buffer. */
+static void
+check(const struct golden *t, size_t n)
+{
+	char	out[256];
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(log_escape(out, sizeof(out), t[i].in, t[i].len), out);
+		cr_expect_str_eq(out, t[i].want, "case %zu", i);
+	}
 }
 
-#define ESC(lit)	esc((lit), sizeof(lit) - 1)
+#define CHECK(t)	check((t), sizeof(t) / sizeof((t)[0]))
 
 Test(log_escape, printable_ascii_unchanged)
 {
-	cr_expect_str_eq(ESC("thread t-1 /home/yuxi/a b.txt (ok) it's"),
-	    "thread t-1 /home/yuxi/a b.txt (ok) it's");
-	cr_expect_str_eq(ESC(""), "");
-	cr_expect_str_eq(ESC(" ~"), " ~");
+	static const struct golden t[] = {
+		G("thread t-1 /home/yuxi/a b.txt (ok) it's",
+		    "thread t-1 /home/yuxi/a b.txt (ok) it's"),
+		G("", ""),
+		G(" ~", " ~"),
+	};
+
+	CHECK(t);
 }
 
 Test(log_escape, control_bytes_and_del)
 {
-	cr_expect_str_eq(ESC("a\nb"), "a\\x0ab");
-	cr_expect_str_eq(ESC("\r\n2024-01-01 fake: line"),
-	    "\\x0d\\x0a2024-01-01 fake: line");
-	cr_expect_str_eq(ESC("\t\x1b[31m\x7f"), "\\x09\\x1b[31m\\x7f");
-	cr_expect_str_eq(ESC("\x01\x1f"), "\\x01\\x1f");
+	static const struct golden t[] = {
+		G("a\nb", "a\\x0ab"),
+		G("\r\n2024-01-01 fake: line", "\\x0d\\x0a2024-01-01 fake: line"),
+		G("\t\x1b[31m\x7f", "\\x09\\x1b[31m\\x7f"),
+		G("\x01\x1f", "\\x01\\x1f"),
+	};
+
+	CHECK(t);
 }
 
 Test(log_escape, quote_and_backslash)
 {
-	cr_expect_str_eq(ESC("id=\"x\" path=\\y"), "id=\\x22x\\x22 path=\\x5cy");
-	/* an escape in the input stays distinguishable from ours */
-	cr_expect_str_eq(ESC("\\x0a"), "\\x5cx0a");
+	static const struct golden t[] = {
+		G("id=\"x\" path=\\y", "id=\\x22x\\x22 path=\\x5cy"),
+		/* an escape in the input stays distinguishable from ours */
+		G("\\x0a", "\\x5cx0a"),
+	};
+
+	CHECK(t);
 }
 
 Test(log_escape, bytes_above_ascii)
 {
-	cr_expect_str_eq(ESC("\xc3\xa9"), "\\xc3\\xa9");		/* valid UTF-8 */
-	cr_expect_str_eq(ESC("\xff\xfe"), "\\xff\\xfe");		/* never UTF-8 */
-	cr_expect_str_eq(ESC("\xc0\xaf"), "\\xc0\\xaf");		/* overlong '/' */
-	cr_expect_str_eq(ESC("\xed\xa0\x80"), "\\xed\\xa0\\x80");	/* surrogate */
-	cr_expect_str_eq(ESC("a\xe2\x82"), "a\\xe2\\x82");		/* cut */
-	cr_expect_str_eq(ESC("\x80"), "\\x80");
+	static const struct golden t[] = {
+		G("\xc3\xa9", "\\xc3\\xa9"),		/* valid UTF-8 */
+		G("\xff\xfe", "\\xff\\xfe"),		/* never UTF-8 */
+		G("\xc0\xaf", "\\xc0\\xaf"),		/* overlong '/' */
+		G("\xed\xa0\x80", "\\xed\\xa0\\x80"),	/* surrogate */
+		G("a\xe2\x82", "a\\xe2\\x82"),		/* cut sequence */
+		G("\x80", "\\x80"),
+	};
+
+	CHECK(t);
 }
 
 Test(log_escape, nul_and_length)
 {
-	cr_expect_str_eq(esc("a\0b", 3), "a\\x00b");
-	cr_expect_str_eq(esc("abcdef", 3), "abc");	/* len, not the NUL */
-	cr_expect_str_eq(esc("abc", 0), "");
+	static const struct golden t[] = {
+		{ "a\0b", 3, "a\\x00b" },
+		{ "abcdef", 3, "abc" },		/* len, not the NUL */
+		{ "abc", 0, "" },
+	};
+
+	CHECK(t);
 }
 
 /* Exact cuts: room is kept for "..." and the NUL before each byte. */

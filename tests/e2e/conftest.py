@@ -30,7 +30,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from yxsvc import (BODY_LIMIT, IMAGE, UPLOAD_LIMIT, WORKERS,  # noqa: E402,F401
-                   Client, Service, build_path, containers, engine_up)
+                   Client, Service, build_path, containers, engine_up, wait_for)
 
 SANDBOXD = build_path("yuxi-sandboxd")
 

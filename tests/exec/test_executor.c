@@ -86,11 +86,8 @@ Test(executor, echo_and_exit_code)
 
 Test(executor, combined_output_in_write_order)
 {
-	struct yx_exec_output out;
-
-	exectest_run("t-order", "for i in 1 2 3; do echo out$i; echo err$i >&2; done", 0, &out);
-	cr_assert_str_eq(out.output, "out1\nerr1\nout2\nerr2\nout3\nerr3\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-order", "for i in 1 2 3; do echo out$i; echo err$i >&2; done",
+	    "out1\nerr1\nout2\nerr2\nout3\nerr3\n");
 }
 
 Test(executor, workdir_home_and_user)
@@ -210,54 +207,43 @@ Test(executor, policy_refuses_before_any_container)
 
 Test(executor, vanished_container_is_recreated)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 
-	exectest_run("t-vanish", "echo one", 0, &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-vanish", "echo one", NULL);
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	cr_assert_eq(xt.drv->ops->remove(xt.drv, snap.slots[0].container_id, NULL), YX_OK);
 	yx_provider_snapshot_fini(&snap);
-	exectest_run("t-vanish", "echo two", 0, &out);
-	cr_assert_str_eq(out.output, "two\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-vanish", "echo two", "two\n");
 }
 
 Test(executor, stopped_container_is_recreated)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 	char				cmd[256];
 
-	exectest_run("t-stop", "echo one", 0, &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-stop", "echo one", NULL);
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	snprintf(cmd, sizeof(cmd), "docker stop -t 0 %s >/dev/null 2>&1",
 	    snap.slots[0].container_id);
 	yx_provider_snapshot_fini(&snap);
 	cr_assert_eq(system(cmd), 0);
-	exectest_run("t-stop", "echo two", 0, &out);
-	cr_assert_str_eq(out.output, "two\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-stop", "echo two", "two\n");
 }
 
 Test(executor, changed_settings_recreate_the_sandbox)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 	struct yx_errctx		e;
 	char				first[YX_CONTAINER_ID_MAX];
 
-	exectest_run("t-spec", "echo one", 0, &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-spec", "echo one", NULL);
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	snprintf(first, sizeof(first), "%s", snap.slots[0].container_id);
 	yx_provider_snapshot_fini(&snap);
 	/* same settings: reused */
-	exectest_run("t-spec", "echo two", 0, &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-spec", "echo two", NULL);
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_str_eq(snap.slots[0].container_id, first);
 	yx_provider_snapshot_fini(&snap);
@@ -267,9 +253,8 @@ Test(executor, changed_settings_recreate_the_sandbox)
 	xt.cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /sys is outside the policy */
 	cr_assert_not_null(xt.ex = yx_executor_new(&xt.cfg, xt.table, xt.drv, &e), "%s", e.msg);
 	cr_assert_eq(yx_thread_store_init(&xt.store, &xt.cfg, &e), YX_OK, "%s", e.msg);
-	exectest_run("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 0, &out);
-	cr_assert_str_eq(out.output, "268435456\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
+	    "2>/dev/null || cat /sys/fs/cgroup/memory.max", "268435456\n");
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	cr_assert_str_neq(snap.slots[0].container_id, first);
@@ -278,15 +263,11 @@ Test(executor, changed_settings_recreate_the_sandbox)
 
 Test(executor, one_container_per_thread_reused)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 
-	exectest_run("t-a", "hostname", 0, &out);
-	yx_exec_output_fini(&out);
-	exectest_run("t-a", "hostname", 0, &out);
-	yx_exec_output_fini(&out);
-	exectest_run("t-b", "hostname", 0, &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-a", "hostname", NULL);
+	exectest_expect("t-a", "hostname", NULL);
+	exectest_expect("t-b", "hostname", NULL);
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 2);
 	cr_assert_str_neq(snap.slots[0].container_id, snap.slots[1].container_id);
@@ -295,13 +276,9 @@ Test(executor, one_container_per_thread_reused)
 
 Test(executor, default_image_python)
 {
-	struct yx_exec_output out;
-
 	teardown();
 	setup_with("yuxi-sandbox:latest", 256 << 10);
 	if (xt.drv->ops->image_present(xt.drv, xt.cfg.image, NULL) != YX_OK)
 		cr_skip_test("default image yuxi-sandbox:latest not built");
-	exectest_run("t-py", "python3 -c 'print(1+1)'", 0, &out);
-	cr_assert_str_eq(out.output, "2\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-py", "python3 -c 'print(1+1)'", "2\n");
 }

@@ -125,6 +125,17 @@ exectest_run(const char *tid, const char *cmd, int timeout,
 }
 
 void
+exectest_expect(const char *tid, const char *cmd, const char *want)
+{
+	struct yx_exec_output out;
+
+	exectest_run(tid, cmd, 0, &out);
+	if (want != NULL)
+		cr_assert_str_eq(out.output, want, "exec '%s'", cmd);
+	yx_exec_output_fini(&out);
+}
+
+void
 exectest_container_of(const char *tid, char *id, size_t idlen)
 {
 	struct yx_provider_snapshot	snap;

@@ -51,6 +51,8 @@ int	exectest_try_run(const char *tid, const char *cmd, int timeout,
 /* The same, asserting YX_OK. */
 void	exectest_run(const char *tid, const char *cmd, int timeout,
 	    struct yx_exec_output *out);
+/* Run cmd in thread tid (timeout 0); assert its output is want (NULL: any). */
+void	exectest_expect(const char *tid, const char *cmd, const char *want);
 /* The container id of thread tid's sandbox, from the table (asserted). */
 void	exectest_container_of(const char *tid, char *id, size_t idlen);
 

@@ -133,11 +133,12 @@ def engine_up():
     return image_present(IMAGE)
 
 
-def wait_for(cond, seconds, step):
-    """Poll cond() every step seconds for at most `seconds`; its last value."""
-    deadline = time.monotonic() + seconds
+def wait_for(pred, timeout, step=0.2):
+    """Poll pred() every step seconds until truthy or `timeout` seconds
+    have passed; returns its last value."""
+    deadline = time.monotonic() + timeout
     while True:
-        v = cond()
+        v = pred()
         if v or time.monotonic() >= deadline:
             return v
         time.sleep(step)
