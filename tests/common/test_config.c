@@ -3,7 +3,8 @@
  * the defaults, every kind of bad value failing with a message that names
  * its variable, YUXI_SANDBOX_UID_RANGE, sizes with their suffixes
  * (yx_parse_size), booleans, numbers at their bounds. Each test runs in its
- * own process (Criterion), starting from an environment without YUXI_*.
+ * own process (Criterion), starting from an environment without YUXI_*
+ * and without a configuration file (tests/common/test_conffile has those).
  */
 #include "config.h"
 
@@ -17,7 +18,8 @@
 
 extern char **environ;
 
-/* Drop every YUXI_* variable the caller's environment may hold. */
+/* Drop every YUXI_* variable the caller's environment may hold; then no
+ * configuration file either (YUXI_CONFIG=none). */
 static void
 clear_yuxi_env(void)
 {
@@ -36,6 +38,7 @@ clear_yuxi_env(void)
 		name[n] = '\0';
 		cr_assert_eq(unsetenv(name), 0);	/* environ shifts: same i */
 	}
+	cr_assert_eq(setenv("YUXI_CONFIG", "none", 1), 0);
 }
 
 TestSuite(config, .init = clear_yuxi_env);
@@ -101,11 +104,11 @@ Test(config, defaults)
 	cr_expect_eq(c.exec_timeout, 120);
 	cr_expect_eq(c.output_limit, 256 << 10);
 	cr_expect_eq(c.tmp_size, 64LL << 20);
-	cr_expect_str_eq(c.saves_dir, "/var/lib/yuxi-sandbox");
+	cr_expect_str_eq(c.saves_dir, YX_STATE_DIR);
 	cr_expect_str_eq(c.skills_dir, "");
 	cr_expect_str_eq(c.agents_file, "");
 	cr_expect_eq(c.workers, 4);
-	cr_expect_str_eq(c.fcgi_socket, "/run/yuxi-sandbox/fcgi.sock");
+	cr_expect_str_eq(c.fcgi_socket, YX_RUN_DIR "/fcgi.sock");
 	cr_expect_eq(c.cmd_policy, YX_CMD_POLICY_STRICT);
 	cr_expect_str_eq(c.shm_name, "/yuxi-sandbox");
 	cr_expect_eq(c.upload_limit, 64 << 20);
