@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Start and stop the real service (nginx TLS -> yuxi-sandboxd) for a benchmark.
 
-Reuses the end-to-end harness (tests/e2e/conftest.py: Service renders
-nginx/dev.conf.in on a free 127.0.0.1 port with fresh bearer tokens and a
-self-signed pair) with bench names: container prefix and shm name
-"yxbsvc<pid>n<k>" (pid of the starting process), idle timeout 600 s.
-`extra_conf` is nginx text inserted into the server block (bench-only
-locations); it is applied by wrapping the harness's render_nginx.
+A Service of the shared harness (tests/lib/yxsvc.py: nginx/dev.conf.in on a
+free 127.0.0.1 port with fresh bearer tokens and a self-signed pair) with
+bench names: container prefix and shm name "yxbsvc<pid>n<k>" (pid of the
+starting process), idle timeout 600 s, the daemon of the build directory
+given. `extra_conf` is nginx text inserted into the server block
+(bench-only locations).
 
 Library:  BenchService(build, base, extra_conf=None, **YUXI_overrides)
           .start() .stop() .thread (alice's thread) .thread_dir (its host
@@ -19,98 +19,61 @@ Command:  benchsvc.py start BUILD STATEDIR [--extra-conf FILE] [VAR=VALUE...]
               containers under the prefix and the shm object
 """
 import os
-import re
-import secrets
 import shlex
 import signal
-import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
-_count = [0]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests", "lib"))
+import yxsvc  # noqa: E402
+
+# Where bench-only locations go in nginx/dev.conf.in's server block.
+EXTRA_MARK = "\t\t# the workbench page"
 
 
-def _conftest(build):
-    os.environ["top_builddir"] = os.path.abspath(build)
-    os.environ.setdefault("top_srcdir", TOP)
-    import conftest
-    conftest.TOP_BUILDDIR = os.path.abspath(build)
-    conftest.SANDBOXD = os.path.join(conftest.TOP_BUILDDIR, "yuxi-sandboxd")
-    return conftest
-
-
-class BenchService:
+class BenchService(yxsvc.Service):
     def __init__(self, build, base, extra_conf=None, **overrides):
-        self.ct = _conftest(build)
-        _count[0] += 1
-        tag = "yxbsvc%dn%d" % (os.getpid(), _count[0])
+        tag = yxsvc.new_tag("yxbsvc")
         ov = {"YUXI_SANDBOX_IDLE_TIMEOUT": "600", "YUXI_SANDBOX_IDLE_CHECK_INTERVAL": "5"}
-        ov.update({k: str(v) for k, v in overrides.items()})
+        ov.update(overrides)
         os.makedirs(base, exist_ok=True)
-        self.svc = self.ct.Service(base, prefix=tag + "-", shm="/" + tag, overrides=ov)
+        super().__init__(base, tag + "-", "/" + tag, ov,
+                         binary=os.path.join(os.path.abspath(build), "yuxi-sandboxd"))
         self.extra = extra_conf
-        self.base = base
         self.thread = None
 
     @property
-    def url(self):
-        return self.svc.url
-
-    @property
-    def cert(self):
-        return os.path.join(self.base, "cert.pem")
-
-    @property
     def token(self):
-        return self.svc.tokens["alice"]
+        return self.tokens["alice"]
 
     @property
     def thread_dir(self):
-        return os.path.join(self.svc.saves, "threads", self.thread, "user-data")
+        return os.path.join(self.saves, "threads", self.thread, "user-data")
+
+    def edit_conf(self, text):
+        if self.extra:
+            assert EXTRA_MARK in text, "nginx/dev.conf.in changed: no insertion mark"
+            text = text.replace(EXTRA_MARK, self.extra.rstrip("\n") + "\n\n" + EXTRA_MARK, 1)
+        return text
 
     def start(self):
-        orig = self.ct.render_nginx
-        extra = self.extra
-
-        def render(base, port, tokens):
-            conf = orig(base, port, tokens)
-            if extra:
-                with open(conf) as f:
-                    text = f.read()
-                mark = "\t\t# the workbench page"
-                assert mark in text, "nginx/dev.conf.in changed: no insertion mark"
-                text = text.replace(mark, extra.rstrip("\n") + "\n\n" + mark, 1)
-                with open(conf, "w") as f:
-                    f.write(text)
-            return conf
-        self.ct.render_nginx = render
-        try:
-            self.svc.start()
-        finally:
-            self.ct.render_nginx = orig
-        self.thread = self.svc.new_thread("alice")
+        super().start()
+        self.thread = self.new_thread("alice")
         return self
-
-    def stop(self):
-        self.svc.stop()
 
     def worker_pids(self):
         """Pids of the live FastCGI workers (from the master's "started worker" lines)."""
-        pids = [int(p) for p in re.findall(r"started worker pid (\d+)",
-                                           self.svc.read_log(tail=None))]
-        return [p for p in pids if os.path.exists("/proc/%d" % p)]
+        return [p for p in self.pids_from_log("worker") if os.path.exists("/proc/%d" % p)]
 
     def write_env(self, path):
-        v = {"URL": self.url, "PORT": self.svc.port, "TOKEN": self.token,
+        v = {"URL": self.url, "PORT": self.port, "TOKEN": self.token,
              "CERT": self.cert, "THREAD": self.thread, "THREAD_DIR": self.thread_dir,
-             "SANDBOXD_PID": self.svc.sandboxd.pid, "NGINX_PID": self.svc.nginx.pid,
+             "SANDBOXD_PID": self.sandboxd.pid, "NGINX_PID": self.nginx.pid,
              "WORKER_PIDS": " ".join(map(str, self.worker_pids())),
-             "PREFIX": self.svc.prefix, "SHM": self.svc.shm,
+             "PREFIX": self.prefix, "SHM": self.shm,
              "LOG": os.path.join(self.base, "sandboxd.log"),
-             "WORKERS": self.svc.workers}
+             "WORKERS": self.workers}
         with open(path, "w") as f:
             for k, x in v.items():
                 f.write("%s=%s\n" % (k, shlex.quote(str(x))))
@@ -142,11 +105,10 @@ def _stop_state(statedir):
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    ct = _conftest(os.environ.get("top_builddir", "/work/build-bench"))
     if env.get("PREFIX"):
-        ct.docker_rm_prefix(env["PREFIX"])
+        yxsvc.docker_rm_prefix(env["PREFIX"])
     if env.get("SHM"):
-        ct.shm_unlink(env["SHM"])
+        yxsvc.shm_unlink(env["SHM"])
     return 0
 
 

@@ -139,7 +139,7 @@ def main():
         hc("engine", "echo hi", 3)  # both sandboxes exist now
         names = {}
         for m, s in insts.items():
-            got = s.ct.containers(s.svc.prefix, thread=s.thread, running_only=True)
+            got = s.containers(thread=s.thread, running_only=True)
             assert len(got) == 1, got
             names[m] = got[0][1]
         client = docker.from_env()

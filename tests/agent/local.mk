@@ -4,21 +4,13 @@
 #                              compiled again with -DYX_AGENT_CONTROL_UNSAFE
 #                              (its checks off): every protection test must
 #                              leak, proving it can
-check_PROGRAMS += tests/agent/test_agent_client tests/agent/test_agent \
+AGENT_TESTS = tests/agent/test_agent_client tests/agent/test_agent \
 	tests/agent/test_agent_client_control
-TESTS += tests/agent/test_agent_client tests/agent/test_agent \
-	tests/agent/test_agent_client_control
-tests_agent_test_agent_client_SOURCES = tests/agent/test_agent_client.c
-tests_agent_test_agent_client_CFLAGS = $(TEST_CFLAGS)
-tests_agent_test_agent_client_LDADD = $(TEST_LIBS)
+check_PROGRAMS += $(AGENT_TESTS)
+TESTS += $(AGENT_TESTS)
 # agent_client.o is compiled again here; the linker then takes nothing
 # agent-client-related from libyuxi.a (all its symbols are defined).
 tests_agent_test_agent_client_control_SOURCES = tests/agent/test_agent_client.c \
 	src/exec/agent_client.c
 tests_agent_test_agent_client_control_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DYX_AGENT_CONTROL_UNSAFE
-tests_agent_test_agent_client_control_CFLAGS = $(TEST_CFLAGS)
-tests_agent_test_agent_client_control_LDADD = $(TEST_LIBS)
-tests_agent_test_agent_SOURCES = tests/agent/test_agent.c
-tests_agent_test_agent_CFLAGS = $(TEST_CFLAGS)
-tests_agent_test_agent_LDADD = $(TEST_LIBS)

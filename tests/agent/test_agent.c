@@ -28,128 +28,33 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "yuxi/config.h"
-#include "yuxi/driver.h"
-#include "yuxi/executor.h"
-#include "yuxi/provider.h"
-#include "yuxi/shm_table.h"
-#include "yuxi/threads.h"
+#include "yuxi/clock.h"
 #include "guest/agent_proto.h"
-#include "exec/exec_int.h"
+#include "../lib/exectest.h"
+#include "../lib/tutil.h"
 
-static struct yx_config		 cfg;
-static struct yx_table		*table;
-static struct yx_driver		*drv;
-static struct yx_executor	*ex;
-static struct yx_thread_store	 store;
-static char			 saves[256];
-
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
+/* The agent's own sandboxes: auto transport (agent first, engine exec as
+ * fallback), the Engine API driver, one shared sandbox uid. */
 static void
 setup(void)
 {
-	struct yx_errctx	e;
-	char			eb[256];
-	static int		seq;
-
-	cr_assert_eq(yx_config_load(&cfg, eb, sizeof(eb)), YX_OK, "%s", eb);
-	snprintf(cfg.image, sizeof(cfg.image), "yuxi-sandbox-test:latest");
-	snprintf(cfg.container_prefix, sizeof(cfg.container_prefix),
-	    "yxagent%d-%d-", (int)getpid(), seq);
-	snprintf(cfg.shm_name, sizeof(cfg.shm_name), "/yxagent-%d-%d",
-	    (int)getpid(), seq++);
-	snprintf(saves, sizeof(saves), "/tmp/yxagent-%d-XXXXXX", (int)getpid());
-	cr_assert_not_null(mkdtemp(saves));
-	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s", saves);
-	cfg.driver = YX_DRIVER_API;
-	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* tests reach /opt/yuxi/run */
-	cfg.max_replicas = 8;
-	cfg.uid_count = 0;	/* one shared sandbox uid: the traps below use it */
-	yx_errctx_clear(&e);
-	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e),
-	    YX_OK, "%s", e.msg);
-	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
-	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
-	yx_executor_set_transport(ex, YX_EXEC_TRANSPORT_AUTO);
-	cr_assert_eq(yx_thread_store_init(&store, &cfg, &e), YX_OK, "%s", e.msg);
+	exectest_config("yxagent", "yuxi-sandbox-test:latest");
+	xt.cfg.driver = YX_DRIVER_API;
+	xt.cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* tests reach /opt/yuxi/run */
+	xt.cfg.uid_count = 0;	/* one shared sandbox uid: the traps below use it */
+	exectest_open(YX_EXEC_TRANSPORT_AUTO);
 }
 
-static void
-teardown(void)
-{
-	struct yx_container_info	*list = NULL;
-	size_t				 n = 0, i;
-
-	if (drv != NULL && drv->ops->list(drv, &list, &n, NULL) == YX_OK) {
-		for (i = 0; i < n; i++)
-			if (strncmp(list[i].name, cfg.container_prefix,
-			    strlen(cfg.container_prefix)) == 0)
-				drv->ops->remove(drv, list[i].id, NULL);
-		free(list);
-	}
-	yx_executor_free(ex);
-	yx_thread_store_fini(&store);
-	yx_driver_free(drv);
-	yx_table_close(table);
-	yx_table_unlink(cfg.shm_name);
-	nftw(saves, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	ex = NULL;
-	drv = NULL;
-	table = NULL;
-}
-
-TestSuite(agent, .init = setup, .fini = teardown, .timeout = 120);
-
-/* Run cmd in thread tid; the call's own result. */
-static int
-try_run(const char *tid, const char *cmd, int timeout,
-    struct yx_exec_output *out, struct yx_errctx *e)
-{
-	struct yx_exec_request	req = { 0 };
-	struct yx_thread	want = { 0 }, t;
-	bool			created;
-	int			rc;
-
-	snprintf(want.thread_id, sizeof(want.thread_id), "%s", tid);
-	snprintf(want.owner, sizeof(want.owner), "tester");
-	if ((rc = yx_thread_create(&store, &want, &t, &created, e)) != YX_OK)
-		return rc;
-	yx_exec_request_thread(&req, &t);
-	req.command = cmd;
-	req.timeout_sec = timeout;
-	yx_errctx_clear(e);
-	return yx_executor_run(ex, &req, out, e);
-}
+TestSuite(agent, .init = setup, .fini = exectest_close, .timeout = 120);
 
 static void
 run(const char *tid, const char *cmd, struct yx_exec_output *out)
 {
-	struct yx_errctx	e;
-	int			rc = try_run(tid, cmd, 0, out, &e);
-
-	cr_assert_eq(rc, YX_OK, "exec '%s': %s (%s)", cmd, yx_strerror(rc), e.msg);
+	exectest_run(tid, cmd, 0, out);
 }
 
 static struct yx_exec_stats
@@ -157,24 +62,8 @@ stats(void)
 {
 	struct yx_exec_stats st;
 
-	yx_executor_stats(ex, &st);
+	yx_executor_stats(xt.ex, &st);
 	return st;
-}
-
-/* The container id of thread tid's sandbox (from the table). */
-static void
-container_of(const char *tid, char *id, size_t idlen)
-{
-	struct yx_provider_snapshot	snap;
-	size_t				i;
-
-	id[0] = '\0';
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
-	for (i = 0; i < snap.nslots; i++)
-		if (strcmp(snap.slots[i].thread_id, tid) == 0)
-			snprintf(id, idlen, "%s", snap.slots[i].container_id);
-	yx_provider_snapshot_fini(&snap);
-	cr_assert(id[0] != '\0', "no sandbox for %s", tid);
 }
 
 /* SIGKILL every yuxi-agent process in container cid, from the host. */
@@ -218,16 +107,9 @@ kill_agents(const char *cid)
 static int
 trap_listen(const char *path)
 {
-	struct sockaddr_un	sun;
-	int			fd;
+	int fd = tutil_unix_listen(path, SOCK_NONBLOCK);
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), -1);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	cr_assert_eq(listen(fd, 16), 0);
-	cr_assert_eq(chown(path, cfg.uid, cfg.gid), 0);	/* owner looks right */
+	cr_assert_eq(chown(path, xt.cfg.uid, xt.cfg.gid), 0);	/* owner looks right */
 	return fd;
 }
 
@@ -271,14 +153,13 @@ Test(agent, killed_mid_command_then_next_works)
 	pid_t			k;
 	int			rc;
 
-	run("t-kill", "echo warm", &out);
-	yx_exec_output_fini(&out);
-	container_of("t-kill", cid, sizeof(cid));
+	exectest_expect("t-kill", "echo warm", NULL);
+	exectest_container_of("t-kill", cid, sizeof(cid));
 	if ((k = fork()) == 0) {
 		usleep(700 * 1000);
 		_exit(kill_agents(cid) >= 2 ? 0 : 1);	/* daemon + handler */
 	}
-	rc = try_run("t-kill", "echo started > killed.txt; sleep 5; echo late >> killed.txt",
+	rc = exectest_try_run("t-kill", "echo started > killed.txt; sleep 5; echo late >> killed.txt",
 	    0, &out, &e);
 	cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE, "got %s (%s)", yx_strerror(rc), e.msg);
 	cr_assert_not(out.output != NULL);
@@ -306,21 +187,19 @@ symlink_case(const char *tid, const char *target, int trap)
 
 	snprintf(cmd, sizeof(cmd), "ln -sf '%s' " YX_AGENT_SOCK_TARGET " && echo linked",
 	    target);
-	run(tid, cmd, &out);
-	cr_assert_str_eq(out.output, "linked\n");
-	yx_exec_output_fini(&out);
+	exectest_expect(tid, cmd, "linked\n");
 	/* the host refuses the link itself, before any connect */
-	cr_assert_eq(yx_agent_rundir_open(saves, tid, cfg.uid, cfg.gid, rd,
+	cr_assert_eq(yx_agent_rundir_open(xt.saves, tid, xt.cfg.uid, xt.cfg.gid, rd,
 	    sizeof(rd), &rdfd, NULL), YX_OK);
 	yx_errctx_clear(&e);
-	cr_assert_eq(yx_agent_connect(rdfd, cfg.uid, &fd, &e), YX_E_BACKEND_UNAVAILABLE);
+	cr_assert_eq(yx_agent_connect(rdfd, xt.cfg.uid, &fd, &e), YX_E_BACKEND_UNAVAILABLE);
 	cr_assert(strstr(e.msg, "symbolic") != NULL ||
 	    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
 	close(rdfd);
 	before = stats();
-	rc = try_run(tid, "hostname", 0, &out, &e);
+	rc = exectest_try_run(tid, "hostname", 0, &out, &e);
 	cr_assert_eq(rc, YX_OK, "%s", e.msg);
-	container_of(tid, cid, sizeof(cid));
+	exectest_container_of(tid, cid, sizeof(cid));
 	cr_assert_eq(strncmp(out.output, cid, 12), 0,
 	    "ran in the wrong sandbox: %s vs %s", out.output, cid);
 	yx_exec_output_fini(&out);
@@ -335,7 +214,7 @@ Test(agent, socket_symlink_to_host_socket_refused)
 	char	path[300];
 	int	trap;
 
-	snprintf(path, sizeof(path), "%s/trap.sock", saves);
+	snprintf(path, sizeof(path), "%s/trap.sock", xt.saves);
 	trap = trap_listen(path);
 	symlink_case("t-trap", path, trap);
 	close(trap);
@@ -354,7 +233,7 @@ Test(agent, socket_symlink_to_other_thread_refused)
 
 	run("t-a", "hostname", &out);	/* t-a's agent now listens */
 	yx_exec_output_fini(&out);
-	snprintf(other, sizeof(other), "%s/run/t-a/" YX_AGENT_SOCK_NAME, saves);
+	snprintf(other, sizeof(other), "%s/run/t-a/" YX_AGENT_SOCK_NAME, xt.saves);
 	/* put a recording listener in the place of t-a's socket */
 	(void)unlink(other);
 	trap = trap_listen(other);
@@ -371,12 +250,11 @@ Test(agent, fake_agent_lying_about_sizes)
 	pid_t			pid;
 	int			lfd, c;
 
-	run("t-fake", "echo warm", &out);
-	yx_exec_output_fini(&out);
-	container_of("t-fake", cid, sizeof(cid));
+	exectest_expect("t-fake", "echo warm", NULL);
+	exectest_container_of("t-fake", cid, sizeof(cid));
 	cr_assert_geq(kill_agents(cid), 1);
 	usleep(100 * 1000);
-	snprintf(path, sizeof(path), "%s/run/t-fake/" YX_AGENT_SOCK_NAME, saves);
+	snprintf(path, sizeof(path), "%s/run/t-fake/" YX_AGENT_SOCK_NAME, xt.saves);
 	(void)unlink(path);
 	lfd = trap_listen(path);	/* owned by the sandbox uid */
 	(void)fcntl(lfd, F_SETFL, 0);
@@ -402,12 +280,11 @@ Test(agent, latency_sanity)
 	int64_t			t[21], t0, tmp;
 	int			i, j;
 
-	run("t-lat", "echo warm", &out);
-	yx_exec_output_fini(&out);
+	exectest_expect("t-lat", "echo warm", NULL);
 	for (i = 0; i < 21; i++) {
-		t0 = now_us();
+		t0 = yx_mono_us();
 		run("t-lat", "echo hi", &out);
-		t[i] = now_us() - t0;
+		t[i] = yx_mono_us() - t0;
 		cr_assert_str_eq(out.output, "hi\n");
 		yx_exec_output_fini(&out);
 	}

@@ -14,7 +14,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +22,13 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "yuxi/clock.h"
 #include "guest/agent_proto.h"
 #include "exec/agent_client.h"
 #include "exec/outcap.h"
+#include "../lib/tutil.h"
 
 #define UID	1000
 #define GID	1000
@@ -57,24 +57,6 @@ static char	tmp[128], rundir[512];
 static int	rundir_fd = -1;
 static pid_t	fake = -1;
 
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 setup(void)
 {
@@ -99,23 +81,17 @@ teardown(void)
 	if (rundir_fd != -1)
 		close(rundir_fd);
 	rundir_fd = -1;
-	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	tutil_rmtree(tmp);
 }
 
 /* A listening socket at path, owned by uid; non-blocking. */
 static int
 listen_at(const char *path, uid_t uid)
 {
-	struct sockaddr_un	sun;
-	int			fd;
+	int fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), -1);
 	unlink(path);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0, "%s", path);
-	cr_assert_eq(listen(fd, 16), 0);
+	fd = tutil_unix_listen(path, SOCK_NONBLOCK);
 	cr_assert_eq(chown(path, uid, GID), 0);
 	return fd;
 }
@@ -319,23 +295,37 @@ start_fake(enum fake_mode m)
 	close(lfd);
 }
 
-/* Run one request against whatever listens; fills the outcap. */
-static int
-run_req(struct yx_outcap *oc, int timeout, struct yx_exec_result *res,
-    bool *started, struct yx_errctx *e)
+/* One request (echo hi, timeout_sec) against a fake agent. */
+struct fake_run {
+	struct yx_outcap	oc;	/* 4096 bytes; caller: yx_outcap_fini */
+	struct yx_exec_result	res;
+	struct yx_errctx	e;
+	bool			started;	/* caller: the value it must change */
+	int			rc;		/* yx_agent_run's */
+	int64_t			ms;		/* fake start to answer */
+};
+
+/* Start a fake agent in mode m and run one request against it. */
+static void
+run_fake(enum fake_mode m, int timeout_sec, struct fake_run *r)
 {
 	const char		*argv[] = { "/bin/echo", "hi", NULL };
 	struct yx_agent_opts	 o = { 500, 500 };
 	struct yx_exec_req	 xr;
+	int64_t			 t0 = yx_mono_ms();
 
+	start_fake(m);
+	yx_outcap_init(&r->oc, 4096, 0, NULL, NULL);
 	memset(&xr, 0, sizeof(xr));
 	xr.argv = argv;
 	xr.workdir = "/";
-	xr.timeout_sec = timeout;
+	xr.timeout_sec = timeout_sec;
 	xr.on_output = yx_outcap_write;
-	xr.arg = oc;
-	yx_errctx_clear(e);
-	return yx_agent_run(rundir_fd, UID, &o, &xr, res, started, e);
+	xr.arg = &r->oc;
+	yx_errctx_clear(&r->e);
+	r->rc = yx_agent_run(rundir_fd, UID, &o, &xr, &r->res, &r->started,
+	    &r->e);
+	r->ms = yx_mono_ms() - t0;
 }
 
 TestSuite(agent_client, .init = setup, .fini = teardown, .timeout = 60);
@@ -456,41 +446,39 @@ Test(agent_client, wrong_owner_file_and_fifo_refused)
 	cr_assert_eq(s, -1);
 }
 
+/* A fake that answers "hi\n" and exit 0 (in a frame, or written to the
+ * output pipe the host passed, as the real agent does): accepted. */
+static void
+expect_good(enum fake_mode m)
+{
+	struct fake_run r = { .started = false };
+
+	run_fake(m, 5, &r);
+	cr_assert_eq(r.rc, YX_OK, "%s", r.e.msg);
+	cr_assert(r.started);
+	cr_assert_eq(r.res.exit_code, 0);
+	cr_assert_eq(r.oc.mem.len, 3);
+	cr_assert_eq(memcmp(r.oc.mem.data, "hi\n", 3), 0);
+	yx_outcap_fini(&r.oc);
+}
+
 PROTOCOL_TEST(good_fake_is_accepted)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started;
-
-	start_fake(F_GOOD);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
-	cr_assert(started);
-	cr_assert_eq(res.exit_code, 0);
-	cr_assert_eq(oc.mem.len, 3);
-	cr_assert_eq(memcmp(oc.mem.data, "hi\n", 3), 0);
-	yx_outcap_fini(&oc);
+	expect_good(F_GOOD);
 }
 
 /* A fake that breaks the protocol before 'S': refused, nothing delivered. */
 static void
 expect_not_started(enum fake_mode m)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started = true;
-	int64_t			t0 = now_ms();
+	struct fake_run r = { .started = true };
 
-	start_fake(m);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 5, &res, &started, &e),
-	    YX_E_BACKEND_UNAVAILABLE);
-	cr_assert_not(started);
-	cr_assert_eq(oc.total, 0, "output delivered from a refused agent");
-	cr_assert_lt(now_ms() - t0, 3000);
-	yx_outcap_fini(&oc);
+	run_fake(m, 5, &r);
+	cr_assert_eq(r.rc, YX_E_BACKEND_UNAVAILABLE);
+	cr_assert_not(r.started);
+	cr_assert_eq(r.oc.total, 0, "output delivered from a refused agent");
+	cr_assert_lt(r.ms, 3000);
+	yx_outcap_fini(&r.oc);
 }
 
 PROTOCOL_TEST(huge_first_frame_refused)
@@ -517,18 +505,13 @@ PROTOCOL_TEST(silent_agent_times_out_quickly)
 static void
 expect_started_failure(enum fake_mode m)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started = false;
+	struct fake_run r = { .started = false };
 
-	start_fake(m);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 5, &res, &started, &e),
-	    YX_E_BACKEND_UNAVAILABLE);
-	cr_assert(started);
-	cr_assert_leq(oc.mem.len, 4096);
-	yx_outcap_fini(&oc);
+	run_fake(m, 5, &r);
+	cr_assert_eq(r.rc, YX_E_BACKEND_UNAVAILABLE);
+	cr_assert(r.started);
+	cr_assert_leq(r.oc.mem.len, 4096);
+	yx_outcap_fini(&r.oc);
 }
 
 PROTOCOL_TEST(huge_frame_after_start_fails_cleanly)
@@ -546,122 +529,92 @@ PROTOCOL_TEST(hangup_mid_command_fails_cleanly)
 	expect_started_failure(F_EOF_AFTER);
 }
 
+/* A fake that holds the command past a 1 s deadline: the host ends it
+ * with exit 124. */
+static void
+expect_deadline(enum fake_mode m, struct fake_run *r)
+{
+	r->started = false;
+	run_fake(m, 1, r);
+	cr_assert_eq(r->rc, YX_OK, "%s", r->e.msg);
+	cr_assert(r->started && r->res.timed_out);
+	cr_assert_eq(r->res.exit_code, 124);
+}
+
 PROTOCOL_TEST(stall_mid_command_ends_at_the_deadline)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started = false;
+	struct fake_run r;
 
-	start_fake(F_STALL);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
 	/* the fake sleeps holding the socket: the host deadline ends it */
-	cr_assert_eq(run_req(&oc, 1, &res, &started, &e), YX_OK, "%s", e.msg);
-	cr_assert(started && res.timed_out);
-	cr_assert_eq(res.exit_code, 124);
+	expect_deadline(F_STALL, &r);
 	kill(fake, SIGKILL);
 	waitpid(fake, NULL, 0);
 	fake = -1;
-	yx_outcap_fini(&oc);
+	yx_outcap_fini(&r.oc);
 }
 
 PROTOCOL_TEST(flood_is_bounded_by_cap_and_deadline)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started = false;
-	int64_t			t0 = now_ms();
+	struct fake_run r;
 
-	start_fake(F_FLOOD);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 1, &res, &started, &e), YX_OK, "%s", e.msg);
-	cr_assert(started && res.timed_out);
-	cr_assert_eq(res.exit_code, 124);
-	cr_assert(oc.truncated);
-	cr_assert_eq(oc.mem.len, 4096, "memory kept %zu bytes", oc.mem.len);
-	cr_assert_gt(oc.total, 1 << 20, "flood too small to prove anything");
-	cr_assert_lt(now_ms() - t0, 4000);
-	yx_outcap_fini(&oc);
+	expect_deadline(F_FLOOD, &r);
+	cr_assert(r.oc.truncated);
+	cr_assert_eq(r.oc.mem.len, 4096, "memory kept %zu bytes", r.oc.mem.len);
+	cr_assert_gt(r.oc.total, 1 << 20, "flood too small to prove anything");
+	cr_assert_lt(r.ms, 4000);
+	yx_outcap_fini(&r.oc);
 }
 
 /* The real agent's way: output written to the pipe the host passed. */
 PROTOCOL_TEST(output_pipe_passed_with_request)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started;
-
-	start_fake(F_PIPE_GOOD);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
-	cr_assert(started);
-	cr_assert_eq(res.exit_code, 0);
-	cr_assert_eq(oc.mem.len, 3);
-	cr_assert_eq(memcmp(oc.mem.data, "hi\n", 3), 0);
-	yx_outcap_fini(&oc);
+	expect_good(F_PIPE_GOOD);
 }
 
 /* A pipe that never ends: after 'X' the host drains a bounded amount. */
 PROTOCOL_TEST(endless_pipe_after_exit_is_bounded)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started;
-	int64_t			t0 = now_ms();
+	struct fake_run r = { .started = false };
 
-	start_fake(F_PIPE_FLOOD);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
-	cr_assert(started && !res.timed_out);
-	cr_assert_eq(res.exit_code, 0);
-	cr_assert(oc.truncated);
-	cr_assert_eq(oc.mem.len, 4096);
-	cr_assert_lt(now_ms() - t0, 3000);
-	yx_outcap_fini(&oc);
+	run_fake(F_PIPE_FLOOD, 5, &r);
+	cr_assert_eq(r.rc, YX_OK, "%s", r.e.msg);
+	cr_assert(r.started && !r.res.timed_out);
+	cr_assert_eq(r.res.exit_code, 0);
+	cr_assert(r.oc.truncated);
+	cr_assert_eq(r.oc.mem.len, 4096);
+	cr_assert_lt(r.ms, 3000);
+	yx_outcap_fini(&r.oc);
 }
 
 /* The sandbox clears O_NONBLOCK on the write end's file: the host's read
  * end is its own open file, so the drain after 'X' still cannot block. */
 PROTOCOL_TEST(pipe_flags_are_the_hosts_own)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started;
-	int64_t			t0 = now_ms();
+	struct fake_run r = { .started = false };
 
-	start_fake(F_PIPE_BLOCKING);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	cr_assert_eq(run_req(&oc, 5, &res, &started, &e), YX_OK, "%s", e.msg);
-	cr_assert_eq(res.exit_code, 0);
-	cr_assert_lt(now_ms() - t0, 2000, "the drain blocked");
-	yx_outcap_fini(&oc);
+	run_fake(F_PIPE_BLOCKING, 5, &r);
+	cr_assert_eq(r.rc, YX_OK, "%s", r.e.msg);
+	cr_assert_eq(r.res.exit_code, 0);
+	cr_assert_lt(r.ms, 2000, "the drain blocked");
+	yx_outcap_fini(&r.oc);
 }
 
 /* A descriptor from the sandbox is never read: here an open host file
  * offered as the output with 'S'. */
 Test(agent_client, passed_file_is_never_read)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started = false;
-	int			f, rc;
+	struct fake_run	r = { .started = false };
+	int		f;
 
 	snprintf(secret_path, sizeof(secret_path), "%s/host-secret", tmp);
 	cr_assert_neq(f = open(secret_path, O_CREAT | O_WRONLY, 0600), -1);
 	cr_assert_eq(write(f, "SECRET\n", 7), 7);
 	close(f);
-	start_fake(F_FD_FILE);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	rc = run_req(&oc, 5, &res, &started, &e);
-	EXPECT_LEAK(oc.total > 0, "read bytes from a host file the agent passed");
+	run_fake(F_FD_FILE, 5, &r);
+	EXPECT_LEAK(r.oc.total > 0, "read bytes from a host file the agent passed");
 	if (!CONTROL)
-		cr_assert_neq(rc, YX_OK);
-	yx_outcap_fini(&oc);
+		cr_assert_neq(r.rc, YX_OK);
+	yx_outcap_fini(&r.oc);
 }
 
 /* Two descriptors with 'S': refused (by the kernel, or closed unread). */
@@ -673,15 +626,10 @@ PROTOCOL_TEST(two_descriptors_refused)
 /* A pipe passed with a later frame: never read. */
 PROTOCOL_TEST(descriptor_with_a_later_frame_is_never_read)
 {
-	struct yx_outcap	oc;
-	struct yx_exec_result	res;
-	struct yx_errctx	e;
-	bool			started = false;
+	struct fake_run r = { .started = false };
 
-	start_fake(F_FD_LATE);
-	yx_outcap_init(&oc, 4096, 0, NULL, NULL);
-	(void)run_req(&oc, 5, &res, &started, &e);
-	cr_assert_eq(oc.total, 0, "read %zu bytes from a passed pipe",
-	    (size_t)oc.total);
-	yx_outcap_fini(&oc);
+	run_fake(F_FD_LATE, 5, &r);
+	cr_assert_eq(r.oc.total, 0, "read %zu bytes from a passed pipe",
+	    (size_t)r.oc.total);
+	yx_outcap_fini(&r.oc);
 }

@@ -7,7 +7,6 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -20,6 +19,7 @@
 #include "yuxi/broker.h"
 #include "broker/broker_int.h"
 #include "helpers.h"
+#include "../lib/tutil.h"
 
 TestSuite(broker, .init = fx_setup, .fini = fx_teardown, .timeout = 60);
 
@@ -574,16 +574,7 @@ Test(broker, upload_stream_and_limits)
 static void
 make_socket(const char *rel)
 {
-	struct sockaddr_un	sun;
-	int			s;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", fx_path(rel));
-	cr_assert((s = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
-	cr_assert_eq(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0,
-	    "bind: %s", strerror(errno));
-	close(s);
+	close(tutil_unix_listen(fx_path(rel), 0));
 }
 
 Test(broker, ls_types_sorted_lstat)

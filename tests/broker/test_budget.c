@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "yuxi/broker.h"
+#include "yuxi/clock.h"
 #include "helpers.h"
 
 TestSuite(budget, .init = fx_setup, .fini = fx_teardown, .timeout = 120);
@@ -29,15 +30,6 @@ TestSuite(budget, .init = fx_setup, .fini = fx_teardown, .timeout = 120);
 #define assert_rc(rc, want) \
 	cr_assert_eq((rc), (want), "rc %d (%s), want %d (%s)", (rc), \
 	    yx_strerror(rc), (want), yx_strerror(want))
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Directory `dir` (user-data relative) holding `n` hardlinks f000.. of one
@@ -72,11 +64,11 @@ grep_timed(const char *rel, int64_t *msp)
 {
 	struct yx_broker_grep	*g = NULL;
 	struct yx_errctx	 e;
-	int64_t			 t0 = now_ms();
+	int64_t			 t0 = yx_mono_ms();
 
 	assert_rc(yx_broker_grep(&fx.b, UD, rel, "needle", NULL, 0, &g, &e),
 	    YX_OK);
-	*msp = now_ms() - t0;
+	*msp = yx_mono_ms() - t0;
 	return g;
 }
 

@@ -2,7 +2,7 @@
 # tests/deepagents/run-deepagents.sh - the deepagents adapter
 # (clients/deepagents-js) against the real service: brings up yuxi-sandboxd
 # + nginx (TLS, bearer tokens) with the default sandbox image through the
-# e2e harness (serve.py) on a free 127.0.0.1 port with its own state, runs
+# test harness (serve.py) on a free 127.0.0.1 port with its own state, runs
 # the adapter's vitest suites, then stops everything and removes the run's
 # containers:
 #   - unit.test.js         path helpers, retries and the answers of pending
@@ -25,13 +25,9 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=${top_srcdir:-$(cd "$here/../.." && pwd)}
-case $top in /*) ;; *) top=$(cd "$top" && pwd) ;; esac
-bd=${top_builddir:-${BUILD_DIR:-$top/build}}
-case $bd in /*) ;; *) bd=$(cd "$bd" && pwd) ;; esac
-export top_srcdir="$top" top_builddir="$bd"
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+. "$here/../lib/suite.sh"
+top=$srcdir
+bd=$builddir
 pkg=$top/clients/deepagents-js
 
 say() { echo "run-deepagents: $*" >&2; }
@@ -67,51 +63,25 @@ else
 fi
 export YUXI_DA_STANDARD_TESTS="$suite"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/yxda-run.XXXXXX") || exit 1
-info="$tmp/info.json"
-spid=
-stop() {
-	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
-		kill -TERM "$spid"
-		wait "$spid" 2>/dev/null
-	fi
-	spid=
-	rm -rf "$tmp"
-}
-trap 'stop; exit 130' INT TERM
-trap stop EXIT
-
-"$py" "$here/serve.py" "$info" &
-spid=$!
-i=0
-while [ ! -s "$info" ]; do
-	if ! kill -0 "$spid" 2>/dev/null; then
-		say "the service did not start"
-		exit 1
-	fi
-	[ $i -ge 600 ] && { say "the service did not answer in 60 s"; exit 1; }
-	sleep 0.1
-	i=$((i + 1))
-done
-field() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$info" "$1"; }
+serve_start "$here/serve.py" yxda-run || exit 1
+field() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$serve_info" "$1"; }
 YUXI_DA_URL=$(field url)
 YUXI_DA_TOKEN=$(field token)
 YUXI_DA_CA=$(field ca)
 export YUXI_DA_URL YUXI_DA_TOKEN YUXI_DA_CA
 
 (cd "$pkg" && node_modules/.bin/vitest run --reporter=default --reporter=json \
-    --outputFile.json="$tmp/results.json" "$@")
+    --outputFile.json="$serve_dir/results.json" "$@")
 rc=$?
-if [ -s "$tmp/results.json" ]; then
+if [ -s "$serve_dir/results.json" ]; then
 	node -e '
 		const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 		const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
 		console.log(`deepagents: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
-	' "$tmp/results.json"
+	' "$serve_dir/results.json"
 else
 	echo "deepagents: 0 passed, 1 failed"
 	[ $rc -eq 0 ] && rc=1
 fi
-stop
-trap - EXIT
+serve_stop
 exit $rc

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "yuxi/log.h"
+#include "../lib/tutil.h"
 
 static struct yx_config	cfg;
 static pid_t		fake_pid = -1;
@@ -121,18 +121,12 @@ fake_serve(int lfd, int mode)
 static void
 fake_start(int mode)
 {
-	struct sockaddr_un	sun;
-	int			lfd;
+	int	lfd;
 
 	snprintf(fake_dir, sizeof(fake_dir), "/tmp/yuxi-fake.XXXXXX");
 	cr_assert(mkdtemp(fake_dir) != NULL);
 	snprintf(fake_sock, sizeof(fake_sock), "%s/docker.sock", fake_dir);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", fake_sock);
-	cr_assert((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) != -1);
-	cr_assert(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
-	cr_assert(listen(lfd, 16) == 0);
+	lfd = tutil_unix_listen(fake_sock, 0);
 	if ((fake_pid = fork()) == 0)
 		fake_serve(lfd, mode);
 	close(lfd);

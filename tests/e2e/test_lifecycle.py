@@ -13,19 +13,9 @@ import time
 import pytest
 import requests
 
-from conftest import IMAGE, containers, engine_up
+from conftest import IMAGE, containers, engine_up, wait_for
 
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no docker engine or test image")
-
-
-def wait_for(pred, timeout, step=0.2):
-    """Poll pred() until truthy or timeout; returns its last value."""
-    deadline = time.time() + timeout
-    while True:
-        v = pred()
-        if v or time.time() >= deadline:
-            return v
-        time.sleep(step)
 
 
 def reaper_pid(inst):

@@ -11,20 +11,14 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "yuxi/config.h"
-#include "yuxi/driver.h"
-#include "yuxi/executor.h"
 #include "yuxi/provider.h"
-#include "yuxi/shm_table.h"
-#include "yuxi/threads.h"
-#include "exec/exec_int.h"
+#include "../lib/exectest.h"
 
 #ifndef YX_TEST_DRIVER
 #define YX_TEST_DRIVER "api"
@@ -34,61 +28,17 @@
 #endif
 #define AGENT_MODE (strcmp(YX_TEST_TRANSPORT, "agent") == 0)
 
-static struct yx_config		 cfg;
-static struct yx_table		*table;
-static struct yx_driver		*drv;
-static struct yx_executor	*ex;
-static struct yx_thread_store	 store;
-static char			 saves[256];
-
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
-static void
-remove_our_containers(void)
-{
-	struct yx_container_info	*list = NULL;
-	size_t				 n = 0, i;
-
-	if (drv == NULL || drv->ops->list(drv, &list, &n, NULL) != YX_OK)
-		return;
-	for (i = 0; i < n; i++)
-		if (strncmp(list[i].name, cfg.container_prefix,
-		    strlen(cfg.container_prefix)) == 0)
-			drv->ops->remove(drv, list[i].id, NULL);
-	free(list);
-}
-
 static void
 setup_with(const char *image, size_t output_limit)
 {
-	struct yx_errctx	e;
-	char			eb[256];
-	static int		seq;
-
-	cr_assert_eq(yx_config_load(&cfg, eb, sizeof(eb)), YX_OK, "%s", eb);
-	snprintf(cfg.image, sizeof(cfg.image), "%s", image);
-	snprintf(cfg.container_prefix, sizeof(cfg.container_prefix), "yxexec%s%s%d-%d-",
-	    YX_TEST_DRIVER, YX_TEST_TRANSPORT, (int)getpid(), seq);
-	snprintf(cfg.shm_name, sizeof(cfg.shm_name), "/yxexec-%s%s-%d-%d", YX_TEST_DRIVER,
-	    YX_TEST_TRANSPORT, (int)getpid(), seq++);
-	snprintf(saves, sizeof(saves), "/tmp/yxexec-%s-XXXXXX", YX_TEST_DRIVER);
-	cr_assert_not_null(mkdtemp(saves));
-	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s", saves);
-	cfg.driver = strcmp(YX_TEST_DRIVER, "cli") == 0 ? YX_DRIVER_CLI : YX_DRIVER_API;
-	cfg.output_limit = output_limit;
-	cfg.max_replicas = 8;
-	yx_errctx_clear(&e);
-	cr_assert_eq(yx_table_open(&table, cfg.shm_name, 8, YX_TABLE_CREATE, &e), YX_OK, "%s", e.msg);
-	cr_assert_not_null(drv = yx_driver_new(&cfg, &e), "%s", e.msg);
-	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
-	cr_assert_eq(yx_thread_store_init(&store, &cfg, &e), YX_OK, "%s", e.msg);
-	yx_executor_set_transport(ex, AGENT_MODE ? YX_EXEC_TRANSPORT_AGENT :
+	exectest_config("yxexec" YX_TEST_DRIVER YX_TEST_TRANSPORT, image);
+	xt.cfg.driver = strcmp(YX_TEST_DRIVER, "cli") == 0 ? YX_DRIVER_CLI :
+	    YX_DRIVER_API;
+	xt.cfg.output_limit = output_limit;
+	exectest_open(AGENT_MODE ? YX_EXEC_TRANSPORT_AGENT :
 	    YX_EXEC_TRANSPORT_ENGINE);
-	cr_assert_eq(access(cfg.runner_path, X_OK), 0, "runner %s missing", cfg.runner_path);
+	cr_assert_eq(access(xt.cfg.runner_path, X_OK), 0, "runner %s missing",
+	    xt.cfg.runner_path);
 }
 
 static void
@@ -103,7 +53,7 @@ check_transport(void)
 {
 	struct yx_exec_stats st;
 
-	yx_executor_stats(ex, &st);
+	yx_executor_stats(xt.ex, &st);
 	if (AGENT_MODE)
 		cr_expect_eq(st.engine_runs, 0, "engine path used %llu times",
 		    (unsigned long long)st.engine_runs);
@@ -115,51 +65,9 @@ check_transport(void)
 static void
 teardown(void)
 {
-	if (ex != NULL)
+	if (xt.ex != NULL)
 		check_transport();
-	remove_our_containers();
-	yx_executor_free(ex);
-	yx_thread_store_fini(&store);
-	yx_driver_free(drv);
-	yx_table_close(table);
-	yx_table_unlink(cfg.shm_name);
-	nftw(saves, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	ex = NULL;
-	drv = NULL;
-	table = NULL;
-}
-
-/* Thread tid of "tester", created on first use (with its own uid). */
-static void
-thread_of(const char *tid, struct yx_thread *t)
-{
-	struct yx_thread	want = { 0 };
-	struct yx_errctx	e;
-	bool			created;
-
-	snprintf(want.thread_id, sizeof(want.thread_id), "%s", tid);
-	snprintf(want.owner, sizeof(want.owner), "tester");
-	yx_errctx_clear(&e);
-	cr_assert_eq(yx_thread_create(&store, &want, t, &created, &e), YX_OK,
-	    "%s", e.msg);
-}
-
-/* Run cmd in thread tid; assert success of the call itself. */
-static void
-run(const char *tid, const char *cmd, int timeout, struct yx_exec_output *out)
-{
-	struct yx_exec_request	req = { 0 };
-	struct yx_thread	t;
-	struct yx_errctx	e;
-	int			rc;
-
-	thread_of(tid, &t);
-	yx_exec_request_thread(&req, &t);
-	req.command = cmd;
-	req.timeout_sec = timeout;
-	yx_errctx_clear(&e);
-	rc = yx_executor_run(ex, &req, out, &e);
-	cr_assert_eq(rc, YX_OK, "exec '%s': %s (%s)", cmd, yx_strerror(rc), e.msg);
+	exectest_close();
 }
 
 TestSuite(executor, .init = setup, .fini = teardown, .timeout = 120);
@@ -168,7 +76,7 @@ Test(executor, echo_and_exit_code)
 {
 	struct yx_exec_output out;
 
-	run("t-echo", "echo hi; exit 3", 0, &out);
+	exectest_run("t-echo", "echo hi; exit 3", 0, &out);
 	cr_assert_str_eq(out.output, "hi\n");
 	cr_assert_eq(out.exit_code, 3);
 	cr_assert(!out.truncated && !out.timed_out);
@@ -178,11 +86,8 @@ Test(executor, echo_and_exit_code)
 
 Test(executor, combined_output_in_write_order)
 {
-	struct yx_exec_output out;
-
-	run("t-order", "for i in 1 2 3; do echo out$i; echo err$i >&2; done", 0, &out);
-	cr_assert_str_eq(out.output, "out1\nerr1\nout2\nerr2\nout3\nerr3\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-order", "for i in 1 2 3; do echo out$i; echo err$i >&2; done",
+	    "out1\nerr1\nout2\nerr2\nout3\nerr3\n");
 }
 
 Test(executor, workdir_home_and_user)
@@ -192,12 +97,12 @@ Test(executor, workdir_home_and_user)
 	struct yx_thread	t;
 	char			want[200];
 
-	run("t-env", "pwd; echo $HOME; id -u; id -g; whoami; touch $HOME/.cache-test && "
+	exectest_run("t-env", "pwd; echo $HOME; id -u; id -g; whoami; touch $HOME/.cache-test && "
 	    "echo homeok", 0, &out);
-	thread_of("t-env", &t);
+	exectest_thread("t-env", &t);
 	/* the thread's own uid (root runs the tests: a range is in force) */
-	cr_assert(t.own_uid && t.uid >= cfg.uid_base &&
-	    t.uid - cfg.uid_base < cfg.uid_count, "uid %u", t.uid);
+	cr_assert(t.own_uid && t.uid >= xt.cfg.uid_base &&
+	    t.uid - xt.cfg.uid_base < xt.cfg.uid_count, "uid %u", t.uid);
 	snprintf(want, sizeof(want), "/home/yuxi/user-data/workspace\n/home/yuxi\n"
 	    "%u\n%u\nyuxi\nhomeok\n", t.uid, t.gid);
 	cr_assert_str_eq(out.output, want);
@@ -211,11 +116,11 @@ Test(executor, files_land_on_host_owned_by_sandbox_user)
 	struct stat		st;
 	char			p[512];
 
-	run("t-files", "echo data > made.txt && ls /home/yuxi/user-data", 0, &out);
-	thread_of("t-files", &t);
+	exectest_run("t-files", "echo data > made.txt && ls /home/yuxi/user-data", 0, &out);
+	exectest_thread("t-files", &t);
 	cr_assert(strstr(out.output, "workspace") != NULL, "%s", out.output);
 	cr_assert(strstr(out.output, "large_tool_results") != NULL, "%s", out.output);
-	snprintf(p, sizeof(p), "%s/threads/t-files/user-data/workspace/made.txt", saves);
+	snprintf(p, sizeof(p), "%s/threads/t-files/user-data/workspace/made.txt", xt.saves);
 	cr_assert_eq(stat(p, &st), 0, "no %s", p);
 	cr_assert_eq(st.st_uid, t.uid);
 	cr_assert_eq(st.st_size, 5);
@@ -226,12 +131,12 @@ Test(executor, timeout_kills_the_whole_tree)
 {
 	struct yx_exec_output out;
 
-	run("t-timeout", "sleep 300 & sleep 300", 2, &out);
+	exectest_run("t-timeout", "sleep 300 & sleep 300", 2, &out);
 	cr_assert(out.timed_out);
 	cr_assert_eq(out.exit_code, 124);
 	cr_assert_lt(out.duration_ms, 10000);
 	yx_exec_output_fini(&out);
-	run("t-timeout", "ps -o args | grep -c '^sleep 300' || true", 0, &out);
+	exectest_run("t-timeout", "ps -o args | grep -c '^sleep 300' || true", 0, &out);
 	cr_assert_str_eq(out.output, "0\n", "left running: %s", out.output);
 	yx_exec_output_fini(&out);
 }
@@ -245,24 +150,24 @@ Test(executor, output_cap_and_spill)
 
 	teardown();
 	setup_with("yuxi-sandbox-test:latest", 4096);
-	run("t-cap", "yes 0123456789 | head -c 1000000", 0, &out);
+	exectest_run("t-cap", "yes 0123456789 | head -c 1000000", 0, &out);
 	cr_assert(out.truncated);
 	cr_assert_eq(out.len, 4096);
 	cr_assert_eq(strncmp(out.full_output_path,
 	    "/home/yuxi/user-data/large_tool_results/", 40), 0, "%s", out.full_output_path);
-	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", saves,
+	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", xt.saves,
 	    out.full_output_path + strlen("/home/yuxi/user-data/"));
 	cr_assert_eq(stat(p, &st), 0, "spill file %s", p);
 	cr_assert_eq(st.st_size, 1000000);
-	thread_of("t-cap", &t);
+	exectest_thread("t-cap", &t);
 	cr_assert_eq(st.st_uid, t.uid);
 	yx_exec_output_fini(&out);
 	/* one write far larger than any pipe: it must block, not fail */
-	run("t-cap", "yes 0123456789 | head -c 3145728 > big.bin && "
+	exectest_run("t-cap", "yes 0123456789 | head -c 3145728 > big.bin && "
 	    "dd if=big.bin bs=1048576 count=3 2>/dev/null", 0, &out);
 	cr_assert_eq(out.exit_code, 0, "dd failed: %.200s", out.output);
 	cr_assert(out.truncated);
-	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", saves,
+	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", xt.saves,
 	    out.full_output_path + strlen("/home/yuxi/user-data/"));
 	cr_assert_eq(stat(p, &st), 0, "spill file %s", p);
 	cr_assert_eq(st.st_size, 3 << 20);
@@ -273,10 +178,10 @@ Test(executor, host_paths_masked)
 {
 	struct yx_exec_output out;
 
-	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /proc is outside the policy */
-	run("t-mask", "cat /proc/self/mountinfo", 0, &out);
+	xt.cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /proc is outside the policy */
+	exectest_run("t-mask", "cat /proc/self/mountinfo", 0, &out);
 	cr_assert(strstr(out.output, "/home/yuxi/user-data") != NULL);
-	cr_assert(strstr(out.output, saves) == NULL, "host path leaked:\n%s", out.output);
+	cr_assert(strstr(out.output, xt.saves) == NULL, "host path leaked:\n%s", out.output);
 	yx_exec_output_fini(&out);
 }
 
@@ -290,79 +195,67 @@ Test(executor, policy_refuses_before_any_container)
 	req.thread_id = "t-policy";
 	req.command = "cat /etc/passwd";
 	/* an ordinary result, like a shell that cannot run it: 126 */
-	cr_assert_eq(yx_executor_run(ex, &req, &out, &e), YX_OK);
+	cr_assert_eq(yx_executor_run(xt.ex, &req, &out, &e), YX_OK);
 	cr_assert_eq(out.exit_code, 126);
 	cr_assert_str_eq(out.refused, "path_not_allowed");
 	cr_assert(strstr(out.output, "/etc/passwd") != NULL, "%s", out.output);
 	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 0);
 	yx_provider_snapshot_fini(&snap);
 }
 
 Test(executor, vanished_container_is_recreated)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 
-	run("t-vanish", "echo one", 0, &out);
-	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	exectest_expect("t-vanish", "echo one", NULL);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
-	cr_assert_eq(drv->ops->remove(drv, snap.slots[0].container_id, NULL), YX_OK);
+	cr_assert_eq(xt.drv->ops->remove(xt.drv, snap.slots[0].container_id, NULL), YX_OK);
 	yx_provider_snapshot_fini(&snap);
-	run("t-vanish", "echo two", 0, &out);
-	cr_assert_str_eq(out.output, "two\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-vanish", "echo two", "two\n");
 }
 
 Test(executor, stopped_container_is_recreated)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 	char				cmd[256];
 
-	run("t-stop", "echo one", 0, &out);
-	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	exectest_expect("t-stop", "echo one", NULL);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	snprintf(cmd, sizeof(cmd), "docker stop -t 0 %s >/dev/null 2>&1",
 	    snap.slots[0].container_id);
 	yx_provider_snapshot_fini(&snap);
 	cr_assert_eq(system(cmd), 0);
-	run("t-stop", "echo two", 0, &out);
-	cr_assert_str_eq(out.output, "two\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-stop", "echo two", "two\n");
 }
 
 Test(executor, changed_settings_recreate_the_sandbox)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 	struct yx_errctx		e;
 	char				first[YX_CONTAINER_ID_MAX];
 
-	run("t-spec", "echo one", 0, &out);
-	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	exectest_expect("t-spec", "echo one", NULL);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	snprintf(first, sizeof(first), "%s", snap.slots[0].container_id);
 	yx_provider_snapshot_fini(&snap);
 	/* same settings: reused */
-	run("t-spec", "echo two", 0, &out);
-	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	exectest_expect("t-spec", "echo two", NULL);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_str_eq(snap.slots[0].container_id, first);
 	yx_provider_snapshot_fini(&snap);
 	/* the operator lowers the memory limit and restarts: recreated */
-	yx_executor_free(ex);
-	cfg.memory_bytes = 256LL << 20;
-	cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /sys is outside the policy */
-	cr_assert_not_null(ex = yx_executor_new(&cfg, table, drv, &e), "%s", e.msg);
-	cr_assert_eq(yx_thread_store_init(&store, &cfg, &e), YX_OK, "%s", e.msg);
-	run("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 0, &out);
-	cr_assert_str_eq(out.output, "268435456\n");
-	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	yx_executor_free(xt.ex);
+	xt.cfg.memory_bytes = 256LL << 20;
+	xt.cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /sys is outside the policy */
+	cr_assert_not_null(xt.ex = yx_executor_new(&xt.cfg, xt.table, xt.drv, &e), "%s", e.msg);
+	cr_assert_eq(yx_thread_store_init(&xt.store, &xt.cfg, &e), YX_OK, "%s", e.msg);
+	exectest_expect("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
+	    "2>/dev/null || cat /sys/fs/cgroup/memory.max", "268435456\n");
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	cr_assert_str_neq(snap.slots[0].container_id, first);
 	yx_provider_snapshot_fini(&snap);
@@ -370,16 +263,12 @@ Test(executor, changed_settings_recreate_the_sandbox)
 
 Test(executor, one_container_per_thread_reused)
 {
-	struct yx_exec_output		out;
 	struct yx_provider_snapshot	snap;
 
-	run("t-a", "hostname", 0, &out);
-	yx_exec_output_fini(&out);
-	run("t-a", "hostname", 0, &out);
-	yx_exec_output_fini(&out);
-	run("t-b", "hostname", 0, &out);
-	yx_exec_output_fini(&out);
-	cr_assert_eq(yx_provider_list(yx_executor_provider(ex), &snap, NULL), YX_OK);
+	exectest_expect("t-a", "hostname", NULL);
+	exectest_expect("t-a", "hostname", NULL);
+	exectest_expect("t-b", "hostname", NULL);
+	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 2);
 	cr_assert_str_neq(snap.slots[0].container_id, snap.slots[1].container_id);
 	yx_provider_snapshot_fini(&snap);
@@ -387,13 +276,9 @@ Test(executor, one_container_per_thread_reused)
 
 Test(executor, default_image_python)
 {
-	struct yx_exec_output out;
-
 	teardown();
 	setup_with("yuxi-sandbox:latest", 256 << 10);
-	if (drv->ops->image_present(drv, cfg.image, NULL) != YX_OK)
+	if (xt.drv->ops->image_present(xt.drv, xt.cfg.image, NULL) != YX_OK)
 		cr_skip_test("default image yuxi-sandbox:latest not built");
-	run("t-py", "python3 -c 'print(1+1)'", 0, &out);
-	cr_assert_str_eq(out.output, "2\n");
-	yx_exec_output_fini(&out);
+	exectest_expect("t-py", "python3 -c 'print(1+1)'", "2\n");
 }

@@ -4,21 +4,11 @@
  */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
+#include "fuzz.h"
 #include "http_props.h"
-
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char	*why;
-
-	if ((why = fcgi_props_check(data, size)) != NULL) {
-		fprintf(stderr, "fuzz_fcgi: property violated: %s\n", why);
-		abort();
-	}
-	return 0;
+	return fuzz_verdict("fuzz_fcgi", fcgi_props_check(data, size));
 }

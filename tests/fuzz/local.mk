@@ -5,14 +5,13 @@
 #       $(top_srcdir)/tests/fuzz/corpus/path
 # The seed corpora are replayed in every `make check` by tests/path/test_corpus.
 noinst_PROGRAMS += tests/fuzz/fuzz_path tests/fuzz/fuzz_cmd
+PATH_PROPS = tests/fuzz/fuzz.h tests/fuzz/path_props.c tests/fuzz/path_props.h
 
-tests_fuzz_fuzz_path_SOURCES = tests/fuzz/fuzz_path.c \
-	tests/fuzz/path_props.c tests/fuzz/path_props.h
+tests_fuzz_fuzz_path_SOURCES = tests/fuzz/fuzz_path.c $(PATH_PROPS)
 tests_fuzz_fuzz_path_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_path_LDADD = libyuxi.a
 
-tests_fuzz_fuzz_cmd_SOURCES = tests/fuzz/fuzz_cmd.c \
-	tests/fuzz/path_props.c tests/fuzz/path_props.h
+tests_fuzz_fuzz_cmd_SOURCES = tests/fuzz/fuzz_cmd.c $(PATH_PROPS)
 tests_fuzz_fuzz_cmd_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_cmd_LDADD = libyuxi.a
 EXTRA_DIST += tests/fuzz/run-fuzz.sh
@@ -22,7 +21,7 @@ EXTRA_DIST += tests/fuzz/run-fuzz.sh
 # route matching. Corpora replayed in `make check` by
 # tests/security/test_http_corpus.
 noinst_PROGRAMS += tests/fuzz/fuzz_query tests/fuzz/fuzz_json tests/fuzz/fuzz_fcgi
-HTTP_PROPS = tests/fuzz/http_props.c tests/fuzz/http_props.h
+HTTP_PROPS = tests/fuzz/fuzz.h tests/fuzz/http_props.c tests/fuzz/http_props.h
 
 tests_fuzz_fuzz_query_SOURCES = tests/fuzz/fuzz_query.c $(HTTP_PROPS)
 tests_fuzz_fuzz_query_LDFLAGS = -fsanitize=fuzzer

@@ -14,7 +14,7 @@ tests_proof_lockhold_LDADD = $(YX_LIBS)
 TESTS += tests/proof/run-proof.sh
 SOAK_TESTS += tests/proof/run-proof-soak.sh
 EXTRA_DIST += tests/proof/run-proof.sh tests/proof/run-proof-soak.sh \
-	tests/proof/prooffix.py tests/proof/summary.py \
+	tests/proof/prooffix.py \
 	tests/proof/test_g3_hostside.py tests/proof/test_g7_confine.py \
 	tests/proof/test_g8_exhaust.py tests/proof/test_g8_budget.py \
 	tests/proof/test_g9_lifecycle.py tests/proof/test_g12_tenants.py

@@ -6,9 +6,7 @@
 # with its numbers in the report. The engine restart case (SIGTERM to
 # dockerd, started again as scripts/setup.sh does) disturbs every container
 # on the machine: it runs only with YUXI_PROOF_ENGINE_RESTART=1.
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-builddir=${top_builddir:-$(pwd)}
-export top_srcdir="$srcdir" top_builddir="$builddir"
+. "$(dirname "$0")/../lib/suite.sh"
 PROOF_SOAK=1
 export PROOF_SOAK
 PROOF_RESULTS=${PROOF_RESULTS:-$builddir/tests/proof/results-soak.json}
@@ -20,7 +18,7 @@ if [ -x "$kl" ]; then
 	out=$(CRITERION_OUTPUTS= "$kl" --verbose 2>&1); krc=$?
 	echo "$out" | grep -E "rounds|repairs|Synthesis|Tested" | sed 's/^/killloop-soak: /'
 	n=$(echo "$out" | sed -n 's/.* \([0-9][0-9]*\) rounds, \([0-9][0-9]*\) lock repairs.*/\1 \2/p' | tail -1)
-	/usr/bin/python3 - "$PROOF_RESULTS" "$krc" $n <<'PY'
+	"$py" - "$PROOF_RESULTS" "$krc" $n <<'PY'
 import json, sys
 path, rc = sys.argv[1], int(sys.argv[2])
 try:

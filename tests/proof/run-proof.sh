@@ -1,27 +1,22 @@
 #!/bin/sh
 # tests/proof/run-proof.sh - the quick proof suites of docs/security.md,
-# part B (groups 3, 7, 8, 9): pytest against the real service built in
-# $top_builddir, then the per-group table (summary.py). Exit status:
-# pytest's, or 1 when a group has an escape, a leak, a hang, a lost request
-# beyond the killed worker's, a leaked container, or a control case that
-# did not catch its leak. Extra arguments go to pytest (e.g. -k g3).
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-builddir=${top_builddir:-$(pwd)}
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-export top_srcdir="$srcdir" top_builddir="$builddir"
+# part B (groups 3, 7, 8, 9, 12): pytest against the real service built in
+# $top_builddir, then the per-group table. Exit status: pytest's, or 1 when
+# a group has an escape, a leak, a hang, a lost request beyond the killed
+# worker's, a leaked container, or a control case that did not catch its
+# leak. Extra arguments go to pytest (e.g. -k g3).
+. "$(dirname "$0")/../lib/suite.sh"
 PROOF_RESULTS=${PROOF_RESULTS:-$builddir/tests/proof/results.json}
 export PROOF_RESULTS
 mkdir -p "$(dirname "$PROOF_RESULTS")"
 [ "${PROOF_RESULTS_KEEP:-0}" = 1 ] || rm -f "$PROOF_RESULTS"
 docker version >/dev/null 2>&1 || { echo "proof: no container engine"; exit 77; }
 cd "$srcdir/tests/proof" || exit 99
-PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -p no:cacheprovider -q -s \
-	-o console_output_style=classic "$@" \
+"$py" -m pytest -p no:cacheprovider -q -s -o console_output_style=classic "$@" \
 	"$srcdir/tests/proof/test_g3_hostside.py" "$srcdir/tests/proof/test_g7_confine.py" \
 	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g8_exhaust.py" \
 	"$srcdir/tests/proof/test_g12_tenants.py" \
 	"$srcdir/tests/proof/test_g8_budget.py"
 rc=$?
-"$py" "$srcdir/tests/proof/summary.py" "$PROOF_RESULTS" || rc=1
+"$py" "$srcdir/tests/proof/prooffix.py" summary "$PROOF_RESULTS" || rc=1
 exit $rc

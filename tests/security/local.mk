@@ -15,7 +15,7 @@ SEC_CONTROL_SOURCES = src/daemon/main.c src/common/control.c \
 SEC_CONTROL_LIBS = $(FCGI_LIBS) $(JSONC_LIBS) $(CURL_LIBS) $(CRYPTO_LIBS) -lrt
 
 check_PROGRAMS += tests/security/yuxi-sandboxd-control \
-	tests/security/yuxi-sandboxd-control-broker tests/security/test_http_corpus
+	tests/security/yuxi-sandboxd-control-broker
 tests_security_yuxi_sandboxd_control_SOURCES = $(SEC_CONTROL_SOURCES)
 tests_security_yuxi_sandboxd_control_CPPFLAGS = $(AM_CPPFLAGS) -DYX_CONTROL_UNSAFE
 tests_security_yuxi_sandboxd_control_LDADD = $(SEC_CONTROL_LIBS)
@@ -26,16 +26,14 @@ tests_security_yuxi_sandboxd_control_broker_LDADD = $(SEC_CONTROL_LIBS)
 
 # Group 10 in every `make check`: the JSON / query / FastCGI-param corpora
 # replayed through the fuzz harnesses' property checks.
+check_PROGRAMS += tests/security/test_http_corpus
 TESTS += tests/security/test_http_corpus
-tests_security_test_http_corpus_SOURCES = tests/security/test_http_corpus.c \
-	tests/fuzz/http_props.c tests/fuzz/http_props.h
-tests_security_test_http_corpus_CFLAGS = $(TEST_CFLAGS)
-tests_security_test_http_corpus_LDADD = $(TEST_LIBS)
+tests_lib_libyxtest_a_SOURCES += tests/fuzz/http_props.c tests/fuzz/http_props.h
 
 TESTS += tests/security/run-security.sh
 SOAK_TESTS += tests/security/run-security-soak.sh
 EXTRA_DIST += tests/security/run-security.sh tests/security/run-security-soak.sh \
-	tests/security/secfix.py tests/security/fcgi.py tests/security/summary.py \
+	tests/security/secfix.py tests/security/fcgi.py \
 	tests/security/test_identity.py tests/security/test_paths.py \
 	tests/security/test_downloads.py tests/security/test_uploads.py \
 	tests/security/test_listing.py tests/security/test_control_build.py \

@@ -1,8 +1,8 @@
 """Shared machinery of the security suite (docs/security.md).
 
 Imported by every tests/security/test_*.py (no conftest.py of its own, so
-it never collides with tests/e2e/conftest.py, which it loads under another
-module name for the Service class and helpers).
+it never collides with tests/e2e/conftest.py); the service itself is
+tests/lib/yxsvc.py's, with this suite's daemon and nginx variants as hooks.
 
 - `stack(kind, off, conf)`: a started service, cached for the session:
   kind "prod" is the production yuxi-sandboxd, "control" the test-only
@@ -18,46 +18,30 @@ module name for the Service class and helpers).
   Every instance has its own container prefix and shm name (with our pid).
 - `stats`: per-group counters (cases, escapes, leaks, hangs, control cases
   and control catches) and measured figures, written at the end to
-  $SEC_RESULTS (JSON) and printed by summary.py.
+  $SEC_RESULTS (JSON) and printed by `secfix.py summary FILE`.
 """
 import atexit
 import http.server
-import importlib.util
-import json
 import os
 import re
-import shutil
 import socket
 import ssl
-import subprocess
-import tempfile
+import sys
 import threading
-import time
 
 import pytest
 
+import yxsvc
+from yxsvc import TOP_SRCDIR, engine_up  # noqa: F401
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(HERE))
-TOP_BUILDDIR = os.environ.get("top_builddir") or "/work/build-sec"
-os.environ.setdefault("top_builddir", TOP_BUILDDIR)
-
-_spec = importlib.util.spec_from_file_location(
-    "yx_e2e_harness", os.path.join(TOP_SRCDIR, "tests", "e2e", "conftest.py"))
-e2e = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(e2e)
-
+TOP_BUILDDIR = yxsvc.builddir()
 BINARIES = {
-    "prod": os.path.join(TOP_BUILDDIR, "yuxi-sandboxd"),
-    "control": os.path.join(TOP_BUILDDIR, "tests", "security", "yuxi-sandboxd-control"),
-    "cbroker": os.path.join(TOP_BUILDDIR, "tests", "security",
-                            "yuxi-sandboxd-control-broker"),
+    "prod": yxsvc.build_path("yuxi-sandboxd"),
+    "control": yxsvc.build_path("tests", "security", "yuxi-sandboxd-control"),
+    "cbroker": yxsvc.build_path("tests", "security", "yuxi-sandboxd-control-broker"),
 }
 UPLOAD_LIMIT = 1024 * 1024
-GROUP_NAMES = {
-    1: "identity and authorization", 2: "path parsing", 4: "downloads",
-    5: "uploads", 6: "hostile listings", 10: "fuzzing (corpus replay, params)",
-    11: "front-end exhaustion",
-}
 # The main context docs/deployment.md asks for around the production site
 # file (Debian's nginx.conf has 768 worker connections and no rlimit).
 PROD_MAIN = "worker_rlimit_nofile 20000;\nevents { worker_connections 8192; }\n"
@@ -68,63 +52,12 @@ FRONT_LIMITS = ("worker_rlimit_nofile", "client_header_timeout", "client_body_ti
                 "limit_conn", "limit_conn_zone", "limit_conn_status", "limit_req",
                 "limit_req_zone", "limit_req_status")
 
-
-# ---------------------------------------------------------------- statistics
-class Stats:
-    def __init__(self):
-        self.g = {}
-
-    def _grp(self, group):
-        return self.g.setdefault(group, {"cases": 0, "escapes": 0, "leaks": 0, "hangs": 0,
-                                         "control_cases": 0, "control_caught": 0,
-                                         "failures": [], "measures": {}})
-
-    def case(self, group, escape=False, leak=False, hang=False, what=""):
-        """One production case; returns True when it held."""
-        s = self._grp(group)
-        s["cases"] += 1
-        s["escapes"] += bool(escape)
-        s["leaks"] += bool(leak)
-        s["hangs"] += bool(hang)
-        if (escape or leak or hang) and len(s["failures"]) < 20:
-            s["failures"].append(what)
-        return not (escape or leak or hang)
-
-    def control(self, group, caught, what=""):
-        """One control case: caught is True when the leak was observed."""
-        s = self._grp(group)
-        s["control_cases"] += 1
-        s["control_caught"] += bool(caught)
-        return caught
-
-    def measure(self, group, name, value):
-        """A measured figure, printed under the group by summary.py."""
-        self._grp(group)["measures"][name] = value
-
-    def dump(self):
-        path = os.environ.get("SEC_RESULTS")
-        if not path:
-            return
-        old = {}
-        try:
-            with open(path) as f:
-                old = json.load(f)
-        except (OSError, ValueError):
-            pass
-        for k, v in self.g.items():
-            o = old.setdefault(str(k), {})
-            for kk, vv in v.items():
-                if kk == "failures":
-                    o[kk] = (o.get(kk, []) + vv)[:20]
-                elif kk == "measures":
-                    o.setdefault(kk, {}).update(vv)
-                else:
-                    o[kk] = o.get(kk, 0) + vv
-        with open(path, "w") as f:
-            json.dump(old, f, indent=1, sort_keys=True)
-
-
-stats = Stats()
+stats = yxsvc.Stats(
+    "security", "SEC_RESULTS",
+    [("escapes", "escapes", 7), ("leaks", "leaks", 6), ("hangs", "hangs", 6)],
+    {1: "identity and authorization", 2: "path parsing", 4: "downloads", 5: "uploads",
+     6: "hostile listings", 10: "fuzzing", 11: "front-end exhaustion"}, 28,
+    aliases={"escape": "escapes", "leak": "leaks", "hang": "hangs"})
 atexit.register(stats.dump)
 
 
@@ -179,9 +112,7 @@ def render_prod_conf(svc, auth_port):
     site = site.replace("/etc/nginx/snippets/yuxi-workbench.conf",
                         os.path.join(TOP_SRCDIR, "nginx", "workbench.conf"))
     site = site.replace("/usr/share/yuxi-sandbox/web", os.path.join(TOP_SRCDIR, "web"))
-    ng = os.path.join(svc.base, "nginx")
-    for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
-        os.makedirs(os.path.join(ng, d), exist_ok=True)
+    ng = yxsvc.nginx_dirs(svc.base)
     text = ("user root;\nworker_processes 2;\ndaemon off;\npid %s/nginx.pid;\n"
             "error_log %s/nginx-error.log info;\n%s"
             "http {\ninclude /etc/nginx/mime.types;\ndefault_type application/octet-stream;\n"
@@ -195,27 +126,26 @@ def render_prod_conf(svc, auth_port):
     return conf
 
 
-class SecService(e2e.Service):
-    def __init__(self, kind, off, conf, tag, overrides=None):
-        base = tempfile.mkdtemp(prefix=tag + "-")
-        super().__init__(base, prefix=tag + "-", shm="/" + tag, overrides=overrides)
+class SecService(yxsvc.Service):
+    """kind: the daemon (BINARIES); off: its YX_CONTROL_OFF; conf: the
+    nginx variant (see the top of this file)."""
+
+    def __init__(self, kind, off, conf, overrides):
+        super().__init__(overrides=overrides, binary=BINARIES[kind], keepalive=True,
+                         stem="yxsec")
         self.kind, self.off, self.conf = kind, off, conf
-        self.binary = BINARIES[kind]
         if off:
             self.env["YX_CONTROL_OFF"] = off
         self.env["YUXI_UPLOAD_LIMIT"] = str(UPLOAD_LIMIT)
         self.auth = None
-        self.sock = self.env["YUXI_FCGI_SOCKET"]
 
-    def render(self):
+    def render_conf(self):
         if self.conf == "prod":
             self.auth = start_auth(self.tokens)
             return render_prod_conf(self, self.auth.server_address[1])
-        conf = e2e.render_nginx(self.base, self.port, self.tokens)
-        with open(conf) as f:
-            text = f.read()
-        text = text.replace("@WORKBENCH_CONF@", os.path.join(TOP_SRCDIR, "nginx", "workbench.conf"))
-        text = text.replace("@WEB_ROOT@", os.path.join(TOP_SRCDIR, "web"))
+        return super().render_conf()
+
+    def edit_conf(self, text):
         if self.conf == "dev-noblank":
             text = re.sub(r"\n\s*fastcgi_param HTTP_(X_YUXI_USER|X_YUXI_ROLE|AUTHORIZATION) \"\";",
                           "", text)
@@ -223,59 +153,16 @@ class SecService(e2e.Service):
             text = text.replace("internal;", "")
         elif self.conf == "dev-unprotected":
             text = strip_front_limits(text)
-        with open(conf, "w") as f:
-            f.write(text)
-        return conf
-
-    def start(self):
-        if not os.access(self.binary, os.X_OK):
-            pytest.fail("missing %s (build it: make check builds check_PROGRAMS)" % self.binary)
-        if not self.ready:
-            self.setup()
-        self.log = open(os.path.join(self.base, "sandboxd.log"), "ab")
-        self.sandboxd = subprocess.Popen([self.binary], env=self.env, stdout=self.log,
-                                         stderr=subprocess.STDOUT)
-        for _ in range(100):
-            if os.path.exists(self.sock) or self.sandboxd.poll() is not None:
-                break
-            time.sleep(0.05)
-        assert self.sandboxd.poll() is None, "daemon died: " + self.read_log()
-        conf = self.render()
-        self.nginx = subprocess.Popen(
-            [e2e.NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
-             "-e", os.path.join(self.base, "nginx-error.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            try:
-                r = self.request(None, "GET", "/healthz", timeout=2)
-                if r.status_code == 200:
-                    return
-            except Exception:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("service did not come up:\n" + self.read_log())
+        return text
 
     def stop(self):
-        super().stop()
-        if self.auth is not None:
-            self.auth.shutdown()
-        if os.environ.get("YUXI_E2E_KEEP") != "1":
-            shutil.rmtree(self.base, ignore_errors=True)
+        try:
+            super().stop()
+        finally:
+            if self.auth is not None:
+                self.auth.shutdown()
 
     # --- helpers ---------------------------------------------------------
-    def request(self, who, method, path, headers=None, **kw):
-        """As e2e's, over one kept-alive session per instance (faster)."""
-        import requests
-        if getattr(self, "_session", None) is None:
-            self._session = requests.Session()
-        h = dict(headers or {})
-        if who is not None:
-            h["Authorization"] = "Bearer " + self.tokens[who]
-        kw.setdefault("timeout", 90)
-        kw.setdefault("allow_redirects", False)
-        return self._session.request(method, self.url + path, headers=h,
-                                     verify=os.path.join(self.base, "cert.pem"), **kw)
-
     def user_data(self, tid):
         return os.path.join(self.saves, "threads", tid, "user-data")
 
@@ -284,12 +171,9 @@ class SecService(e2e.Service):
         os.makedirs(d, exist_ok=True)
         return d
 
-    def containers(self, thread=None):
-        return e2e.containers(self.prefix, thread=thread)
-
     def raw(self, data, timeout=20):
         """Send raw bytes over TLS; returns the whole raw response (bytes)."""
-        ctx = ssl.create_default_context(cafile=os.path.join(self.base, "cert.pem"))
+        ctx = ssl.create_default_context(cafile=self.cert)
         ctx.check_hostname = False
         with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
             with ctx.wrap_socket(s, server_hostname="localhost") as t:
@@ -358,7 +242,6 @@ def dechunk(b):
 
 
 _cache = {}
-_seq = [0]
 
 
 def stack(kind="prod", off="", conf="dev", **overrides):
@@ -367,20 +250,14 @@ def stack(kind="prod", off="", conf="dev", **overrides):
     s = _cache.get(key)
     if s is not None and s.sandboxd is not None and s.sandboxd.poll() is None:
         return s
-    _seq[0] += 1
-    s = SecService(kind, off, conf, "yxsec%dn%d" % (os.getpid(), _seq[0]),
-                   overrides={k: str(v) for k, v in overrides.items()})
+    s = SecService(kind, off, conf, overrides)
     _cache[key] = s
     s.start()
     return s
 
 
 def stop_all():
-    for s in list(_cache.values()):
-        try:
-            s.stop()
-        except Exception:
-            pass
+    yxsvc.stop_all(_cache.values())
     _cache.clear()
 
 
@@ -392,12 +269,7 @@ def _sec_session():
     yield
     stop_all()
     stats.dump()
-    stats.g.clear()
 
 
-def new_thread(svc, who="alice"):
-    return svc.new_thread(who)
-
-
-def engine_up():
-    return e2e.engine_up()
+if __name__ == "__main__" and sys.argv[1:2] == ["summary"]:
+    sys.exit(stats.summary(sys.argv[2]))

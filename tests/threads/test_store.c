@@ -15,6 +15,7 @@
 
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
+#include "../lib/storetest.h"
 
 static char			base[256];
 static struct yx_config		cfg;
@@ -23,22 +24,13 @@ static struct yx_thread_store	st;
 static void
 setup(void)
 {
-	snprintf(base, sizeof(base), "/tmp/yx-store-XXXXXX");
-	cr_assert_not_null(mkdtemp(base));
-	yx_config_defaults(&cfg);
-	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s/saves", base);
-	cr_assert_eq(yx_thread_store_init(&st, &cfg, NULL), YX_OK);
+	storetest_open("yx-store", base, sizeof(base), &cfg, &st);
 }
 
 static void
 teardown(void)
 {
-	int fd;
-
-	yx_thread_store_fini(&st);
-	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
-	yx_tree_remove(fd, base + 5);
-	close(fd);
+	storetest_close(base, &st);
 }
 
 static struct yx_thread

@@ -21,8 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
+#include "../lib/storetest.h"
 
 static char			base[256];
 static struct yx_config		cfg;
@@ -31,34 +33,16 @@ static struct yx_thread_store	st;
 static void
 setup(void)
 {
-	snprintf(base, sizeof(base), "/tmp/yx-tree-XXXXXX");
-	cr_assert_not_null(mkdtemp(base));
-	yx_config_defaults(&cfg);
-	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s/saves", base);
-	cr_assert_eq(yx_thread_store_init(&st, &cfg, NULL), YX_OK);
+	storetest_open("yx-tree", base, sizeof(base), &cfg, &st);
 }
 
 static void
 teardown(void)
 {
-	int fd;
-
-	yx_thread_store_fini(&st);
-	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
-	yx_tree_remove(fd, base + 5);
-	close(fd);
+	storetest_close(base, &st);
 }
 
 TestSuite(tree, .init = setup, .fini = teardown, .timeout = 120);
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A new thread `id` of alice; returns the path of its workspace in p. */
 static void
@@ -158,10 +142,10 @@ Test(tree, remove_deep_tree)
 	rl.rlim_cur = 64;
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	st.remove_budget_ms = 0;	/* depth here, not the budget */
-	t0 = now_ms();
+	t0 = yx_mono_ms();
 	cr_assert_eq(yx_thread_remove(&st, "deep", "alice", NULL), YX_OK);
 	printf("tree: 2,000 levels + 20 branches of 50 removed in %lld ms "
-	    "(64 fds allowed)\n", (long long)(now_ms() - t0));
+	    "(64 fds allowed)\n", (long long)(yx_mono_ms() - t0));
 	snprintf(p, sizeof(p), "%s/saves/threads/deep", base);
 	cr_assert_neq(lstat(p, &sb), 0);
 	cr_assert_str_eq(hidden_names(), "", "left behind: %s", hidden_names());
@@ -222,9 +206,9 @@ Test(tree, remove_budget_leaves_tombstone_for_sweep)
 	uid = o.own_uid ? o.uid : 0;
 	mk_files(ws, 20000);
 	st.remove_budget_ms = 1;
-	t0 = now_ms();
+	t0 = yx_mono_ms();
 	cr_assert_eq(yx_thread_remove(&st, "wide", "alice", NULL), YX_OK);
-	ms = now_ms() - t0;
+	ms = yx_mono_ms() - t0;
 	cr_assert_eq(yx_thread_get(&st, "wide", "alice", &o, NULL), YX_E_NOT_FOUND);
 	cr_assert_eq(strncmp(hidden_names(), ".trash-", 7), 0,
 	    "no tombstone: '%s'", hidden_names());
@@ -242,9 +226,9 @@ Test(tree, remove_budget_leaves_tombstone_for_sweep)
 	mk_thread("wide", ws, sizeof(ws));
 	mk_files(ws, 20000);
 	st.remove_budget_ms = 0;
-	t0 = now_ms();
+	t0 = yx_mono_ms();
 	cr_assert_eq(yx_thread_remove(&st, "wide", "alice", NULL), YX_OK);
-	ms0 = now_ms() - t0;
+	ms0 = yx_mono_ms() - t0;
 	cr_assert_str_eq(hidden_names(), "");
 	cr_assert_gt(ms0, 1, "control: removing 20,000 files must outlast "
 	    "the 1 ms budget (%lld ms)", (long long)ms0);

@@ -1,28 +1,22 @@
 #!/bin/sh
 # tests/web/run-web.sh - browser tests of the workbench page (web/): brings up
-# the real service (yuxi-sandboxd + nginx + Docker, through the e2e harness,
+# the real service (yuxi-sandboxd + nginx + Docker, through the test harness,
 # see serve.py) on a free 127.0.0.1 port with its own state directory, runs
 # workbench.test.mjs (node --test, headless Chromium via playwright-core)
 # against it, then stops everything and removes the run's containers.
 # Exits with the tests' status; 77 (skip) when node or Chromium is missing.
 #
 # environment: top_srcdir (checkout; default ../..), top_builddir (build dir
-# with yuxi-sandboxd; default $BUILD_DIR, else <top>/build), YUXI_E2E_IMAGE
+# with yuxi-sandboxd; required, `make check` sets it), YUXI_E2E_IMAGE
 # (sandbox image, default yuxi-sandbox-test:latest), YUXI_CHROMIUM (default
 # /usr/bin/chromium), YUXI_WEB_ARTIFACTS (screenshots; default
 # tests/web/artifacts), YUXI_WEB_KEEP=1 keeps the service's state directory.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=${top_srcdir:-$(cd "$here/../.." && pwd)}
-case $top in /*) ;; *) top=$(cd "$top" && pwd) ;; esac
-bd=${top_builddir:-${BUILD_DIR:-$top/build}}
-case $bd in /*) ;; *) bd=$(cd "$bd" && pwd) ;; esac
-export top_srcdir="$top" top_builddir="$bd"
+. "$here/../lib/suite.sh"
 chromium=${YUXI_CHROMIUM:-/usr/bin/chromium}
 export YUXI_CHROMIUM="$chromium"
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
 
 command -v node >/dev/null 2>&1 || { echo "run-web: node not installed; skipped" >&2; exit 77; }
 [ -x "$chromium" ] || { echo "run-web: no $chromium (apt-get install chromium); skipped" >&2; exit 77; }
@@ -34,36 +28,9 @@ if [ ! -d "$here/node_modules/playwright-core" ]; then
 	    { echo "run-web: npm ci failed in $here" >&2; exit 1; }
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/yxweb-run.XXXXXX") || exit 1
-info="$tmp/info.json"
-spid=
-stop() {
-	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
-		kill -TERM "$spid"
-		wait "$spid" 2>/dev/null
-	fi
-	spid=
-	rm -rf "$tmp"
-}
-trap 'stop; exit 130' INT TERM
-trap stop EXIT
-
-"$py" "$here/serve.py" "$info" &
-spid=$!
-i=0
-while [ ! -s "$info" ]; do
-	if ! kill -0 "$spid" 2>/dev/null; then
-		echo "run-web: the service did not start" >&2
-		exit 1
-	fi
-	[ $i -ge 600 ] && { echo "run-web: the service did not answer in 60 s" >&2; exit 1; }
-	sleep 0.1
-	i=$((i + 1))
-done
-
-YUXI_WEB_INFO="$info" node --test --test-concurrency=1 --test-timeout=600000 \
+serve_start "$here/serve.py" yxweb-run || exit 1
+YUXI_WEB_INFO="$serve_info" node --test --test-concurrency=1 --test-timeout=600000 \
     "$here/workbench.test.mjs"
 rc=$?
-stop
-trap - EXIT
+serve_stop
 exit $rc

@@ -1,11 +1,11 @@
 /*
- * tsv.h - golden table reader for the path tests. A table is UTF-8 text,
+ * tsv.h - golden table reader (tests/path/canon.tsv, cmd.tsv). A table is UTF-8 text,
  * one case a line, fields separated by TAB; blank lines and lines starting
  * with '#' are skipped. Fields are decoded: \\ \t \n \r, \xHH (any byte,
  * NUL included) and \{N*text} (text repeated N times, for over-long cases).
  */
-#ifndef TESTS_PATH_TSV_H
-#define TESTS_PATH_TSV_H
+#ifndef TESTS_LIB_TSV_H
+#define TESTS_LIB_TSV_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -32,5 +32,12 @@ void	 tsv_row_init(struct tsv_row *row);
 void	 tsv_row_fini(struct tsv_row *row);
 /* Decode one escaped field (n bytes) into a fresh heap string; NULL if bad. */
 char	*tsv_decode(const char *s, size_t n, size_t *lenp);
+/*
+ * Pass every case of table rel to check(row, &n), which counts in n the
+ * rows it checked, in a Criterion test: a table that cannot be opened or a
+ * malformed line fails it. Returns n.
+ */
+size_t	 tsv_replay(const char *rel,
+	    void (*check)(const struct tsv_row *row, size_t *n));
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * tsv.c - golden table reader for the path tests; see tsv.h.
+ * tsv.c - golden table reader; see tsv.h.
  */
 #include "config.h"
 
+#include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,4 +165,25 @@ tsv_next(FILE *fp, struct tsv_row *row)
 			break;
 	}
 	return 1;
+}
+
+size_t
+tsv_replay(const char *rel, void (*check)(const struct tsv_row *, size_t *))
+{
+	struct tsv_row	*row;
+	FILE		*fp;
+	size_t		 nrows = 0;
+	int		 r;
+
+	cr_assert_not_null(fp = tsv_open(rel), "cannot open %s (top_srcdir?)",
+	    rel);
+	cr_assert_not_null(row = malloc(sizeof(*row)));
+	tsv_row_init(row);
+	while ((r = tsv_next(fp, row)) == 1)
+		check(row, &nrows);
+	cr_expect(r == 0, "line %zu: malformed: %s", row->lineno, row->raw);
+	tsv_row_fini(row);
+	free(row);
+	fclose(fp);
+	return nrows;
 }

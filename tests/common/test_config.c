@@ -1,0 +1,374 @@
+/*
+ * test_config.c - configuration from the environment (src/common/config.c):
+ * the defaults, every kind of bad value failing with a message that names
+ * its variable, YUXI_SANDBOX_UID_RANGE, sizes with their suffixes
+ * (yx_parse_size), booleans, numbers at their bounds. Each test runs in its
+ * own process (Criterion), starting from an environment without YUXI_*
+ * and without a configuration file (tests/common/test_conffile has those).
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yuxi/config.h"
+#include "yuxi/error.h"
+
+extern char **environ;
+
+/* Drop every YUXI_* variable the caller's environment may hold; then no
+ * configuration file either (YUXI_CONFIG=none). */
+static void
+clear_yuxi_env(void)
+{
+	char	name[256];
+	size_t	n;
+	int	i;
+
+	for (i = 0; environ[i] != NULL; ) {
+		if (strncmp(environ[i], "YUXI_", 5) != 0) {
+			i++;
+			continue;
+		}
+		n = strcspn(environ[i], "=");
+		cr_assert_lt(n, sizeof(name));
+		memcpy(name, environ[i], n);
+		name[n] = '\0';
+		cr_assert_eq(unsetenv(name), 0);	/* environ shifts: same i */
+	}
+	cr_assert_eq(setenv("YUXI_CONFIG", "none", 1), 0);
+}
+
+TestSuite(config, .init = clear_yuxi_env);
+
+/* Load with name=value set; the result, the message in eb. */
+static int
+load_with(const char *name, const char *value, struct yx_config *c,
+    char *eb, size_t el)
+{
+	cr_assert_eq(setenv(name, value, 1), 0);
+	eb[0] = '\0';
+	return yx_config_load(c, eb, el);
+}
+
+/* name=value is refused, and the message starts with "name: ". */
+static void
+expect_refused(const char *name, const char *value)
+{
+	struct yx_config	c;
+	char			eb[256], want[128];
+
+	cr_expect_eq(load_with(name, value, &c, eb, sizeof(eb)),
+	    YX_E_BAD_REQUEST, "%s=%s accepted", name, value);
+	snprintf(want, sizeof(want), "%s: ", name);
+	cr_expect(strncmp(eb, want, strlen(want)) == 0 &&
+	    strlen(eb) > strlen(want), "%s=%s: message \"%s\"", name, value, eb);
+	cr_assert_eq(unsetenv(name), 0);
+}
+
+/* name=value is taken; c holds the result. */
+static void
+expect_taken(const char *name, const char *value, struct yx_config *c)
+{
+	char eb[256];
+
+	cr_assert_eq(load_with(name, value, c, eb, sizeof(eb)), YX_OK,
+	    "%s=%s: %s", name, value, eb);
+	cr_assert_eq(unsetenv(name), 0);
+}
+
+Test(config, defaults)
+{
+	struct yx_config	c, d;
+	char			eb[256];
+
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_OK, "%s", eb);
+	yx_config_defaults(&d);
+	cr_expect_eq(memcmp(&c, &d, sizeof(c)), 0, "load without YUXI_* != defaults");
+	cr_expect_str_eq(c.image, "yuxi-sandbox:latest");
+	cr_expect_str_eq(c.container_prefix, "yuxi-sandbox-");
+	cr_expect_eq(c.idle_timeout, 600);
+	cr_expect_eq(c.idle_check_interval, 60);
+	cr_expect_eq(c.max_replicas, 100);
+	cr_expect_eq(c.driver, YX_DRIVER_AUTO);
+	cr_expect_eq(c.memory_bytes, 512LL << 20);
+	cr_expect(c.cpus == 1.0);
+	cr_expect_eq(c.pids, 256);
+	cr_expect_str_eq(c.network, "none");
+	cr_expect(c.readonly_rootfs);
+	cr_expect_str_eq(c.user, "1000:1000");
+	cr_expect(c.uid == 1000 && c.gid == 1000);
+	cr_expect(c.uid_base == YX_UID_RANGE_BASE && c.uid_count == YX_UID_RANGE_COUNT);
+	cr_expect_eq(c.exec_timeout, 120);
+	cr_expect_eq(c.output_limit, 256 << 10);
+	cr_expect_eq(c.tmp_size, 64LL << 20);
+	cr_expect_str_eq(c.saves_dir, YX_STATE_DIR);
+	cr_expect_str_eq(c.skills_dir, "");
+	cr_expect_str_eq(c.agents_file, "");
+	cr_expect_eq(c.workers, 4);
+	cr_expect_str_eq(c.fcgi_socket, YX_RUN_DIR "/fcgi.sock");
+	cr_expect_eq(c.cmd_policy, YX_CMD_POLICY_STRICT);
+	cr_expect_str_eq(c.shm_name, "/yuxi-sandbox");
+	cr_expect_eq(c.upload_limit, 64 << 20);
+	cr_expect_eq(c.viewer_file_limit, 1 << 20);
+	cr_expect_eq(c.body_limit, 8 << 20);
+	cr_expect_eq(c.request_budget_ms, 5000);
+	cr_expect_eq(c.walk_read_budget, 256 << 20);
+	cr_expect_eq(c.exec_agent, YX_EXEC_AGENT_AUTO);
+	cr_expect_eq(c.verbose, 0);
+}
+
+/* An empty value is the same as an unset one, for every kind. */
+Test(config, empty_value_means_default)
+{
+	static const char *const names[] = { "YUXI_WORKERS", "YUXI_SANDBOX_IMAGE",
+	    "YUXI_SAVES_DIR", "YUXI_SANDBOX_MEMORY", "YUXI_SANDBOX_READONLY_ROOTFS",
+	    "YUXI_DOCKER_DRIVER", "YUXI_SANDBOX_CPUS", "YUXI_SANDBOX_UID_RANGE" };
+	struct yx_config	c, d;
+	size_t			i;
+
+	yx_config_defaults(&d);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_assert_eq(setenv(names[i], "", 1), 0);
+	expect_taken("YUXI_DEBUG", "", &c);
+	cr_expect_eq(memcmp(&c, &d, sizeof(c)), 0);
+}
+
+/* Each kind of bad value, and the variable it names. */
+Test(config, bad_values_name_their_variable)
+{
+	static const struct { const char *name, *value; } bad[] = {
+		/* integers: not a number, trailing bytes, out of [lo, hi] */
+		{ "YUXI_WORKERS", "four" }, { "YUXI_WORKERS", "4x" },
+		{ "YUXI_WORKERS", "0" }, { "YUXI_WORKERS", "257" },
+		{ "YUXI_WORKERS", "-1" }, { "YUXI_WORKERS", "99999999999999999999" },
+		{ "YUXI_SANDBOX_EXEC_TIMEOUT", "601" },
+		{ "YUXI_SANDBOX_BASE_PORT", "65001" },
+		{ "YUXI_REQUEST_BUDGET_MS", "-5" },
+		/* strings: a line break (would split a log line or a header) */
+		{ "YUXI_SANDBOX_IMAGE", "img\nX-Injected: 1" },
+		{ "YUXI_SANDBOX_HOST", "a\rb" },
+		/* absolute paths */
+		{ "YUXI_SAVES_DIR", "var/lib/yuxi" }, { "YUXI_FCGI_SOCKET", "fcgi.sock" },
+		{ "YUXI_RUNNER_PATH", "./yuxi-run" },
+		/* sizes: no number, unknown suffix, below / above the limits */
+		{ "YUXI_SANDBOX_MEMORY", "lots" }, { "YUXI_SANDBOX_MEMORY", "512q" },
+		{ "YUXI_SANDBOX_MEMORY", "5m" }, { "YUXI_SANDBOX_MEMORY", "2t" },
+		{ "YUXI_UPLOAD_LIMIT", "1023" }, { "YUXI_BODY_LIMIT", "2g" },
+		/* booleans */
+		{ "YUXI_SANDBOX_READONLY_ROOTFS", "maybe" }, { "YUXI_DEBUG", "2" },
+		/* enumerations */
+		{ "YUXI_DOCKER_DRIVER", "podman" }, { "YUXI_COMMAND_PATH_POLICY", "lax" },
+		{ "YUXI_EXEC_AGENT", "sometimes" },
+		/* the cpu count: range, not a finite number */
+		{ "YUXI_SANDBOX_CPUS", "0" }, { "YUXI_SANDBOX_CPUS", "257" },
+		{ "YUXI_SANDBOX_CPUS", "nan" }, { "YUXI_SANDBOX_CPUS", "inf" },
+		{ "YUXI_SANDBOX_CPUS", "1,5" },
+		/* the sandbox user: root, not numeric */
+		{ "YUXI_SANDBOX_USER", "0" }, { "YUXI_SANDBOX_USER", "0:1000" },
+		{ "YUXI_SANDBOX_USER", "yuxi" }, { "YUXI_SANDBOX_USER", "1000:" },
+		/* names that reach the engine, the shm namespace, docker run */
+		{ "YUXI_SANDBOX_CONTAINER_PREFIX", "a/b" },
+		{ "YUXI_SANDBOX_CONTAINER_PREFIX", "-x" },
+		{ "YUXI_SHM_NAME", "yuxi" }, { "YUXI_SHM_NAME", "/a/b" },
+		{ "YUXI_SANDBOX_NETWORK", "host net" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(bad[i].name, bad[i].value);
+}
+
+Test(config, too_long_string_refused)
+{
+	struct yx_config	c;
+	char			v[YX_CFG_STR + 1];
+
+	memset(v, 'a', sizeof(v) - 1);
+	v[sizeof(v) - 1] = '\0';
+	expect_refused("YUXI_SANDBOX_IMAGE", v);
+	v[YX_CFG_STR - 1] = '\0';	/* 255 bytes and the NUL: fits */
+	expect_taken("YUXI_SANDBOX_IMAGE", v, &c);
+	cr_expect_eq(strlen(c.image), YX_CFG_STR - 1);
+}
+
+/* The first bad variable in load order is the one reported. */
+Test(config, first_failure_reported)
+{
+	struct yx_config	c;
+	char			eb[256];
+
+	cr_assert_eq(setenv("YUXI_WORKERS", "0", 1), 0);
+	cr_assert_eq(load_with("YUXI_SANDBOX_IMAGE", "a\nb", &c, eb, sizeof(eb)),
+	    YX_E_BAD_REQUEST);
+	cr_expect_str_eq(eb, "YUXI_SANDBOX_IMAGE: control characters not allowed");
+}
+
+/* The message is cut to the buffer; no buffer at all is allowed. */
+Test(config, message_buffer)
+{
+	struct yx_config	c;
+	char			eb[8];
+
+	cr_assert_eq(load_with("YUXI_WORKERS", "0", &c, eb, sizeof(eb)),
+	    YX_E_BAD_REQUEST);
+	cr_expect_str_eq(eb, "YUXI_WO");
+	cr_expect_eq(yx_config_load(&c, NULL, 0), YX_E_BAD_REQUEST);
+}
+
+Test(config, integer_bounds_inclusive)
+{
+	struct yx_config c;
+
+	expect_taken("YUXI_WORKERS", "1", &c);
+	cr_expect_eq(c.workers, 1);
+	expect_taken("YUXI_WORKERS", "256", &c);
+	cr_expect_eq(c.workers, 256);
+	expect_taken("YUXI_SANDBOX_EXEC_TIMEOUT", "600", &c);
+	cr_expect_eq(c.exec_timeout, 600);
+	expect_taken("YUXI_REQUEST_BUDGET_MS", "0", &c);
+	cr_expect_eq(c.request_budget_ms, 0);
+}
+
+Test(config, booleans)
+{
+	static const char *const yes[] = { "1", "true", "TRUE", "yes", "On" };
+	static const char *const no[] = { "0", "false", "No", "OFF", "off" };
+	struct yx_config	c;
+	size_t			i;
+
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		expect_taken("YUXI_SANDBOX_READONLY_ROOTFS", no[i], &c);
+		cr_expect_not(c.readonly_rootfs, "%s", no[i]);
+	}
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		expect_taken("YUXI_SANDBOX_READONLY_ROOTFS", yes[i], &c);
+		cr_expect(c.readonly_rootfs, "%s", yes[i]);
+		expect_taken("YUXI_DEBUG", yes[i], &c);
+		cr_expect_eq(c.verbose, 1, "%s", yes[i]);
+	}
+}
+
+Test(config, sizes_with_suffixes)
+{
+	static const struct { const char *v; int64_t want; } t[] = {
+		{ "268435456", 256LL << 20 }, { "262144k", 256LL << 20 },
+		{ "256m", 256LL << 20 }, { "256M", 256LL << 20 },
+		{ "256mb", 256LL << 20 }, { "256Mi", 256LL << 20 },
+		{ "1g", 1LL << 30 }, { "1G", 1LL << 30 }, { "1GB", 1LL << 30 },
+		{ "6m", 6LL << 20 }, { "1024g", 1LL << 40 },
+	};
+	struct yx_config	c;
+	size_t			i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		expect_taken("YUXI_SANDBOX_MEMORY", t[i].v, &c);
+		cr_expect_eq(c.memory_bytes, t[i].want, "%s -> %lld", t[i].v,
+		    (long long)c.memory_bytes);
+	}
+	expect_taken("YUXI_SANDBOX_OUTPUT_LIMIT", "4k", &c);
+	cr_expect_eq(c.output_limit, 4096);
+	expect_taken("YUXI_WALK_READ_BUDGET", "0", &c);
+	cr_expect_eq(c.walk_read_budget, 0);
+}
+
+/* The value of enumeration variable name in c. */
+static int
+enum_of(const struct yx_config *c, const char *name)
+{
+	if (strcmp(name, "YUXI_DOCKER_DRIVER") == 0)
+		return c->driver;
+	if (strcmp(name, "YUXI_COMMAND_PATH_POLICY") == 0)
+		return c->cmd_policy;
+	return c->exec_agent;
+}
+
+Test(config, enumerations_and_cpus)
+{
+	static const struct { const char *name, *value; int want; } t[] = {
+		{ "YUXI_DOCKER_DRIVER", "cli", YX_DRIVER_CLI },
+		{ "YUXI_DOCKER_DRIVER", "api", YX_DRIVER_API },
+		{ "YUXI_DOCKER_DRIVER", "auto", YX_DRIVER_AUTO },
+		{ "YUXI_COMMAND_PATH_POLICY", "off", YX_CMD_POLICY_OFF },
+		{ "YUXI_COMMAND_PATH_POLICY", "strict", YX_CMD_POLICY_STRICT },
+		{ "YUXI_EXEC_AGENT", "0", YX_EXEC_AGENT_OFF },
+		{ "YUXI_EXEC_AGENT", "off", YX_EXEC_AGENT_OFF },
+		{ "YUXI_EXEC_AGENT", "only", YX_EXEC_AGENT_ONLY },
+		{ "YUXI_EXEC_AGENT", "1", YX_EXEC_AGENT_AUTO },
+	};
+	struct yx_config	c;
+	size_t			i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		expect_taken(t[i].name, t[i].value, &c);
+		cr_expect_eq(enum_of(&c, t[i].name), t[i].want, "%s=%s",
+		    t[i].name, t[i].value);
+	}
+	expect_taken("YUXI_SANDBOX_CPUS", "0.5", &c);
+	cr_expect(c.cpus == 0.5);
+	expect_taken("YUXI_SANDBOX_CPUS", "0.01", &c);
+	expect_refused("YUXI_SANDBOX_CPUS", "0.009");
+}
+
+Test(config, sandbox_user)
+{
+	struct yx_config c;
+
+	expect_taken("YUXI_SANDBOX_USER", "1234", &c);
+	cr_expect(c.uid == 1234 && c.gid == 1234);
+	expect_taken("YUXI_SANDBOX_USER", "1234:99", &c);
+	cr_expect(c.uid == 1234 && c.gid == 99);
+}
+
+Test(config, uid_range)
+{
+	struct yx_config c;
+
+	expect_taken("YUXI_SANDBOX_UID_RANGE", "off", &c);
+	cr_expect(c.uid_base == 0 && c.uid_count == 0);
+	expect_taken("YUXI_SANDBOX_UID_RANGE", "100000-100015", &c);	/* 16 */
+	cr_expect(c.uid_base == 100000 && c.uid_count == 16);
+	expect_taken("YUXI_SANDBOX_UID_RANGE", "2147483632-2147483647", &c);
+	cr_expect(c.uid_base == 2147483632u && c.uid_count == 16);
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "100000-100014");	/* 15 */
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "0-100");		/* root */
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "2147483632-2147483648");
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "900-2000");	/* holds 1000 */
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "100000-100100x");
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "100000");
+	expect_refused("YUXI_SANDBOX_UID_RANGE", "on");
+	/* the shared user moved out of the way: the same range is fine */
+	cr_assert_eq(setenv("YUXI_SANDBOX_USER", "5000", 1), 0);
+	expect_taken("YUXI_SANDBOX_UID_RANGE", "900-2000", &c);
+	cr_expect(c.uid_base == 900 && c.uid_count == 1101);
+}
+
+Test(config, parse_size)
+{
+	static const struct { const char *s; int64_t want; } ok[] = {
+		{ "0", 0 }, { "1", 1 }, { "2k", 2048 },
+		{ "2K", 2048 }, { "2kb", 2048 }, { "3m", 3LL << 20 },
+		{ "5g", 5LL << 30 }, { "9223372036854775807", INT64_MAX },
+		{ "8589934591g", 8589934591LL << 30 },
+	};
+	static const char *const bad[] = { "", "k", "-1", "+1", " 1", "1 ", "100b",
+	    "1.5g", "1kk", "1 k", "1t", "0x10", "9223372036854775808",
+	    "8589934592g", "1gbb" };
+	int64_t	v;
+	size_t	i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		v = -1;
+		cr_expect_eq(yx_parse_size(ok[i].s, &v), YX_OK, "%s", ok[i].s);
+		cr_expect_eq(v, ok[i].want, "%s -> %lld", ok[i].s, (long long)v);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 42;
+		cr_expect_eq(yx_parse_size(bad[i], &v), YX_E_BAD_REQUEST, "\"%s\"",
+		    bad[i]);
+		cr_expect_eq(v, 42, "\"%s\" wrote its output", bad[i]);
+	}
+	cr_expect_eq(yx_parse_size(NULL, &v), YX_E_BAD_REQUEST);
+}

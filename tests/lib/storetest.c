@@ -1,0 +1,36 @@
+/*
+ * storetest.c - the thread store fixture (storetest.h).
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yuxi/tree.h"
+#include "storetest.h"
+
+void
+storetest_open(const char *name, char *base, size_t basesz,
+    struct yx_config *cfg, struct yx_thread_store *st)
+{
+	snprintf(base, basesz, "/tmp/%s-XXXXXX", name);
+	cr_assert_not_null(mkdtemp(base));
+	yx_config_defaults(cfg);
+	snprintf(cfg->saves_dir, sizeof(cfg->saves_dir), "%s/saves", base);
+	cr_assert_eq(yx_thread_store_init(st, cfg, NULL), YX_OK);
+}
+
+void
+storetest_close(const char *base, struct yx_thread_store *st)
+{
+	int fd;
+
+	yx_thread_store_fini(st);
+	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	yx_tree_remove(fd, base + strlen("/tmp/"));
+	close(fd);
+}

@@ -1,0 +1,23 @@
+/*
+ * storetest.h - the fixture of the thread store tests (tests/threads): a
+ * store with the default configuration over a fresh temporary tree.
+ */
+#ifndef TESTS_LIB_STORETEST_H
+#define TESTS_LIB_STORETEST_H
+
+#include <stddef.h>
+
+#include "yuxi/config.h"
+#include "yuxi/threads.h"
+
+/*
+ * Make /tmp/<name>-XXXXXX (its path in base, basesz bytes), load the
+ * defaults into cfg with the saves directory <base>/saves and open st over
+ * it. Failures are Criterion assertions.
+ */
+void	storetest_open(const char *name, char *base, size_t basesz,
+	    struct yx_config *cfg, struct yx_thread_store *st);
+/* Close st and remove the tree at base (with yx_tree_remove). */
+void	storetest_close(const char *base, struct yx_thread_store *st);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * tutil.c - small helpers shared by the Criterion tests (tutil.h).
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tutil.h"
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	(void)remove(p);
+	return 0;
+}
+
+void
+tutil_rmtree(const char *path)
+{
+	(void)nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+tutil_unix_listen(const char *path, int flags)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	cr_assert_lt(strlen(path), sizeof(sun.sun_path), "%s: too long", path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	cr_assert_neq(fd = socket(AF_UNIX, SOCK_STREAM | flags, 0), -1);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0,
+	    "bind %s: %s", path, strerror(errno));
+	cr_assert_eq(listen(fd, 16), 0);
+	return fd;
+}

@@ -1,0 +1,14 @@
+/*
+ * tutil.h - small helpers shared by the Criterion tests.
+ */
+#ifndef TESTS_LIB_TUTIL_H
+#define TESTS_LIB_TUTIL_H
+
+/* Remove the tree at path, depth first, never following a symlink;
+ * errors are ignored (test teardown). */
+void	tutil_rmtree(const char *path);
+/* A unix stream socket (type flags such as SOCK_NONBLOCK) bound at path and
+ * listening; failures are Criterion assertions. Returns the descriptor. */
+int	tutil_unix_listen(const char *path, int flags);
+
+#endif

@@ -1,0 +1,598 @@
+"""yxsvc - the one Python harness that starts the real service for tests
+and benchmarks: yuxi-sandboxd (master, workers, reaper, FastCGI socket)
+behind a real nginx with TLS, exactly as production runs it.
+
+Used by tests/e2e/conftest.py (fixtures), tests/security/secfix.py,
+tests/proof/prooffix.py, tests/deepagents/serve.py, tests/web/serve.py and
+bench/benchsvc.py. The run-*.sh wrappers put tests/lib on PYTHONPATH; bench
+scripts add it themselves (they run from the checkout).
+
+Environment: top_builddir (the build directory holding yuxi-sandboxd; set
+by `make check` and the run-*.sh wrappers; there is no fallback: a Service
+without an explicit binary fails clearly when it is unset), top_srcdir (the
+checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
+image, default yuxi-sandbox-test:latest).
+
+- `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
+  stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
+  bearer tokens (alice, bob, admin), self-signed pair, shm name and
+  container prefix (never an extension of another instance's prefix: a
+  reaper's reconcile removes every labelled container under its own).
+  Hooks: `binary` (the daemon to run; default $top_builddir/yuxi-sandboxd),
+  `edit_conf(text)` (change the rendered nginx/dev.conf.in) and
+  `render_conf()` (write a whole other nginx.conf). `start()` / `halt()`
+  (SIGTERM, containers kept) / `stop()` (also removes the containers, the
+  shm object and, when `cleanup` is set, the base directory).
+  With `stem`, the instance is named "<stem><pid>n<k>" and lives in a fresh
+  temporary directory, removed on stop unless YUXI_E2E_KEEP=1.
+- `Stats`: per-group counters of the proof suites merged into a results
+  JSON file at exit; `Stats.summary(path)` prints the per-group table.
+- `serve(svc, info_path, info)`: run a started-on-demand instance for a
+  non-Python test runner (deepagents, web) until SIGTERM/SIGINT.
+"""
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import requests
+import urllib3
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(HERE))
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+IMAGE = os.environ.get("YUXI_E2E_IMAGE", "yuxi-sandbox-test:latest")
+# The e2e settings every instance starts from (callers override).
+WORKERS = 3
+BODY_LIMIT = 64 * 1024
+UPLOAD_LIMIT = 1024 * 1024
+SOCKET_WAIT = 10	# seconds for the FastCGI socket to appear
+HEALTH_WAIT = 15	# seconds for /healthz to answer through nginx
+
+urllib3.disable_warnings()
+
+
+class HarnessError(RuntimeError):
+    """The harness cannot do what was asked (no build, service down)."""
+
+
+def builddir():
+    """$top_builddir, as the build system sets it; HarnessError when unset."""
+    d = os.environ.get("top_builddir")
+    if not d:
+        raise HarnessError("top_builddir is not set: run the suite through `make check` "
+                           "or set top_builddir to the build directory")
+    return os.path.abspath(d)
+
+
+def build_path(*parts):
+    return os.path.join(builddir(), *parts)
+
+
+# ------------------------------------------------------------------ helpers
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def docker_rm_prefix(prefix):
+    """Remove every container whose name starts with prefix; return the names."""
+    try:
+        out = subprocess.run(
+            ["docker", "ps", "-a", "--filter", "name=^/" + prefix, "--format", "{{.Names}}"],
+            capture_output=True, text=True, timeout=60).stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = [n for n in out if n.startswith(prefix)]
+    if names:
+        subprocess.run(["docker", "rm", "-f"] + names, capture_output=True, timeout=120)
+    return names
+
+
+def containers(prefix, thread=None, running_only=False):
+    """[(full id, name)] of the containers named <prefix>..., optionally of one thread."""
+    cmd = ["docker", "ps", "--no-trunc", "--filter", "name=^/" + prefix,
+           "--format", "{{.ID}} {{.Names}}"]
+    if not running_only:
+        cmd.insert(2, "-a")
+    if thread is not None:
+        cmd[2:2] = ["--filter", "label=io.yuxi.sandbox.thread=" + thread]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = [l.split(" ", 1) for l in out.stdout.splitlines() if l.strip()]
+    return [(i, n) for i, n in rows if n.startswith(prefix)]
+
+
+def shm_unlink(name):
+    try:
+        os.unlink("/dev/shm/" + name.lstrip("/"))
+    except OSError:
+        pass
+
+
+def image_present(image):
+    try:
+        return subprocess.run(["docker", "image", "inspect", image],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def engine_up():
+    """True when the engine answers and has the test image."""
+    return image_present(IMAGE)
+
+
+def wait_for(pred, timeout, step=0.2):
+    """Poll pred() every step seconds until truthy or `timeout` seconds
+    have passed; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(step)
+
+
+def service_env(base, prefix, shm):
+    """The daemon's environment: ours without YUXI_*, plus the e2e settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("YUXI_")}
+    env.update({
+        "YUXI_SAVES_DIR": os.path.join(base, "saves"),
+        "YUXI_SKILLS_DIR": os.path.join(TOP_SRCDIR, "examples", "skills"),
+        "YUXI_AGENTS_FILE": os.path.join(TOP_SRCDIR, "examples", "agents.json"),
+        "YUXI_FCGI_SOCKET": os.path.join(base, "run", "fcgi.sock"),
+        "YUXI_SANDBOX_IMAGE": IMAGE,
+        "YUXI_SANDBOX_CONTAINER_PREFIX": prefix,
+        "YUXI_SHM_NAME": shm,
+        "YUXI_SANDBOX_IDLE_TIMEOUT": "30",
+        "YUXI_SANDBOX_IDLE_CHECK_INTERVAL": "2",
+        "YUXI_SANDBOX_EXEC_TIMEOUT": "30",
+        "YUXI_WORKERS": str(WORKERS),
+        "YUXI_BODY_LIMIT": str(BODY_LIMIT),
+        "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
+    })
+    return env
+
+
+def nginx_dirs(base):
+    """nginx's prefix under base with every temp directory; returns it."""
+    ng = os.path.join(base, "nginx")
+    for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        os.makedirs(os.path.join(ng, d), exist_ok=True)
+    return ng
+
+
+def render_dev_conf(base, port, tokens):
+    """nginx/dev.conf.in with this instance's values (writes tokens.map);
+    returns the text."""
+    ng = nginx_dirs(base)
+    with open(os.path.join(ng, "tokens.map"), "w") as f:
+        f.write('map $http_authorization $yuxi_user {\n\tdefault "";\n')
+        for user, tok in tokens.items():
+            f.write('\t"Bearer %s" %s;\n' % (tok, user))
+        f.write('}\nmap $http_authorization $yuxi_role {\n\tdefault "";\n')
+        f.write('\t"Bearer %s" admin;\n}\n' % tokens["admin"])
+    subs = {
+        "@PREFIX@": ng, "@PORT@": str(port),
+        "@SOCKET@": os.path.join(base, "run", "fcgi.sock"),
+        "@SAVES@": os.path.join(base, "saves"),
+        "@SKILLS@": os.path.join(TOP_SRCDIR, "examples", "skills"),
+        "@CERT@": os.path.join(base, "cert.pem"), "@KEY@": os.path.join(base, "key.pem"),
+        "@TOKENS@": os.path.join(ng, "tokens.map"),
+        "@ERRLOG@": os.path.join(base, "nginx-error.log"),
+        "@ACCESSLOG@": os.path.join(base, "nginx-access.log"),
+        "@PIDFILE@": os.path.join(ng, "nginx.pid"),
+        "@WEB_ROOT@": os.path.join(TOP_SRCDIR, "web"),
+        "@WORKBENCH_CONF@": os.path.join(TOP_SRCDIR, "nginx", "workbench.conf"),
+    }
+    with open(os.path.join(TOP_SRCDIR, "nginx", "dev.conf.in")) as f:
+        text = f.read()
+    for k, v in subs.items():
+        text = text.replace(k, v)
+    return text
+
+
+# ------------------------------------------------------------------ service
+_tags = [0]
+
+
+def new_tag(stem):
+    """A name no other instance of this process has: "<stem><pid>n<k>"."""
+    _tags[0] += 1
+    return "%s%dn%d" % (stem, os.getpid(), _tags[0])
+
+
+class Service:
+    """A running service and helpers to talk to it as alice, bob, admin or anonymous."""
+
+    def __init__(self, base=None, prefix=None, shm=None, overrides=None, binary=None,
+                 keepalive=False, stem=None):
+        """With stem, base, prefix and shm are "<stem><pid>n<k>" (base a fresh
+        temporary directory, removed on stop unless YUXI_E2E_KEEP=1);
+        without, base must exist and prefix and shm default to qyxe2e<pid>."""
+        self.cleanup = False		# stop() removes base too
+        if stem is not None:
+            tag = new_tag(stem)
+            base = tempfile.mkdtemp(prefix=tag + "-")
+            prefix, shm = tag + "-", "/" + tag
+            self.cleanup = os.environ.get("YUXI_E2E_KEEP") != "1"
+        self.base = base
+        self.pid = os.getpid()
+        self.prefix = prefix or "qyxe2e%d-" % self.pid
+        self.shm = shm or "/qyxe2e%d" % self.pid
+        self.port = free_port()
+        self.url = "https://127.0.0.1:%d" % self.port
+        self.cert = os.path.join(base, "cert.pem")
+        self.tokens = {u: secrets.token_hex(24) for u in ("alice", "bob", "admin")}
+        self.env = service_env(base, self.prefix, self.shm)
+        self.env.update({k: str(v) for k, v in (overrides or {}).items()})
+        self.workers = int(self.env["YUXI_WORKERS"])
+        self.saves = self.env["YUXI_SAVES_DIR"]
+        self.sock = self.env["YUXI_FCGI_SOCKET"]
+        self.binary = binary or build_path("yuxi-sandboxd")
+        self.keepalive = keepalive	# one kept-alive session per instance
+        self.sandboxd = None
+        self.nginx = None
+        self.log = None
+        self.ready = False
+        self._session = None
+
+    def setup(self):
+        """One-time preparation: run directory and the self-signed pair."""
+        os.makedirs(os.path.join(self.base, "run"), exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                        "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                        "-keyout", os.path.join(self.base, "key.pem"),
+                        "-out", self.cert],
+                       check=True, capture_output=True)
+        self.ready = True
+
+    # --- hooks -------------------------------------------------------------
+    def edit_conf(self, text):
+        """Change the rendered dev configuration (default: as shipped)."""
+        return text
+
+    def render_conf(self):
+        """Write nginx.conf for this instance; returns its path."""
+        text = self.edit_conf(render_dev_conf(self.base, self.port, self.tokens))
+        conf = os.path.join(self.base, "nginx", "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        return conf
+
+    # --- life --------------------------------------------------------------
+    def start(self):
+        """Start the daemon and nginx (again, after halt()) and wait for
+        /healthz; returns self."""
+        if not os.access(self.binary, os.X_OK):
+            raise HarnessError("no daemon at %s (make check builds it; top_builddir?)"
+                               % self.binary)
+        if not self.ready:
+            self.setup()
+        self.log = open(os.path.join(self.base, "sandboxd.log"), "ab")
+        self.sandboxd = subprocess.Popen([self.binary], env=self.env, stdout=self.log,
+                                         stderr=subprocess.STDOUT)
+        wait_for(lambda: os.path.exists(self.sock) or self.sandboxd.poll() is not None,
+                 SOCKET_WAIT, 0.05)
+        if self.sandboxd.poll() is not None:
+            raise HarnessError("%s died: %s" % (os.path.basename(self.binary),
+                                                self.read_log()))
+        conf = self.render_conf()
+        self.nginx = subprocess.Popen(
+            [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
+             "-e", os.path.join(self.base, "nginx-error.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not wait_for(self._healthy, HEALTH_WAIT, 0.1):
+            raise HarnessError("service did not come up:\n" + self.read_log())
+        return self
+
+    def _healthy(self):
+        try:
+            return self.request(None, "GET", "/healthz", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def read_log(self, tail=4000):
+        """The service log (its last `tail` characters; all with tail=None)."""
+        try:
+            with open(os.path.join(self.base, "sandboxd.log"), "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+                return text if tail is None else text[-tail:]
+        except OSError:
+            return ""
+
+    def halt(self):
+        """SIGTERM nginx and the master, wait; containers stay. Returns the master's status."""
+        for p in (self.nginx, self.sandboxd):
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in (self.nginx, self.sandboxd):
+            if p is None:
+                continue
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+        status = self.sandboxd.returncode if self.sandboxd is not None else None
+        self.nginx = self.sandboxd = None
+        return status
+
+    def stop(self):
+        """halt(), then remove the containers, the shm object and (cleanup) base."""
+        try:
+            self.halt()
+            docker_rm_prefix(self.prefix)
+            shm_unlink(self.shm)
+        finally:
+            self._session = None
+            if self.cleanup:
+                shutil.rmtree(self.base, ignore_errors=True)
+
+    # --- requests ------------------------------------------------------------
+    def request(self, who, method, path, headers=None, session=None, **kw):
+        """One HTTPS request as `who` (None: anonymous), over `session`, the
+        instance's kept-alive session (keepalive) or a new connection."""
+        if session is None and self.keepalive:
+            if self._session is None:
+                self._session = requests.Session()
+            session = self._session
+        h = dict(headers or {})
+        if who is not None:
+            h["Authorization"] = "Bearer " + self.tokens[who]
+        kw.setdefault("timeout", 90)
+        kw.setdefault("allow_redirects", False)
+        return (session or requests).request(method, self.url + path, headers=h,
+                                             verify=self.cert, **kw)
+
+    def worker_pids(self):
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
+                             capture_output=True, text=True).stdout.split("\n")
+        return sorted(int(l.split()[0]) for l in out if l.strip())
+
+    def pids_from_log(self, kind):
+        """Pids the master logged as started `kind` (worker/reaper), in order."""
+        out = []
+        for line in self.read_log(tail=None).splitlines():
+            i = line.find("started %s pid " % kind)
+            if i >= 0:
+                out.append(int(line[i:].split()[3]))
+        return out
+
+    def client(self, who):
+        return Client(self, who)
+
+    def new_thread(self, who="alice", agent_id="coder"):
+        """Create a fresh thread of `who`; returns its id."""
+        tid = "t%s" % secrets.token_hex(6)
+        r = self.request(who, "POST", "/api/threads",
+                         json={"thread_id": tid, "agent_id": agent_id})
+        assert r.status_code == 201, r.text
+        return tid
+
+    def execute(self, tid, command, who="alice", session=None, **kw):
+        """POST /api/execute; returns the response."""
+        body = {"thread_id": tid, "command": command}
+        return self.request(who, "POST", "/api/execute", json=body, session=session, **kw)
+
+    def sandboxes(self):
+        """The admin listing: {thread_id: slot} (slots without a thread keyed by container)."""
+        r = self.request("admin", "GET", "/api/admin/sandboxes")
+        assert r.status_code == 200, r.text
+        return {(s["thread_id"] or s["container"]): s for s in r.json()["sandboxes"]}
+
+    def containers(self, thread=None, running_only=False):
+        return containers(self.prefix, thread=thread, running_only=running_only)
+
+
+def stop_all(services):
+    """Stop each of services (a copy is taken), ignoring errors: for atexit
+    and the end of a session."""
+    for s in list(services):
+        try:
+            s.stop()
+        except Exception:
+            pass
+
+
+class Client:
+    def __init__(self, svc, who):
+        self.svc = svc
+        self.who = who
+
+    def get(self, path, **kw):
+        return self.svc.request(self.who, "GET", path, **kw)
+
+    def post(self, path, **kw):
+        return self.svc.request(self.who, "POST", path, **kw)
+
+    def delete(self, path, **kw):
+        return self.svc.request(self.who, "DELETE", path, **kw)
+
+    def put(self, path, **kw):
+        return self.svc.request(self.who, "PUT", path, **kw)
+
+
+# -------------------------------------------------------------- statistics
+class Stats:
+    """Per-group counters of a proof suite, merged at exit into the JSON file
+    named by the environment variable `env`, and the table that prints it.
+
+    columns: [(counter, header, width)] of the counters that fail a group
+    when non-zero (escapes, leaks, hangs, ...); every group also counts
+    cases, control_cases and control_caught. names: {group: title}.
+    aliases: keyword names of case() for counters (escape= for escapes)."""
+
+    def __init__(self, title, env, columns, names, name_width, aliases=None,
+                 max_failures=20):
+        self.title, self.env, self.columns = title, env, columns
+        self.bad = [c[0] for c in columns]
+        self.counters = ["cases"] + self.bad + ["control_cases", "control_caught"]
+        self.names, self.name_width = names, name_width
+        self.aliases = aliases or {}
+        self.max_failures = max_failures
+        self.g = {}
+
+    def _grp(self, group):
+        s = self.g.get(group)
+        if s is None:
+            s = {k: 0 for k in self.counters}
+            s["failures"] = []
+            s["measures"] = {}
+            self.g[group] = s
+        return s
+
+    def _fail(self, s, what):
+        if len(s["failures"]) < self.max_failures:
+            s["failures"].append(what)
+
+    def case(self, group, what="", **bad):
+        """One production case; bad counters (e.g. escapes=) are added.
+        Returns True when the case held (all of them zero)."""
+        s = self._grp(group)
+        s["cases"] += 1
+        hit = {}
+        for k, v in bad.items():
+            k = self.aliases.get(k, k)
+            assert k in self.bad, k
+            s[k] += int(v)
+            if v:
+                hit[k] = v
+        if hit:
+            self._fail(s, "%s: %s" % (what, hit))
+        return not hit
+
+    def add(self, group, **counts):
+        s = self._grp(group)
+        for k, v in counts.items():
+            assert k in self.counters, k
+            s[k] += int(v)
+
+    def control(self, group, caught, what=""):
+        """One control case: caught is True when the leak was observed."""
+        s = self._grp(group)
+        s["control_cases"] += 1
+        s["control_caught"] += bool(caught)
+        if not caught:
+            self._fail(s, "control missed: " + what)
+        return caught
+
+    def measure(self, group, name, value):
+        """A measured figure, printed under the group by summary()."""
+        self._grp(group)["measures"][name] = value
+
+    def dump(self):
+        """Merge the counters into $env (JSON) and clear them."""
+        path = os.environ.get(self.env)
+        if not path or not self.g:
+            return
+        old = {}
+        try:
+            with open(path) as f:
+                old = json.load(f)
+        except (OSError, ValueError):
+            pass
+        for k, v in self.g.items():
+            o = old.setdefault(str(k), {})
+            for kk, vv in v.items():
+                if kk == "failures":
+                    o[kk] = (o.get(kk, []) + vv)[:self.max_failures]
+                elif kk == "measures":
+                    o.setdefault(kk, {}).update(vv)
+                else:
+                    o[kk] = o.get(kk, 0) + vv
+        with open(path, "w") as f:
+            json.dump(old, f, indent=1, sort_keys=True)
+        self.g.clear()
+
+    def summary(self, path):
+        """Print the per-group table of results file `path`; 1 when a group
+        has a bad counter or a control case that did not catch its leak (or
+        there are no results), else 0."""
+        try:
+            with open(path) as f:
+                res = json.load(f)
+        except (OSError, ValueError):
+            print("%s: no results in %s" % (self.title, path))
+            return 1
+        nw = self.name_width
+        print("%-5s %-*s %7s " % ("group", nw, "", "cases") +
+              " ".join("%*s" % (w, h) for _, h, w in self.columns) + " %9s" % "control")
+        bad = 0
+        for g in sorted(res, key=int):
+            s = res[g]
+            get = lambda k: s.get(k, 0)
+            print("%-5s %-*s %7d " % (g, nw, self.names.get(int(g), ""), get("cases")) +
+                  " ".join("%*d" % (w, get(k)) for k, _, w in self.columns) +
+                  " %4d/%-4d" % (get("control_caught"), get("control_cases")))
+            for k, v in sorted(s.get("measures", {}).items()):
+                print("      %s = %s" % (k, v))
+            if any(get(k) for k in self.bad) or get("control_caught") != get("control_cases"):
+                bad += 1
+                for w in s.get("failures", []):
+                    print("      failed: %s" % w)
+        return 1 if bad else 0
+
+
+# ------------------------------------------------------------------ serving
+def serve(svc, info_path, info=None, check=None, keep=False):
+    """Start svc, run check(svc) if given, write info(svc) (a dict, with
+    url, base, prefix, saves and image added) to info_path atomically, then
+    run until SIGTERM/SIGINT or until a service process exits; stop
+    everything (nginx, the daemon, every container with svc's prefix) and
+    remove svc.base unless keep. Returns the exit status (0 or 1)."""
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: done.set())
+    signal.signal(signal.SIGINT, lambda *a: done.set())
+    name = os.path.basename(sys.argv[0])
+    rc = 0
+    try:
+        svc.start()
+        if check is not None:
+            check(svc)
+        out = {"url": svc.url, "base": svc.base, "prefix": svc.prefix,
+               "saves": svc.saves, "image": svc.env["YUXI_SANDBOX_IMAGE"]}
+        out.update(info(svc) if info else {})
+        tmp = info_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(out, f)
+        os.rename(tmp, info_path)
+        print("%s: up at %s (image %s, state %s)" % (name, svc.url, out["image"], svc.base),
+              flush=True)
+        while not done.wait(1):
+            if svc.sandboxd.poll() is not None or svc.nginx.poll() is not None:
+                print("%s: a service process exited early" % name, file=sys.stderr)
+                print(svc.read_log(), file=sys.stderr)
+                rc = 1
+                break
+    except Exception as e:  # report and still clean up
+        print("%s: %s" % (name, e), file=sys.stderr)
+        for log in ("nginx-error.log", "sandboxd.log"):
+            try:
+                with open(os.path.join(svc.base, log), errors="replace") as f:
+                    sys.stderr.write(f.read()[-3000:])
+            except OSError:
+                pass
+        rc = 1
+    finally:
+        svc.cleanup = not keep
+        svc.stop()
+        left = docker_rm_prefix(svc.prefix)
+        if left:
+            print("%s: removed leftover containers %s" % (name, left), file=sys.stderr)
+    return rc
