@@ -45,7 +45,7 @@ struct yx_agents;
  * errno-mapped codes when the file cannot be read.
  */
 int	yx_agents_load(struct yx_agents **out, const char *file, const char *skills_dir,
-	    struct yx_errctx *err);
+     struct yx_errctx *err);
 void	yx_agents_free(struct yx_agents *ag);
 
 /* Number of agents. */
@@ -57,7 +57,7 @@ size_t	yx_agents_count(const struct yx_agents *ag);
  * message naming what is unknown.
  */
 int	yx_agents_check(const struct yx_agents *ag, const char *agent_id,
-	    const char *config_id, struct yx_errctx *err);
+    const char *config_id, struct yx_errctx *err);
 
 /*
  * The visible skills of a thread of (agent_id, config_id), by the rule
@@ -65,7 +65,7 @@ int	yx_agents_check(const struct yx_agents *ag, const char *agent_id,
  * configs give the empty set. YX_OK or YX_E_INTERNAL (hashing failed).
  */
 int	yx_agents_skills(const struct yx_agents *ag, const char *agent_id,
-	    const char *config_id, struct yx_skill_set *out);
+    const char *config_id, struct yx_skill_set *out);
 
 /* Skill names: one component of [A-Za-z0-9._-], 1..YX_SKILL_NAME_MAX, not "." or "..". */
 bool	yx_skill_name_valid(const char *name);

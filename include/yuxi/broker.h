@@ -142,9 +142,9 @@ const char	*yx_ftype_name(enum yx_ftype t);
  * YX_E_NOMEM. On failure `b` needs no _fini (calling it is harmless).
  */
 int	yx_broker_init(struct yx_broker *b, const char *user_data,
-	    const char *skills_dir, const char *const *skills, size_t nskills,
-	    uid_t uid, gid_t gid, const struct yx_broker_limits *lim,
-	    int flags, struct yx_errctx *e);
+    const char *skills_dir, const char *const *skills, size_t nskills,
+    uid_t uid, gid_t gid, const struct yx_broker_limits *lim,
+    int flags, struct yx_errctx *e);
 /* Close the fds and free the skill list. Safe twice and after a failed
  * init (which leaves the fds at -1). */
 void	yx_broker_fini(struct yx_broker *b);
@@ -198,7 +198,7 @@ void	yx_broker_list_free(struct yx_broker_list *l);
  * end); YX_E_NOT_DIRECTORY (rel names a file); YX_E_NOMEM; YX_E_IO.
  */
 int	yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
-	    struct yx_broker_list **outp, struct yx_errctx *e);
+    struct yx_broker_list **outp, struct yx_errctx *e);
 
 /*
  * Glob beneath directory `rel`: `pattern` is relative to it (no leading
@@ -212,8 +212,8 @@ int	yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
  * Returns as yx_broker_ls, plus YX_E_INVALID_PATH for a bad pattern.
  */
 int	yx_broker_glob(struct yx_broker *b, enum yx_root root, const char *rel,
-	    const char *pattern, struct yx_broker_list **outp,
-	    struct yx_errctx *e);
+    const char *pattern, struct yx_broker_list **outp,
+    struct yx_errctx *e);
 
 /* ---- grep ------------------------------------------------------------- */
 
@@ -246,8 +246,8 @@ void	yx_broker_grep_free(struct yx_broker_grep *g);
  * file `rel` is allowed), YX_E_BAD_REQUEST for an empty needle.
  */
 int	yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
-	    const char *needle, const char *glob, size_t max_count,
-	    struct yx_broker_grep **outp, struct yx_errctx *e);
+    const char *needle, const char *glob, size_t max_count,
+    struct yx_broker_grep **outp, struct yx_errctx *e);
 
 /* ---- reads -------------------------------------------------------------- */
 
@@ -285,8 +285,8 @@ void	yx_broker_text_free(struct yx_broker_text *t);
  * YX_E_NOT_REGULAR; errors of resolution as yx_broker_ls.
  */
 int	yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
-	    size_t offset, size_t limit, unsigned flags,
-	    struct yx_broker_text **outp, struct yx_errctx *e);
+    size_t offset, size_t limit, unsigned flags,
+    struct yx_broker_text **outp, struct yx_errctx *e);
 
 struct yx_broker_blob {
 	char		*path;		/* canonical virtual path */
@@ -305,7 +305,7 @@ void	yx_broker_blob_free(struct yx_broker_blob *bl);
  * BINARY_FILE, no PAYLOAD_TOO_LARGE).
  */
 int	yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
-	    struct yx_broker_blob **outp, struct yx_errctx *e);
+    struct yx_broker_blob **outp, struct yx_errctx *e);
 
 struct yx_broker_dl {
 	uint64_t	size;
@@ -321,7 +321,7 @@ struct yx_broker_dl {
  * errors of resolution as yx_broker_ls.
  */
 int	yx_broker_download(struct yx_broker *b, enum yx_root root,
-	    const char *rel, struct yx_broker_dl *out, struct yx_errctx *e);
+    const char *rel, struct yx_broker_dl *out, struct yx_errctx *e);
 
 /* ---- writes ------------------------------------------------------------ */
 
@@ -337,7 +337,7 @@ int	yx_broker_download(struct yx_broker *b, enum yx_root root,
  * errors. Nothing is left behind on failure.
  */
 int	yx_broker_write(struct yx_broker *b, enum yx_root root, const char *rel,
-	    const void *data, size_t len, bool overwrite, struct yx_errctx *e);
+    const void *data, size_t len, bool overwrite, struct yx_errctx *e);
 
 /*
  * Replace `old` (non-empty) by `new` in the regular file `rel`. Without
@@ -350,8 +350,8 @@ int	yx_broker_write(struct yx_broker *b, enum yx_root root, const char *rel,
  * errors of yx_broker_cat and yx_broker_write.
  */
 int	yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
-	    const char *old, const char *new, bool replace_all,
-	    size_t *occurrencesp, struct yx_errctx *e);
+    const char *old, const char *new, bool replace_all,
+    size_t *occurrencesp, struct yx_errctx *e);
 
 /*
  * Streaming source for uploads: fill up to `len` bytes of `buf`; return the
@@ -367,8 +367,8 @@ typedef ssize_t (*yx_broker_read_fn)(void *arg, char *buf, size_t len);
  * the byte count.
  */
 int	yx_broker_upload(struct yx_broker *b, enum yx_root root, const char *rel,
-	    yx_broker_read_fn rd, void *arg, bool overwrite, uint64_t *sizep,
-	    struct yx_errctx *e);
+    yx_broker_read_fn rd, void *arg, bool overwrite, uint64_t *sizep,
+    struct yx_errctx *e);
 
 /*
  * Delete `rel` (user-data only) without following any symlink: a file, a
@@ -381,7 +381,7 @@ int	yx_broker_upload(struct yx_broker *b, enum yx_root root, const char *rel,
  * YX_E_BAD_REQUEST (a non-empty directory without `recursive`); YX_E_IO.
  */
 int	yx_broker_delete(struct yx_broker *b, enum yx_root root, const char *rel,
-	    bool recursive, bool *pending, struct yx_errctx *e);
+    bool recursive, bool *pending, struct yx_errctx *e);
 
 /* The folders of every user-data tree, parents first. */
 #define YX_BROKER_LAYOUT_N	5
@@ -399,7 +399,7 @@ extern const char *const yx_broker_layout[YX_BROKER_LAYOUT_N];
  * YX_E_NOT_DIRECTORY when the repair itself was raced away; YX_E_IO.
  */
 int	yx_broker_ensure_layout(struct yx_broker *b, unsigned *repaired,
-	    struct yx_errctx *e);
+    struct yx_errctx *e);
 
 /*
  * Open a fresh file large_tool_results/<name> for the executor to spill
@@ -410,6 +410,6 @@ int	yx_broker_ensure_layout(struct yx_broker *b, unsigned *repaired,
  * ensure_layout.
  */
 int	yx_broker_spill_open(struct yx_broker *b, const char *name, int *fdp,
-	    struct yx_errctx *e);
+    struct yx_errctx *e);
 
 #endif /* YUXI_BROKER_H */

@@ -27,7 +27,7 @@ int	 yx_buf_reserve(struct yx_buf *b, size_t extra);
 int	 yx_buf_append(struct yx_buf *b, const void *p, size_t n);
 int	 yx_buf_puts(struct yx_buf *b, const char *s);
 int	 yx_buf_printf(struct yx_buf *b, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Return the array (NUL-terminated, caller frees) and reset the buffer. */
 char	*yx_buf_steal(struct yx_buf *b, size_t *lenp);
 

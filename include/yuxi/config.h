@@ -100,7 +100,7 @@ struct yx_config {
  * (size errlen) for the first invalid value, unknown setting or bad line.
  */
 int	yx_config_load_file(struct yx_config *cfg, const char *file,
-	    char *errbuf, size_t errlen);
+    char *errbuf, size_t errlen);
 /* yx_config_load_file(cfg, NULL, ...). */
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */

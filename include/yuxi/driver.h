@@ -97,10 +97,10 @@ struct yx_driver_ops {
 	int	(*image_present)(struct yx_driver *, const char *image, struct yx_errctx *);
 	/* Create and start; fills info (id, name...). */
 	int	(*create)(struct yx_driver *, const struct yx_container_spec *,
-		    struct yx_container_info *, struct yx_errctx *);
+	    struct yx_container_info *, struct yx_errctx *);
 	/* ref: container id or name. NOT_FOUND when it does not exist. */
 	int	(*inspect)(struct yx_driver *, const char *ref,
-		    struct yx_container_info *, struct yx_errctx *);
+	    struct yx_container_info *, struct yx_errctx *);
 	int	(*start)(struct yx_driver *, const char *ref, struct yx_errctx *);
 	/* Stop (with a short grace) and remove; NOT_FOUND counts as success. */
 	int	(*remove)(struct yx_driver *, const char *ref, struct yx_errctx *);
@@ -110,9 +110,9 @@ struct yx_driver_ops {
 	 * instance's reaper away from another's containers.
 	 * *out is a heap array (caller frees) of *n entries. */
 	int	(*list)(struct yx_driver *, struct yx_container_info **out,
-		    size_t *n, struct yx_errctx *);
+	    size_t *n, struct yx_errctx *);
 	int	(*exec)(struct yx_driver *, const char *ref, const struct yx_exec_req *,
-		    struct yx_exec_result *, struct yx_errctx *);
+	    struct yx_exec_result *, struct yx_errctx *);
 	void	(*free)(struct yx_driver *);
 };
 

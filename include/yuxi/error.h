@@ -52,7 +52,7 @@ enum yx_err {
 #define YX_ERR_ENUM(name, status, code, text) YX_E_##name,
 	YX_ERRORS(YX_ERR_ENUM)
 #undef YX_ERR_ENUM
-	YX_E__COUNT
+	    YX_E__COUNT
 };
 #define YX_OK YX_E_OK
 
@@ -79,7 +79,7 @@ int		 yx_err_from_errno(int errnum);
  * With fmt == NULL the message is yx_strerror(err).
  */
 int		 yx_fail(struct yx_errctx *ctx, int err, const char *fmt, ...)
-		    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Reset a context to YX_OK with an empty message. */
 void		 yx_errctx_clear(struct yx_errctx *ctx);
 

@@ -61,7 +61,7 @@ struct yx_exec_output {
 };
 
 struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
-			    struct yx_driver *drv, struct yx_errctx *err);
+    struct yx_driver *drv, struct yx_errctx *err);
 void			 yx_executor_free(struct yx_executor *ex);
 /* The executor's provider (borrowed), for release/destroy/list callers. */
 struct yx_provider	*yx_executor_provider(struct yx_executor *ex);
@@ -74,11 +74,11 @@ struct yx_provider	*yx_executor_provider(struct yx_executor *ex);
  * YX_E_IMAGE_MISSING when the engine fails. out is zeroed first.
  */
 int	yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
-	    struct yx_exec_output *out, struct yx_errctx *err);
+     struct yx_exec_output *out, struct yx_errctx *err);
 void	yx_exec_output_fini(struct yx_exec_output *out);
 
 /* Fill the thread fields of req (id, owner, agent, user) from t. */
 void	yx_exec_request_thread(struct yx_exec_request *req,
-	    const struct yx_thread *t);
+    const struct yx_thread			   *t);
 
 #endif /* YUXI_EXECUTOR_H */

@@ -15,7 +15,7 @@
  * then all zeros).
  */
 int	yx_sha256_hex_parts(const void *const *parts, const size_t *lens, size_t n,
-	    char hex[YX_SHA256_HEX]);
+    char hex[YX_SHA256_HEX]);
 /* One buffer. */
 int	yx_sha256_hex(const void *data, size_t len, char hex[YX_SHA256_HEX]);
 

@@ -69,7 +69,7 @@ struct yx_query {
  * bytes; YX_E_NOMEM.
  */
 int		 yx_query_parse(struct yx_query *q, const char *qs, size_t len,
-		    struct yx_errctx *err);
+     struct yx_errctx *err);
 void		 yx_query_fini(struct yx_query *q);
 /* First value of key (NULL when absent); its length in *lenp if not NULL. */
 const char	*yx_query_get(const struct yx_query *q, const char *key, size_t *lenp);
@@ -82,7 +82,7 @@ size_t		 yx_query_count(const struct yx_query *q, const char *key);
  * escape or when it does not fit.
  */
 int		 yx_pct_decode(const char *in, size_t len, bool plus_space, char *out,
-		    size_t outlen, size_t *outlenp);
+    size_t outlen, size_t *outlenp);
 
 /*
  * Append `path` to b with every byte outside [A-Za-z0-9._~-] of every
@@ -113,7 +113,7 @@ struct yx_http_req {
 	char			 user[65];	/* YUXI_USER; "" when absent */
 	bool			 admin;		/* YUXI_ROLE == "admin" */
 	bool			 bad_identity;	/* YUXI_USER present but invalid */
-	int64_t			 content_length;/* -1 when absent */
+	int64_t		     content_length; /* -1 when absent */
 	size_t			 body_limit;
 	int			 status;	/* sent status, 0 until sent */
 	int			 err;		/* error code sent, YX_OK if none */
@@ -126,7 +126,7 @@ struct yx_http_req {
  * URI or query is malformed (r is still usable to send the error).
  */
 int	yx_http_req_init(struct yx_http_req *r, struct FCGX_Request *fcgi,
-	    size_t body_limit, struct yx_errctx *err);
+     size_t body_limit, struct yx_errctx *err);
 void	yx_http_req_fini(struct yx_http_req *r);
 
 /*
@@ -142,7 +142,7 @@ int	yx_http_read_body(struct yx_http_req *r, struct yx_buf *b, struct yx_errctx 
  * yx_http_read_body().
  */
 int	yx_http_read_json(struct yx_http_req *r, struct json_object **out,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 
 /*
  * Parse len bytes as exactly one JSON object (surrounding whitespace
@@ -150,7 +150,7 @@ int	yx_http_read_json(struct yx_http_req *r, struct json_object **out,
  * No I/O: the request-body half of yx_http_read_json(), fuzzed on its own.
  */
 int	yx_json_parse_object(const char *data, size_t len, struct json_object **out,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 
 /*
  * Read up to len body bytes (streaming uploads). Returns bytes read, 0 at
@@ -180,12 +180,12 @@ int	yx_http_send_obj(struct yx_http_req *r, int status, struct json_object *o);
 int	yx_http_send_error(struct yx_http_req *r, int err, const char *msg);
 /* Same with extra header lines ("Retry-After: 5"), no CR/LF inside. */
 int	yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg,
-	    const char *hdr);
+    const char *hdr);
 /* Send an empty response (204). */
 int	yx_http_send_empty(struct yx_http_req *r, int status);
 /* Send raw bytes with a content type. */
 int	yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
-	    const char *data, size_t len);
+    const char *data, size_t len);
 /*
  * Answer with X-Accel-Redirect to `uri` (already encoded) and
  * Content-Disposition: attachment for `filename`. YX_OK, YX_E_BAD_REQUEST

@@ -97,10 +97,10 @@ struct yx_mask_rule {
 	const char	*to;
 };
 int	yx_mask_output(const char *in, size_t len, const struct yx_mask_rule *rules,
-	    size_t nrules, char **outp, size_t *outlenp);
+    size_t nrules, char **outp, size_t *outlenp);
 /* How many replacements yx_mask_output would make (0: nothing to mask, the
  * caller may keep its buffer). */
 size_t	yx_mask_hits(const char *in, size_t len, const struct yx_mask_rule *rules,
-	    size_t nrules);
+    size_t nrules);
 
 #endif /* YUXI_PATH_H */

@@ -109,7 +109,7 @@ struct yx_provider_snapshot {
 
 /* Set up caller storage. YX_OK (cannot fail today besides bad arguments). */
 int	yx_provider_init(struct yx_provider *p, const struct yx_config *cfg,
-	    struct yx_table *table, struct yx_driver *driver);
+     struct yx_table *table, struct yx_driver *driver);
 void	yx_provider_fini(struct yx_provider *p);
 
 /*
@@ -122,8 +122,8 @@ void	yx_provider_fini(struct yx_provider *p);
  * engine failed, with no slot left claimed.
  */
 int	yx_provider_acquire(struct yx_provider *p,
-	    const struct yx_acquire_req *req, struct yx_lease *lease,
-	    struct yx_errctx *err);
+    const struct yx_acquire_req *req, struct yx_lease *lease,
+    struct yx_errctx *err);
 /* Drop the lease's hold. YX_OK, YX_E_NOT_FOUND when it was already gone
  * (slot reused or hold dropped), YX_E_BUSY when the lock timed out. */
 int	yx_provider_unhold(struct yx_provider *p, const struct yx_lease *lease);
@@ -131,7 +131,7 @@ int	yx_provider_unhold(struct yx_provider *p, const struct yx_lease *lease);
 /* Move an active sandbox to the warm pool (container keeps running).
  * YX_OK (also when already warm), YX_E_NOT_FOUND, YX_E_BUSY. */
 int	yx_provider_release(struct yx_provider *p, const char *sandbox_id,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 /*
  * Remove the container of a sandbox, named by sandbox_id or (when that is
  * NULL) by thread_id; user data is never touched. With a thread_id and no
@@ -140,7 +140,7 @@ int	yx_provider_release(struct yx_provider *p, const char *sandbox_id,
  * is being created/destroyed; driver errors (the slot is then kept).
  */
 int	yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
-	    const char *thread_id, struct yx_errctx *err);
+    const char *thread_id, struct yx_errctx *err);
 
 /*
  * Reaper: destroy sandboxes idle since before now_ms - idle_timeout, never
@@ -148,7 +148,7 @@ int	yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
  * NULL) counts removals. YX_OK, or the first error (others still tried).
  */
 int	yx_provider_reap(struct yx_provider *p, int64_t now_ms,
-	    unsigned *ndestroyed, struct yx_errctx *err);
+    unsigned *ndestroyed, struct yx_errctx *err);
 /*
  * Reaper: compare the table with the engine's labelled containers. A
  * labelled container in no slot is adopted (valid thread label, thread
@@ -160,7 +160,7 @@ int	yx_provider_reconcile(struct yx_provider *p, struct yx_errctx *err);
 int	yx_provider_discover_all(struct yx_provider *p, struct yx_errctx *err);
 /* Drop holds of dead processes, void dead claims (see yx_table_repair). */
 int	yx_provider_drop_dead_holds(struct yx_provider *p, unsigned *ndropped,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 
 /* Counts of the table, copied under its lock (provider_view.c). */
 struct yx_provider_stats {
@@ -171,21 +171,21 @@ struct yx_provider_stats {
 };
 /* YX_OK; YX_E_BACKEND_UNAVAILABLE (no table); YX_E_BUSY (lock timed out). */
 int	yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 
 #define YX_SLOT_BY_SANDBOX	0x1	/* name is a sandbox id */
 #define YX_SLOT_BY_THREAD	0x2	/* name is a thread id */
 /* A copy of the slot named `name` (sandbox id first when both are asked).
  * YX_OK; YX_E_NOT_FOUND; YX_E_BUSY. */
 int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
-	    struct yx_shm_slot *out, struct yx_errctx *err);
+    struct yx_shm_slot *out, struct yx_errctx *err);
 /* The master after a child died: drop its holds and claims (as the next
  * locker would). Returns the count of repairs. */
 unsigned yx_provider_repair(struct yx_table *t);
 
 /* Copy the table. YX_OK (snap owned by the caller), YX_E_NOMEM, YX_E_BUSY. */
 int	yx_provider_list(struct yx_provider *p,
-	    struct yx_provider_snapshot *snap, struct yx_errctx *err);
+     struct yx_provider_snapshot *snap, struct yx_errctx *err);
 void	yx_provider_snapshot_fini(struct yx_provider_snapshot *snap);
 
 /* "free", "creating", "active", "warm", "destroying" ("unknown"). */

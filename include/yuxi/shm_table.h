@@ -53,7 +53,7 @@ struct yx_table {
  * handle in *tp (caller owns it), or an error with *tp NULL.
  */
 int	yx_table_open(struct yx_table **tp, const char *name, uint32_t capacity,
-	    int flags, struct yx_errctx *err);
+    int flags, struct yx_errctx *err);
 /* Unmap and free the handle; NULL is a no-op. Does not unlink. */
 void	yx_table_close(struct yx_table *t);
 /* Remove the name. YX_OK, also when it did not exist. */
@@ -84,7 +84,7 @@ int	yx_table_selftest(struct yx_errctx *err);
 
 /* Slot helpers; the caller holds the lock. */
 void	yx_table_set_state(struct yx_table *t, struct yx_shm_slot *s,
-	    enum yx_slot_state st);
+    enum yx_slot_state st);
 void	yx_table_slot_clear(struct yx_table *t, struct yx_shm_slot *s);
 /* Index of the non-free slot of thread_id, or -1. */
 int	yx_table_find_thread(const struct yx_table *t, const char *thread_id);

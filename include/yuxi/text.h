@@ -42,7 +42,7 @@ bool	yx_utf8_valid(const char *s, size_t len);
  * buffer's error (YX_E_NOMEM, YX_E_PAYLOAD_TOO_LARGE).
  */
 int	yx_utf8_clean(struct yx_buf *b, const char *s, size_t len,
-	    enum yx_fffd mode, bool cut, bool *changed);
+    enum yx_fffd mode, bool cut, bool *changed);
 
 /*
  * Append s as a JSON string, quotes included: '"', '\\' and control bytes

@@ -86,7 +86,7 @@ struct yx_thread_repair {
  * directory.
  */
 int	yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
-	    struct yx_errctx *err);
+     struct yx_errctx *err);
 void	yx_thread_store_fini(struct yx_thread_store *st);
 
 /*
@@ -98,28 +98,28 @@ void	yx_thread_store_fini(struct yx_thread_store *st);
  * exhausted; YX_E_IO and friends otherwise.
  */
 int	yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
-	    struct yx_thread *out, bool *created, struct yx_errctx *err);
+    struct yx_thread *out, bool *created, struct yx_errctx *err);
 
 /*
  * Read the record of `id` owned by `owner`. YX_OK; YX_E_INVALID_THREAD_ID;
  * YX_E_NOT_FOUND when absent or owned by someone else (same message).
  */
 int	yx_thread_get(struct yx_thread_store *st, const char *id, const char *owner,
-	    struct yx_thread *out, struct yx_errctx *err);
+    struct yx_thread *out, struct yx_errctx *err);
 
 /*
  * Operator lookup (the CLI): the record of `id` whoever owns it. YX_OK;
  * YX_E_INVALID_THREAD_ID; YX_E_NOT_FOUND.
  */
 int	yx_thread_find(struct yx_thread_store *st, const char *id,
-	    struct yx_thread *out, struct yx_errctx *err);
+    struct yx_thread *out, struct yx_errctx *err);
 
 /*
  * The threads of `owner`, newest first, at most YX_THREADS_LIST_MAX. *out is
  * a heap array (caller frees; NULL when *n is 0). YX_OK, YX_E_NOMEM, YX_E_IO.
  */
 int	yx_thread_list(struct yx_thread_store *st, const char *owner,
-	    struct yx_thread **out, size_t *n, struct yx_errctx *err);
+    struct yx_thread **out, size_t *n, struct yx_errctx *err);
 
 /*
  * Remove thread `id` of `owner` and all its data. YX_OK (also when the
@@ -130,7 +130,7 @@ int	yx_thread_list(struct yx_thread_store *st, const char *owner,
  * Equivalent to yx_thread_retire() then yx_thread_purge().
  */
 int	yx_thread_remove(struct yx_thread_store *st, const char *id, const char *owner,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 
 /*
  * First half of a removal: check the owner, rename the thread directory to
@@ -139,7 +139,7 @@ int	yx_thread_remove(struct yx_thread_store *st, const char *id, const char *own
  * (size >= 64) its tombstone name; errors as yx_thread_get().
  */
 int	yx_thread_retire(struct yx_thread_store *st, const char *id, const char *owner,
-	    struct yx_thread *t, char *tomb, size_t tomblen, struct yx_errctx *err);
+    struct yx_thread *t, char *tomb, size_t tomblen, struct yx_errctx *err);
 /*
  * Second half: remove the thread's run directory and tombstone and free its
  * uid. Call it once nothing runs for the thread any more (its sandbox is
@@ -149,7 +149,7 @@ int	yx_thread_retire(struct yx_thread_store *st, const char *id, const char *own
  * YX_E_IO (what stayed is swept later).
  */
 int	yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
-	    const char *tomb, struct yx_errctx *err);
+    const char *tomb, struct yx_errctx *err);
 
 /*
  * Start-up repair after a crash: rebuild the owner index from the records,
@@ -158,7 +158,7 @@ int	yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
  * be NULL). Call before workers start.
  */
 void	yx_thread_store_reconcile(struct yx_thread_store *st,
-	    struct yx_thread_repair *rep);
+    struct yx_thread_repair			      *rep);
 
 /* The host paths of a thread, beneath YUXI_SAVES_DIR (yx_thread_path). */
 enum yx_thread_part {
@@ -174,7 +174,7 @@ enum yx_thread_part {
  * fit. Paths are names only: open them beneath trusted descriptors.
  */
 int	yx_thread_path(const char *saves_dir, const char *thread_id,
-	    enum yx_thread_part part, char *buf, size_t len);
+    enum yx_thread_part part, char *buf, size_t len);
 
 /*
  * Open the thread's directory (O_DIRECTORY|O_NOFOLLOW) for the broker.
@@ -192,6 +192,6 @@ unsigned yx_thread_store_sweep(struct yx_thread_store *st);
  * *leftp (may be NULL) gets the count still there.
  */
 unsigned yx_thread_store_sweep_trash(struct yx_thread_store *st,
-	    int64_t budget_ms, unsigned *leftp);
+    int64_t budget_ms, unsigned *leftp);
 
 #endif /* YUXI_THREADS_H */

@@ -62,7 +62,7 @@ yx_skill_name_valid(const char *name)
 		if (i >= YX_SKILL_NAME_MAX)
 			return false;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			(c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
 			return false;
 	}
 	return true;
@@ -163,7 +163,7 @@ agents_parse_configs(struct json_object *o, struct yx_agent *a, struct yx_errctx
 		struct json_object *c = json_object_array_get_idx(arr, i);
 
 		if ((rc = agents_parse_id(c, a->configs[i].id, sizeof(a->configs[i].id),
-		    "config", err)) != YX_OK)
+			 "config", err)) != YX_OK)
 			return rc;
 		for (j = 0; j < i; j++)
 			if (!strcmp(a->configs[j].id, a->configs[i].id))

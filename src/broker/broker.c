@@ -27,7 +27,13 @@
 #define BROKER_EAGAIN_RETRIES	16
 
 static const char *const broker_ftype_names[] = {
-	"file", "dir", "symlink", "fifo", "socket", "chardev", "blockdev",
+	"file",
+	"dir",
+	"symlink",
+	"fifo",
+	"socket",
+	"chardev",
+	"blockdev",
 	"other",
 };
 
@@ -35,7 +41,7 @@ const char *
 yx_ftype_name(enum yx_ftype t)
 {
 	if ((unsigned)t >= sizeof(broker_ftype_names) /
-	    sizeof(broker_ftype_names[0]))
+		sizeof(broker_ftype_names[0]))
 		return "other";
 	return broker_ftype_names[t];
 }
@@ -92,8 +98,7 @@ broker_vpath_dup(enum yx_root root, const char *rel, const char *name)
 	char		*p = NULL;
 
 	yx_buf_init(&buf, SIZE_MAX);
-	if (yx_buf_puts(&buf, root == YX_ROOT_TOP && rel[0] == '\0' &&
-	    name == NULL ? "/" : broker_root_prefix(root)) != YX_OK)
+	if (yx_buf_puts(&buf, root == YX_ROOT_TOP && rel[0] == '\0' && name == NULL ? "/" : broker_root_prefix(root)) != YX_OK)
 		goto out;
 	if (rel[0] != '\0' && yx_buf_printf(&buf, "/%s", rel) != YX_OK)
 		goto out;
@@ -157,8 +162,7 @@ broker_rel_valid(const char *rel)
 		n = c != NULL ? (size_t)(c - p) : strlen(p);
 		if (n == 0 || n > YX_VNAME_MAX)
 			return false;
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' &&
-		    p[1] == '.'))
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
 			return false;
 		if (c == NULL)
 			return true;
@@ -331,8 +335,8 @@ broker_reopen(int pfd, int dirfd, const char *path, uint64_t resolve,
 	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR)) {
 		/* no /proc: reopen by path; O_NONBLOCK keeps a swapped-in
 		 * FIFO from blocking, the inode check below catches it. */
-		if ((rc = broker_openat(dirfd, path, O_RDONLY | O_NONBLOCK |
-		    O_NOCTTY, 0, resolve, &fd)) != 0) {
+		if ((rc = broker_openat(dirfd, path,
+			 O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, resolve, &fd)) != 0) {
 			errno = rc;
 			fd = -1;
 		}
@@ -483,8 +487,9 @@ broker_open_file(struct yx_broker *b, enum yx_root root, const char *rel,
 	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
 		return rc;
 	if (rootfd == -1 || rel[0] == '\0')
-		return broker_fail(e, rootfd == -1 ? YX_E_FILE_NOT_FOUND :
-		    YX_E_IS_DIRECTORY, root, rel);
+		return broker_fail(e,
+		    rootfd == -1 ? YX_E_FILE_NOT_FOUND : YX_E_IS_DIRECTORY,
+		    root, rel);
 	if ((rc = broker_open_reg(rootfd, rel, res, fdp, st, &en)) != YX_OK)
 		return broker_fail(e, rc, root, rel);
 	return YX_OK;

@@ -98,7 +98,7 @@ glob_expand(struct broker_glob *g, const char *s, size_t from)
 		if ((buf = malloc(len + 1)) == NULL)
 			return YX_E_NOMEM;
 		/* each top-level alternative of s[i+1 .. end) in turn */
-		for (start = i + 1, depth = 0; rc == YX_OK; ) {
+		for (start = i + 1, depth = 0; rc == YX_OK;) {
 			size_t k = start;
 
 			for (; k < end; k++) {
@@ -297,8 +297,7 @@ glob_match_one(const char *pat, const char *path, bool dot)
 
 		for (j = ns + 1; j-- > 0;) {
 			if (star)
-				cur[j] = next[j] || (j < ns &&
-				    (dot || sc[j][0] != '.') && cur[j + 1]);
+				cur[j] = next[j] || (j < ns && (dot || sc[j][0] != '.') && cur[j + 1]);
 			else
 				cur[j] = j < ns && next[j + 1] &&
 				    fnmatch(pc[i], sc[j], flags) == 0;

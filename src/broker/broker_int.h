@@ -31,10 +31,10 @@ char	*broker_steal(struct yx_buf *buf, size_t *lenp);
 
 /* errno of a broker syscall -> enum yx_err, with "<text>: <vpath>". */
 int	 broker_fail_errno(struct yx_errctx *e, int errnum, enum yx_root root,
-	    const char *rel);
+    const char *rel);
 /* Same for an enum yx_err. */
 int	 broker_fail(struct yx_errctx *e, int err, enum yx_root root,
-	    const char *rel);
+    const char *rel);
 
 /*
  * Check `rel` and the skills visibility; give the root fd (borrowed) and
@@ -42,14 +42,14 @@ int	 broker_fail(struct yx_errctx *e, int err, enum yx_root root,
  * YX_E_FILE_NOT_FOUND (invisible skill or no skills root).
  */
 int	 broker_root(struct yx_broker *b, enum yx_root root, const char *rel,
-	    int *rootfdp, uint64_t *resolvep, struct yx_errctx *e);
+    int *rootfdp, uint64_t *resolvep, struct yx_errctx *e);
 /* Is `name` (len bytes) a visible skill? */
 bool	 broker_skill_visible(const struct yx_broker *b, const char *name,
-	    size_t len);
+    size_t len);
 
 /* openat2 (safe) or openat (control). Returns 0 with *fdp, or an errno. */
 int	 broker_openat(int dirfd, const char *path, int flags, mode_t mode,
-	    uint64_t resolve, int *fdp);
+    uint64_t resolve, int *fdp);
 /* Open directory `path` ("" = dirfd itself) for reading. errno or 0. */
 int	 broker_open_dir(int dirfd, const char *path, uint64_t resolve, int *fdp);
 /*
@@ -59,7 +59,7 @@ int	 broker_open_dir(int dirfd, const char *path, uint64_t resolve, int *fdp);
  * YX_E_PATH_NOT_ALLOWED, ...); *errnop gets the errno when there is one.
  */
 int	 broker_open_reg(int dirfd, const char *path, uint64_t resolve,
-	    int *fdp, struct stat *st, int *errnop);
+    int *fdp, struct stat *st, int *errnop);
 /* lstat of one name in dirfd (stat in control mode). 0 or errno. */
 int	 broker_lstatat(int dirfd, const char *name, struct stat *st);
 enum yx_ftype broker_ftype(mode_t mode);
@@ -70,19 +70,19 @@ enum yx_ftype broker_ftype(mode_t mode);
  * *datap is NUL-terminated, caller frees. YX_OK, YX_E_NOMEM, YX_E_IO.
  */
 int	 broker_read_fd(int fd, size_t cap, bool cut, char **datap,
-	    size_t *lenp, bool *truncp);
+    size_t *lenp, bool *truncp);
 
 /* Resolve + open + read a regular file (cat, view, edit). */
 int	 broker_open_file(struct yx_broker *b, enum yx_root root,
-	    const char *rel, int *fdp, struct stat *st, struct yx_errctx *e);
+    const char *rel, int *fdp, struct stat *st, struct yx_errctx *e);
 int	 broker_slurp(struct yx_broker *b, enum yx_root root, const char *rel,
-	    size_t cap, bool cut, bool text, char **datap, size_t *lenp,
-	    struct stat *st, bool *truncp, struct yx_errctx *e);
+    size_t cap, bool cut, bool text, char **datap, size_t *lenp,
+    struct stat *st, bool *truncp, struct yx_errctx *e);
 
 /* Create (as needed) and open directory `dir` (rel, "" = root) beneath the
  * root fd; new directories are 0755 and owned by the sandbox. 0 or errno. */
 int	 broker_mkdirs(struct yx_broker *b, int rootfd, uint64_t resolve,
-	    const char *dir, size_t dirlen, int *fdp);
+    const char *dir, size_t dirlen, int *fdp);
 
 /* A file being written: temp in the target's directory, then committed. */
 struct broker_tmp {
@@ -97,14 +97,14 @@ struct broker_tmp {
 /* Prepare a write of `rel` (user-data only): check, create parents, check
  * the existing target (see yx_broker_write), create the temp. */
 int	 broker_tmp_open(struct yx_broker *b, enum yx_root root,
-	    const char *rel, bool overwrite, struct broker_tmp *t,
-	    struct yx_errctx *e);
+    const char *rel, bool overwrite, struct broker_tmp *t,
+    struct yx_errctx *e);
 /* Write all of data to the temp. YX_OK, YX_E_NOSPACE, YX_E_IO. */
 int	 broker_tmp_write(struct broker_tmp *t, const void *data, size_t len,
-	    struct yx_errctx *e);
+    struct yx_errctx *e);
 /* chown/chmod and rename into place; on failure the temp is removed. */
 int	 broker_tmp_commit(struct yx_broker *b, struct broker_tmp *t,
-	    bool overwrite, mode_t mode, struct yx_errctx *e);
+    bool overwrite, mode_t mode, struct yx_errctx *e);
 /* Remove the temp if still there and close the fds. Always safe. */
 void	 broker_tmp_abort(struct broker_tmp *t);
 
@@ -128,7 +128,7 @@ struct broker_glob {
  * nothing left, too many alternatives or components); YX_E_NOMEM.
  */
 int	 broker_glob_compile(const char *pattern, bool dot, struct broker_glob *g,
-	    const char **why);
+    const char **why);
 /* Does any alternative of g match the relative slash-separated path? */
 bool	 broker_glob_match(const struct broker_glob *g, const char *path);
 void	 broker_glob_free(struct broker_glob *g);

@@ -35,7 +35,13 @@
 #define BROKER_NAMES_CHECK	1024	/* readdir names between budget checks */
 
 static const char *const broker_cut_names[] = {
-	NULL, "results", "entries", "depth", "bytes", "time", "client_gone",
+	NULL,
+	"results",
+	"entries",
+	"depth",
+	"bytes",
+	"time",
+	"client_gone",
 };
 
 const char *
@@ -79,8 +85,7 @@ broker_budget_init(struct broker_budget *bg, const struct yx_broker_limits *lim)
 static void
 broker_cut(struct broker_budget *bg, enum yx_broker_cut why)
 {
-	if (bg->cut == YX_CUT_NONE || (why >= YX_CUT_BYTES &&
-	    bg->cut < YX_CUT_BYTES))
+	if (bg->cut == YX_CUT_NONE || (why >= YX_CUT_BYTES && bg->cut < YX_CUT_BYTES))
 		bg->cut = why;
 }
 
@@ -204,8 +209,7 @@ broker_dir_names(struct yx_broker *b, int dfd, bool skills, size_t max,
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (skills && !broker_skill_visible(b, de->d_name,
-		    strlen(de->d_name)))
+		if (skills && !broker_skill_visible(b, de->d_name, strlen(de->d_name)))
 			continue;
 		if (n >= max) {
 			broker_cut(bg, YX_CUT_ENTRIES);
@@ -215,7 +219,7 @@ broker_dir_names(struct yx_broker *b, int dfd, bool skills, size_t max,
 		    broker_budget_spent(bg))
 			break;
 		if ((rc = broker_grow((void **)&names, &alloc, n,
-		    sizeof(*names))) != YX_OK)
+			 sizeof(*names))) != YX_OK)
 			goto out;
 		if ((names[n] = strdup(de->d_name)) == NULL) {
 			rc = YX_E_NOMEM;
@@ -249,7 +253,7 @@ broker_entry_add(struct yx_broker_list *l, size_t *allocp, enum yx_root root,
 	int			 rc;
 
 	if ((rc = broker_grow((void **)&l->v, allocp, l->n,
-	    sizeof(*l->v))) != YX_OK)
+		 sizeof(*l->v))) != YX_OK)
 		return rc;
 	en = &l->v[l->n];
 	memset(en, 0, sizeof(*en));
@@ -324,8 +328,8 @@ yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
 		rc = yx_fail(e, YX_E_NOMEM, NULL);
 		goto out;
 	}
-	if (dfd != -1 && (rc = broker_dir_names(b, dfd, root == YX_ROOT_SKILLS &&
-	    rel[0] == '\0', b->lim.max_visit, &names, &n, &bg)) != YX_OK) {
+	if (dfd != -1 &&
+	    (rc = broker_dir_names(b, dfd, root == YX_ROOT_SKILLS && rel[0] == '\0', b->lim.max_visit, &names, &n, &bg)) != YX_OK) {
 		rc = broker_fail(e, rc, root, rel);
 		goto out;
 	}
@@ -341,7 +345,7 @@ yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
 		snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "",
 		    names[i]);
 		if ((rc = broker_entry_add(l, &alloc, root, sub, names[i],
-		    &st)) != YX_OK) {
+			 &st)) != YX_OK) {
 			rc = yx_fail(e, rc, NULL);
 			goto out;
 		}
@@ -411,8 +415,7 @@ broker_walk_entry(struct broker_walk *w, int dfd, const char *name, int depth)
 		rc = broker_entry_add(w->list, &w->alloc, w->root, w->path, name,
 		    &st);
 	} else if (w->needle != NULL && S_ISREG(st.st_mode) &&
-	    (w->filter == NULL || broker_glob_match(w->filter,
-	    w->filter_path ? sub : name)))
+	    (w->filter == NULL || broker_glob_match(w->filter, w->filter_path ? sub : name)))
 		rc = broker_grep_file(w, dfd, name);
 	if (rc != YX_OK || !S_ISDIR(st.st_mode) || w->stop)
 		return rc;
@@ -436,8 +439,7 @@ broker_walk_dir(struct broker_walk *w, int dfd, int depth)
 	size_t	  n = 0, i, len = strlen(w->path), nl;
 	int	  rc;
 
-	if ((rc = broker_dir_names(w->b, dfd, w->root == YX_ROOT_SKILLS &&
-	    len == 0, w->b->lim.max_visit, &names, &n, &w->bg)) != YX_OK)
+	if ((rc = broker_dir_names(w->b, dfd, w->root == YX_ROOT_SKILLS && len == 0, w->b->lim.max_visit, &names, &n, &w->bg)) != YX_OK)
 		goto out;
 	for (i = 0; i < n && !w->stop; i++) {
 		if (++w->visited > w->b->lim.max_visit) {
@@ -494,7 +496,7 @@ broker_walk_top(struct broker_walk *w, enum yx_root r, int depth_max)
 
 	w->root = r;
 	w->mprefix = r == YX_ROOT_SKILLS ? YX_VROOT_SKILLS + 1 :
-	    YX_VROOT_USER_DATA + 1;
+					   YX_VROOT_USER_DATA + 1;
 	w->path[0] = '\0';
 	w->baselen = 0;
 	if (broker_root(w->b, r, "", &rootfd, &res, NULL) != YX_OK ||
@@ -509,7 +511,7 @@ broker_walk_top(struct broker_walk *w, enum yx_root r, int depth_max)
 			return YX_OK;
 		}
 		if ((rc = broker_entry_add(w->list, &w->alloc, r, "",
-		    r == YX_ROOT_SKILLS ? "skills" : "user-data", &st)) != YX_OK)
+			 r == YX_ROOT_SKILLS ? "skills" : "user-data", &st)) != YX_OK)
 			return rc;
 	}
 	if (depth_max <= 0 || broker_open_dir(rootfd, "", res, &dfd) != 0)
@@ -548,7 +550,7 @@ yx_broker_glob(struct yx_broker *b, enum yx_root root, const char *rel,
 	memset(&g, 0, sizeof(g));
 	if ((rc = broker_glob_compile(pattern, true, &g, &why)) != YX_OK) {
 		rc = rc == YX_E_NOMEM ? yx_fail(e, rc, NULL) :
-		    yx_fail(e, rc, "unsupported glob syntax: %s", why);
+					yx_fail(e, rc, "unsupported glob syntax: %s", why);
 		goto out;
 	}
 	if (root != YX_ROOT_TOP &&
@@ -605,7 +607,7 @@ broker_grep_add(struct broker_walk *w, size_t *allocp, size_t lineno,
 	int			 rc;
 
 	if ((rc = broker_grow((void **)&w->grep->v, allocp, w->grep->n,
-	    sizeof(*w->grep->v))) != YX_OK)
+		 sizeof(*w->grep->v))) != YX_OK)
 		return rc;
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
@@ -679,7 +681,7 @@ broker_grep_file(struct broker_walk *w, int dfd, const char *name)
 			break;
 		}
 		if ((rc = broker_grep_add(w, &w->alloc, lineno, p,
-		    (size_t)(nl - p))) != YX_OK)
+			 (size_t)(nl - p))) != YX_OK)
 			break;
 	}
 out:
@@ -727,10 +729,11 @@ yx_broker_grep(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	}
 	/* a file filter without '/' matches names, dotfiles only explicitly */
-	if (glob != NULL && glob[0] != '\0' && (rc = broker_glob_compile(glob,
-	    strchr(glob, '/') != NULL, &g, &why)) != YX_OK) {
+	if (glob != NULL && glob[0] != '\0' &&
+	    (rc = broker_glob_compile(glob, strchr(glob, '/') != NULL, &g,
+		 &why)) != YX_OK) {
 		rc = rc == YX_E_NOMEM ? yx_fail(e, rc, NULL) :
-		    yx_fail(e, rc, "unsupported glob syntax: %s", why);
+					yx_fail(e, rc, "unsupported glob syntax: %s", why);
 		goto out;
 	}
 	if (root != YX_ROOT_TOP &&

@@ -19,7 +19,6 @@
 #include "broker/broker_int.h"
 #include "yuxi/buf.h"
 
-
 void
 yx_broker_text_free(struct yx_broker_text *t)
 {
@@ -109,15 +108,12 @@ broker_cat_format(const char *data, size_t len, size_t offset, size_t limit,
 		if (lineno >= offset) {
 			n = broker_line_len(p, (size_t)(nl - p), line_max, raw,
 			    &cut);
-			if ((cut && (rc = broker_note_cut(t, lineno + 1)) !=
-			    YX_OK) ||
+			if ((cut && (rc = broker_note_cut(t, lineno + 1)) != YX_OK) ||
 			    (!raw && shown > 0 &&
-			    (rc = yx_buf_puts(&out, "\n")) != YX_OK) ||
-			    (!raw && (rc = yx_buf_printf(&out, "%6zu\t",
-			    lineno + 1)) != YX_OK) ||
+				(rc = yx_buf_puts(&out, "\n")) != YX_OK) ||
+			    (!raw && (rc = yx_buf_printf(&out, "%6zu\t", lineno + 1)) != YX_OK) ||
 			    (rc = yx_buf_append(&out, p, n)) != YX_OK ||
-			    (raw && nl < end && (rc = yx_buf_append(&out, "\n",
-			    1)) != YX_OK))
+			    (raw && nl < end && (rc = yx_buf_append(&out, "\n", 1)) != YX_OK))
 				goto out;
 			shown++;
 		}
@@ -131,7 +127,8 @@ broker_cat_format(const char *data, size_t len, size_t offset, size_t limit,
 	t->start_line = shown > 0 ? offset + 1 : 0;
 	t->end_line = shown > 0 ? offset + shown : 0;
 	t->next_offset = offset + shown < t->total_lines ?
-	    (int64_t)(offset + shown) : -1;
+	    (int64_t)(offset + shown) :
+	    -1;
 out:
 	yx_buf_fini(&out);
 	return rc;
@@ -152,7 +149,7 @@ yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
 
 	*outp = NULL;
 	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, true,
-	    &data, &len, &st, &trunc, e)) != YX_OK)
+		 &data, &len, &st, &trunc, e)) != YX_OK)
 		goto out;
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->path = broker_vpath_dup(root, rel, NULL)) == NULL) {
@@ -163,12 +160,13 @@ yx_broker_cat(struct yx_broker *b, enum yx_root root, const char *rel,
 	t->size = (uint64_t)st.st_size;
 	if (offset > 0 && offset >= t->total_lines) {
 		rc = yx_fail(e, YX_E_BAD_REQUEST, "offset %zu is past the end "
-		    "of the file (%zu lines)", offset, t->total_lines);
+						  "of the file (%zu lines)",
+		    offset, t->total_lines);
 		goto out;
 	}
 	if ((rc = broker_cat_format(data, len, offset,
-	    limit == 0 ? YX_BROKER_CAT_LIMIT : limit, b->lim.line_max,
-	    (flags & YX_CAT_RAW) != 0, t)) != YX_OK) {
+		 limit == 0 ? YX_BROKER_CAT_LIMIT : limit, b->lim.line_max,
+		 (flags & YX_CAT_RAW) != 0, t)) != YX_OK) {
 		rc = yx_fail(e, rc, NULL);
 		goto out;
 	}
@@ -196,7 +194,7 @@ yx_broker_view(struct yx_broker *b, enum yx_root root, const char *rel,
 	*outp = NULL;
 	yx_buf_init(&out, SIZE_MAX);
 	if ((rc = broker_slurp(b, root, rel, b->lim.viewer_max, true, false,
-	    &data, &len, &st, &trunc, e)) != YX_OK)
+		 &data, &len, &st, &trunc, e)) != YX_OK)
 		goto out;
 	if ((bl = calloc(1, sizeof(*bl))) == NULL ||
 	    (bl->path = broker_vpath_dup(root, rel, NULL)) == NULL ||

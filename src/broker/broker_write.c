@@ -29,7 +29,10 @@
 #define BROKER_TMP_TRIES	8
 
 const char *const yx_broker_layout[YX_BROKER_LAYOUT_N] = {
-	"workspace", "outputs", "uploads", "uploads/attachments",
+	"workspace",
+	"outputs",
+	"uploads",
+	"uploads/attachments",
 	"large_tool_results",
 };
 
@@ -73,8 +76,8 @@ broker_tmp_create(struct broker_tmp *t)
 			j += snprintf(t->name + j, sizeof(t->name) - (size_t)j,
 			    "%02x", rnd[k]);
 		snprintf(t->name + j, sizeof(t->name) - (size_t)j, ".tmp");
-		t->fd = openat(t->dirfd, t->name, O_WRONLY | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, 0600);
+		t->fd = openat(t->dirfd, t->name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (t->fd != -1)
 			return 0;
 		t->name[0] = '\0';
@@ -88,8 +91,7 @@ broker_tmp_create(struct broker_tmp *t)
 static int
 broker_tmp_create(struct broker_tmp *t)
 {
-	t->fd = openat(t->dirfd, t->base, O_WRONLY | O_CREAT | O_TRUNC |
-	    O_CLOEXEC, 0644);
+	t->fd = openat(t->dirfd, t->base, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	return t->fd == -1 ? errno : 0;
 }
 #endif
@@ -294,7 +296,7 @@ yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
 		goto out;
 	}
 	if ((rc = broker_slurp(b, root, rel, b->lim.read_max, false, true,
-	    &data, &len, &st, &trunc, e)) != YX_OK)
+		 &data, &len, &st, &trunc, e)) != YX_OK)
 		goto out;
 	n = broker_count(data, len, old, strlen(old));
 	if (n == 0) {
@@ -303,7 +305,8 @@ yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
 	}
 	if (n > 1 && !replace_all) {
 		rc = yx_fail(e, YX_E_AMBIGUOUS_MATCH, "old_string occurs %zu "
-		    "times; give more context or set replace_all", n);
+						      "times; give more context or set replace_all",
+		    n);
 		goto out;
 	}
 	if ((rc = broker_replace(data, len, old, new, replace_all, &out)) !=
@@ -314,7 +317,7 @@ yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
 	if ((rc = broker_tmp_open(b, root, rel, true, &t, e)) != YX_OK ||
 	    (rc = broker_tmp_write(&t, out.data, out.len, e)) != YX_OK ||
 	    (rc = broker_tmp_commit(b, &t, true, st.st_mode & 0777, e)) !=
-	    YX_OK)
+		YX_OK)
 		goto out;
 	if (occurrencesp != NULL)
 		*occurrencesp = replace_all ? n : 1;
@@ -409,7 +412,8 @@ broker_layout_displace(int rootfd, uint64_t res, const char *path)
 		snprintf(aside, sizeof(aside), "%.200s.moved-%lld-%d", name,
 		    (long long)time(NULL), i);
 		en = renameat2(pfd, name, pfd, aside, RENAME_NOREPLACE) == 0 ?
-		    0 : errno;
+		    0 :
+		    errno;
 	}
 	close(pfd);
 	return en;
@@ -433,8 +437,7 @@ yx_broker_ensure_layout(struct yx_broker *b, unsigned *repaired,
 		for (tries = 0;; tries++) {
 			en = broker_mkdirs(b, rootfd, res, yx_broker_layout[i],
 			    strlen(yx_broker_layout[i]), &fd);
-			if (en == 0 || tries == 3 || (en != ELOOP &&
-			    en != ENOTDIR && en != EEXIST))
+			if (en == 0 || tries == 3 || (en != ELOOP && en != ENOTDIR && en != EEXIST))
 				break;
 			/* ENOENT: gone meanwhile, just try again */
 			den = broker_layout_displace(rootfd, res,
@@ -472,7 +475,7 @@ yx_broker_spill_open(struct yx_broker *b, const char *name, int *fdp,
 	}
 	snprintf(rel, sizeof(rel), "large_tool_results/%s", name);
 	if ((rc = broker_tmp_open(b, YX_ROOT_USER_DATA, rel, true, &t, e)) !=
-	    YX_OK ||
+		YX_OK ||
 	    (rc = broker_tmp_commit(b, &t, true, 0644, e)) != YX_OK)
 		goto out;
 	*fdp = t.fd;
@@ -512,8 +515,7 @@ broker_delete_tree(struct yx_broker *b, int pfd, const char *name,
 	yx_hidden_name(tomb, sizeof(tomb), ".yx-del-");
 	if (renameat2(pfd, name, pfd, tomb, RENAME_NOREPLACE) == -1)
 		return errno;
-	rc = yx_tree_remove_for(pfd, tomb, b->lim.time_ms > 0 ?
-	    b->lim.time_ms : 0);
+	rc = yx_tree_remove_for(pfd, tomb, b->lim.time_ms > 0 ? b->lim.time_ms : 0);
 	if (rc == YX_E_TIMEOUT || rc == YX_E_BUSY) {
 		*pending = true;
 		return 0;
@@ -539,11 +541,11 @@ yx_broker_delete(struct yx_broker *b, enum yx_root root, const char *rel,
 		return rc;
 	if (broker_is_layout(rel))
 		return yx_fail(e, YX_E_PATH_NOT_ALLOWED, "cannot delete "
-		    "%s%s%s: a folder of the thread's layout", YX_VROOT_USER_DATA,
+							 "%s%s%s: a folder of the thread's layout",
+		    YX_VROOT_USER_DATA,
 		    rel[0] != '\0' ? "/" : "", rel);
 	slash = strrchr(rel, '/');
-	snprintf(dir, sizeof(dir), "%.*s", slash != NULL ?
-	    (int)(slash - rel) : 0, rel);
+	snprintf(dir, sizeof(dir), "%.*s", slash != NULL ? (int)(slash - rel) : 0, rel);
 	name = slash != NULL ? slash + 1 : rel;
 	/* the parent beneath the root, no symlink on the way */
 	if ((en = broker_open_dir(rootfd, dir, res, &pfd)) != 0) {

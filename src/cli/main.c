@@ -89,7 +89,7 @@ cli_open(struct cli *c)
 		return cli_err("thread store", rc, &e);
 	c->store_ok = true;
 	if ((rc = yx_agents_load(&c->agents, c->cfg.agents_file,
-	    c->cfg.skills_dir, &e)) != YX_OK)
+		 c->cfg.skills_dir, &e)) != YX_OK)
 		return cli_err("agents", rc, &e);
 	return 0;
 }
@@ -156,12 +156,11 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 	bad += doctor_line(arr, "table", rc, msg, c->json);
 	yx_errctx_clear(&e);
 	rc = yx_table_selftest(&e);
-	snprintf(msg, sizeof(msg), "%s", rc == YX_OK ?
-	    "EOWNERDEAD seen after owner death; repaired" : e.msg);
+	snprintf(msg, sizeof(msg), "%s",
+	    rc == YX_OK ? "EOWNERDEAD seen after owner death; repaired" : e.msg);
 	bad += doctor_line(arr, "robust-mutex", rc, msg, c->json);
 	if (c->json)
-		printf("%s\n", json_object_to_json_string_ext(arr,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(arr);
 	return bad ? 1 : 0;
 }
@@ -202,8 +201,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 			    s->container_id, s->thread_id);
 	}
 	if (c->json)
-		printf("%s\n", json_object_to_json_string_ext(arr,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(arr);
 	yx_provider_snapshot_fini(&snap);
 	return 0;
@@ -264,7 +262,8 @@ cli_thread(struct cli *c, const char *tid, const char *owner, struct yx_thread *
 	if (rc == YX_OK) {
 		if (owner != NULL && strcmp(owner, t->owner) != 0) {
 			fprintf(stderr, "yuxi-sandbox: thread %s belongs to %s, "
-			    "not %s\n", tid, t->owner, owner);
+					"not %s\n",
+			    tid, t->owner, owner);
 			return 1;
 		}
 		return 0;
@@ -273,7 +272,8 @@ cli_thread(struct cli *c, const char *tid, const char *owner, struct yx_thread *
 		return cli_err("thread", rc, &e);
 	if (owner == NULL) {
 		fprintf(stderr, "yuxi-sandbox: no thread %s (create it through "
-		    "the API, or name its owner with --owner USER)\n", tid);
+				"the API, or name its owner with --owner USER)\n",
+		    tid);
 		return 1;
 	}
 	memset(&want, 0, sizeof(want));
@@ -294,7 +294,7 @@ cli_run(struct cli *c, const struct yx_thread *t, const char *command,
 	int			rc;
 
 	if ((rc = yx_agents_skills(c->agents, t->agent_id, t->agent_config_id,
-	    &skills)) != YX_OK)
+		 &skills)) != YX_OK)
 		return yx_fail(e, rc, "skills of agent %s", t->agent_id);
 	memset(&req, 0, sizeof(req));
 	yx_exec_request_thread(&req, t);
@@ -366,7 +366,7 @@ cmd_exec(struct cli *c, int argc, char **argv)
 	yx_buf_init(&cmd, 1 << 20);
 	/* one word after "--": a shell command line as-is; several: quoted */
 	rc = argc - first == 1 ? yx_buf_puts(&cmd, argv[first]) :
-	    cli_join(argc - first, argv + first, &cmd);
+				 cli_join(argc - first, argv + first, &cmd);
 	if (rc != YX_OK) {
 		yx_buf_fini(&cmd);
 		return cli_err("exec", rc, NULL);
@@ -395,8 +395,8 @@ cli_sandbox_arg(struct cli *c, const char *arg, char *sid, size_t sidlen)
 	struct yx_shm_slot	slot;
 	int			rc;
 
-	if ((rc = yx_provider_slot(c->table, arg, YX_SLOT_BY_SANDBOX |
-	    YX_SLOT_BY_THREAD, &slot, NULL)) == YX_OK)
+	if ((rc = yx_provider_slot(c->table, arg,
+		 YX_SLOT_BY_SANDBOX | YX_SLOT_BY_THREAD, &slot, NULL)) == YX_OK)
 		(void)yx_strlcpy(sid, slot.sandbox_id, sidlen);
 	return rc;
 }
@@ -423,7 +423,7 @@ cli_sandbox_op(struct cli *c, int argc, char **argv, bool destroy)
 	rc = cli_sandbox_arg(c, argv[1], sid, sizeof(sid));
 	if (rc == YX_OK)
 		rc = destroy ? yx_provider_destroy(p, sid, NULL, &e) :
-		    yx_provider_release(p, sid, &e);
+			       yx_provider_release(p, sid, &e);
 	else if (destroy && yx_thread_id_valid(argv[1], strlen(argv[1])))
 		rc = yx_provider_destroy(p, NULL, argv[1], &e);
 	if (rc != YX_OK)
@@ -500,8 +500,9 @@ usage(FILE *f)
 	for (i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
 		fprintf(f, "  %-30s %s\n", cli_cmds[i].usage, cli_cmds[i].help);
 	fprintf(f, "\nConfiguration: %s (or $YUXI_CONFIG), overridden by YUXI_*\n"
-	    "environment variables; see yuxi-sandbox.conf(5). yuxi-sandbox --version\n"
-	    "prints the version.\n", YX_CONF_FILE);
+		   "environment variables; see yuxi-sandbox.conf(5). yuxi-sandbox --version\n"
+		   "prints the version.\n",
+	    YX_CONF_FILE);
 }
 
 static int

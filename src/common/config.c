@@ -108,9 +108,18 @@ yx_parse_size(const char *s, int64_t *out)
 		return YX_E_BAD_REQUEST;
 	switch (tolower((unsigned char)*end)) {
 	case '\0': break;
-	case 'k': mul = 1LL << 10; end++; break;
-	case 'm': mul = 1LL << 20; end++; break;
-	case 'g': mul = 1LL << 30; end++; break;
+	case 'k':
+		mul = 1LL << 10;
+		end++;
+		break;
+	case 'm':
+		mul = 1LL << 20;
+		end++;
+		break;
+	case 'g':
+		mul = 1LL << 30;
+		end++;
+		break;
 	default: return YX_E_BAD_REQUEST;
 	}
 	if (tolower((unsigned char)*end) == 'b' || tolower((unsigned char)*end) == 'i')
@@ -225,8 +234,8 @@ cfg_read_file(struct cfg_ctx *x, const char *path, bool optional)
 	n = read(fd, x->text, CFG_FILE_MAX + 1);
 	close(fd);
 	if (n < 0 || n > CFG_FILE_MAX) {
-		snprintf(x->eb, x->el, "%s: %s", path, n < 0 ? strerror(errno) :
-		    "larger than 64 KiB");
+		snprintf(x->eb, x->el, "%s: %s", path,
+		    n < 0 ? strerror(errno) : "larger than 64 KiB");
 		return YX_E_BAD_REQUEST;
 	}
 	x->text[n] = '\0';
@@ -240,8 +249,8 @@ cfg_read_file(struct cfg_ctx *x, const char *path, bool optional)
 		if (*p == '\0' || *p == '#')
 			continue;
 		if ((eq = strchr(p, '=')) == NULL || x->n == CFG_LINES_MAX) {
-			snprintf(x->eb, x->el, "%s:%d: %s", path, line, eq == NULL ?
-			    "expected KEY=value" : "too many settings");
+			snprintf(x->eb, x->el, "%s:%d: %s", path, line,
+			    eq == NULL ? "expected KEY=value" : "too many settings");
 			return YX_E_BAD_REQUEST;
 		}
 		*eq = '\0';
@@ -563,7 +572,11 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 		goto done;
 	if (x.file != NULL)
 		snprintf(c->config_file, sizeof(c->config_file), "%s", x.file);
-#define TRY(call) do { if ((rc = (call)) != YX_OK) goto done; } while (0)
+#define TRY(call)                           \
+	do {                                \
+		if ((rc = (call)) != YX_OK) \
+			goto done;          \
+	} while (0)
 	TRY(cfg_str(&x, "YUXI_SANDBOX_IMAGE", c->image, sizeof(c->image)));
 	TRY(cfg_int(&x, "YUXI_SANDBOX_BASE_PORT", &c->base_port, 0, 65000));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_CONTAINER_PREFIX", c->container_prefix, sizeof(c->container_prefix)));

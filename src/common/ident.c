@@ -26,7 +26,7 @@ yx_thread_id_valid(const char *id, size_t len)
 	for (i = 0; i < len; i++) {
 		c = id[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			(c >= '0' && c <= '9') || c == '_' || c == '-'))
 			return false;
 	}
 	return true;
@@ -45,8 +45,8 @@ yx_user_valid(const char *user)
 		if (i >= YX_USER_MAX)
 			return false;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '@' ||
-		    c == '+' || c == '-'))
+			(c >= '0' && c <= '9') || c == '.' || c == '_' || c == '@' ||
+			c == '+' || c == '-'))
 			return false;
 	}
 	return true;

@@ -66,12 +66,13 @@ log_vemit(const char *level, int errnum, const char *fmt, va_list ap)
 	(void)!write(STDERR_FILENO, line, n);
 }
 
-#define LOG_BODY(level, errnum) do {			\
-	va_list ap;					\
-	va_start(ap, fmt);				\
-	log_vemit(level, errnum, fmt, ap);		\
-	va_end(ap);					\
-} while (0)
+#define LOG_BODY(level, errnum)                    \
+	do {                                       \
+		va_list ap;                        \
+		va_start(ap, fmt);                 \
+		log_vemit(level, errnum, fmt, ap); \
+		va_end(ap);                        \
+	} while (0)
 
 void
 log_warn(const char *fmt, ...)

@@ -125,7 +125,9 @@ yx_utf8_clean(struct yx_buf *b, const char *s, size_t len, enum yx_fffd mode,
 #define JSON_ONES	0x0101010101010101ULL
 #define JSON_HIGHS	0x8080808080808080ULL
 /* Some byte of w is zero (exact as a yes/no answer). */
+/* clang-format off */
 #define JSON_HASZERO(w)	(((w) - JSON_ONES) & ~(w) & JSON_HIGHS)
+/* clang-format on */
 
 /*
  * True when the 8 bytes at p need no escaping: all ASCII, none below 0x20,
@@ -138,8 +140,8 @@ json_plain8(const unsigned char *p)
 
 	memcpy(&w, p, sizeof(w));
 	return ((w & JSON_HIGHS) | ((w - JSON_ONES * 0x20) & ~w & JSON_HIGHS) |
-	    JSON_HASZERO(w ^ (JSON_ONES * '"')) |
-	    JSON_HASZERO(w ^ (JSON_ONES * '\\'))) == 0;
+		   JSON_HASZERO(w ^ (JSON_ONES * '"')) |
+		   JSON_HASZERO(w ^ (JSON_ONES * '\\'))) == 0;
 }
 
 /* The escape of control or special byte c into e; its length. */
@@ -150,7 +152,8 @@ json_escape(unsigned char c, char e[6])
 
 	e[0] = '\\';
 	switch (c) {
-	case '"': case '\\': e[1] = (char)c; return 2;
+	case '"':
+	case '\\': e[1] = (char)c; return 2;
 	case '\n': e[1] = 'n'; return 2;
 	case '\r': e[1] = 'r'; return 2;
 	case '\t': e[1] = 't'; return 2;
@@ -181,7 +184,8 @@ json_str_put(char *dst, const char *s, size_t len)
 			if (dst != NULL)
 				memcpy(dst + o, s + i, 8);
 		for (; i < len && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' &&
-		    u[i] != '\\'; i++, o++)
+		     u[i] != '\\';
+		     i++, o++)
 			if (dst != NULL)
 				dst[o] = s[i];
 		if (i == len)

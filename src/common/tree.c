@@ -142,7 +142,8 @@ tree_remove_dir(int parent, const char *name, int64_t deadline)
 			}
 			closedir(lv[n--].d);
 			if (unlinkat(n >= 0 ? dirfd(lv[n].d) : parent,
-			    lv[n + 1].name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+				lv[n + 1].name, AT_REMOVEDIR) == -1 &&
+			    errno != ENOENT)
 				rc = YX_E_IO;
 			continue;
 		}
@@ -189,4 +190,3 @@ yx_tree_remove(int dirfd, const char *name)
 {
 	return yx_tree_remove_until(dirfd, name, 0);
 }
-

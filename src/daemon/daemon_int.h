@@ -47,10 +47,10 @@ struct yx_metrics {
 struct yx_metrics	*yx_metrics_new(void);
 void			 yx_metrics_free(struct yx_metrics *m);
 void			 yx_metrics_record(struct yx_metrics *m, int route, int status,
-			    int64_t usec);
+		  int64_t usec);
 /* Append the Prometheus text exposition to b. */
 int			 yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
-			    struct yx_buf *b);
+    struct yx_buf *b);
 
 /* ---- worker context ------------------------------------------------------ */
 
@@ -84,7 +84,7 @@ extern const size_t		yx_nroutes;
 int	yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r);
 /* Path captured by route matching: YX_OK, YX_E_NOT_FOUND, YX_E_METHOD_NOT_ALLOWED. */
 int	yx_router_match(enum yx_method m, const char *path, size_t *idx,
-	    char *arg, size_t arglen);
+    char *arg, size_t arglen);
 
 /* ---- shared handler helpers (h_common.c) --------------------------------- */
 
@@ -96,7 +96,7 @@ int	yx_need_user(struct yx_http_req *r);
  * code is returned.
  */
 int	yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
-	    size_t idlen, struct yx_thread *t);
+    size_t idlen, struct yx_thread *t);
 /* Send an error from an errctx (falls back to the code's text). */
 int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
 /* Is the engine up? Pings at most every 2 s. */
@@ -133,7 +133,7 @@ int	yx_h_viewer_download(struct yx_wctx *, struct yx_http_req *, const char *);
 
 /* worker.c: serve until SIGTERM; returns the exit status. */
 int	yx_worker_main(const struct yx_config *cfg, int listen_fd,
-	    struct yx_table *table, struct yx_metrics *metrics);
+    struct yx_table *table, struct yx_metrics *metrics);
 /* reaper.c: reap/reconcile every idle_check_interval until SIGTERM. */
 int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table);
 /* master.c */

@@ -21,8 +21,8 @@ yx_need_user(struct yx_http_req *r)
 {
 	if (r->user[0] != '\0')
 		return YX_OK;
-	yx_http_send_error(r, YX_E_UNAUTHENTICATED, r->bad_identity ?
-	    "invalid identity" : "no identity");
+	yx_http_send_error(r, YX_E_UNAUTHENTICATED,
+	    r->bad_identity ? "invalid identity" : "no identity");
 	return YX_E_UNAUTHENTICATED;
 }
 

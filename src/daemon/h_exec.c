@@ -43,7 +43,7 @@ exec_repaired(const struct yx_exec_output *out, struct yx_buf *b)
 	for (i = 0; i < YX_BROKER_LAYOUT_N; i++)
 		if ((out->layout_repaired & (1u << i)) != 0 &&
 		    (rc = yx_buf_printf(b, "%s\"%s/%s\"", n++ ? "," : "",
-		    YX_VROOT_USER_DATA, yx_broker_layout[i])) != YX_OK)
+			 YX_VROOT_USER_DATA, yx_broker_layout[i])) != YX_OK)
 			return rc;
 	return yx_buf_puts(b, "]");
 }
@@ -55,21 +55,23 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 
 	if ((rc = yx_buf_puts(b, "{\"output\":")) != YX_OK ||
 	    (rc = yx_json_str_append(b, out->output != NULL ? out->output : "",
-	    out->output != NULL ? out->len : 0)) != YX_OK ||
+		 out->output != NULL ? out->len : 0)) != YX_OK ||
 	    (rc = yx_buf_printf(b, ",\"exit_code\":%d,\"truncated\":%s,"
-	    "\"timed_out\":%s,\"duration_ms\":%lld", out->exit_code,
-	    out->truncated ? "true" : "false", out->timed_out ? "true" : "false",
-	    (long long)out->duration_ms)) != YX_OK)
+				   "\"timed_out\":%s,\"duration_ms\":%lld",
+		 out->exit_code,
+		 out->truncated ? "true" : "false", out->timed_out ? "true" : "false",
+		 (long long)out->duration_ms)) != YX_OK)
 		return rc;
 	if (out->truncated && out->full_output_path[0] != '\0' &&
 	    ((rc = yx_buf_puts(b, ",\"full_output_path\":")) != YX_OK ||
-	    (rc = yx_json_str_append(b, out->full_output_path,
-	    strlen(out->full_output_path))) != YX_OK))
+		(rc = yx_json_str_append(b, out->full_output_path,
+		     strlen(out->full_output_path))) != YX_OK))
 		return rc;
 	if (out->layout_repaired != 0 && (rc = exec_repaired(out, b)) != YX_OK)
 		return rc;
-	if (out->refused != NULL && (rc = yx_buf_printf(b, ",\"refused\":\"%s\"",
-	    out->refused)) != YX_OK)
+	if (out->refused != NULL &&
+	    (rc = yx_buf_printf(b, ",\"refused\":\"%s\"",
+		 out->refused)) != YX_OK)
 		return rc;
 	return yx_buf_puts(b, "}");
 }
@@ -103,7 +105,7 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 		/* capped, not refused (docs/api.md): the executor caps at
 		 * 600 s */
 		*timeout = json_object_get_int64(v) > 600 ? 600 :
-		    (int)json_object_get_int64(v);
+							    (int)json_object_get_int64(v);
 	}
 	return YX_OK;
 }

@@ -87,9 +87,8 @@ fs_path(struct yx_http_req *r, const char *path, size_t len, const char *dflt,
 		return YX_OK;
 	}
 	if ((rc = yx_path_resolve(path, len, &c->vp)) != YX_OK)
-		yx_http_send_error(r, rc, rc == YX_E_PATH_NOT_ALLOWED ?
-		    "path outside /home/yuxi/user-data and /home/yuxi/skills" :
-		    "invalid path");
+		yx_http_send_error(r, rc,
+		    rc == YX_E_PATH_NOT_ALLOWED ? "path outside /home/yuxi/user-data and /home/yuxi/skills" : "invalid path");
 	return rc;
 }
 
@@ -114,7 +113,7 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	    (rc = yx_load_thread(w, r, tid, tid != NULL ? tidlen : 0, &c->t)) != YX_OK)
 		return rc;
 	if ((rc = yx_agents_skills(w->agents, c->t.agent_id, c->t.agent_config_id,
-	    &c->skills)) != YX_OK)
+		 &c->skills)) != YX_OK)
 		return rc;
 	for (i = 0; i < c->skills.n; i++)
 		names[i] = c->skills.names[i];
@@ -123,12 +122,12 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	lim.viewer_max = w->cfg->viewer_file_limit;
 	/* 0 in the configuration is "no limit", 0 in the broker "default" */
 	lim.walk_bytes = w->cfg->walk_read_budget > 0 ? w->cfg->walk_read_budget :
-	    UINT64_MAX;
+							UINT64_MAX;
 	lim.time_ms = w->cfg->request_budget_ms > 0 ? w->cfg->request_budget_ms : -1;
 	lim.gone = fs_gone;
 	lim.gone_arg = r;
 	if ((rc = yx_thread_path(w->cfg->saves_dir, c->t.thread_id,
-	    YX_TP_USER_DATA, ud, sizeof(ud))) != YX_OK)
+		 YX_TP_USER_DATA, ud, sizeof(ud))) != YX_OK)
 		return rc;
 	/* OWNED: the thread found above, not a successor of the same id */
 	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
@@ -296,8 +295,7 @@ roots_json(const struct fs_ctx *c, bool with_name)
 		json_object_object_add(en, "path", json_object_new_string(paths[i]));
 		json_object_object_add(en, "is_dir", json_object_new_boolean(1));
 		json_object_object_add(en, "size", json_object_new_int(0));
-		json_object_object_add(en, "modified_at", fds[i] != -1 &&
-		    fstat(fds[i], &st) == 0 ? jtime_s(st.st_mtim.tv_sec) : NULL);
+		json_object_object_add(en, "modified_at", fds[i] != -1 && fstat(fds[i], &st) == 0 ? jtime_s(st.st_mtim.tv_sec) : NULL);
 		json_object_object_add(en, "type", json_object_new_string("dir"));
 		json_object_array_add(a, en);
 	}
@@ -317,7 +315,7 @@ fs_list(struct yx_wctx *w, struct yx_http_req *r, bool viewer)
 
 	yx_errctx_clear(&e);
 	if ((rc = fs_open_q(w, r, viewer ? "/" : YX_VROOT_WORKSPACE, FS_TOP,
-	    &c)) != YX_OK)
+		 &c)) != YX_OK)
 		return rc;
 	if (c.vp.root == YX_ROOT_TOP)
 		rc = yx_http_send_obj(r, 200, roots_json(&c, viewer));
@@ -381,7 +379,7 @@ yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	    (rc = q_size(r, "limit", YX_BROKER_CAT_LIMIT, &lim)) != YX_OK)
 		goto done;
 	if ((rc = yx_broker_cat(&c.b, c.vp.root, c.vp.rel, off, lim,
-	    raw ? YX_CAT_RAW : 0, &t, &e)) != YX_OK) {
+		 raw ? YX_CAT_RAW : 0, &t, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
@@ -396,8 +394,8 @@ yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	json_object_object_add(o, "start_line", json_object_new_int64((int64_t)t->start_line));
 	json_object_object_add(o, "end_line", json_object_new_int64((int64_t)t->end_line));
 	json_object_object_add(o, "total_lines", json_object_new_int64((int64_t)t->total_lines));
-	json_object_object_add(o, "next_offset", t->next_offset >= 0 ?
-	    json_object_new_int64(t->next_offset) : NULL);
+	json_object_object_add(o, "next_offset",
+	    t->next_offset >= 0 ? json_object_new_int64(t->next_offset) : NULL);
 	json_object_object_add(o, "cut_lines", cut_lines_json(t));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)t->size));
 	rc = yx_http_send_obj(r, 200, o);
@@ -512,7 +510,7 @@ yx_h_fs_write(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	if ((rc = yx_broker_write(&c.b, c.vp.root, c.vp.rel, json_object_get_string(v),
-	    (size_t)json_object_get_string_len(v), ow, &e)) != YX_OK) {
+		 (size_t)json_object_get_string_len(v), ow, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
@@ -545,7 +543,7 @@ yx_h_fs_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	if ((rc = yx_broker_delete(&c.b, c.vp.root, c.vp.rel, recursive,
-	    &pending, &e)) != YX_OK) {
+		 &pending, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
@@ -577,11 +575,11 @@ yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	    body_bool(body, "replace_all", &all) != YX_OK) {
 		rc = YX_E_BAD_REQUEST;
 		yx_http_send_error(r, rc, "old_string and new_string must be strings, "
-		    "replace_all a boolean");
+					  "replace_all a boolean");
 		goto done;
 	}
 	if ((rc = yx_broker_edit(&c.b, c.vp.root, c.vp.rel, olds, news, all, &occ,
-	    &e)) != YX_OK) {
+		 &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
@@ -636,8 +634,7 @@ grep_json(const struct yx_broker_grep *g, const char *base)
 			break;
 		json_add_name(m, "path", g->v[i].path);
 		json_object_object_add(m, "line", json_object_new_int64((int64_t)g->v[i].line));
-		json_object_object_add(m, "text", yx_json_text(g->v[i].text,
-		    strlen(g->v[i].text)));
+		json_object_object_add(m, "text", yx_json_text(g->v[i].text, strlen(g->v[i].text)));
 		json_object_array_add(a, m);
 	}
 	json_object_object_add(o, "matches", a);
@@ -665,7 +662,7 @@ yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	} else if ((rc = q_size(r, "max_count", 0, &maxc)) != YX_OK)
 		;
 	else if ((rc = yx_broker_grep(&c.b, c.vp.root, c.vp.rel, pat,
-	    yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)
+		      yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
 		rc = yx_http_send_obj(r, 200, grep_json(g, c.vp.canon));
@@ -698,7 +695,7 @@ yx_h_fs_upload(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	if ((rc = yx_broker_upload(&c.b, c.vp.root, c.vp.rel, upload_read, r, true, &size,
-	    &e)) != YX_OK) {
+		 &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}

@@ -15,7 +15,6 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 
-
 int
 yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
@@ -165,7 +164,7 @@ admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
 	rc = destroy ? yx_provider_destroy(&w->prov, id, NULL, &e) :
-	    yx_provider_release(&w->prov, id, &e);
+		       yx_provider_release(&w->prov, id, &e);
 	if (rc == YX_E_NOT_FOUND)
 		return yx_http_send_error(r, rc, "no such sandbox"), rc;
 	if (rc != YX_OK)

@@ -65,16 +65,14 @@ threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread 
 	/* every field is optional: no body (no Content-Length) or an empty one is {} */
 	if (r->content_length > 0 && (rc = yx_http_read_json(r, &body, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
-	if (body != NULL && (yx_json_opt_str(body, "thread_id", &id) != YX_OK ||
-	    yx_json_opt_str(body, "agent_id", &agent) != YX_OK ||
-	    yx_json_opt_str(body, "agent_config_id", &conf) != YX_OK)) {
+	if (body != NULL && (yx_json_opt_str(body, "thread_id", &id) != YX_OK || yx_json_opt_str(body, "agent_id", &agent) != YX_OK || yx_json_opt_str(body, "agent_config_id", &conf) != YX_OK)) {
 		rc = YX_E_BAD_REQUEST;
 		yx_http_send_error(r, rc, "thread_id, agent_id and agent_config_id must be strings");
 	} else if (id != NULL && !yx_thread_id_valid(id, strlen(id))) {
 		rc = YX_E_INVALID_THREAD_ID;
 		yx_http_send_error(r, rc, YX_THREAD_ID_RULE);
 	} else if ((rc = yx_agents_check(w->agents, agent != NULL ? agent : "",
-	    conf != NULL ? conf : "", &e)) != YX_OK)
+			conf != NULL ? conf : "", &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK) {
 		if (id != NULL)
@@ -162,8 +160,10 @@ thread_sandbox_json(struct yx_wctx *w, const char *id)
 	json_object_object_add(s, "state",
 	    json_object_new_string(yx_slot_state_name((int)slot.state)));
 	json_object_object_add(s, "container", jstr_or_null(slot.container_name));
-	json_object_object_add(s, "last_used_at", slot.last_used_at > 0 ?
-	    json_object_new_string(yx_iso8601_ms(slot.last_used_at, ts, sizeof(ts))) : NULL);
+	json_object_object_add(s, "last_used_at",
+	    slot.last_used_at > 0 ? json_object_new_string(yx_iso8601_ms(slot.last_used_at,
+					ts, sizeof(ts))) :
+				    NULL);
 	return s;
 }
 
@@ -210,7 +210,7 @@ yx_h_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	yx_errctx_clear(&e);
 	if ((rc = yx_thread_retire(&w->store, t.thread_id, r->user, &t, tomb,
-	    sizeof(tomb), &e)) != YX_OK)
+		 sizeof(tomb), &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	if (w->prov_ok)
 		(void)yx_provider_destroy(&w->prov, NULL, t.thread_id, NULL);

@@ -91,14 +91,14 @@ yx_query_parse(struct yx_query *q, const char *qs, size_t len, struct yx_errctx 
 		if ((eq = memchr(p, '=', (size_t)(amp - p))) == NULL)
 			eq = amp;
 		if (yx_pct_decode(p, (size_t)(eq - p), true, q->store + used, cap - used,
-		    &kl) != YX_OK || memchr(q->store + used, '\0', kl) != NULL)
+			&kl) != YX_OK ||
+		    memchr(q->store + used, '\0', kl) != NULL)
 			return yx_fail(err, YX_E_BAD_REQUEST, "malformed query string");
 		q->kv[q->n].key = q->store + used;
 		used += kl + 1;
 		vl = 0;
 		q->store[used] = '\0';
-		if (eq < amp && yx_pct_decode(eq + 1, (size_t)(amp - eq - 1), true,
-		    q->store + used, cap - used, &vl) != YX_OK)
+		if (eq < amp && yx_pct_decode(eq + 1, (size_t)(amp - eq - 1), true, q->store + used, cap - used, &vl) != YX_OK)
 			return yx_fail(err, YX_E_BAD_REQUEST, "malformed query string");
 		q->kv[q->n].val = q->store + used;
 		q->kv[q->n].vlen = vl;
@@ -190,7 +190,9 @@ yx_content_disposition(struct yx_buf *b, const char *name)
 	rc = yx_buf_puts(b, "attachment; filename=\"");
 	for (p = (const unsigned char *)name; *p != '\0' && rc == YX_OK; p++) {
 		char c = (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' &&
-		    *p != '%') ? (char)*p : '_';
+			     *p != '%') ?
+		    (char)*p :
+		    '_';
 
 		rc = yx_buf_append(b, &c, 1);
 	}
@@ -347,8 +349,8 @@ yx_http_read_body(struct yx_http_req *r, struct yx_buf *b, struct yx_errctx *err
 	yx_buf_init(b, r->body_limit);
 	while ((n = yx_http_read_some(r, chunk, sizeof(chunk))) > 0)
 		if ((rc = yx_buf_append(b, chunk, (size_t)n)) != YX_OK)
-			return yx_fail(err, rc, rc == YX_E_PAYLOAD_TOO_LARGE ?
-			    "request body too large" : NULL);
+			return yx_fail(err, rc,
+			    rc == YX_E_PAYLOAD_TOO_LARGE ? "request body too large" : NULL);
 	if (n < 0 || (r->content_length >= 0 && b->len != (size_t)r->content_length))
 		return yx_fail(err, YX_E_BAD_REQUEST, "incomplete request body");
 	return YX_OK;
@@ -373,7 +375,8 @@ yx_json_parse_object(const char *data, size_t len, struct json_object **out,
 		goto done;
 	/* trailing garbage after the object is refused (whitespace allowed) */
 	for (off = json_tokener_get_parse_end(tok); off < len &&
-	    strchr(" \t\r\n", data[off]) != NULL; off++)
+	     strchr(" \t\r\n", data[off]) != NULL;
+	     off++)
 		continue;
 	if (off != len)
 		goto done;
@@ -411,7 +414,8 @@ http_head(struct yx_http_req *r, int status, const char *ctype, long long clen,
 	int	n;
 
 	n = snprintf(h, sizeof(h), "Status: %d %s\r\n%s%s%sCache-Control: no-store\r\n"
-	    "X-Content-Type-Options: nosniff\r\n", status, yx_http_reason(status),
+				   "X-Content-Type-Options: nosniff\r\n",
+	    status, yx_http_reason(status),
 	    ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
 	    ctype != NULL ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(h))
@@ -517,15 +521,14 @@ int
 yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 {
 	struct yx_buf	h;
+	bool		check = true;
 	int		rc;
 
 	yx_buf_init(&h, 16384);
 #ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("headers"))
-		;	/* control mode "headers": no CR/LF refusal */
-	else
+	check = !yx_control_off("headers");	/* control: no CR/LF refusal */
 #endif
-	if (yx_header_unsafe(uri) || yx_header_unsafe(filename)) {
+	if (check && (yx_header_unsafe(uri) || yx_header_unsafe(filename))) {
 		rc = yx_http_send_error(r, YX_E_BAD_REQUEST, "unsafe file name");
 		goto done;
 	}

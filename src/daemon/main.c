@@ -29,14 +29,15 @@ static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: yuxi-sandboxd [-dt] [-c FILE]\n"
-	    "       yuxi-sandboxd --version | --help\n\n"
-	    "  -c FILE    configuration file (default: $YUXI_CONFIG, else\n"
-	    "             %s when it exists);\n"
-	    "             YUXI_* environment variables override it\n"
-	    "  -d         debug logging\n"
-	    "  -t         check the configuration and the agents file, then exit\n"
-	    "  --version  print the version and exit\n\n"
-	    "See yuxi-sandboxd(8), yuxi-sandbox.conf(5).\n", YX_CONF_FILE);
+		   "       yuxi-sandboxd --version | --help\n\n"
+		   "  -c FILE    configuration file (default: $YUXI_CONFIG, else\n"
+		   "             %s when it exists);\n"
+		   "             YUXI_* environment variables override it\n"
+		   "  -d         debug logging\n"
+		   "  -t         check the configuration and the agents file, then exit\n"
+		   "  --version  print the version and exit\n\n"
+		   "See yuxi-sandboxd(8), yuxi-sandbox.conf(5).\n",
+	    YX_CONF_FILE);
 	exit(status);
 }
 
@@ -112,7 +113,7 @@ main(int argc, char *argv[])
 	if (test) {
 		fprintf(stderr, "yuxi-sandboxd: configuration ok (%s)\n",
 		    cfg.config_file[0] != '\0' ? cfg.config_file :
-		    "environment only");
+						 "environment only");
 		return 0;
 	}
 	return yx_master_main(&cfg);

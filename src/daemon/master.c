@@ -48,7 +48,8 @@
 #define YX_BACKOFF_MAX_MS	10000
 #define YX_CHILD_STABLE_MS	10000	/* lived this long: not a crash loop */
 
-enum child_kind { CHILD_WORKER, CHILD_REAPER };
+enum child_kind { CHILD_WORKER,
+	CHILD_REAPER };
 
 struct child {
 	pid_t		pid;		/* 0 = not running */
@@ -103,8 +104,8 @@ master_fork(struct master *m, struct child *c)
 		c->respawn_at_ms = 0;
 		if (c->kind == CHILD_WORKER)
 			atomic_fetch_add(&m->metrics->workers_alive, 1);
-		log_info("started %s pid %ld", c->kind == CHILD_WORKER ? "worker" :
-		    "reaper", (long)pid);
+		log_info("started %s pid %ld",
+		    c->kind == CHILD_WORKER ? "worker" : "reaper", (long)pid);
 		return pid;
 	}
 	if (getppid() == 1)	/* master died between fork and prctl */
@@ -289,8 +290,7 @@ master_listen(const struct yx_config *cfg)
 		return -1;
 	}
 	/* until here 0660 with our own group: nobody else could connect */
-	if ((cfg->fcgi_socket_gid != -1 && chown(cfg->fcgi_socket, (uid_t)-1,
-	    (gid_t)cfg->fcgi_socket_gid) == -1) ||
+	if ((cfg->fcgi_socket_gid != -1 && chown(cfg->fcgi_socket, (uid_t)-1, (gid_t)cfg->fcgi_socket_gid) == -1) ||
 	    chmod(cfg->fcgi_socket, cfg->fcgi_socket_mode) == -1) {
 		log_warn("%s: group %d mode %04o", cfg->fcgi_socket,
 		    cfg->fcgi_socket_gid, cfg->fcgi_socket_mode);
@@ -325,7 +325,7 @@ master_setup(struct master *m)
 	atomic_store(&m->metrics->started_ms, yx_mono_ms());
 	if ((rc = yx_table_selftest(&e)) != YX_OK ||
 	    (rc = yx_table_open(&m->table, m->cfg->shm_name, (uint32_t)m->cfg->max_replicas,
-	    YX_TABLE_CREATE | YX_TABLE_RECREATE, &e)) != YX_OK) {
+		 YX_TABLE_CREATE | YX_TABLE_RECREATE, &e)) != YX_OK) {
 		log_warnx("shared table %s: %s", m->cfg->shm_name, e.msg);
 		return rc;
 	}
@@ -337,10 +337,12 @@ master_setup(struct master *m)
 		log_info("removed %u leftover temporary thread director(ies)", n);
 	yx_thread_store_reconcile(&st, &rep);
 	if (rep.index_added + rep.index_dropped + rep.uids_dropped +
-	    rep.runs_dropped > 0)
+		rep.runs_dropped >
+	    0)
 		log_info("thread store repaired: %u index entries added, %u "
-		    "dropped, %u uid claims and %u run directories of absent "
-		    "threads removed", rep.index_added, rep.index_dropped,
+			 "dropped, %u uid claims and %u run directories of absent "
+			 "threads removed",
+		    rep.index_added, rep.index_dropped,
 		    rep.uids_dropped, rep.runs_dropped);
 	yx_thread_store_fini(&st);
 	if ((m->listen_fd = master_listen(m->cfg)) == -1)

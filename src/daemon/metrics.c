@@ -81,8 +81,12 @@ static const char *
 metric_method(size_t i)
 {
 	static const char *const names[] = {
-		[YX_M_OTHER] = "OTHER", [YX_M_GET] = "GET", [YX_M_HEAD] = "HEAD",
-		[YX_M_POST] = "POST", [YX_M_PUT] = "PUT", [YX_M_DELETE] = "DELETE",
+		[YX_M_OTHER] = "OTHER",
+		[YX_M_GET] = "GET",
+		[YX_M_HEAD] = "HEAD",
+		[YX_M_POST] = "POST",
+		[YX_M_PUT] = "PUT",
+		[YX_M_DELETE] = "DELETE",
 	};
 
 	return i < yx_nroutes ? names[yx_routes[i].method] : "any";
@@ -95,7 +99,7 @@ metrics_requests(struct yx_metrics *m, struct yx_buf *b)
 	int	s, rc = YX_OK;
 
 	rc = yx_buf_puts(b, "# HELP yuxi_http_requests_total HTTP requests by route and status.\n"
-	    "# TYPE yuxi_http_requests_total counter\n");
+			    "# TYPE yuxi_http_requests_total counter\n");
 	for (i = 0; i <= yx_nroutes && rc == YX_OK; i++)
 		for (s = 0; s < YX_METRIC_STATUSES && rc == YX_OK; s++) {
 			uint64_t v = atomic_load(&m->req[i][s]);
@@ -120,7 +124,7 @@ metrics_latency(struct yx_metrics *m, struct yx_buf *b)
 	int	k, rc;
 
 	rc = yx_buf_puts(b, "# HELP yuxi_http_request_duration_seconds Request latency by route.\n"
-	    "# TYPE yuxi_http_request_duration_seconds histogram\n");
+			    "# TYPE yuxi_http_request_duration_seconds histogram\n");
 	for (i = 0; i <= yx_nroutes && rc == YX_OK; i++) {
 		uint64_t cum = 0, tot = 0;
 		const char *rn = metric_route_name(i), *mn = metric_method(i);
@@ -132,14 +136,15 @@ metrics_latency(struct yx_metrics *m, struct yx_buf *b)
 		for (k = 0; k < YX_METRIC_BUCKETS && rc == YX_OK; k++) {
 			cum += atomic_load(&m->lat[i][k]);
 			rc = yx_buf_printf(b, "yuxi_http_request_duration_seconds_bucket"
-			    "{method=\"%s\",route=\"%s\",le=\"%g\"} %llu\n", mn, rn, metric_bucket[k],
+					      "{method=\"%s\",route=\"%s\",le=\"%g\"} %llu\n",
+			    mn, rn, metric_bucket[k],
 			    (unsigned long long)cum);
 		}
 		if (rc == YX_OK)
 			rc = yx_buf_printf(b, "yuxi_http_request_duration_seconds_bucket"
-			    "{method=\"%s\",route=\"%s\",le=\"+Inf\"} %llu\n"
-			    "yuxi_http_request_duration_seconds_sum{method=\"%s\",route=\"%s\"} %.6f\n"
-			    "yuxi_http_request_duration_seconds_count{method=\"%s\",route=\"%s\"} %llu\n",
+					      "{method=\"%s\",route=\"%s\",le=\"+Inf\"} %llu\n"
+					      "yuxi_http_request_duration_seconds_sum{method=\"%s\",route=\"%s\"} %.6f\n"
+					      "yuxi_http_request_duration_seconds_count{method=\"%s\",route=\"%s\"} %llu\n",
 			    mn, rn, (unsigned long long)tot, mn, rn,
 			    (double)atomic_load(&m->lat_sum_us[i]) / 1e6, mn, rn,
 			    (unsigned long long)tot);
@@ -158,7 +163,7 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 
 	(void)yx_provider_stats(t, &st, NULL);	/* zeroes when absent */
 	rc = yx_buf_puts(b, "# HELP yuxi_sandboxes Sandboxes by state.\n"
-	    "# TYPE yuxi_sandboxes gauge\n");
+			    "# TYPE yuxi_sandboxes gauge\n");
 	for (s = 1; s < YX_SLOT_NSTATES && rc == YX_OK; s++)
 		rc = yx_buf_printf(b, "yuxi_sandboxes{state=\"%s\"} %u\n",
 		    yx_slot_state_name(s), ns[s]);

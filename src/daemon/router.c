@@ -129,9 +129,7 @@ route_log(const struct yx_http_req *r, int64_t us)
 	log_info("%s %s route=%s status=%d dur_ms=%.1f user=%s thread=%s",
 	    log_escape(m, sizeof(m), r->method_str, strlen(r->method_str)),
 	    log_escape(p, sizeof(p), r->path, strlen(r->path)), r->route, r->status,
-	    (double)us / 1000.0, r->user[0] ? log_escape(u, sizeof(u), r->user,
-	    strlen(r->user)) : "-", r->thread_id[0] ? log_escape(t, sizeof(t),
-	    r->thread_id, strlen(r->thread_id)) : "-");
+	    (double)us / 1000.0, r->user[0] ? log_escape(u, sizeof(u), r->user, strlen(r->user)) : "-", r->thread_id[0] ? log_escape(t, sizeof(t), r->thread_id, strlen(r->thread_id)) : "-");
 }
 
 /*
@@ -183,8 +181,7 @@ router_cross_site(const struct yx_http_req *r)
 		return false;
 #endif
 	site = FCGX_GetParam("HTTP_SEC_FETCH_SITE", r->fcgi->envp);
-	if (site != NULL && (strcmp(site, "cross-site") == 0 ||
-	    strcmp(site, "same-site") == 0))
+	if (site != NULL && (strcmp(site, "cross-site") == 0 || strcmp(site, "same-site") == 0))
 		return true;
 	origin = FCGX_GetParam("HTTP_ORIGIN", r->fcgi->envp);
 	if (origin == NULL || origin[0] == '\0')

@@ -48,22 +48,22 @@ api_setopts(struct api_driver *ad, struct api_call *call, const char *url,
 
 	if ((rc = curl_easy_setopt(c, CURLOPT_URL, url)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH,
-	    cfg->docker_api_socket)) ||
+		 cfg->docker_api_socket)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)API_CONNECT_MS)) ||
+		 (long)API_CONNECT_MS)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, call->timeout_ms)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs)) ||
-	    (rc = curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, call->write_fn ?
-	    call->write_fn : api_collect)) ||
-	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA, call->write_fn ?
-	    call->write_arg : (void *)call->resp)))
+	    (rc = curl_easy_setopt(c, CURLOPT_WRITEFUNCTION,
+		 call->write_fn ? call->write_fn : api_collect)) ||
+	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA,
+		 call->write_fn ? call->write_arg : (void *)call->resp)))
 		return rc;
 	if (strcmp(call->method, "POST") == 0) {
 		const char *b = call->body ? call->body : "";
 
 		if ((rc = curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE,
-		    (long)strlen(b))) ||
+			 (long)strlen(b))) ||
 		    (rc = curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, b)))
 			return rc;
 	} else if (strcmp(call->method, "GET") != 0)
@@ -86,13 +86,13 @@ api_request(struct api_driver *ad, struct api_call *call,
 	if (call->resp != NULL)
 		yx_buf_reset(call->resp);
 	if (yx_buf_printf(&url, "%s%s", ad->base.cfg->docker_api_base,
-	    call->path) != YX_OK)
+		call->path) != YX_OK)
 		goto fail;
 	if ((h = curl_slist_append(hdrs, "Expect:")) == NULL)
 		goto fail;
 	hdrs = h;
 	if ((h = curl_slist_append(hdrs,
-	    "Content-Type: application/json")) == NULL)
+		 "Content-Type: application/json")) == NULL)
 		goto fail;
 	hdrs = h;
 	curl_easy_reset(ad->curl);
@@ -275,7 +275,7 @@ api_inspect(struct yx_driver *d, const char *ref,
 		goto done;
 	}
 	if ((rc = api_expect(ad, "GET", path.data, NULL, &resp, 200, 200,
-	    "container inspect", err)) != YX_OK)
+		 "container inspect", err)) != YX_OK)
 		goto done;
 	if ((j = api_parse(&resp, json_type_object, err)) == NULL) {
 		rc = YX_E_IO;
@@ -326,7 +326,7 @@ api_remove(struct yx_driver *d, const char *ref, struct yx_errctx *err)
 	if (rc == YX_E_BACKEND_UNAVAILABLE)
 		goto done;
 	if ((rc = api_path(ad, &path, "/containers/", ref,
-	    "?force=1&v=1")) != YX_OK)
+		 "?force=1&v=1")) != YX_OK)
 		goto nomem;
 	rc = api_expect(ad, "DELETE", path.data, NULL, &resp, 204, 200,
 	    "container remove", err);
@@ -359,7 +359,7 @@ api_create_only(struct api_driver *ad, const struct yx_container_spec *spec,
 		goto done;
 	}
 	if ((rc = api_path(ad, &path, "/containers/create?name=", spec->name,
-	    "")) != YX_OK) {
+		 "")) != YX_OK) {
 		yx_fail(err, rc, NULL);
 		goto done;
 	}
@@ -408,10 +408,10 @@ api_post_id(struct api_driver *ad, const char *path, struct json_object *body,
 	int			 rc;
 
 	yx_buf_init(&resp, API_BODY_MAX);
-	rc = api_expect(ad, "POST", path, json_object_to_json_string_ext(body,
-	    JSON_C_TO_STRING_PLAIN), &resp, 201, 201, what, err);
-	if (rc == YX_OK && ((j = api_parse(&resp, json_type_object, err)) ==
-	    NULL || api_json_id(j, id, idlen) != YX_OK))
+	rc = api_expect(ad, "POST", path, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &resp, 201, 201, what, err);
+	if (rc == YX_OK &&
+	    ((j = api_parse(&resp, json_type_object, err)) == NULL ||
+		api_json_id(j, id, idlen) != YX_OK))
 		rc = yx_fail(err, YX_E_IO, "%s: the engine sent no id", what);
 	json_object_put(j);
 	yx_buf_fini(&resp);
@@ -448,7 +448,7 @@ api_list_entry(struct json_object *o, struct yx_container_info *info,
 	    json_object_is_type(v, json_type_array) &&
 	    json_object_array_length(v) > 0 &&
 	    (s = json_object_get_string(json_object_array_get_idx(v, 0))) !=
-	    NULL) {
+		NULL) {
 		s += *s == '/';
 		if (strlen(s) < sizeof(info->name))
 			memcpy(info->name, s, strlen(s) + 1);
@@ -501,18 +501,17 @@ api_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 	yx_buf_init(&resp, API_BODY_MAX);
 	if ((f = json_object_new_object()) == NULL ||
 	    (a = json_object_new_array()) == NULL ||
-	    json_object_array_add(a, json_object_new_string(
-	    YX_LABEL_SANDBOX "=1")) != 0 ||
+	    json_object_array_add(a, json_object_new_string(YX_LABEL_SANDBOX "=1")) != 0 ||
 	    json_object_object_add(f, "label", a) != 0) {
 		json_object_put(a);
 		goto nomem;
 	}
 	if (api_path(ad, &path, "/containers/json?all=1&filters=",
-	    json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN), "") !=
+		json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN), "") !=
 	    YX_OK)
 		goto nomem;
 	if ((rc = api_expect(ad, "GET", path.data, NULL, &resp, 200, 200,
-	    "container list", err)) != YX_OK)
+		 "container list", err)) != YX_OK)
 		goto done;
 	if ((j = api_parse(&resp, json_type_array, err)) == NULL) {
 		rc = YX_E_IO;

@@ -77,18 +77,16 @@ exec_body(const struct yx_exec_req *req)
 	if (b == NULL)
 		return NULL;
 	if (json_object_object_add(b, "AttachStdin",
-	    json_object_new_boolean(0)) != 0 ||
+		json_object_new_boolean(0)) != 0 ||
 	    json_object_object_add(b, "AttachStdout",
-	    json_object_new_boolean(1)) != 0 ||
+		json_object_new_boolean(1)) != 0 ||
 	    json_object_object_add(b, "AttachStderr",
-	    json_object_new_boolean(1)) != 0 ||
+		json_object_new_boolean(1)) != 0 ||
 	    json_object_object_add(b, "Tty", json_object_new_boolean(0)) != 0 ||
 	    exec_strv(b, "Cmd", req->argv) != YX_OK ||
 	    (req->env != NULL && exec_strv(b, "Env", req->env) != YX_OK) ||
-	    (req->workdir != NULL && json_object_object_add(b, "WorkingDir",
-	    json_object_new_string(req->workdir)) != 0) ||
-	    (req->user != NULL && json_object_object_add(b, "User",
-	    json_object_new_string(req->user)) != 0)) {
+	    (req->workdir != NULL && json_object_object_add(b, "WorkingDir", json_object_new_string(req->workdir)) != 0) ||
+	    (req->user != NULL && json_object_object_add(b, "User", json_object_new_string(req->user)) != 0)) {
 		json_object_put(b);
 		return NULL;
 	}
@@ -110,7 +108,7 @@ exec_create(struct api_driver *ad, const char *ref,
 	    api_path(ad, &path, "/containers/", ref, "/exec") != YX_OK)
 		rc = yx_fail(err, YX_E_NOMEM, NULL);
 	else if ((rc = api_post_id(ad, path.data, body, "exec create", id,
-	    idlen, err)) == YX_E_FILE_EXISTS)
+		      idlen, err)) == YX_E_FILE_EXISTS)
 		/* 409: "container is not running" / "is paused" / restarting */
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "exec create: container is not running");
@@ -153,10 +151,12 @@ exec_inspect(struct api_driver *ad, const char *id, bool *running,
 	*running = json_object_object_get_ex(j, "Running", &v) &&
 	    json_object_get_boolean(v);
 	*code = json_object_object_get_ex(j, "ExitCode", &v) &&
-	    !json_object_is_type(v, json_type_null) ?
-	    json_object_get_int(v) : -1;
+		!json_object_is_type(v, json_type_null) ?
+	    json_object_get_int(v) :
+	    -1;
 	*pid = json_object_object_get_ex(j, "Pid", &v) ?
-	    (pid_t)json_object_get_int(v) : 0;
+	    (pid_t)json_object_get_int(v) :
+	    0;
 	if (cid != NULL && json_object_object_get_ex(j, "ContainerID", &v) &&
 	    json_object_is_type(v, json_type_string) &&
 	    strlen(json_object_get_string(v)) < cidlen)
@@ -179,7 +179,8 @@ exec_kill(struct api_driver *ad, const char *id)
 	char	cid[YX_CONTAINER_ID_MAX] = "";
 
 	if (exec_inspect(ad, id, &running, &code, &pid, cid, sizeof(cid),
-	    NULL) == YX_OK && running)
+		NULL) == YX_OK &&
+	    running)
 		yx_driver_kill_host_pid(pid, cid);
 }
 
@@ -223,7 +224,8 @@ exec_start(struct api_driver *ad, const char *id,
 	else if (es.rc != YX_OK) {
 		exec_kill(ad, id);
 		rc = es.rc == YX_E_IO ? yx_fail(err, YX_E_IO,
-		    "corrupt exec output stream") : es.rc;
+					    "corrupt exec output stream") :
+					es.rc;
 	} else if (call.status != 200)
 		rc = api_status_fail(err, call.status, &es.errbody,
 		    "exec start");
@@ -258,7 +260,7 @@ api_exec(struct yx_driver *d, const char *ref, const struct yx_exec_req *req,
 	limit = req->timeout_sec > 0 ? req->timeout_sec : YX_EXEC_MAX_SEC;
 	if ((rc = exec_create(ad, ref, req, id, sizeof(id), err)) != YX_OK ||
 	    (rc = exec_start(ad, id, req, (limit + YX_EXEC_GRACE_SEC) * 1000L,
-	    &timed_out, err)) != YX_OK)
+		 &timed_out, err)) != YX_OK)
 		goto done;
 	if (timed_out) {
 		res->exit_code = 124;
@@ -268,7 +270,7 @@ api_exec(struct yx_driver *d, const char *ref, const struct yx_exec_req *req,
 	/* The stream ends at exit; the engine may record it a moment later. */
 	for (i = 0; i < 100 && running; i++) {
 		if ((rc = exec_inspect(ad, id, &running, &code, &pid, NULL, 0,
-		    err)) != YX_OK)
+			 err)) != YX_OK)
 			goto done;
 		if (running)
 			usleep(20 * 1000);

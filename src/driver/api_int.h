@@ -43,7 +43,7 @@ struct api_call {
  * reached or the call timed out (call->curl_rc says which); YX_E_NOMEM.
  */
 int	api_request(struct api_driver *ad, struct api_call *call,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 /*
  * Turn a non-2xx status into an error: 5xx and 400 (our request refused,
  * e.g. a bind source that does not exist) -> BACKEND_UNAVAILABLE, 404 ->
@@ -52,21 +52,21 @@ int	api_request(struct api_driver *ad, struct api_call *call,
  * the error.
  */
 int	api_status_fail(struct yx_errctx *err, long status,
-	    const struct yx_buf *resp, const char *what);
+    const struct yx_buf *resp, const char *what);
 /* "/<prefix><escaped ref><suffix>" into dst; YX_OK or YX_E_NOMEM. */
 int	api_path(struct api_driver *ad, struct yx_buf *dst, const char *prefix,
-	    const char *ref, const char *suffix);
+    const char *ref, const char *suffix);
 
 int	api_exec(struct yx_driver *, const char *ref,
-	    const struct yx_exec_req *, struct yx_exec_result *,
-	    struct yx_errctx *);
+    const struct yx_exec_req *, struct yx_exec_result *,
+    struct yx_errctx *);
 
 /* POST body to path expecting 201 {"Id": ...}: the id into id (size
  * idlen). YX_OK; the status mapped as api_status_fail() does (404
  * YX_E_NOT_FOUND, 409 YX_E_FILE_EXISTS, ...); YX_E_IO without an id. */
 int	api_post_id(struct api_driver *ad, const char *path,
-	    struct json_object *body, const char *what, char *id, size_t idlen,
-	    struct yx_errctx *err);
+    struct json_object *body, const char *what, char *id, size_t idlen,
+    struct yx_errctx *err);
 /* The engine's "Id" of o (a container or an exec; a non-empty string that
  * fits) into id (size idlen). YX_OK or YX_E_IO. */
 int	api_json_id(struct json_object *o, char *id, size_t idlen);

@@ -90,7 +90,7 @@ static int
 cli_ping(struct yx_driver *d, struct yx_errctx *err)
 {
 	char *argv[] = { "docker", "version", "--format",
-	    "{{.Server.APIVersion}}", NULL };
+			"{{.Server.APIVersion}}", NULL };
 	struct yx_buf out;
 	int rc;
 
@@ -107,7 +107,7 @@ cli_image_present(struct yx_driver *d, const char *image,
     struct yx_errctx *err)
 {
 	char *argv[] = { "docker", "image", "inspect", "--format", "{{.Id}}",
-	    "--", (char *)image, NULL };
+			"--", (char *)image, NULL };
 	struct yx_buf out;
 	int rc;
 
@@ -158,7 +158,7 @@ cli_inspect(struct yx_driver *d, const char *ref,
     struct yx_container_info *info, struct yx_errctx *err)
 {
 	char *argv[] = { "docker", "inspect", "--type", "container", "--",
-	    (char *)ref, NULL };
+				    (char *)ref, NULL };
 	struct yx_container_info	*v = NULL;
 	struct yx_buf			 out;
 	size_t				 n = 0;
@@ -166,7 +166,7 @@ cli_inspect(struct yx_driver *d, const char *ref,
 
 	yx_buf_init(&out, CLI_OUT_MAX);
 	if ((rc = cli_simple((struct cli_driver *)d, argv, &out,
-	    "container inspect", err)) == YX_OK &&
+		 "container inspect", err)) == YX_OK &&
 	    (rc = cli_parse_inspect(&out, &v, &n, err)) == YX_OK) {
 		if (n == 0)
 			rc = yx_fail(err, YX_E_NOT_FOUND, "no such container");
@@ -287,7 +287,7 @@ cli_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
     struct yx_errctx *err)
 {
 	char *ps[] = { "docker", "ps", "-a", "-q", "--no-trunc", "--filter",
-	    "label=" YX_LABEL_SANDBOX "=1", NULL };
+			      "label=" YX_LABEL_SANDBOX "=1", NULL };
 	struct cli_driver	 *cd = (struct cli_driver *)d;
 	struct yx_buf		  ids, js, errb;
 	struct yx_spawn_out	  so;

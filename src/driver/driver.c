@@ -35,7 +35,7 @@ docker_on_path(void)
 		if (e == p)
 			continue;
 		if (snprintf(cand, sizeof(cand), "%.*s/docker", (int)(e - p),
-		    p) >= (int)sizeof(cand))
+			p) >= (int)sizeof(cand))
 			continue;
 		found = access(cand, X_OK) == 0;
 	}
@@ -67,7 +67,7 @@ yx_driver_new(const struct yx_config *cfg, struct yx_errctx *err)
 		if (d->ops->ping(d, NULL) == YX_OK || !docker_on_path())
 			break;
 		log_info("engine API socket does not answer; using the "
-		    "docker command");
+			 "docker command");
 		yx_driver_free(d);
 		d = yx_driver_cli_new(cfg, err);
 		break;

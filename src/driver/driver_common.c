@@ -120,8 +120,7 @@ info_time(const char *s)
 	struct tm	tm;
 	int		y, mo, d, h, mi, sec;
 
-	if (s == NULL || sscanf(s, "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi,
-	    &sec) != 6)
+	if (s == NULL || sscanf(s, "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi, &sec) != 6)
 		return 0;
 	memset(&tm, 0, sizeof(tm));
 	tm.tm_year = y - 1900;

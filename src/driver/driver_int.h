@@ -60,7 +60,7 @@ int	yx_driver_image_missing(struct yx_errctx *err, const char *image);
  * Returns YX_OK, or YX_E_IO when the object lacks an Id.
  */
 int	yx_driver_info_from_inspect(struct json_object *obj,
-	    struct yx_container_info *info, struct yx_errctx *err);
+    struct yx_container_info *info, struct yx_errctx *err);
 /*
  * Keep only the containers whose name starts with cfg->container_prefix
  * (compacting v in place); returns the new count. Two services, or a
@@ -68,10 +68,10 @@ int	yx_driver_info_from_inspect(struct json_object *obj,
  * never see (and never reconcile away) each other's sandboxes.
  */
 size_t	yx_driver_list_filter(const struct yx_config *cfg,
-	    struct yx_container_info *v, size_t n);
+    struct yx_container_info *v, size_t n);
 /* Copy our labels (thread, id, skills) of a Labels object into info. */
 void	yx_driver_info_labels(struct json_object *labels,
-	    struct yx_container_info *info);
+    struct yx_container_info		      *info);
 /*
  * Host-side safety net: SIGTERM `pid` (the in-sandbox runner then kills its
  * command's group), then SIGKILL its process group and itself. Nothing is
@@ -93,7 +93,7 @@ const char *yx_driver_escape(char *dst, size_t dstlen, const char *s, size_t n);
  * code. Returns code.
  */
 int	yx_driver_fail(struct yx_errctx *err, int code, const char *what,
-	    const char *how, const char *text, size_t n);
+    const char *how, const char *text, size_t n);
 
 /* spec.c */
 /*
@@ -102,18 +102,18 @@ int	yx_driver_fail(struct yx_errctx *err, int code, const char *what,
  * YX_E_NOMEM / YX_E_BAD_REQUEST in err.
  */
 struct json_object *yx_spec_create_body(const struct yx_container_spec *spec,
-	    struct yx_errctx *err);
+    struct yx_errctx						       *err);
 /*
  * Build `docker run -d ...` arguments for `spec` into a heap argv of heap
  * strings (NULL-terminated, free with yx_spec_argv_free). YX_OK, YX_E_NOMEM,
  * or YX_E_BAD_REQUEST (a mount path the -v syntax cannot carry).
  */
 int	yx_spec_run_argv(const struct yx_container_spec *spec, char ***argvp,
-	    struct yx_errctx *err);
+     struct yx_errctx *err);
 void	yx_spec_argv_free(char **argv);
 /* "rw,nosuid,nodev,size=N" options of the /tmp and /home/yuxi tmpfs. */
 int	yx_spec_tmpfs_opts(const struct yx_container_spec *s, bool home,
-	    char *dst, size_t dstlen);
+    char *dst, size_t dstlen);
 /* The spec's "UID:GID" (its own user, else cfg->user) into dst. */
 void	yx_spec_user(const struct yx_container_spec *s, char *dst, size_t dstlen);
 
@@ -133,8 +133,8 @@ struct yx_spawn_out {
  */
 struct yx_buf;
 int	yx_spawn_run(char *const argv[], const char *const envadd[],
-	    struct yx_buf *out, yx_output_fn out_fn, void *arg,
-	    struct yx_buf *errbuf, bool merge, int timeout_ms,
-	    struct yx_spawn_out *so, struct yx_errctx *err);
+    struct yx_buf *out, yx_output_fn out_fn, void *arg,
+    struct yx_buf *errbuf, bool merge, int timeout_ms,
+    struct yx_spawn_out *so, struct yx_errctx *err);
 
 #endif /* YUXI_DRIVER_INT_H */

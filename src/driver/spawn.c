@@ -186,8 +186,7 @@ yx_spawn_run(char *const argv[], const char *const envadd[],
 		rc = yx_fail(err, YX_E_NOMEM, NULL);
 		goto done;
 	}
-	if (pipe2(op, O_CLOEXEC) == -1 || (!merge && pipe2(ep, O_CLOEXEC) ==
-	    -1) || pipe2(fp, O_CLOEXEC) == -1 ||
+	if (pipe2(op, O_CLOEXEC) == -1 || (!merge && pipe2(ep, O_CLOEXEC) == -1) || pipe2(fp, O_CLOEXEC) == -1 ||
 	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
 		rc = yx_fail(err, YX_E_IO, "cannot create pipes: %s",
 		    strerror(errno));
@@ -236,12 +235,18 @@ yx_spawn_run(char *const argv[], const char *const envadd[],
 	if (fds[1] != -1)
 		close(fds[1]);
 done:
-	if (op[0] != -1) close(op[0]);
-	if (op[1] != -1) close(op[1]);
-	if (ep[0] != -1) close(ep[0]);
-	if (ep[1] != -1) close(ep[1]);
-	if (fp[0] != -1) close(fp[0]);
-	if (fp[1] != -1) close(fp[1]);
+	if (op[0] != -1)
+		close(op[0]);
+	if (op[1] != -1)
+		close(op[1]);
+	if (ep[0] != -1)
+		close(ep[0]);
+	if (ep[1] != -1)
+		close(ep[1]);
+	if (fp[0] != -1)
+		close(fp[0]);
+	if (fp[1] != -1)
+		close(fp[1]);
 	if (devnull != -1)
 		close(devnull);
 	free(envp);

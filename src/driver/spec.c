@@ -51,7 +51,8 @@ yx_spec_tmpfs_opts(const struct yx_container_spec *s, bool home, char *dst,
 
 	if (home)
 		n = snprintf(dst, dstlen, "rw,nosuid,nodev,size=64m,uid=%u,"
-		    "gid=%u,mode=0755", s->uid != 0 ? s->uid : cfg->uid,
+					  "gid=%u,mode=0755",
+		    s->uid != 0 ? s->uid : cfg->uid,
 		    s->uid != 0 ? s->gid : cfg->gid);
 	else
 		n = snprintf(dst, dstlen, "rw,nosuid,nodev,size=%" PRId64,
@@ -73,7 +74,7 @@ spec_each_secopt(const struct yx_config *cfg, int (*fn)(void *, const char *),
 
 	snprintf(tmp, sizeof(tmp), "%s", cfg->security_opts);
 	for (p = tmp; rc == YX_OK && (tok = strtok_r(p, ",", &save)) != NULL;
-	    p = NULL) {
+	     p = NULL) {
 		while (*tok == ' ' || *tok == '\t')
 			tok++;
 		e = tok + strlen(tok);
@@ -148,12 +149,12 @@ spec_labels(const struct yx_container_spec *s, struct json_object *host)
 	if ((rc = jadd(host, "Labels", l)) != YX_OK)
 		return rc;
 	if ((rc = jadd(l, YX_LABEL_SANDBOX, json_object_new_string("1"))) ||
-	    (rc = jadd(l, YX_LABEL_THREAD, json_object_new_string(
-	    s->thread_id ? s->thread_id : ""))) ||
-	    (rc = jadd(l, YX_LABEL_ID, json_object_new_string(
-	    s->sandbox_id ? s->sandbox_id : ""))) ||
-	    (rc = jadd(l, YX_LABEL_SKILLS, json_object_new_string(
-	    s->skills_fp ? s->skills_fp : ""))))
+	    (rc = jadd(l, YX_LABEL_THREAD,
+		 json_object_new_string(s->thread_id ? s->thread_id : ""))) ||
+	    (rc = jadd(l, YX_LABEL_ID,
+		 json_object_new_string(s->sandbox_id ? s->sandbox_id : ""))) ||
+	    (rc = jadd(l, YX_LABEL_SKILLS,
+		 json_object_new_string(s->skills_fp ? s->skills_fp : ""))))
 		return rc;
 	return YX_OK;
 }
@@ -172,11 +173,11 @@ spec_mounts(const struct yx_container_spec *s, struct json_object *hc)
 		if ((rc = jpush(a, m = json_object_new_object())) != YX_OK ||
 		    (rc = jadd(m, "Type", json_object_new_string("bind"))) ||
 		    (rc = jadd(m, "Source",
-		    json_object_new_string(s->mounts[i].host))) ||
+			 json_object_new_string(s->mounts[i].host))) ||
 		    (rc = jadd(m, "Target",
-		    json_object_new_string(s->mounts[i].target))) ||
+			 json_object_new_string(s->mounts[i].target))) ||
 		    (rc = jadd(m, "ReadOnly",
-		    json_object_new_boolean(s->mounts[i].readonly))))
+			 json_object_new_boolean(s->mounts[i].readonly))))
 			return rc;
 	}
 	return YX_OK;
@@ -198,7 +199,7 @@ spec_ports(const struct yx_container_spec *s, struct json_object *body,
 	    (rc = jadd(pb, SPEC_PORT, arr = json_object_new_array())) ||
 	    (rc = jpush(arr, b = json_object_new_object())) ||
 	    (rc = jadd(b, "HostIp",
-	    json_object_new_string(s->cfg->sandbox_host))) ||
+		 json_object_new_string(s->cfg->sandbox_host))) ||
 	    (rc = jadd(b, "HostPort", json_object_new_string(port))))
 		return rc;
 	return YX_OK;
@@ -218,7 +219,7 @@ spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 	    (rc = jadd(hc, "NetworkMode", json_object_new_string(c->network))) ||
 	    (rc = jadd(hc, "Init", json_object_new_boolean(1))) ||
 	    (rc = jadd(hc, "ReadonlyRootfs",
-	    json_object_new_boolean(c->readonly_rootfs))) ||
+		 json_object_new_boolean(c->readonly_rootfs))) ||
 	    (rc = jadd(hc, "CapDrop", a = json_object_new_array())) ||
 	    (rc = jpush_str(a, "ALL")) ||
 	    (rc = jadd(hc, "SecurityOpt", a = json_object_new_array())) ||
@@ -233,18 +234,18 @@ spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 		return rc;
 	if (log != NULL &&
 	    ((rc = jadd(hc, "LogConfig", lc = json_object_new_object())) ||
-	    (rc = jadd(lc, "Type", json_object_new_string(log)))))
+		(rc = jadd(lc, "Type", json_object_new_string(log)))))
 		return rc;
 	if (c->memory_bytes > 0 &&
 	    ((rc = jadd(hc, "Memory", json_object_new_int64(c->memory_bytes))) ||
-	    (rc = jadd(hc, "MemorySwap",
-	    json_object_new_int64(c->memory_bytes)))))
+		(rc = jadd(hc, "MemorySwap",
+		     json_object_new_int64(c->memory_bytes)))))
 		return rc;
-	if (c->cpus > 0 && (rc = jadd(hc, "NanoCpus",
-	    json_object_new_int64((int64_t)(c->cpus * 1e9 + 0.5)))))
+	if (c->cpus > 0 &&
+	    (rc = jadd(hc, "NanoCpus",
+		 json_object_new_int64((int64_t)(c->cpus * 1e9 + 0.5)))))
 		return rc;
-	if (c->pids > 0 && (rc = jadd(hc, "PidsLimit",
-	    json_object_new_int64(c->pids))))
+	if (c->pids > 0 && (rc = jadd(hc, "PidsLimit", json_object_new_int64(c->pids))))
 		return rc;
 	if (s->host_port > 0 && (rc = spec_ports(s, body, hc)))
 		return rc;
@@ -352,8 +353,8 @@ spec_argv_mounts(const struct yx_container_spec *s, struct argv_vec *av,
 			return yx_fail(err, YX_E_BAD_REQUEST,
 			    "mount path not supported by the docker command");
 		if ((rc = argv_pushf(av, "--mount",
-		    "type=bind,source=%s,target=%s%s", m->host, m->target,
-		    m->readonly ? ",readonly" : "")) != YX_OK)
+			 "type=bind,source=%s,target=%s%s", m->host, m->target,
+			 m->readonly ? ",readonly" : "")) != YX_OK)
 			return rc;
 	}
 	return YX_OK;
@@ -382,12 +383,12 @@ spec_argv_limits(const struct yx_container_spec *s, struct argv_vec *av)
 		return rc;
 	if (c->readonly_rootfs && (rc = argv_push(av, "--read-only")))
 		return rc;
-	if (spec_log_driver() != NULL && (rc = argv_pushf(av, "--log-driver",
-	    "%s", spec_log_driver())))
+	if (spec_log_driver() != NULL &&
+	    (rc = argv_pushf(av, "--log-driver", "%s", spec_log_driver())))
 		return rc;
 	if (c->memory_bytes > 0 &&
 	    ((rc = argv_pushf(av, "--memory", "%" PRId64, c->memory_bytes)) ||
-	    (rc = argv_pushf(av, "--memory-swap", "%" PRId64, c->memory_bytes))))
+		(rc = argv_pushf(av, "--memory-swap", "%" PRId64, c->memory_bytes))))
 		return rc;
 	if (c->cpus > 0 && (rc = argv_pushf(av, "--cpus", "%.3f", c->cpus)))
 		return rc;
@@ -411,16 +412,17 @@ yx_spec_run_argv(const struct yx_container_spec *s, char ***argvp,
 	    (rc = argv_pushf(&av, "--name", "%s", s->name)) ||
 	    (rc = argv_pushf(&av, "--label", "%s=1", YX_LABEL_SANDBOX)) ||
 	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_THREAD,
-	    s->thread_id ? s->thread_id : "")) ||
+		 s->thread_id ? s->thread_id : "")) ||
 	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_ID,
-	    s->sandbox_id ? s->sandbox_id : "")) ||
+		 s->sandbox_id ? s->sandbox_id : "")) ||
 	    (rc = argv_pushf(&av, "--label", "%s=%s", YX_LABEL_SKILLS,
-	    s->skills_fp ? s->skills_fp : "")) ||
+		 s->skills_fp ? s->skills_fp : "")) ||
 	    (rc = spec_argv_limits(s, &av)) ||
 	    (rc = spec_argv_mounts(s, &av, err)))
 		goto fail;
-	if (s->host_port > 0 && (rc = argv_pushf(&av, "--publish",
-	    "%s:%d:8080", s->cfg->sandbox_host, s->host_port)))
+	if (s->host_port > 0 &&
+	    (rc = argv_pushf(&av, "--publish", "%s:%d:8080",
+		 s->cfg->sandbox_host, s->host_port)))
 		goto fail;
 	if ((rc = argv_push(&av, "--")) || (rc = argv_push(&av, s->image)))
 		goto fail;

@@ -112,8 +112,8 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 	rc = YX_E_IO;
 	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    (mkdirat(sfd, "run", 0711) == -1 && errno != EEXIST) ||
-	    (rfd = openat(sfd, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 || fstat(rfd, &st) == -1) {
+	    (rfd = openat(sfd, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(rfd, &st) == -1) {
 		yx_fail(err, rc, "run directory under %s: %s", saves_dir,
 		    strerror(errno));
 		goto done;
@@ -124,11 +124,11 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 		goto done;
 	}
 	if ((rc = agent_rundir_make(rfd, thread_id, uid, gid, host_path,
-	    err)) != YX_OK)
+		 err)) != YX_OK)
 		goto done;
 	rc = YX_E_IO;
-	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_CLOEXEC |
-	    (AGENT_CHECKS ? O_NOFOLLOW : 0))) == -1 || fstat(dfd, &st) == -1) {
+	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_CLOEXEC | (AGENT_CHECKS ? O_NOFOLLOW : 0))) == -1 ||
+	    fstat(dfd, &st) == -1) {
 		yx_fail(err, rc, "%s: %s", host_path, strerror(errno));
 		goto done;
 	}
@@ -166,8 +166,7 @@ agent_sock_open(int dirfd)
 	fd = (int)syscall(SYS_openat2, dirfd, YX_AGENT_SOCK_NAME, &how,
 	    sizeof(how));
 	if (fd == -1 && errno == ENOSYS)	/* one component: same effect */
-		fd = openat(dirfd, YX_AGENT_SOCK_NAME, O_PATH | O_NOFOLLOW |
-		    O_CLOEXEC);
+		fd = openat(dirfd, YX_AGENT_SOCK_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	return fd;
 }
 
@@ -184,8 +183,7 @@ yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
 		yx_fail(err, rc, "agent socket: %s", strerror(errno));
 		goto done;
 	}
-	if (AGENT_CHECKS && (fstat(pfd, &st) == -1 || !S_ISSOCK(st.st_mode) ||
-	    st.st_uid != uid)) {
+	if (AGENT_CHECKS && (fstat(pfd, &st) == -1 || !S_ISSOCK(st.st_mode) || st.st_uid != uid)) {
 		yx_fail(err, rc, "agent socket is not a socket owned by uid %u",
 		    uid);
 		goto done;
@@ -194,7 +192,7 @@ yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d", pfd);
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1) {
+		 0)) == -1) {
 		yx_fail(err, rc, "agent socket: %s", strerror(errno));
 		goto done;
 	}
@@ -325,8 +323,7 @@ agent_recv(struct agent_conn *c, char *p, size_t n)
 	if ((r = agent_scm_recv(c->fd, p, n, 0, fds, &nfd, &bad)) == -1)
 		return -1;
 	/* control build only: read what the sandbox gives */
-	rc = agent_scm_settle(fds, nfd, bad, !AGENT_CHECKS && c->want_fd ?
-	    &taken : NULL);
+	rc = agent_scm_settle(fds, nfd, bad, !AGENT_CHECKS && c->want_fd ? &taken : NULL);
 	if (taken != -1) {
 		if (c->pipefd != -1)
 			close(c->pipefd);
@@ -503,7 +500,8 @@ agent_pipe_read(struct agent_conn *c, const struct yx_exec_req *xr, bool *more)
 	if (r > 0) {
 		*more = true;
 		return xr->on_output != NULL ? xr->on_output(xr->arg, c->buf,
-		    (size_t)r) : YX_OK;
+						   (size_t)r) :
+					       YX_OK;
 	}
 	if (r == -1 && (errno == EAGAIN || errno == EINTR))
 		return YX_OK;
@@ -605,7 +603,7 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 	res->exit_code = -1;
 	*started = false;
 	start_ms = o && o->start_wait_ms > 0 ? o->start_wait_ms :
-	    AGENT_DEFAULT_START_MS;
+					       AGENT_DEFAULT_START_MS;
 	grace_ms = o && o->grace_ms > 0 ? o->grace_ms : AGENT_DEFAULT_GRACE_MS;
 	limit = xr->timeout_sec > 0 ? xr->timeout_sec : AGENT_MAX_SEC;
 	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {

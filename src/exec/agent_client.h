@@ -39,8 +39,8 @@ struct yx_agent_opts {
  * YX_E_PERMISSION_DENIED style errno translations otherwise.
  */
 int	yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
-	    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
-	    struct yx_errctx *err);
+    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    struct yx_errctx *err);
 
 /*
  * Connect to agent.sock beneath rundir_fd (see above). YX_OK with a
@@ -49,7 +49,7 @@ int	yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
  * owned by uid, or nobody accepts at once.
  */
 int	yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
-	    struct yx_errctx *err);
+    struct yx_errctx *err);
 
 /*
  * Run xr (argv, env, workdir; user is ignored: the agent runs as the
@@ -63,7 +63,7 @@ int	yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
  * sink's own error.
  */
 int	yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
-	    const struct yx_exec_req *xr, struct yx_exec_result *res,
-	    bool *started, struct yx_errctx *err);
+    const struct yx_exec_req *xr, struct yx_exec_result *res,
+    bool *started, struct yx_errctx *err);
 
 #endif /* YUXI_EXEC_AGENT_CLIENT_H */

@@ -31,11 +31,11 @@ struct yx_exec_stats {
 
 /* Select the transport; AGENT/AUTO need the agent binary (see _new). */
 void	yx_executor_set_transport(struct yx_executor *ex,
-	    enum yx_exec_transport t);
+    enum yx_exec_transport			   t);
 void	yx_executor_set_agent_opts(struct yx_executor *ex,
-	    const struct yx_agent_opts *o);
+    const struct yx_agent_opts			   *o);
 /* Copy the counters into *st. */
 void	yx_executor_stats(const struct yx_executor *ex,
-	    struct yx_exec_stats *st);
+    struct yx_exec_stats			*st);
 
 #endif /* YUXI_EXEC_INT_H */

@@ -240,8 +240,7 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 		names[i] = req->skills->names[i];
 	/* OWNED: the thread the caller looked up, not a successor of its id */
 	rc = yx_broker_init(&run->broker, run->user_data, cfg->skills_dir, names, n,
-	    run->uid, run->gid, NULL, YX_BROKER_CREATE |
-	    (req->own_uid ? YX_BROKER_OWNED : 0), err);
+	    run->uid, run->gid, NULL, YX_BROKER_CREATE | (req->own_uid ? YX_BROKER_OWNED : 0), err);
 	if (rc == YX_OK)
 		rc = yx_broker_ensure_layout(&run->broker, &run->repaired, err);
 	if (rc == YX_OK && run->repaired != 0)
@@ -294,7 +293,7 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, struct yx_errctx *err)
 {
 	const char		*argv[] = { YX_AGENT_TARGET, "--daemon", "--socket",
-				    YX_AGENT_SOCK_TARGET, NULL };
+			  YX_AGENT_SOCK_TARGET, NULL };
 	struct yx_exec_req	 xr;
 	struct yx_exec_result	 res;
 	int			 rc;
@@ -385,7 +384,7 @@ exec_cmd_init(struct exec_cmd *c, const struct exec_run *run,
     const char *command, int timeout, struct yx_outcap *oc)
 {
 	const char *argv[] = { YX_RUNNER_TARGET, "-t", c->tbuf, "-C",
-	    YX_VROOT_WORKSPACE, "--", "/bin/sh", "-c", command, NULL };
+		YX_VROOT_WORKSPACE, "--", "/bin/sh", "-c", command, NULL };
 
 	snprintf(c->tbuf, sizeof(c->tbuf), "%d", timeout);
 	memcpy(c->argv, argv, sizeof(argv));
@@ -418,8 +417,8 @@ exec_rundir_reset(const struct exec_run *run)
 	if (yx_control_off("rundir"))	/* the leak of finding 1 */
 		return;
 #endif
-	if ((fd = openat(run->rundir_fd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+	if ((fd = openat(run->rundir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
 		log_warn("agent directory of %s", run->user_data);
@@ -555,7 +554,7 @@ exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
 	if (run->rundir_fd != -1) {
 		extra[n++] = (struct yx_mount){ ex->agent_host, YX_AGENT_TARGET, true };
 		extra[n++] = (struct yx_mount){ run->rundir, YX_AGENT_RUN_TARGET,
-		    false };
+			false };
 	}
 	return n;
 }
@@ -569,7 +568,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	struct yx_skill_mount	 sk[YX_SKILLS_MAX];
 	char			 skpath[YX_SKILLS_MAX][YX_CFG_PATH + YX_SKILL_NAME_MAX + 2];
 	struct yx_mount		 extra[5] = {
-		{ ex->cfg->runner_path, YX_RUNNER_TARGET, true },
+		      { ex->cfg->runner_path, YX_RUNNER_TARGET, true },
 	};
 	struct yx_acquire_req	 ar;
 	struct yx_lease		 lease;
@@ -710,7 +709,8 @@ exec_refused(struct yx_exec_output *out, const char *token,
 	int n;
 
 	n = asprintf(&out->output, "command refers to a path outside the "
-	    "sandbox: %s", token);
+				   "sandbox: %s",
+	    token);
 	if (n < 0) {
 		out->output = NULL;
 		return yx_fail(err, YX_E_NOMEM, NULL);
@@ -749,13 +749,14 @@ exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
 	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;
 	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
 	if (yx_thread_path(saves, tid, YX_TP_USER_DATA, run->user_data,
-	    sizeof(run->user_data)) != YX_OK ||
+		sizeof(run->user_data)) != YX_OK ||
 	    yx_thread_path(saves, tid, YX_TP_RUN, run->rundir,
-	    sizeof(run->rundir)) != YX_OK ||
-	    (req->own_uid && (yx_thread_path(saves, tid, YX_TP_PASSWD,
-	    run->etc[0], sizeof(run->etc[0])) != YX_OK ||
-	    yx_thread_path(saves, tid, YX_TP_GROUP, run->etc[1],
-	    sizeof(run->etc[1])) != YX_OK)))
+		sizeof(run->rundir)) != YX_OK ||
+	    (req->own_uid &&
+		(yx_thread_path(saves, tid, YX_TP_PASSWD, run->etc[0],
+		     sizeof(run->etc[0])) != YX_OK ||
+		    yx_thread_path(saves, tid,
+			YX_TP_GROUP, run->etc[1], sizeof(run->etc[1])) != YX_OK)))
 		return yx_fail(err, YX_E_BAD_REQUEST, "thread path too long");
 	return YX_OK;
 }

@@ -36,7 +36,7 @@ struct yx_outcap {
 };
 
 void	yx_outcap_init(struct yx_outcap *oc, size_t limit, uint64_t spill_cap,
-	    yx_spill_open_fn spill_open, void *spill_arg);
+    yx_spill_open_fn spill_open, void *spill_arg);
 void	yx_outcap_fini(struct yx_outcap *oc);
 /* A yx_output_fn: always YX_OK (overflow is recorded, never an error). */
 int	yx_outcap_write(void *oc, const char *data, size_t len);

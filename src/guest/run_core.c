@@ -132,12 +132,13 @@ run_child_exec(const struct run_args *a)
 	if (a->cwd != NULL && chdir(a->cwd) == -1)
 		run_child_fail("cannot change directory to ", a->cwd,
 		    errno == ENOENT ? ": No such file or directory" :
-		    ": not accessible", RUN_STATUS_NOEXEC);
+				      ": not accessible",
+		    RUN_STATUS_NOEXEC);
 	execvpe(a->argv[0], a->argv, a->envp);
 	e = errno;
-	run_child_fail(a->argv[0], ": ", strerrordesc_np(e) != NULL ?
-	    strerrordesc_np(e) : "cannot execute", e == ENOENT ?
-	    RUN_STATUS_NOTFOUND : RUN_STATUS_NOEXEC);
+	run_child_fail(a->argv[0], ": ",
+	    strerrordesc_np(e) != NULL ? strerrordesc_np(e) : "cannot execute",
+	    e == ENOENT ? RUN_STATUS_NOTFOUND : RUN_STATUS_NOEXEC);
 }
 
 /* The vfork child. Never returns. */
@@ -286,8 +287,7 @@ run_supervise(struct run_cmd *c)
 			goto kill;
 		if (pfd[0].revents != 0) {
 			r = read(c->rfd, run_buf, sizeof(run_buf));
-			if (r == 0 || (r == -1 && errno != EINTR &&
-			    errno != EAGAIN)) {
+			if (r == 0 || (r == -1 && errno != EINTR && errno != EAGAIN)) {
 				close(c->rfd);	/* every writer is gone */
 				c->rfd = -1;
 			} else if (r > 0 &&

@@ -52,7 +52,6 @@ struct run_cmd {
 	void		*arg;		/* caller handed the pipe to a reader) */
 };
 
-
 /*
  * Note which signals the caller ignores, once its dispositions are set, so
  * that a spawned command gets only those reset to default (it would inherit
@@ -65,7 +64,7 @@ void		run_init(void);
  * restarting on EINTR. 0, or -1 when the reader is gone. */
 int		run_write_all(int fd, const void *p, size_t n, int sock);
 size_t		run_fmt(char *buf, size_t len, const char *a, const char *b,
-		    const char *c);
+    const char *c);
 
 /* What to run: argv (PATH searched as execvpe does) with envp, in cwd. */
 struct run_args {

@@ -78,7 +78,7 @@ struct agent_req {
 	size_t		 nargv, nenv, used;
 	struct run_args	 args;
 	char		 arena[YX_AGENT_REQ_MAX + YX_AGENT_ARGS_MAX +
-			    YX_AGENT_ENVS_MAX + 2];
+	       YX_AGENT_ENVS_MAX + 2];
 };
 static int	 agent_lockfd = -1;
 static int	 agent_dirfd = -1;	/* where the records are */
@@ -91,8 +91,7 @@ agent_msg(const char *a, const char *b)
 
 	n = snprintf(line, sizeof(line), "yuxi-agent: %s%s\n", a, b);
 	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n :
-		    sizeof(line) - 1);
+		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 /*
@@ -189,7 +188,9 @@ agent_parse_timeout(const char *s, long *t)
 	errno = 0;
 	*t = strtol(s, &end, 10);
 	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 &&
-	    *t <= AGENT_TIMEOUT_MAX ? 0 : -1;
+		*t <= AGENT_TIMEOUT_MAX ?
+	    0 :
+	    -1;
 }
 
 /* Read one request (agent_proto.h). 0, or -1 on any protocol error. */
@@ -340,8 +341,9 @@ agent_sweep(void)
 	long		 h, g, n, off;
 	int		 fd;
 
-	if (agent_dirfd == -1 || (fd = openat(agent_dirfd, ".", O_RDONLY |
-	    O_DIRECTORY | O_CLOEXEC)) == -1)
+	if (agent_dirfd == -1 ||
+	    (fd = openat(agent_dirfd, ".",
+		 O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return;
 	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (off = 0; off < n; off += de->d_reclen) {
@@ -400,15 +402,14 @@ agent_listen(const char *path)
 		return -1;
 	memcpy(sun.sun_path, path, strlen(path));
 	snprintf(lock, sizeof(lock), "%s.lock", path);
-	if ((agent_lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1)
+	if ((agent_lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
 		return -1;
 	if (flock(agent_lockfd, LOCK_EX | LOCK_NB) == -1)
 		return errno == EWOULDBLOCK ? -2 : -1;
 	agent_records_open();
 	(void)unlink(path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1)
+		 0)) == -1)
 		return -1;
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
 	    listen(fd, 128) == -1) {
@@ -602,7 +603,8 @@ agent_daemonize(const char *path)
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGPIPE, SIG_IGN);
 	lfd = agent_listen(path);
-	ok = lfd >= 0 ? 'R' : lfd == -2 ? 'A' : 'E';
+	ok = lfd >= 0 ? 'R' : lfd == -2 ? 'A' :
+					  'E';
 	(void)!write(p[1], &ok, 1);
 	close(p[1]);
 	if (lfd < 0)

@@ -104,7 +104,8 @@ main(int argc, char *argv[])
 
 	if (run_args(argc, argv, &timeout, &dir, &cmd) == -1) {
 		run_msg("usage: yuxi-run [-t SECONDS] [-C DIR] -- COMMAND "
-		    "[ARG...]", "", "");
+			"[ARG...]",
+		    "", "");
 		return RUN_STATUS_USAGE;
 	}
 	sigemptyset(&mask);

@@ -51,14 +51,23 @@
 #define CMD_BOUNDARY	" \t\n\r\v\f;&|<>()`{}'\"\\=,@!"
 
 static const char *const cmd_dev_ok[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/stdin", "/dev/stdout", "/dev/stderr",
+	"/dev/null",
+	"/dev/zero",
+	"/dev/full",
+	"/dev/random",
+	"/dev/urandom",
+	"/dev/stdin",
+	"/dev/stdout",
+	"/dev/stderr",
 };
 
 #define CMD_DEV_FD	"/dev/fd/"
 
 static const char *const cmd_dir_ok[] = {
-	"/bin", "/usr/bin", "/usr/local/bin", "/usr/lib",
+	"/bin",
+	"/usr/bin",
+	"/usr/local/bin",
+	"/usr/lib",
 };
 
 static bool
@@ -130,8 +139,7 @@ cmd_path_ok(const char *p, size_t n, bool dynamic)
 		if (cmd_under(p, n, cmd_dir_ok[i]))
 			return true;
 	}
-	if (n > sizeof(YX_VROOT_HOME) && memcmp(p, YX_VROOT_HOME "/",
-	    sizeof(YX_VROOT_HOME)) == 0)
+	if (n > sizeof(YX_VROOT_HOME) && memcmp(p, YX_VROOT_HOME "/", sizeof(YX_VROOT_HOME)) == 0)
 		return yx_path_resolve(p, n, &vp) == YX_OK;
 	return false;
 }
@@ -158,8 +166,7 @@ cmd_home_len(const char *s, bool *refuse)
 	if (n == 0)
 		return 0;
 	c = s[n];
-	if (n == 5 && (c == '_' || (c >= 'A' && c <= 'Z') ||
-	    (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+	if (n == 5 && (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
 		return 0;
 	if (c != '\0' && c != '/' && c != '\'' && c != '"' &&
 	    !cmd_in(c, CMD_ENDS))
@@ -182,10 +189,8 @@ cmd_at_boundary(const char *cmd, size_t i)
 	    cmd[i - 1] == '/')
 		return cmd[i] == '/';
 	/* A short or long option glued to its value: -I/x, --opt/x. */
-	for (j = i; j > 0 && ((cmd[j - 1] >= 'a' && cmd[j - 1] <= 'z') ||
-	    (cmd[j - 1] >= 'A' && cmd[j - 1] <= 'Z') ||
-	    (cmd[j - 1] >= '0' && cmd[j - 1] <= '9') || cmd[j - 1] == '_');
-	    j--)
+	for (j = i; j > 0 && ((cmd[j - 1] >= 'a' && cmd[j - 1] <= 'z') || (cmd[j - 1] >= 'A' && cmd[j - 1] <= 'Z') || (cmd[j - 1] >= '0' && cmd[j - 1] <= '9') || cmd[j - 1] == '_');
+	     j--)
 		continue;
 	if (j == i || j == 0 || cmd[j - 1] != '-')
 		return false;

@@ -214,4 +214,3 @@ yx_path_canon(const char *in, size_t len, char *buf, size_t buflen)
 	memcpy(buf, vp.canon, n + 1);
 	return YX_OK;
 }
-

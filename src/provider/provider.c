@@ -79,7 +79,7 @@ const char *
 yx_slot_state_name(int state)
 {
 	static const char *names[] = { "free", "creating", "active", "warm",
-	    "destroying" };
+		"destroying" };
 
 	if (state < 0 || state >= YX_SLOT_NSTATES)
 		return "unknown";
@@ -90,7 +90,7 @@ const char *
 yx_acquire_outcome_name(int outcome)
 {
 	static const char *names[] = { "hit", "warm", "discovered",
-	    "created" };
+		"created" };
 
 	if (outcome < 0 || outcome > YX_ACQUIRE_CREATED)
 		return "unknown";
@@ -129,7 +129,7 @@ const char *
 yx_prov_ref(const struct yx_shm_slot *s)
 {
 	return s->container_id[0] != '\0' ? s->container_id :
-	    s->container_name;
+					    s->container_name;
 }
 
 int
@@ -212,9 +212,9 @@ yx_prov_skill_name_valid(const char *n)
 		return false;
 	for (i = 0; i < len; i++)
 		if (!((n[i] >= 'a' && n[i] <= 'z') ||
-		    (n[i] >= 'A' && n[i] <= 'Z') ||
-		    (n[i] >= '0' && n[i] <= '9') || n[i] == '_' ||
-		    n[i] == '-' || n[i] == '.'))
+			(n[i] >= 'A' && n[i] <= 'Z') ||
+			(n[i] >= '0' && n[i] <= '9') || n[i] == '_' ||
+			n[i] == '-' || n[i] == '.'))
 			return false;
 	return true;
 }
@@ -317,8 +317,7 @@ yx_prov_pick_victim(struct yx_provider *p)
 	for (pass = 0; pass < 2 && best < 0; pass++)
 		for (i = 0; i < t->hdr->capacity; i++) {
 			s = &t->slots[i];
-			if (s->state != (pass == 0 ? YX_SLOT_WARM :
-			    YX_SLOT_ACTIVE))
+			if (s->state != (pass == 0 ? YX_SLOT_WARM : YX_SLOT_ACTIVE))
 				continue;
 			if (s->nholds > 0)
 				(void)yx_table_slot_drop_dead(s);
@@ -397,7 +396,7 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 	if ((rc = yx_table_hold_add(s, me)) != YX_OK)
 		return rc;
 	lease->outcome = s->state == YX_SLOT_WARM ? YX_ACQUIRE_WARM :
-	    YX_ACQUIRE_HIT;
+						    YX_ACQUIRE_HIT;
 	if (s->state == YX_SLOT_WARM)
 		yx_table_set_state(p->table, s, YX_SLOT_ACTIVE);
 	s->last_used_at = yx_now_ms();
@@ -436,7 +435,7 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (i == t->hdr->capacity)
 		return yx_fail(err, YX_E_CAPACITY, "no free slot");
 	if ((rc = yx_prov_pick_sid(p, req->thread_id, YX_SANDBOX_ID_LEN, sid,
-	    name)) != YX_OK)
+		 name)) != YX_OK)
 		return yx_fail(err, rc, "no unique sandbox id");
 	if ((rc = yx_prov_alloc_port(p, &port)) != YX_OK)
 		return yx_fail(err, rc, "no free port");
@@ -524,7 +523,7 @@ yx_prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (!yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
 		rc = yx_fail(err, YX_E_INTERNAL, "sandbox claim lost");
 	else if ((rc = yx_prov_pick_sid(p, req->thread_id,
-	    strlen(st->sid) + 4, sid, name)) != YX_OK)
+		      strlen(st->sid) + 4, sid, name)) != YX_OK)
 		rc = yx_fail(err, rc, "no unique sandbox id");
 	else {
 		(void)yx_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
@@ -661,7 +660,7 @@ yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
 	int				 rc;
 
 	ref = lease->container_id[0] != '\0' ? lease->container_id :
-	    lease->container_name;
+					       lease->container_name;
 	memset(&info, 0, sizeof(info));
 	rc = p->driver->ops->inspect(p->driver, ref, &info, err);
 	if (rc == YX_OK && !info.running &&

@@ -26,10 +26,10 @@ void		 yx_provider_set_hash_hook(yx_sid_hash_fn fn);
 uint32_t	 yx_prov_limit(const struct yx_provider *p);
 /* Stamp a claim (owner = me, claimed_at = now) and set the state. Locked. */
 void		 yx_prov_claim(struct yx_provider *p, struct yx_shm_slot *s,
-		    const struct yx_shm_pid *me, enum yx_slot_state st);
+    const struct yx_shm_pid *me, enum yx_slot_state st);
 /* True when slot s is still in `st`, of generation gen, claimed by me. */
 bool		 yx_prov_owned(const struct yx_shm_slot *s, uint64_t gen,
-		    const struct yx_shm_pid *me, enum yx_slot_state st);
+    const struct yx_shm_pid *me, enum yx_slot_state st);
 /*
  * Lock for a cleanup that must not be skipped (releasing our own claim):
  * retries a timed-out lock a few times. YX_OK or the last error.
@@ -37,15 +37,15 @@ bool		 yx_prov_owned(const struct yx_shm_slot *s, uint64_t gen,
 int		 yx_prov_lock_hard(struct yx_provider *p);
 /* Driver remove of ref (id or name), counting engine errors. Unlocked. */
 int		 yx_prov_remove(struct yx_provider *p, const char *ref,
-		    struct yx_errctx *err);
+    struct yx_errctx *err);
 /*
  * Slot idx is DESTROYING, claimed by me at generation gen, lock not held:
  * remove container ref, then free the slot; if the engine fails, put the
  * slot back as warm (so a later pass retries). YX_OK or the driver error.
  */
 int		 yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx,
-		    uint64_t gen, const struct yx_shm_pid *me, const char *ref,
-		    struct yx_errctx *err);
+    uint64_t gen, const struct yx_shm_pid *me, const char *ref,
+    struct yx_errctx *err);
 /* The container reference of a slot: its id, else its name. */
 const char	*yx_prov_ref(const struct yx_shm_slot *s);
 /* Copy with truncation to a fixed-size field. */
@@ -59,7 +59,7 @@ struct yx_prov_mounts {
 /* Build the mounts for req (host paths translated). YX_OK or YX_E_NOMEM
  * (nothing to free then); otherwise release with yx_prov_mounts_fini(). */
 int		 yx_prov_mounts_build(const struct yx_provider *p,
-		    const struct yx_acquire_req *req, struct yx_prov_mounts *ms);
+     const struct yx_acquire_req *req, struct yx_prov_mounts *ms);
 void		 yx_prov_mounts_fini(struct yx_prov_mounts *ms);
 
 #endif /* YUXI_PROVIDER_INT_H */

@@ -79,9 +79,10 @@ yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
 	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
 		return rc;
 	i = sandbox_id != NULL ? yx_table_find_sandbox(p->table, sandbox_id) :
-	    yx_table_find_thread(p->table, thread_id);
-	if (i >= 0 && (rc = yx_prov_claim_destroy(p, &p->table->slots[i], &me,
-	    ref, sizeof(ref), &gen)) != YX_OK)
+				 yx_table_find_thread(p->table, thread_id);
+	if (i >= 0 &&
+	    (rc = yx_prov_claim_destroy(p, &p->table->slots[i], &me, ref,
+		 sizeof(ref), &gen)) != YX_OK)
 		yx_fail(err, rc, "sandbox in use");
 	yx_table_unlock(p->table);
 	if (rc != YX_OK)
@@ -114,7 +115,7 @@ yx_prov_reap_candidate(const struct yx_shm_slot *s, int64_t now_ms,
 {
 	uint32_t	st = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
 	int64_t		used = __atomic_load_n(&s->last_used_at,
-			    __ATOMIC_RELAXED);
+	     __ATOMIC_RELAXED);
 
 	if (st == YX_SLOT_DESTROYING)
 		return true;
@@ -175,7 +176,7 @@ yx_prov_known(const struct yx_table *t, const struct yx_container_info *c)
 		if (s->state == YX_SLOT_FREE)
 			continue;
 		if ((s->container_id[0] != '\0' &&
-		    strcmp(s->container_id, c->id) == 0) ||
+			strcmp(s->container_id, c->id) == 0) ||
 		    strcmp(s->container_name, c->name) == 0)
 			return true;
 	}
@@ -294,8 +295,7 @@ yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
 		log_info("reconcile: adopted %s as warm", name);
 	if (!act)
 		return YX_OK;
-	log_info("reconcile: removing %s (%s)", name, c->running ?
-	    "not adoptable" : "stopped");
+	log_info("reconcile: removing %s (%s)", name, c->running ? "not adoptable" : "stopped");
 	if (ph >= 0)
 		rc = yx_prov_destroy_claimed(p, (uint32_t)ph, gen, me, c->id,
 		    err);
@@ -315,7 +315,7 @@ yx_prov_listed(const struct yx_shm_slot *s,
 	for (i = 0; i < n; i++)
 		if (strcmp(s->container_id, cs[i].id) == 0 ||
 		    (s->container_id[0] == '\0' &&
-		    strcmp(s->container_name, cs[i].name) == 0))
+			strcmp(s->container_name, cs[i].name) == 0))
 			return true;
 	return false;
 }
@@ -363,10 +363,10 @@ yx_prov_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 	}
 	for (i = 0; i < n; i++)
 		if ((rc = yx_prov_sync_one(p, &cs[i], remove, &me, err)) !=
-		    YX_OK && first == YX_OK)
+			YX_OK &&
+		    first == YX_OK)
 			first = rc;
-	if (remove && (rc = yx_prov_clear_vanished(p, cs, n, t0, err)) !=
-	    YX_OK && first == YX_OK)
+	if (remove && (rc = yx_prov_clear_vanished(p, cs, n, t0, err)) != YX_OK && first == YX_OK)
 		first = rc;
 	free(cs);
 	return first;
@@ -412,7 +412,7 @@ yx_provider_list(struct yx_provider *p, struct yx_provider_snapshot *snap,
 	snap->capacity = t->hdr->capacity;
 	/* Allocate before locking: no allocator calls under the lock. */
 	if ((snap->slots = calloc(snap->capacity,
-	    sizeof(*snap->slots))) == NULL)
+		 sizeof(*snap->slots))) == NULL)
 		return yx_fail(err, YX_E_NOMEM, NULL);
 	if ((rc = yx_table_lock(t, err)) != YX_OK) {
 		yx_provider_snapshot_fini(snap);

@@ -32,7 +32,7 @@ yx_prov_host_path(const struct yx_provider *p, const char *path)
 	    strncmp(path, local, n) == 0 &&
 	    (path[n] == '/' || path[n] == '\0')) {
 		if (asprintf(&out, "%s%s", p->cfg->host_project_dir,
-		    path + n) == -1)
+			path + n) == -1)
 			out = NULL;
 		return out;
 	}
@@ -78,22 +78,21 @@ yx_prov_mounts_build(const struct yx_provider *p,
 
 	ms->n = 0;
 	total = 1 + req->nskills + req->nextra;
-	if (total < req->nskills || (ms->m = calloc(total,
-	    sizeof(*ms->m))) == NULL)
+	if (total < req->nskills || (ms->m = calloc(total, sizeof(*ms->m))) == NULL)
 		goto fail;
 	if ((rc = yx_prov_mounts_add(p, ms, req->user_data_host,
-	    YX_USER_DATA_TARGET, false)) != YX_OK)
+		 YX_USER_DATA_TARGET, false)) != YX_OK)
 		goto fail;
 	for (i = 0; i < req->nskills; i++) {
 		snprintf(target, sizeof(target), "%s/%s", YX_SKILLS_TARGET,
 		    req->skills[i].name);
 		if ((rc = yx_prov_mounts_add(p, ms, req->skills[i].host_path,
-		    target, true)) != YX_OK)
+			 target, true)) != YX_OK)
 			goto fail;
 	}
 	for (i = 0; i < req->nextra; i++)
 		if ((rc = yx_prov_mounts_add(p, ms, req->extra[i].host,
-		    req->extra[i].target, req->extra[i].readonly)) != YX_OK)
+			 req->extra[i].target, req->extra[i].readonly)) != YX_OK)
 			goto fail;
 	return YX_OK;
 fail:

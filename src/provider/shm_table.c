@@ -50,7 +50,7 @@ yx_proc_starttime(pid_t pid, uint64_t *start)
 		goto out;
 	/* token 1 after ')' is field 3 (state); field 22 is token 20. */
 	for (field = 3, tok = strtok_r(p + 1, " ", &save); tok != NULL;
-	    field++, tok = strtok_r(NULL, " ", &save)) {
+	     field++, tok = strtok_r(NULL, " ", &save)) {
 		if (field == 3 && (tok[0] == 'Z' || tok[0] == 'X'))
 			goto out;
 		if (field == 22) {
@@ -178,7 +178,7 @@ yx_table_attach_map(int fd, void **mp, size_t *lenp, struct yx_errctx *err)
 				return yx_fail(err, yx_err_from_errno(errno),
 				    "shared table: mmap: %s", strerror(errno));
 			if (__atomic_load_n(&((struct yx_shm_header *)m)->magic,
-			    __ATOMIC_ACQUIRE) != 0 ||
+				__ATOMIC_ACQUIRE) != 0 ||
 			    waited >= YX_TABLE_ATTACH_WAIT_MS)
 				break;	/* published (or never will be) */
 			munmap(m, len);
@@ -502,7 +502,8 @@ yx_table_lock(struct yx_table *t, struct yx_errctx *err)
 			    "shared table: mutex_consistent failed");
 		}
 		log_warnx("shared table %s: previous lock holder died, "
-		    "%u repairs", t->name, fixed);
+			  "%u repairs",
+		    t->name, fixed);
 		return YX_OK;
 	case ETIMEDOUT:
 		return yx_fail(err, YX_E_BUSY,
@@ -537,7 +538,8 @@ yx_selftest_check(pthread_mutex_t *m, struct yx_errctx *err)
 		if (rc == 0)
 			pthread_mutex_unlock(m);
 		return yx_fail(err, YX_E_INTERNAL, "robust mutex self-test: "
-		    "lock after owner death gave %d, not EOWNERDEAD", rc);
+						   "lock after owner death gave %d, not EOWNERDEAD",
+		    rc);
 	}
 	if (pthread_mutex_consistent(m) != 0) {
 		pthread_mutex_unlock(m);

@@ -48,8 +48,11 @@
 #define YX_UID_CURSOR		".cursor"
 
 static const char *const yx_userdata_dirs[] = {
-	"user-data", "user-data/workspace", "user-data/outputs",
-	"user-data/uploads", "user-data/uploads/attachments",
+	"user-data",
+	"user-data/workspace",
+	"user-data/outputs",
+	"user-data/uploads",
+	"user-data/uploads/attachments",
 	"user-data/large_tool_results",
 };
 
@@ -129,12 +132,12 @@ yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
 		goto done;
 	}
 	if ((rc = thread_store_subdir(sfd, saves, "threads", 0755, &st->dirfd,
-	    err)) != YX_OK ||
+		 err)) != YX_OK ||
 	    (rc = thread_store_subdir(sfd, saves, "owners", 0700, &st->ownfd,
-	    err)) != YX_OK ||
+		 err)) != YX_OK ||
 	    /* run/ is searchable: the engine binds run/<id> (src/exec) */
 	    (rc = thread_store_subdir(sfd, saves, "run", 0711, &st->runfd,
-	    err)) != YX_OK)
+		 err)) != YX_OK)
 		goto done;
 	if (st->uid_count > 0)
 		rc = thread_store_subdir(sfd, saves, "uids", 0700, &st->uidfd, err);
@@ -238,7 +241,7 @@ thread_from_json(const char *s, size_t len, struct yx_thread *t)
 	    thread_json_str(o, "owner", t->owner, sizeof(t->owner)) ||
 	    thread_json_str(o, "agent_id", t->agent_id, sizeof(t->agent_id)) ||
 	    thread_json_str(o, "agent_config_id", t->agent_config_id,
-	    sizeof(t->agent_config_id)) ||
+		sizeof(t->agent_config_id)) ||
 	    thread_json_str(o, "created_at", ts, sizeof(ts)) ||
 	    thread_json_uid(o, t) != YX_OK)
 		goto done;
@@ -295,8 +298,8 @@ thread_write(int tfd, const struct yx_thread *t)
 	if ((js = thread_to_json(t)) == NULL)
 		goto done;
 	len = strlen(js);
-	fd = openat(tfd, YX_THREAD_JSON ".tmp", O_WRONLY | O_CREAT | O_TRUNC |
-	    O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = openat(tfd, YX_THREAD_JSON ".tmp",
+	    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd == -1 || write(fd, js, len) != (ssize_t)len || fsync(fd) == -1 ||
 	    renameat(tfd, YX_THREAD_JSON ".tmp", tfd, YX_THREAD_JSON) == -1) {
 		rc = yx_err_from_errno(errno != 0 ? errno : EIO);
@@ -338,8 +341,8 @@ thread_mklayout(struct yx_thread_store *st, int tfd, const struct yx_thread *t)
 			return yx_err_from_errno(errno);
 		if (!st->chown_ok)
 			continue;
-		fd = openat(tfd, yx_userdata_dirs[i], O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(tfd, yx_userdata_dirs[i],
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd == -1)
 			return yx_err_from_errno(errno);
 		if (fchown(fd, t->uid, t->gid) == -1) {
@@ -380,8 +383,8 @@ thread_write_etc(int tfd, const struct yx_thread *t)
 	int	n, m, rc;
 
 	n = snprintf(pw, sizeof(pw), "root:x:0:0:root:/root:/bin/sh\n"
-	    "yuxi:x:%u:%u:yuxi:/home/yuxi:/bin/sh\n"
-	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+				     "yuxi:x:%u:%u:yuxi:/home/yuxi:/bin/sh\n"
+				     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
 	    t->uid, t->gid);
 	m = snprintf(gr, sizeof(gr), "root:x:0:\nyuxi:x:%u:\nnogroup:x:65534:\n",
 	    t->gid);
@@ -466,8 +469,7 @@ thread_uid_cursor(struct yx_thread_store *st)
 	ssize_t		n;
 	int		fd;
 
-	fd = openat(st->uidfd, YX_UID_CURSOR, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
-	    O_NONBLOCK);
+	fd = openat(st->uidfd, YX_UID_CURSOR, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd == -1)
 		return st->uid_base;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -490,12 +492,10 @@ thread_uid_cursor_set(struct yx_thread_store *st, unsigned next)
 
 	snprintf(tmp, sizeof(tmp), ".cursor-%d", (int)getpid());
 	n = snprintf(buf, sizeof(buf), "%u\n", next);
-	fd = openat(st->uidfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-	    O_CLOEXEC, 0600);
+	fd = openat(st->uidfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1)
 		return;
-	if (write(fd, buf, (size_t)n) != n || renameat(st->uidfd, tmp, st->uidfd,
-	    YX_UID_CURSOR) == -1)
+	if (write(fd, buf, (size_t)n) != n || renameat(st->uidfd, tmp, st->uidfd, YX_UID_CURSOR) == -1)
 		(void)unlinkat(st->uidfd, tmp, 0);
 	close(fd);
 }
@@ -515,8 +515,8 @@ thread_uid_alloc(struct yx_thread_store *st, const char *id, unsigned *uid)
 		u = st->uid_base + (unsigned)(((uint64_t)start + i) % st->uid_count);
 		snprintf(name, sizeof(name), "%u", u);
 		if (symlinkat(id, st->uidfd, name) == 0) {
-			thread_uid_cursor_set(st, u + 1 - st->uid_base <
-			    st->uid_count ? u + 1 : st->uid_base);
+			thread_uid_cursor_set(st,
+			    u + 1 - st->uid_base < st->uid_count ? u + 1 : st->uid_base);
 			*uid = u;
 			return YX_OK;
 		}
@@ -575,8 +575,7 @@ thread_uid_release_tomb(struct yx_thread_store *st, const char *tomb)
 	char		 target[80];
 	ssize_t		 n;
 
-	if (st->uidfd == -1 || u == NULL || strspn(u + 1, "0123456789") !=
-	    strlen(u + 1) || u[1] == '\0')
+	if (st->uidfd == -1 || u == NULL || strspn(u + 1, "0123456789") != strlen(u + 1) || u[1] == '\0')
 		return;
 	n = readlinkat(st->uidfd, u + 1, target, sizeof(target) - 1);
 	if (n <= 0)
@@ -616,8 +615,7 @@ thread_owner_dir(struct yx_thread_store *st, const char *owner, bool create)
 	}
 	if (create && mkdirat(st->ownfd, owner, 0700) == -1 && errno != EEXIST)
 		return -1;
-	return openat(st->ownfd, owner, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
+	return openat(st->ownfd, owner, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* Add owners/<owner>/<id>. true when written now. */
@@ -704,9 +702,8 @@ yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
 	t = *want;
 	t.created_ms = yx_now_ms();
 	if ((rc = thread_uid_assign(st, &t)) != YX_OK)
-		return yx_fail(err, rc, rc == YX_E_CAPACITY ?
-		    "no free sandbox uid: every uid of the range is in use" :
-		    "cannot allocate a sandbox uid");
+		return yx_fail(err, rc,
+		    rc == YX_E_CAPACITY ? "no free sandbox uid: every uid of the range is in use" : "cannot allocate a sandbox uid");
 	if ((rc = thread_build(st, &t, tmp, sizeof(tmp))) != YX_OK) {
 		thread_uid_free(st, &t);
 		return yx_fail(err, rc, "cannot create thread directory");
@@ -875,7 +872,8 @@ yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
 
 	/* a thread of the same id created since has its own run dir */
 	if (thread_load(st, t->thread_id, &(struct yx_thread){ 0 }) ==
-	    YX_E_NOT_FOUND && thread_run_remove(st, t->thread_id) != YX_OK) {
+		YX_E_NOT_FOUND &&
+	    thread_run_remove(st, t->thread_id) != YX_OK) {
 		log_warnx("thread %s: run directory not fully removed", t->thread_id);
 		rc = yx_fail(err, YX_E_IO, "thread data not fully removed");
 	}
@@ -908,7 +906,7 @@ yx_thread_remove(struct yx_thread_store *st, const char *id, const char *owner,
 	int			rc;
 
 	if ((rc = yx_thread_retire(st, id, owner, &t, tomb, sizeof(tomb),
-	    err)) != YX_OK)
+		 err)) != YX_OK)
 		return rc;
 	return yx_thread_purge(st, &t, tomb, err);
 }
@@ -982,8 +980,7 @@ thread_fix_owner(struct yx_thread_store *st, int dfd, const char *name, void *ar
 	void	*pair[2] = { arg, (void *)name };
 	int	 ufd;
 
-	if ((ufd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
+	if ((ufd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return;
 	thread_each(st, ufd, thread_fix_entry, pair);
 	close(ufd);

@@ -134,7 +134,8 @@ Test(agent, answers_and_is_started_on_demand)
 	yx_exec_output_fini(&out);
 	/* the agent ran the shell itself: no runner in between */
 	run("t-up", "tr '\\0' ' ' < /proc/$PPID/cmdline; echo; "
-	    "ps -o args | grep -c '^/opt/yuxi/bin/yuxi-[r]un'", &out);
+		    "ps -o args | grep -c '^/opt/yuxi/bin/yuxi-[r]un'",
+	    &out);
 	cr_assert_eq(strncmp(out.output, "/opt/yuxi/bin/yuxi-agent ", 25), 0,
 	    "parent: %s", out.output);
 	cr_assert(strstr(out.output, "\n0\n") != NULL, "%s", out.output);
@@ -190,11 +191,13 @@ symlink_case(const char *tid, const char *target, int trap)
 	exectest_expect(tid, cmd, "linked\n");
 	/* the host refuses the link itself, before any connect */
 	cr_assert_eq(yx_agent_rundir_open(xt.saves, tid, xt.cfg.uid, xt.cfg.gid, rd,
-	    sizeof(rd), &rdfd, NULL), YX_OK);
+			 sizeof(rd), &rdfd, NULL),
+	    YX_OK);
 	yx_errctx_clear(&e);
 	cr_assert_eq(yx_agent_connect(rdfd, xt.cfg.uid, &fd, &e), YX_E_BACKEND_UNAVAILABLE);
 	cr_assert(strstr(e.msg, "symbolic") != NULL ||
-	    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
+		strstr(e.msg, "not a socket") != NULL,
+	    "%s", e.msg);
 	close(rdfd);
 	before = stats();
 	rc = exectest_try_run(tid, "hostname", 0, &out, &e);

@@ -66,7 +66,8 @@ setup(void)
 	cr_assert_not_null(mkdtemp(tmp));
 	yx_errctx_clear(&e);
 	cr_assert_eq(yx_agent_rundir_open(tmp, "t1", UID, GID, rundir,
-	    sizeof(rundir), &rundir_fd, &e), YX_OK, "%s", e.msg);
+			 sizeof(rundir), &rundir_fd, &e),
+	    YX_OK, "%s", e.msg);
 }
 
 static void
@@ -111,7 +112,7 @@ static void
 frame(int fd, int type, uint32_t len, const void *p, size_t n)
 {
 	unsigned char h[5] = { (unsigned char)type, len >> 24, len >> 16,
-	    len >> 8, len };
+		len >> 8, len };
 
 	(void)!write(fd, h, 5);
 	if (n > 0)
@@ -177,9 +178,22 @@ frame_fds(int fd, int type, const int *fds, size_t nfds)
 	(void)!sendmsg(fd, &mh, 0);
 }
 
-enum fake_mode { F_GOOD, F_HUGE_FIRST, F_HUGE_AFTER, F_FLOOD, F_UNKNOWN,
-	F_BAD_EXIT, F_SILENT, F_FAIL, F_EOF_AFTER, F_STALL, F_PIPE_GOOD,
-	F_PIPE_FLOOD, F_PIPE_BLOCKING, F_FD_FILE, F_FD_TWO, F_FD_LATE };
+enum fake_mode { F_GOOD,
+	F_HUGE_FIRST,
+	F_HUGE_AFTER,
+	F_FLOOD,
+	F_UNKNOWN,
+	F_BAD_EXIT,
+	F_SILENT,
+	F_FAIL,
+	F_EOF_AFTER,
+	F_STALL,
+	F_PIPE_GOOD,
+	F_PIPE_FLOOD,
+	F_PIPE_BLOCKING,
+	F_FD_FILE,
+	F_FD_TWO,
+	F_FD_LATE };
 
 static char	secret_path[600];	/* a host file the fake passes */
 
@@ -383,7 +397,8 @@ Test(agent_client, rundir_is_private_and_owned)
 		close(fd);
 	fd = -1;
 	cr_assert_neq(yx_agent_rundir_open(tmp, "../x", UID, GID, hp, sizeof(hp),
-	    &fd, NULL), YX_OK);
+			  &fd, NULL),
+	    YX_OK);
 }
 
 Test(agent_client, symlinked_socket_is_not_followed)
@@ -403,7 +418,8 @@ Test(agent_client, symlinked_socket_is_not_followed)
 		cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE);
 		cr_assert_eq(s, -1);
 		cr_assert(strstr(e.msg, "symbolic") != NULL ||
-		    strstr(e.msg, "not a socket") != NULL, "%s", e.msg);
+			strstr(e.msg, "not a socket") != NULL,
+		    "%s", e.msg);
 	}
 	if (s != -1)
 		close(s);

@@ -156,7 +156,7 @@ fx_open(const struct yx_broker_limits *lim)
 	struct yx_errctx e;
 
 	if (yx_broker_init(&fx.b, fx.ud, fx.skills, vis, 2, FX_UID, FX_GID,
-	    lim, 0, &e) != YX_OK) {
+		lim, 0, &e) != YX_OK) {
 		fprintf(stderr, "broker init: %s\n", e.msg);
 		abort();
 	}

@@ -53,29 +53,35 @@ Test(broker, init_missing_and_create)
 
 	snprintf(p, sizeof(p), "%s/threads/t2/user-data", fx.top);
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL, 0,
-	    &e), YX_E_FILE_NOT_FOUND);
+		      &e),
+	    YX_E_FILE_NOT_FOUND);
 	yx_broker_fini(&b);
 	/* the thread directory itself is never made: a gone thread stays gone */
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
-	    YX_BROKER_CREATE, &e), YX_E_FILE_NOT_FOUND);
+		      YX_BROKER_CREATE, &e),
+	    YX_E_FILE_NOT_FOUND);
 	snprintf(p, sizeof(p), "%s/threads/t2", fx.top);
 	cr_assert_eq(stat(p, &st), -1);
 	cr_assert_eq(mkdir(p, 0755), 0);
 	snprintf(p, sizeof(p), "%s/threads/t2/user-data", fx.top);
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
-	    YX_BROKER_CREATE, &e), YX_OK);
+		      YX_BROKER_CREATE, &e),
+	    YX_OK);
 	cr_assert_eq(stat(p, &st), 0);
 	cr_assert_eq(st.st_uid, FX_UID);
 	yx_broker_fini(&b);
 	/* OWNED: a root of another uid is another thread's: not found */
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
-	    YX_BROKER_OWNED, &e), YX_OK);
+		      YX_BROKER_OWNED, &e),
+	    YX_OK);
 	yx_broker_fini(&b);
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID + 1, FX_GID, NULL,
-	    YX_BROKER_OWNED, &e), YX_E_NOT_FOUND);
+		      YX_BROKER_OWNED, &e),
+	    YX_E_NOT_FOUND);
 	yx_broker_fini(&b);
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL,
-	    YX_BROKER_CREATE, &e), YX_OK);
+		      YX_BROKER_CREATE, &e),
+	    YX_OK);
 	assert_rc(yx_broker_ensure_layout(&b, NULL, &e), YX_OK);
 	yx_broker_fini(&b);
 	yx_broker_fini(&b);	/* twice is harmless */
@@ -89,14 +95,22 @@ Test(broker, init_root_symlink_refused)
 	snprintf(p, sizeof(p), "%s/threads/t3", fx.top);
 	cr_assert_eq(symlink(fx.ud, p), 0);
 	assert_rc(yx_broker_init(&b, p, NULL, NULL, 0, FX_UID, FX_GID, NULL, 0,
-	    NULL), YX_E_PATH_NOT_ALLOWED);
+		      NULL),
+	    YX_E_PATH_NOT_ALLOWED);
 }
 
 Test(broker, invalid_rel_refused)
 {
 	static const char *const bad[] = {
-		"../x", "/etc/passwd", "workspace//a", "workspace/./a",
-		"workspace/", "workspace/..", ".", "..", "a/../../b",
+		"../x",
+		"/etc/passwd",
+		"workspace//a",
+		"workspace/./a",
+		"workspace/",
+		"workspace/..",
+		".",
+		"..",
+		"a/../../b",
 	};
 	struct yx_broker_text	*t;
 	size_t			 i;
@@ -107,7 +121,8 @@ Test(broker, invalid_rel_refused)
 		    YX_E_INVALID_PATH);
 		cr_assert_null(t);
 		assert_rc(yx_broker_write(&fx.b, UD, bad[i], "x", 1, true,
-		    NULL), YX_E_INVALID_PATH);
+			      NULL),
+		    YX_E_INVALID_PATH);
 	}
 }
 
@@ -161,7 +176,8 @@ Test(broker, cat_raw_and_cut_lines)
 
 	fx_puts("workspace/r.txt", "a\r\nb\nc");
 	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/r.txt", 0, 2, YX_CAT_RAW,
-	    &t, NULL), YX_OK);
+		      &t, NULL),
+	    YX_OK);
 	cr_assert_str_eq(t->content, "a\r\nb\n");
 	cr_assert_eq(t->total_lines, 3);
 	cr_assert_eq(t->next_offset, 2);
@@ -169,7 +185,8 @@ Test(broker, cat_raw_and_cut_lines)
 	cr_assert_eq(t->ncut, 0);
 	yx_broker_text_free(t);
 	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/r.txt", 2, 5, YX_CAT_RAW,
-	    &t, NULL), YX_OK);
+		      &t, NULL),
+	    YX_OK);
 	cr_assert_str_eq(t->content, "c");	/* no terminator in the file */
 	yx_broker_text_free(t);
 	/* a line over line_max (2000): cut, its number reported, in both forms */
@@ -184,13 +201,15 @@ Test(broker, cat_raw_and_cut_lines)
 		fclose(f);
 	}
 	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/long.txt", 0, 0,
-	    YX_CAT_RAW, &t, NULL), YX_OK);
+		      YX_CAT_RAW, &t, NULL),
+	    YX_OK);
 	cr_assert_eq(t->ncut, 1);
 	cr_assert_eq(t->cut[0], 2);
 	cr_assert_eq(t->len, 6 + 2000 + 1 + 4);
 	yx_broker_text_free(t);
 	assert_rc(yx_broker_cat(&fx.b, UD, "workspace/long.txt", 0, 0, 0, &t,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert(t->lines_cut && t->ncut == 1 && t->cut[0] == 2);
 	yx_broker_text_free(t);
 }
@@ -206,25 +225,32 @@ Test(broker, delete_cases)
 	fx_puts("workspace/d/e/f.txt", "x");
 	fx_puts("workspace/g.txt", "y");
 	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/g.txt", false, &pending,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert(access(fx_path("workspace/g.txt"), F_OK) != 0);
 	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/g.txt", false, &pending,
-	    NULL), YX_E_FILE_NOT_FOUND);
+		      NULL),
+	    YX_E_FILE_NOT_FOUND);
 	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/d", false, &pending,
-	    NULL), YX_E_BAD_REQUEST);
+		      NULL),
+	    YX_E_BAD_REQUEST);
 	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/d", true, &pending,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert(!pending);
 	cr_assert_str_eq(fx_names("workspace"), "");
 	assert_rc(yx_broker_delete(&fx.b, UD, "workspace", true, &pending,
-	    NULL), YX_E_PATH_NOT_ALLOWED);
+		      NULL),
+	    YX_E_PATH_NOT_ALLOWED);
 	assert_rc(yx_broker_delete(&fx.b, UD, "", true, &pending, NULL),
 	    YX_E_PATH_NOT_ALLOWED);
 	assert_rc(yx_broker_delete(&fx.b, SK, "alpha/SKILL.md", false,
-	    &pending, NULL), YX_E_READ_ONLY);
+		      &pending, NULL),
+	    YX_E_READ_ONLY);
 	fx_symlink("/etc", "workspace/l");
 	assert_rc(yx_broker_delete(&fx.b, UD, "workspace/l", false, &pending,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert(access("/etc/passwd", F_OK) == 0);
 }
 
@@ -334,14 +360,20 @@ Test(broker, view_replaces_invalid_utf8)
 		size_t		 len;
 		const char	*out;
 	} cases[] = {
-		{ "a\xff" "b", 3, "a\xef\xbf\xbd" "b" },
-		{ "\xe2\x82" "c", 3, "\xef\xbf\xbd" "c" },	/* cut sequence */
+		{ "a\xff"
+		  "b",
+		    3, "a\xef\xbf\xbd"
+		       "b" },
+		{ "\xe2\x82"
+		  "c",
+		    3, "\xef\xbf\xbd"
+		       "c" },				       /* cut sequence */
 		{ "\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd" },	/* overlong */
 		{ "\xed\xa0\x80", 3,				/* surrogate */
-		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
 		{ "\xf0\x9f\x98\x80!", 5, "\xf0\x9f\x98\x80!" },
 		{ "\xf4\x90\x80\x80", 4,			/* > U+10FFFF */
-		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
 		{ "ab\xe2\x82", 4, "ab\xef\xbf\xbd" },		/* at EOF */
 		{ "x\0y", 3, NULL },				/* NUL kept */
 	};
@@ -356,8 +388,7 @@ Test(broker, view_replaces_invalid_utf8)
 			cr_assert_eq(memcmp(bl->content, cases[i].out, bl->len),
 			    0, "case %zu", i);
 		} else
-			cr_assert(bl->len == 3 && memcmp(bl->content, "x\0y",
-			    3) == 0);
+			cr_assert(bl->len == 3 && memcmp(bl->content, "x\0y", 3) == 0);
 		cr_assert_eq(bl->size, cases[i].len);
 		cr_assert(!bl->truncated);
 		yx_broker_blob_free(bl);
@@ -394,7 +425,8 @@ Test(broker, download_checks)
 	fx_puts("outputs/report.pdf", "%PDF-1.4 fake");
 	cr_assert_eq(stat(fx_path("outputs/report.pdf"), &st), 0);
 	assert_rc(yx_broker_download(&fx.b, UD, "outputs/report.pdf", &dl,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(dl.size, 13);
 	cr_assert_eq(dl.modified_at, st.st_mtim.tv_sec);
 	cr_assert_str_eq(dl.rel, "outputs/report.pdf");
@@ -417,9 +449,11 @@ Test(broker, write_create_only_and_overwrite)
 	char			*s;
 
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/new/deep/f.txt",
-	    "one\n", 4, false, &e), YX_OK);
+		      "one\n", 4, false, &e),
+	    YX_OK);
 	cr_assert_str_eq(s = fx_slurp(fx_path("workspace/new/deep/f.txt"),
-	    NULL), "one\n");
+			     NULL),
+	    "one\n");
 	free(s);
 	cr_assert_eq(stat(fx_path("workspace/new/deep/f.txt"), &st), 0);
 	cr_assert_eq(st.st_uid, FX_UID);
@@ -429,14 +463,18 @@ Test(broker, write_create_only_and_overwrite)
 	cr_assert_eq(st.st_uid, FX_UID);
 	cr_assert_eq(st.st_mode & 07777, 0755);
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/new/deep/f.txt",
-	    "two\n", 4, false, &e), YX_E_FILE_EXISTS);
+		      "two\n", 4, false, &e),
+	    YX_E_FILE_EXISTS);
 	cr_assert_str_eq(s = fx_slurp(fx_path("workspace/new/deep/f.txt"),
-	    NULL), "one\n");
+			     NULL),
+	    "one\n");
 	free(s);
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/new/deep/f.txt",
-	    "two\n", 4, true, &e), YX_OK);
+		      "two\n", 4, true, &e),
+	    YX_OK);
 	cr_assert_str_eq(s = fx_slurp(fx_path("workspace/new/deep/f.txt"),
-	    NULL), "two\n");
+			     NULL),
+	    "two\n");
 	free(s);
 	cr_assert_str_eq(fx_names("workspace/new/deep"), "f.txt",
 	    "a temp file was left behind");
@@ -448,20 +486,25 @@ Test(broker, write_refusals)
 	assert_rc(yx_broker_write(&fx.b, SK, "alpha/x.md", "x", 1, true, NULL),
 	    YX_E_READ_ONLY);
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/dir", "x", 1, true,
-	    NULL), YX_E_IS_DIRECTORY);
+		      NULL),
+	    YX_E_IS_DIRECTORY);
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/dir", "x", 1, false,
-	    NULL), YX_E_FILE_EXISTS);
+		      NULL),
+	    YX_E_FILE_EXISTS);
 	assert_rc(yx_broker_write(&fx.b, UD, "", "x", 1, true, NULL),
 	    YX_E_IS_DIRECTORY);
 	cr_assert_eq(mkfifo(fx_path("workspace/fifo"), 0644), 0);
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/fifo", "x", 1, true,
-	    NULL), YX_E_NOT_REGULAR);
+		      NULL),
+	    YX_E_NOT_REGULAR);
 	fx_symlink("elsewhere", "workspace/link");
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/link", "x", 1, true,
-	    NULL), YX_E_PATH_NOT_ALLOWED);
+		      NULL),
+	    YX_E_PATH_NOT_ALLOWED);
 	fx_puts("workspace/file", "f");
 	assert_rc(yx_broker_write(&fx.b, UD, "workspace/file/sub", "x", 1,
-	    true, NULL), YX_E_NOT_DIRECTORY);
+		      true, NULL),
+	    YX_E_NOT_DIRECTORY);
 	cr_assert_str_eq(fx_names("workspace"), "dir,fifo,file,link");
 }
 
@@ -475,17 +518,22 @@ Test(broker, edit_cases)
 	fx_puts("workspace/e.txt", "foo bar foo baz foo\n");
 	cr_assert_eq(chmod(fx_path("workspace/e.txt"), 04600), 0);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/e.txt", "", "x", false,
-	    &n, &e), YX_E_BAD_REQUEST);
+		      &n, &e),
+	    YX_E_BAD_REQUEST);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/e.txt", "qux", "x",
-	    false, &n, &e), YX_E_STRING_NOT_FOUND);
+		      false, &n, &e),
+	    YX_E_STRING_NOT_FOUND);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/e.txt", "foo", "x",
-	    false, &n, &e), YX_E_AMBIGUOUS_MATCH);
+		      false, &n, &e),
+	    YX_E_AMBIGUOUS_MATCH);
 	cr_assert(strstr(e.msg, "3") != NULL, "count missing: %s", e.msg);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/e.txt", "bar", "BAR",
-	    false, &n, &e), YX_OK);
+		      false, &n, &e),
+	    YX_OK);
 	cr_assert_eq(n, 1);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/e.txt", "foo", "F",
-	    true, &n, &e), YX_OK);
+		      true, &n, &e),
+	    YX_OK);
 	cr_assert_eq(n, 3);
 	cr_assert_str_eq(s = fx_slurp(fx_path("workspace/e.txt"), NULL),
 	    "F BAR F baz F\n");
@@ -494,12 +542,15 @@ Test(broker, edit_cases)
 	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
 	cr_assert_eq(st.st_uid, FX_UID);
 	assert_rc(yx_broker_edit(&fx.b, SK, "alpha/SKILL.md", "alpha", "x",
-	    false, &n, &e), YX_E_READ_ONLY);
+		      false, &n, &e),
+	    YX_E_READ_ONLY);
 	fx_put("workspace/b.bin", "a\0foo", 5);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/b.bin", "foo", "x",
-	    false, &n, &e), YX_E_BINARY_FILE);
+		      false, &n, &e),
+	    YX_E_BINARY_FILE);
 	assert_rc(yx_broker_edit(&fx.b, UD, "workspace/none", "foo", "x",
-	    false, &n, &e), YX_E_FILE_NOT_FOUND);
+		      false, &n, &e),
+	    YX_E_FILE_NOT_FOUND);
 	cr_assert_str_eq(fx_names("workspace"), "b.bin,e.txt");
 }
 
@@ -538,7 +589,8 @@ Test(broker, upload_stream_and_limits)
 	fx_reopen(&lim);
 	fx_mkdir("uploads");
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/a.bin", body_read, &bd,
-	    true, &size, &e), YX_OK);
+		      true, &size, &e),
+	    YX_OK);
 	cr_assert_eq(size, 100000);
 	cr_assert_eq(stat(fx_path("uploads/a.bin"), &st), 0);
 	cr_assert_eq(st.st_size, 100000);
@@ -546,24 +598,30 @@ Test(broker, upload_stream_and_limits)
 	/* one byte over: refused, the old file intact, nothing left behind */
 	bd = (struct body){ 100001, 4096, 0, 0 };
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/a.bin", body_read, &bd,
-	    true, &size, &e), YX_E_PAYLOAD_TOO_LARGE);
+		      true, &size, &e),
+	    YX_E_PAYLOAD_TOO_LARGE);
 	cr_assert_eq(stat(fx_path("uploads/a.bin"), &st), 0);
 	cr_assert_eq(st.st_size, 100000);
 	bd = (struct body){ 50, 4096, 0, 0 };
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/big/new.bin", body_read,
-	    &bd, true, &size, &e), YX_OK);
+		      &bd, true, &size, &e),
+	    YX_OK);
 	bd = (struct body){ 100001, 4096, 0, 0 };
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/b.bin", body_read, &bd,
-	    true, &size, &e), YX_E_PAYLOAD_TOO_LARGE);
+		      true, &size, &e),
+	    YX_E_PAYLOAD_TOO_LARGE);
 	bd = (struct body){ 5000, 1000, 3, 0 };
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/c.bin", body_read, &bd,
-	    true, &size, &e), YX_E_IO);
+		      true, &size, &e),
+	    YX_E_IO);
 	cr_assert_str_eq(fx_names("uploads"), "a.bin,big");
 	bd = (struct body){ 5, 1000, 0, 0 };
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/a.bin", body_read, &bd,
-	    false, &size, &e), YX_E_FILE_EXISTS);
+		      false, &size, &e),
+	    YX_E_FILE_EXISTS);
 	assert_rc(yx_broker_upload(&fx.b, UD, "uploads/big", body_read, &bd,
-	    true, &size, &e), YX_E_IS_DIRECTORY);
+		      true, &size, &e),
+	    YX_E_IS_DIRECTORY);
 	cr_assert_not_null(s = fx_slurp(fx_path("uploads/big/new.bin"), NULL));
 	cr_assert_eq(strlen(s), 50);
 	free(s);
@@ -682,7 +740,8 @@ Test(broker, no_skills_root)
 
 	snprintf(p, sizeof(p), "%s/no-such-skills", fx.top);
 	assert_rc(yx_broker_init(&b, fx.ud, p, NULL, 0, FX_UID, FX_GID, NULL, 0,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	assert_rc(yx_broker_ls(&b, SK, "", &l, NULL), YX_OK);
 	cr_assert_eq(l->n, 0);
 	yx_broker_list_free(l);
@@ -753,8 +812,18 @@ Test(broker, glob_match_table)
 		{ "a\\*b", true, "axb", false },
 	};
 	static const char *const refused[] = {
-		"", "/", "a/../b", "..", "!(a)", "!a", "@(a|b)", "+(a)",
-		"*(a)", "?(a)", "{1..3}", "{a..z}",
+		"",
+		"/",
+		"a/../b",
+		"..",
+		"!(a)",
+		"!a",
+		"@(a|b)",
+		"+(a)",
+		"*(a)",
+		"?(a)",
+		"{1..3}",
+		"{a..z}",
 	};
 	struct broker_glob	 g;
 	const char		*why;
@@ -804,24 +873,28 @@ Test(broker, glob_walk)
 	yx_broker_list_free(l);
 	/* braces */
 	assert_rc(yx_broker_glob(&fx.b, UD, "workspace", "**/*.{c,py}", &l,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(l->n, 5);
 	yx_broker_list_free(l);
 	/* the namespace root: both roots, paths matched from "home/..." */
 	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "", "**/sub/*.py", &l,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(l->n, 2);
 	cr_assert_str_eq(l->path, "/");
 	yx_broker_list_free(l);
 	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "", "home/yuxi/*", &l,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(l->n, 2, "roots: %zu", l->n);
 	cr_assert_str_eq(l->v[0].path, "/home/yuxi/skills");
 	cr_assert_str_eq(l->v[1].path, "/home/yuxi/user-data");
 	cr_assert(l->v[1].is_dir);
 	yx_broker_list_free(l);
 	assert_rc(yx_broker_glob(&fx.b, YX_ROOT_TOP, "",
-	    "/home/yuxi/user-data/workspace/*.py", &l, NULL), YX_OK);
+		      "/home/yuxi/user-data/workspace/*.py", &l, NULL),
+	    YX_OK);
 	cr_assert_eq(l->n, 1);
 	cr_assert_str_eq(l->v[0].path, "/home/yuxi/user-data/workspace/top.py");
 	yx_broker_list_free(l);
@@ -898,7 +971,8 @@ Test(broker, grep_semantics)
 	fx_put("workspace/s/bin.py", "a.c\0", 4);
 	fx_puts("workspace/top.py", "no\nno\na.c at 3\r\n");
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace", "a.c", NULL, 0, &g,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(g->n, 3, "literal, binary skipped: %zu", g->n);
 	cr_assert_str_eq(g->v[0].path, "/home/yuxi/user-data/workspace/s/a.py");
 	cr_assert_eq(g->v[0].line, 2);
@@ -911,21 +985,25 @@ Test(broker, grep_semantics)
 	cr_assert_null(yx_broker_cut_name(g->cut));
 	yx_broker_grep_free(g);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace", "a.c", "*.py", 0, &g,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(g->n, 2);
 	yx_broker_grep_free(g);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace", "a.c", "s/*.txt", 0,
-	    &g, NULL), YX_OK);
+		      &g, NULL),
+	    YX_OK);
 	cr_assert_eq(g->n, 1);
 	yx_broker_grep_free(g);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace", "a.c", NULL, 2, &g,
-	    NULL), YX_OK);
+		      NULL),
+	    YX_OK);
 	cr_assert_eq(g->n, 2);
 	cr_assert(g->truncated);
 	cr_assert_eq(g->cut, YX_CUT_RESULTS);
 	yx_broker_grep_free(g);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace/top.py", "no", NULL, 0,
-	    &g, NULL), YX_OK);
+		      &g, NULL),
+	    YX_OK);
 	cr_assert_eq(g->n, 2);
 	cr_assert_str_eq(g->v[1].path, "/home/yuxi/user-data/workspace/top.py");
 	yx_broker_grep_free(g);
@@ -933,7 +1011,8 @@ Test(broker, grep_semantics)
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace", "", NULL, 0, &g, NULL),
 	    YX_E_BAD_REQUEST);
 	assert_rc(yx_broker_grep(&fx.b, UD, "workspace/none", "x", NULL, 0, &g,
-	    NULL), YX_E_FILE_NOT_FOUND);
+		      NULL),
+	    YX_E_FILE_NOT_FOUND);
 	cr_assert_null(g);
 }
 
@@ -942,7 +1021,10 @@ Test(broker, grep_semantics)
 Test(broker, ensure_layout)
 {
 	static const char *const dirs[] = {
-		"workspace", "outputs", "uploads", "uploads/attachments",
+		"workspace",
+		"outputs",
+		"uploads",
+		"uploads/attachments",
 		"large_tool_results",
 	};
 	struct stat	st;
@@ -1001,7 +1083,8 @@ Test(broker, spill_open_fresh_inode)
 	cr_assert_eq(write(fd, "spilled", 7), 7);
 	close(fd);
 	cr_assert_str_eq(s = fx_slurp(fx_path("large_tool_results/out.txt"),
-	    NULL), "spilled");
+			     NULL),
+	    "spilled");
 	free(s);
 	cr_assert_str_eq(s = fx_slurp(fx.secret, NULL), FX_SECRET "\n");
 	free(s);

@@ -95,7 +95,8 @@ Test(budget, grep_bytes_budget)
 	cr_assert_eq(g->n, 40);
 	yx_broker_grep_free(g);
 	printf("budget: grep 40 x 1 MiB hardlinks: walk_bytes=4m read 4 files "
-	    "in %lld ms; unlimited read 40 in %lld ms\n", (long long)ms,
+	       "in %lld ms; unlimited read 40 in %lld ms\n",
+	    (long long)ms,
 	    (long long)ms0);
 }
 
@@ -103,7 +104,7 @@ Test(budget, grep_bytes_budget)
 Test(budget, grep_time_budget)
 {
 	struct yx_broker_limits	 lim = { .walk_bytes = UINT64_MAX,
-				    .time_ms = 200 };
+		.time_ms = 200 };
 	struct yx_broker_grep	*g;
 	int64_t			 ms, ms0;
 	size_t			 n;
@@ -126,10 +127,12 @@ Test(budget, grep_time_budget)
 	cr_assert(!g->truncated);
 	cr_assert_eq(g->n, 200);
 	cr_assert_gt(ms0, 200, "control: the walk must outlast the budget "
-	    "(%lld ms)", (long long)ms0);
+			       "(%lld ms)",
+	    (long long)ms0);
 	yx_broker_grep_free(g);
 	printf("budget: grep 200 x 10 MiB hardlinks: time_ms=200 stopped after "
-	    "%zu files in %lld ms; unlimited took %lld ms\n", n, (long long)ms,
+	       "%zu files in %lld ms; unlimited took %lld ms\n",
+	    n, (long long)ms,
 	    (long long)ms0);
 }
 
@@ -147,7 +150,8 @@ gone_now(void *arg)
 Test(budget, gone_stops_every_walk)
 {
 	struct yx_broker_limits	 lim = { .walk_bytes = UINT64_MAX,
-				    .time_ms = -1, .gone = gone_now };
+		.time_ms = -1,
+		.gone = gone_now };
 	struct yx_broker_list	*l = NULL;
 	struct yx_broker_grep	*g;
 	char			 rel[64];

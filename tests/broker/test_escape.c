@@ -27,7 +27,11 @@
 #define SUITE		control
 #define EXPECT_LEAK(leak, what) \
 	cr_assert((leak), "control build must leak: %s", (what))
-#define EXPECT_RC(rc, want)	do { (void)(rc); (void)(want); } while (0)
+#define EXPECT_RC(rc, want)   \
+	do {                  \
+		(void)(rc);   \
+		(void)(want); \
+	} while (0)
 #else
 #define SUITE		escape
 #define EXPECT_LEAK(leak, what) \
@@ -365,7 +369,8 @@ Test(SUITE, device_node_refused)
 		cr_skip_test("mknod needs root");
 	/* a /dev/zero-like character device planted in the tree */
 	cr_assert_eq(mknod(fx_path("workspace/zero"), S_IFCHR | 0666,
-	    makedev(1, 5)), 0, "mknod: %s", strerror(errno));
+			 makedev(1, 5)),
+	    0, "mknod: %s", strerror(errno));
 	rc = yx_broker_view(&fx.b, YX_ROOT_USER_DATA, "workspace/zero", &bl,
 	    NULL);
 	EXPECT_RC(rc, YX_E_NOT_REGULAR);
@@ -466,7 +471,7 @@ Test(SUITE, race_exchange_parent_on_write)
 		alarm(100);
 		for (;;)
 			if (renameat2(dfd, "workspace/d", dfd, "workspace/dswap",
-			    RENAME_EXCHANGE) == -1)
+				RENAME_EXCHANGE) == -1)
 				_exit(1);
 	}
 	cr_assert(pid > 0);
@@ -487,9 +492,9 @@ Test(SUITE, race_exchange_parent_on_write)
 	EXPECT_LEAK(access(p, F_OK) == 0, "a write landed outside the tree");
 	/* no temp file left anywhere (the swap may have starved every write:
 	 * the no-leak claim above does not depend on a success) */
-	cr_assert_str_eq(fx_names(fx.out), access(p, F_OK) == 0 ?
-	    "secret.txt,w.txt" : "secret.txt");
+	cr_assert_str_eq(fx_names(fx.out), access(p, F_OK) == 0 ? "secret.txt,w.txt" : "secret.txt");
 	cr_assert_eq(lstat(fx_path("workspace/d"), &st), 0);
 	cr_assert_str_eq(fx_names(S_ISDIR(st.st_mode) ? "workspace/d" :
-	    "workspace/dswap"), ok > 0 ? "w.txt" : "");
+							"workspace/dswap"),
+	    ok > 0 ? "w.txt" : "");
 }

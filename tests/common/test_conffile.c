@@ -75,13 +75,13 @@ Test(conffile, values_comments_quotes_and_crlf)
 	char			err[256];
 
 	write_file("# yuxi-sandbox.conf\n"
-	    "\n"
-	    "   # indented comment\n"
-	    "YUXI_WORKERS=7\n"
-	    "YUXI_SANDBOX_IMAGE = \"my image:1\"  \n"
-	    "YUXI_SANDBOX_MEMORY=2g\r\n"
-	    "YUXI_SAVES_DIR=/srv/yx\n"
-	    "YUXI_WORKERS=9\n");		/* the last one wins */
+		   "\n"
+		   "   # indented comment\n"
+		   "YUXI_WORKERS=7\n"
+		   "YUXI_SANDBOX_IMAGE = \"my image:1\"  \n"
+		   "YUXI_SANDBOX_MEMORY=2g\r\n"
+		   "YUXI_SAVES_DIR=/srv/yx\n"
+		   "YUXI_WORKERS=9\n"); /* the last one wins */
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(c.workers, 9);
 	cr_assert_str_eq(c.image, "my image:1");

@@ -27,7 +27,7 @@ clear_yuxi_env(void)
 	size_t	n;
 	int	i;
 
-	for (i = 0; environ[i] != NULL; ) {
+	for (i = 0; environ[i] != NULL;) {
 		if (strncmp(environ[i], "YUXI_", 5) != 0) {
 			i++;
 			continue;
@@ -64,7 +64,8 @@ expect_refused(const char *name, const char *value)
 	    YX_E_BAD_REQUEST, "%s=%s accepted", name, value);
 	snprintf(want, sizeof(want), "%s: ", name);
 	cr_expect(strncmp(eb, want, strlen(want)) == 0 &&
-	    strlen(eb) > strlen(want), "%s=%s: message \"%s\"", name, value, eb);
+		strlen(eb) > strlen(want),
+	    "%s=%s: message \"%s\"", name, value, eb);
 	cr_assert_eq(unsetenv(name), 0);
 }
 
@@ -124,8 +125,8 @@ Test(config, defaults)
 Test(config, empty_value_means_default)
 {
 	static const char *const names[] = { "YUXI_WORKERS", "YUXI_SANDBOX_IMAGE",
-	    "YUXI_SAVES_DIR", "YUXI_SANDBOX_MEMORY", "YUXI_SANDBOX_READONLY_ROOTFS",
-	    "YUXI_DOCKER_DRIVER", "YUXI_SANDBOX_CPUS", "YUXI_SANDBOX_UID_RANGE" };
+		"YUXI_SAVES_DIR", "YUXI_SANDBOX_MEMORY", "YUXI_SANDBOX_READONLY_ROOTFS",
+		"YUXI_DOCKER_DRIVER", "YUXI_SANDBOX_CPUS", "YUXI_SANDBOX_UID_RANGE" };
 	struct yx_config	c, d;
 	size_t			i;
 
@@ -139,11 +140,16 @@ Test(config, empty_value_means_default)
 /* Each kind of bad value, and the variable it names. */
 Test(config, bad_values_name_their_variable)
 {
-	static const struct { const char *name, *value; } bad[] = {
+	static const struct {
+		const char *name, *value;
+	} bad[] = {
 		/* integers: not a number, trailing bytes, out of [lo, hi] */
-		{ "YUXI_WORKERS", "four" }, { "YUXI_WORKERS", "4x" },
-		{ "YUXI_WORKERS", "0" }, { "YUXI_WORKERS", "257" },
-		{ "YUXI_WORKERS", "-1" }, { "YUXI_WORKERS", "99999999999999999999" },
+		{ "YUXI_WORKERS", "four" },
+		{ "YUXI_WORKERS", "4x" },
+		{ "YUXI_WORKERS", "0" },
+		{ "YUXI_WORKERS", "257" },
+		{ "YUXI_WORKERS", "-1" },
+		{ "YUXI_WORKERS", "99999999999999999999" },
 		{ "YUXI_SANDBOX_EXEC_TIMEOUT", "601" },
 		{ "YUXI_SANDBOX_BASE_PORT", "65001" },
 		{ "YUXI_REQUEST_BUDGET_MS", "-5" },
@@ -151,28 +157,39 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_SANDBOX_IMAGE", "img\nX-Injected: 1" },
 		{ "YUXI_SANDBOX_HOST", "a\rb" },
 		/* absolute paths */
-		{ "YUXI_SAVES_DIR", "var/lib/yuxi" }, { "YUXI_FCGI_SOCKET", "fcgi.sock" },
+		{ "YUXI_SAVES_DIR", "var/lib/yuxi" },
+		{ "YUXI_FCGI_SOCKET", "fcgi.sock" },
 		{ "YUXI_RUNNER_PATH", "./yuxi-run" },
 		/* sizes: no number, unknown suffix, below / above the limits */
-		{ "YUXI_SANDBOX_MEMORY", "lots" }, { "YUXI_SANDBOX_MEMORY", "512q" },
-		{ "YUXI_SANDBOX_MEMORY", "5m" }, { "YUXI_SANDBOX_MEMORY", "2t" },
-		{ "YUXI_UPLOAD_LIMIT", "1023" }, { "YUXI_BODY_LIMIT", "2g" },
+		{ "YUXI_SANDBOX_MEMORY", "lots" },
+		{ "YUXI_SANDBOX_MEMORY", "512q" },
+		{ "YUXI_SANDBOX_MEMORY", "5m" },
+		{ "YUXI_SANDBOX_MEMORY", "2t" },
+		{ "YUXI_UPLOAD_LIMIT", "1023" },
+		{ "YUXI_BODY_LIMIT", "2g" },
 		/* booleans */
-		{ "YUXI_SANDBOX_READONLY_ROOTFS", "maybe" }, { "YUXI_DEBUG", "2" },
+		{ "YUXI_SANDBOX_READONLY_ROOTFS", "maybe" },
+		{ "YUXI_DEBUG", "2" },
 		/* enumerations */
-		{ "YUXI_DOCKER_DRIVER", "podman" }, { "YUXI_COMMAND_PATH_POLICY", "lax" },
+		{ "YUXI_DOCKER_DRIVER", "podman" },
+		{ "YUXI_COMMAND_PATH_POLICY", "lax" },
 		{ "YUXI_EXEC_AGENT", "sometimes" },
 		/* the cpu count: range, not a finite number */
-		{ "YUXI_SANDBOX_CPUS", "0" }, { "YUXI_SANDBOX_CPUS", "257" },
-		{ "YUXI_SANDBOX_CPUS", "nan" }, { "YUXI_SANDBOX_CPUS", "inf" },
+		{ "YUXI_SANDBOX_CPUS", "0" },
+		{ "YUXI_SANDBOX_CPUS", "257" },
+		{ "YUXI_SANDBOX_CPUS", "nan" },
+		{ "YUXI_SANDBOX_CPUS", "inf" },
 		{ "YUXI_SANDBOX_CPUS", "1,5" },
 		/* the sandbox user: root, not numeric */
-		{ "YUXI_SANDBOX_USER", "0" }, { "YUXI_SANDBOX_USER", "0:1000" },
-		{ "YUXI_SANDBOX_USER", "yuxi" }, { "YUXI_SANDBOX_USER", "1000:" },
+		{ "YUXI_SANDBOX_USER", "0" },
+		{ "YUXI_SANDBOX_USER", "0:1000" },
+		{ "YUXI_SANDBOX_USER", "yuxi" },
+		{ "YUXI_SANDBOX_USER", "1000:" },
 		/* names that reach the engine, the shm namespace, docker run */
 		{ "YUXI_SANDBOX_CONTAINER_PREFIX", "a/b" },
 		{ "YUXI_SANDBOX_CONTAINER_PREFIX", "-x" },
-		{ "YUXI_SHM_NAME", "yuxi" }, { "YUXI_SHM_NAME", "/a/b" },
+		{ "YUXI_SHM_NAME", "yuxi" },
+		{ "YUXI_SHM_NAME", "/a/b" },
 		{ "YUXI_SANDBOX_NETWORK", "host net" },
 	};
 	size_t i;
@@ -253,12 +270,21 @@ Test(config, booleans)
 
 Test(config, sizes_with_suffixes)
 {
-	static const struct { const char *v; int64_t want; } t[] = {
-		{ "268435456", 256LL << 20 }, { "262144k", 256LL << 20 },
-		{ "256m", 256LL << 20 }, { "256M", 256LL << 20 },
-		{ "256mb", 256LL << 20 }, { "256Mi", 256LL << 20 },
-		{ "1g", 1LL << 30 }, { "1G", 1LL << 30 }, { "1GB", 1LL << 30 },
-		{ "6m", 6LL << 20 }, { "1024g", 1LL << 40 },
+	static const struct {
+		const char *v;
+		int64_t	    want;
+	} t[] = {
+		{ "268435456", 256LL << 20 },
+		{ "262144k", 256LL << 20 },
+		{ "256m", 256LL << 20 },
+		{ "256M", 256LL << 20 },
+		{ "256mb", 256LL << 20 },
+		{ "256Mi", 256LL << 20 },
+		{ "1g", 1LL << 30 },
+		{ "1G", 1LL << 30 },
+		{ "1GB", 1LL << 30 },
+		{ "6m", 6LL << 20 },
+		{ "1024g", 1LL << 40 },
 	};
 	struct yx_config	c;
 	size_t			i;
@@ -287,7 +313,10 @@ enum_of(const struct yx_config *c, const char *name)
 
 Test(config, enumerations_and_cpus)
 {
-	static const struct { const char *name, *value; int want; } t[] = {
+	static const struct {
+		const char *name, *value;
+		int	    want;
+	} t[] = {
 		{ "YUXI_DOCKER_DRIVER", "cli", YX_DRIVER_CLI },
 		{ "YUXI_DOCKER_DRIVER", "api", YX_DRIVER_API },
 		{ "YUXI_DOCKER_DRIVER", "auto", YX_DRIVER_AUTO },
@@ -347,15 +376,23 @@ Test(config, uid_range)
 
 Test(config, parse_size)
 {
-	static const struct { const char *s; int64_t want; } ok[] = {
-		{ "0", 0 }, { "1", 1 }, { "2k", 2048 },
-		{ "2K", 2048 }, { "2kb", 2048 }, { "3m", 3LL << 20 },
-		{ "5g", 5LL << 30 }, { "9223372036854775807", INT64_MAX },
+	static const struct {
+		const char *s;
+		int64_t	    want;
+	} ok[] = {
+		{ "0", 0 },
+		{ "1", 1 },
+		{ "2k", 2048 },
+		{ "2K", 2048 },
+		{ "2kb", 2048 },
+		{ "3m", 3LL << 20 },
+		{ "5g", 5LL << 30 },
+		{ "9223372036854775807", INT64_MAX },
 		{ "8589934591g", 8589934591LL << 30 },
 	};
 	static const char *const bad[] = { "", "k", "-1", "+1", " 1", "1 ", "100b",
-	    "1.5g", "1kk", "1 k", "1t", "0x10", "9223372036854775808",
-	    "8589934592g", "1gbb" };
+		"1.5g", "1kk", "1 k", "1t", "0x10", "9223372036854775808",
+		"8589934592g", "1gbb" };
 	int64_t	v;
 	size_t	i;
 

@@ -21,7 +21,10 @@ struct golden {
 	const char	*want;
 };
 
-#define G(lit, want)	{ (lit), sizeof(lit) - 1, (want) }
+#define G(lit, want)                           \
+	{                                      \
+		(lit), sizeof(lit) - 1, (want) \
+	}
 
 /* log_escape of each case into a 256-byte buffer. */
 static void
@@ -144,8 +147,12 @@ full(const char *src, size_t n, char *out, size_t outlen)
 Test(log_escape, cut_never_splits_an_escape)
 {
 	static const char *const in[] = { "plain text only",
-	    "a\nb\"c\\d\xff" "e", "\n\n\n\n\n\n", "ab\x01\x02" "cd\x7f\x80",
-	    "\xe6\x97\xa5\xe6\x9c\xac" "x" };
+		"a\nb\"c\\d\xff"
+		"e",
+		"\n\n\n\n\n\n", "ab\x01\x02"
+				"cd\x7f\x80",
+		"\xe6\x97\xa5\xe6\x9c\xac"
+		"x" };
 	char	buf[128], whole[128], pre[128];
 	size_t	i, k, dl, n, wl, ol;
 
@@ -176,7 +183,8 @@ Test(log_escape, cut_never_splits_an_escape)
 					break;
 			}
 			cr_expect_lt(k, n, "input %zu dstlen %zu: \"%s\" cuts an "
-			    "escape", i, dl, buf);
+					   "escape",
+			    i, dl, buf);
 		}
 	}
 }

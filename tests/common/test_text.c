@@ -32,7 +32,10 @@ clean(const char *s, size_t n, enum yx_fffd mode, bool cut, bool *changed)
 
 Test(text, scanner)
 {
-	static const struct { const char *s; size_t want; } t[] = {
+	static const struct {
+		const char *s;
+		size_t	    want;
+	} t[] = {
 		{ "A", 1 }, { "\xc2\xa9", 2 }, { "\xe2\x82\xac", 3 },
 		{ "\xf0\x9f\x98\x80", 4 }, { "\xf4\x8f\xbf\xbf", 4 },
 		{ "\xc0\x80", 0 },		/* overlong */
@@ -46,7 +49,8 @@ Test(text, scanner)
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		cr_expect_eq(yx_utf8_seq((const unsigned char *)t[i].s,
-		    strlen(t[i].s)), t[i].want, "case %zu", i);
+				 strlen(t[i].s)),
+		    t[i].want, "case %zu", i);
 	cr_assert(yx_utf8_valid("h\xc3\xa9llo", 6));
 	cr_assert(!yx_utf8_valid("h\xc3llo", 5));
 	cr_assert(yx_utf8_valid("", 0));

@@ -67,12 +67,12 @@ dt_prepare(enum yx_driver_kind kind, int pids, int64_t mem)
 	snprintf(f, sizeof(f), "%s/skills-demo/SKILL.md", dt.tmpdir);
 	dt_write(f, "# demo skill\n");
 	dt.mounts[0] = (struct yx_mount){ dt.userdata, "/home/yuxi/user-data",
-	    false };
+		false };
 	dt.mounts[1] = (struct yx_mount){ dt.skills, "/home/yuxi/skills/demo",
-	    true };
+		true };
 	dt.mounts[2] = (struct yx_mount){ dt.runner, DT_RUNNER, true };
 	dt.spec = (struct yx_container_spec){ dt.name, dt.cfg.image, dt.thread,
-	    dt.sid, "fp-demo", dt.mounts, 3, 0, &dt.cfg, 0, 0 };
+		dt.sid, "fp-demo", dt.mounts, 3, 0, &dt.cfg, 0, 0 };
 	dt.d = yx_driver_new(&dt.cfg, &err);
 	cr_assert(dt.d != NULL, "%s", err.msg);
 }
@@ -102,8 +102,7 @@ dt_teardown(void)
 		yx_driver_free(dt.d);
 		dt.d = NULL;
 	}
-	if (dt.tmpdir[0] == '/' && strncmp(dt.tmpdir, "/tmp/yuxi-drvtest.",
-	    18) == 0) {
+	if (dt.tmpdir[0] == '/' && strncmp(dt.tmpdir, "/tmp/yuxi-drvtest.", 18) == 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dt.tmpdir);
 		(void)!system(cmd);
 	}
@@ -122,10 +121,10 @@ dt_sh(const char *cmd, int timeout, struct yx_buf *out,
 	struct yx_errctx	err;
 	char			t[16];
 	const char		*argv[] = { DT_RUNNER, "-t", t, "-C",
-	    "/home/yuxi/user-data", "--", "/bin/sh", "-c", cmd, NULL };
+		       "/home/yuxi/user-data", "--", "/bin/sh", "-c", cmd, NULL };
 	const char		*env[] = { "LANG=C", NULL };
 	struct yx_exec_req	req = { argv, env, "/home/yuxi", "1000:1000",
-	    timeout, dt_sink, out };
+		timeout, dt_sink, out };
 	int			rc;
 
 	snprintf(t, sizeof(t), "%d", timeout);

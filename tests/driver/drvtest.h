@@ -43,7 +43,7 @@ void	dt_teardown(void);
 /* Run `cmd` via the runner (-t timeout) in dt's container; output in out
  * (reset first). Returns the exec rc; *res filled. */
 int	dt_sh(const char *cmd, int timeout, struct yx_buf *out,
-	    struct yx_exec_result *res);
+    struct yx_exec_result *res);
 /* Like dt_sh but asserts rc OK and returns the exit code. */
 int	dt_sh_ok(const char *cmd, struct yx_buf *out);
 /* Sink appending to a struct yx_buf. */

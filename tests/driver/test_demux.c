@@ -25,8 +25,8 @@ static void
 frame(struct yx_buf *b, unsigned stream, const char *p, size_t n)
 {
 	unsigned char h[8] = { (unsigned char)stream, 0, 0, 0,
-	    (unsigned char)(n >> 24), (unsigned char)(n >> 16),
-	    (unsigned char)(n >> 8), (unsigned char)n };
+		(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+		(unsigned char)(n >> 8), (unsigned char)n };
 
 	cr_assert_eq(yx_buf_append(b, h, 8), YX_OK);
 	cr_assert_eq(yx_buf_append(b, p, n), YX_OK);

@@ -23,15 +23,17 @@
 #include "driver/driver_int.h"
 #include "drvtest.h"
 
-#define HAS(out, s)	cr_expect(strstr((out)->data ? (out)->data : "", s) \
-			    != NULL, "expected \"%s\" in: %s", s, (out)->data)
+#define HAS(out, s) cr_expect(strstr((out)->data ? (out)->data : "", s) != NULL, \
+    "expected \"%s\" in: %s", s, (out)->data)
 
 /* Kernel-side hardening, seen from inside. */
 static void
 check_hardening(struct yx_buf *o)
 {
 	cr_assert_eq(dt_sh_ok("grep -E '^(CapEff|NoNewPrivs|Seccomp):' "
-	    "/proc/self/status", o), 0);
+			      "/proc/self/status",
+			 o),
+	    0);
 	HAS(o, "CapEff:\t0000000000000000");
 	HAS(o, "NoNewPrivs:\t1");
 	HAS(o, "Seccomp:\t2");
@@ -43,7 +45,9 @@ check_hardening(struct yx_buf *o)
 	HAS(o, "tmpfs /tmp tmpfs");
 	HAS(o, "size=65536k");
 	cr_expect_eq(dt_sh_ok("ls /sys/class/net; tail -n +3 /proc/net/dev | "
-	    "cut -d: -f1", o), 0);
+			      "cut -d: -f1",
+			 o),
+	    0);
 	cr_expect_str_eq(o->data, "lo\n    lo\n");
 	/* HOME is writable on the read-only root */
 	cr_expect_eq(dt_sh_ok("echo $HOME; touch $HOME/.cache && echo ok", o),
@@ -63,7 +67,8 @@ check_mounts(struct yx_buf *o)
 	cr_expect_neq(dt_sh_ok("echo x > /home/yuxi/skills/demo/new", o), 0);
 	HAS(o, "Read-only file system");
 	cr_expect_eq(dt_sh_ok("pwd; echo hi > made-inside && cat made-inside",
-	    o), 0);
+			 o),
+	    0);
 	cr_expect_str_eq(o->data, "/home/yuxi/user-data\nhi\n");
 	snprintf(p, sizeof(p), "%s/made-inside", dt.userdata);
 	cr_expect(stat(p, &st) == 0 && st.st_uid == 1000,
@@ -88,7 +93,8 @@ check_labels(void)
 	cr_expect_str_eq(info.skills_fp, "fp-demo");
 	cr_expect(info.running);
 	cr_expect(info.created > time(NULL) - 600 &&
-	    info.created <= time(NULL) + 5, "created %lld",
+		info.created <= time(NULL) + 5,
+	    "created %lld",
 	    (long long)info.created);
 	cr_assert_eq(dt.d->ops->inspect(dt.d, dt.info.id, &info, &err), YX_OK);
 	cr_assert_eq(dt.d->ops->list(dt.d, &v, &n, &err), YX_OK, "%s",
@@ -124,7 +130,9 @@ check_exec(struct yx_buf *o)
 	struct yx_exec_result res;
 
 	cr_expect_eq(dt_sh_ok("for i in 1 2 3 4; do echo out$i; echo err$i "
-	    ">&2; done; exit 42", o), 42);
+			      ">&2; done; exit 42",
+			 o),
+	    42);
 	cr_expect_str_eq(o->data,
 	    "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\n");
 	cr_expect_eq(dt_sh_ok("exit 0", o), 0);
@@ -132,10 +140,12 @@ check_exec(struct yx_buf *o)
 	cr_expect_eq(dt_sh_ok("echo $LANG", o), 0);
 	cr_expect_str_eq(o->data, "C\n");
 	cr_expect_eq(dt_sh_ok("head -c 300000 /dev/zero | tr '\\0' y | wc -c",
-	    o), 0);
+			 o),
+	    0);
 	cr_expect_str_eq(o->data, "300000\n");
 	cr_expect_eq(dt_sh("head -c 200000 /dev/zero | tr '\\0' z", 10, o,
-	    &res), YX_OK);
+			 &res),
+	    YX_OK);
 	cr_expect_eq(o->len, 200000);
 	cr_expect_eq(res.exit_code, 0);
 	cr_expect(!res.timed_out);
@@ -169,9 +179,11 @@ check_errors(void)
 	struct yx_exec_req	req = { argv, NULL, NULL, NULL, 5, NULL, NULL };
 
 	cr_expect_eq(dt.d->ops->exec(dt.d, "yuxi-drvtest-no-such-box", &req,
-	    &res, &err), YX_E_NOT_FOUND, "%s", err.msg);
+			 &res, &err),
+	    YX_E_NOT_FOUND, "%s", err.msg);
 	cr_expect_eq(dt.d->ops->inspect(dt.d, "yuxi-drvtest-no-such-box",
-	    &info, &err), YX_E_NOT_FOUND, "%s", err.msg);
+			 &info, &err),
+	    YX_E_NOT_FOUND, "%s", err.msg);
 	cr_expect_eq(dt.d->ops->create(dt.d, &dt.spec, &info, &err),
 	    YX_E_FILE_EXISTS, "%s", err.msg);
 	/* the conflict must not have removed the existing container */
@@ -207,9 +219,11 @@ check_limits(void)
 
 	yx_buf_init(&o, 1 << 20);
 	cr_assert_eq(dt_sh("i=0; while [ $i -lt 150 ]; do sleep 313 & "
-	    "i=$((i+1)); done; echo loop-ended", 10, &o, &res), YX_OK);
+			   "i=$((i+1)); done; echo loop-ended",
+			 10, &o, &res),
+	    YX_OK);
 	cr_expect(strstr(o.data, "can't fork") != NULL ||
-	    strstr(o.data, "Resource temporarily unavailable") != NULL,
+		strstr(o.data, "Resource temporarily unavailable") != NULL,
 	    "no fork failure: %s", o.data);
 	cr_expect(!res.timed_out, "the loop did not end by itself");
 	/* the runner killed the group: the box works again */
@@ -218,7 +232,9 @@ check_limits(void)
 	cr_expect_str_eq(o.data, "0\nalive\n");
 	cr_expect_eq(dt_sh_ok("head -c 100m /dev/zero | tail", &o), 137);
 	cr_expect_eq(dt_sh_ok("cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
-	    " 2>/dev/null || cat /sys/fs/cgroup/memory.max", &o), 0);
+			      " 2>/dev/null || cat /sys/fs/cgroup/memory.max",
+			 &o),
+	    0);
 	cr_expect_str_eq(o.data, "33554432\n");
 	yx_buf_fini(&o);
 }
@@ -309,9 +325,9 @@ engine_flood(const char *ref)
 {
 	char			 cmd[256], t[8] = "60";
 	const char		*argv[] = { DT_RUNNER, "-t", t, "--", "/bin/sh",
-	    "-c", cmd, NULL };
+			  "-c", cmd, NULL };
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 60,
-	    dt_sink, NULL };
+		   dt_sink, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 	struct yx_buf		 o;
@@ -320,8 +336,9 @@ engine_flood(const char *ref)
 	yx_buf_init(&o, 1 << 16);
 	req.arg = &o;
 	snprintf(cmd, sizeof(cmd), "for fd in 1 2; do head -c %lld /dev/zero | "
-	    "tr '\\0' x >/proc/1/fd/$fd || echo failed-$fd; done; echo "
-	    "flooded", FLOOD_BYTES);
+				   "tr '\\0' x >/proc/1/fd/$fd || echo failed-$fd; done; echo "
+				   "flooded",
+	    FLOOD_BYTES);
 	before = engine_dir_bytes(ref);
 	cr_assert_eq(dt.d->ops->exec(dt.d, ref, &req, &res, &err), YX_OK,
 	    "%s", err.msg);
@@ -364,7 +381,8 @@ engine_log_control(const char *name)
 		_exit(127);
 	}
 	cr_assert(pid > 0 && waitpid(pid, &st, 0) == pid &&
-	    WIFEXITED(st) && WEXITSTATUS(st) == 0, "control docker run failed");
+		WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "control docker run failed");
 	yx_spec_argv_free(argv);
 }
 
@@ -402,25 +420,44 @@ check_engine_log(void)
 	engine_query(ctl, "{{.HostConfig.LogConfig.Type}}", v, sizeof(v));
 	grew_ctl = engine_flood(ctl);
 	printf("%s: %lld bytes to /proc/1/fd/1 and /proc/1/fd/2: the engine "
-	    "directory grew %lld bytes (control, log driver %s: %lld)\n",
+	       "directory grew %lld bytes (control, log driver %s: %lld)\n",
 	    dt.d->ops->name, 2 * FLOOD_BYTES, grew, v, grew_ctl);
 	cr_expect(grew < 64 * 1024, "engine directory grew %lld bytes", grew);
 	cr_expect(grew_ctl >= FLOOD_BYTES, "control grew only %lld bytes: the "
-	    "measurement is blind", grew_ctl);
+					   "measurement is blind",
+	    grew_ctl);
 }
 
 #define DRIVER_TESTS(suite, kind)					\
-static void suite##_init(void) { dt_setup(kind, 0, 0); }		\
-static void suite##_limits_init(void) { dt_setup(kind, 64, 32 << 20); }\
-Test(suite, sandbox, .init = suite##_init, .fini = dt_teardown,	\
-    .timeout = 60) { cr_assert_str_eq(dt.d->ops->name, #suite);	\
-    check_sandbox(); }							\
-Test(suite, limits, .init = suite##_limits_init, .fini = dt_teardown,\
-    .timeout = 60) { check_limits(); }					\
-Test(suite, remove, .init = suite##_init, .fini = dt_teardown,	\
-    .timeout = 60) { check_remove(); }					\
-Test(suite, engine_log, .init = suite##_init, .fini = engine_log_fini,\
-    .timeout = 180) { check_engine_log(); }
+	static void suite##_init(void)                                         \
+	{                                                                      \
+		dt_setup(kind, 0, 0);                                          \
+	}                                                                      \
+	static void suite##_limits_init(void)                                  \
+	{                                                                      \
+		dt_setup(kind, 64, 32 << 20);                                  \
+	}                                                                      \
+	Test(suite, sandbox, .init = suite##_init, .fini = dt_teardown,        \
+	    .timeout = 60)                                                     \
+	{                                                                      \
+		cr_assert_str_eq(dt.d->ops->name, #suite);                     \
+		check_sandbox();                                               \
+	}                                                                      \
+	Test(suite, limits, .init = suite##_limits_init, .fini = dt_teardown,  \
+	    .timeout = 60)                                                     \
+	{                                                                      \
+		check_limits();                                                \
+	}                                                                      \
+	Test(suite, remove, .init = suite##_init, .fini = dt_teardown,         \
+	    .timeout = 60)                                                     \
+	{                                                                      \
+		check_remove();                                                \
+	}                                                                      \
+	Test(suite, engine_log, .init = suite##_init, .fini = engine_log_fini, \
+	    .timeout = 180)                                                    \
+	{                                                                      \
+		check_engine_log();                                            \
+	}
 
 DRIVER_TESTS(api, YX_DRIVER_API)
 DRIVER_TESTS(cli, YX_DRIVER_CLI)
@@ -430,7 +467,7 @@ Test(api, safety_net, .init = api_init, .fini = dt_teardown, .timeout = 60)
 {
 	const char		*argv[] = { "/bin/sleep", "309", NULL };
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 1,
-	    NULL, NULL };
+		   NULL, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 	struct yx_buf		 o;
@@ -461,10 +498,10 @@ static void
 check_sink_stop(void)
 {
 	const char		*argv[] = { DT_RUNNER, "-t", "20", "--",
-	    "/bin/sh", "-c", "yes yxsink", NULL };
+			  "/bin/sh", "-c", "yes yxsink", NULL };
 	size_t			 total = 0;
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 20,
-	    sink_stop, &total };
+		   sink_stop, &total };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 

@@ -81,8 +81,9 @@ fake_reply(int fd, int status, const char *body)
 	char hdr[256];
 
 	snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d X\r\nContent-Type: "
-	    "application/json\r\nContent-Length: %zu\r\nConnection: close"
-	    "\r\n\r\n", status, strlen(body));
+				   "application/json\r\nContent-Length: %zu\r\nConnection: close"
+				   "\r\n\r\n",
+	    status, strlen(body));
 	(void)!write(fd, hdr, strlen(hdr));
 	(void)!write(fd, body, strlen(body));
 }
@@ -92,8 +93,9 @@ static void
 fake_serve(int lfd, int mode)
 {
 	static const char corrupt[] = "HTTP/1.1 200 OK\r\nContent-Type: "
-	    "application/vnd.docker.raw-stream\r\nConnection: close\r\n\r\n"
-	    "\x01\0\0\0\0\0\0\x02ok\x07\0\0\0\0\0\0\x04" "abcd";
+				      "application/vnd.docker.raw-stream\r\nConnection: close\r\n\r\n"
+				      "\x01\0\0\0\0\0\0\x02ok\x07\0\0\0\0\0\0\x04"
+				      "abcd";
 	char	line[1024];
 	int	fd;
 
@@ -103,12 +105,12 @@ fake_serve(int lfd, int mode)
 		if (fake_read_request(fd, line, sizeof(line)) == 0) {
 			if (mode == 500)
 				fake_reply(fd, 500, "{\"message\":\"engine "
-				    "exploded \\u001b[31m red\\n\"}");
+						    "exploded \\u001b[31m red\\n\"}");
 			else if (strstr(line, "/exec/e1/start"))
 				(void)!write(fd, corrupt, sizeof(corrupt) - 1);
 			else if (strstr(line, "/exec/e1/json"))
 				fake_reply(fd, 200, "{\"Running\":false,"
-				    "\"ExitCode\":0,\"Pid\":0}");
+						    "\"ExitCode\":0,\"Pid\":0}");
 			else if (strstr(line, "/exec"))
 				fake_reply(fd, 201, "{\"Id\":\"e1\"}");
 			else
@@ -195,9 +197,10 @@ Test(fault, api_engine_500, .fini = fake_stop)
 	logged = log_end();
 	/* our words to the caller, the engine's in the log, escaped */
 	cr_expect_str_eq(err.msg, "ping: engine answered 500: failed "
-	    "(details in the server log)");
+				  "(details in the server log)");
 	cr_expect(strstr(logged, "ping: engine answered 500: engine exploded "
-	    "\\x1b[31m red") != NULL, "log: %s", logged);
+				 "\\x1b[31m red") != NULL,
+	    "log: %s", logged);
 	cr_expect(strchr(logged, '\x1b') == NULL, "unescaped: %s", logged);
 	cr_expect_eq(d->ops->inspect(d, "x", &info, &err),
 	    YX_E_BACKEND_UNAVAILABLE);
@@ -242,11 +245,11 @@ engine_down(enum yx_driver_kind kind)
 	struct yx_container_info	 info;
 	const char			*argv[] = { "true", NULL };
 	struct yx_exec_req		 req = { argv, NULL, NULL, NULL, 5, sink,
-	    NULL };
+		      NULL };
 	struct yx_exec_result		 res;
 	struct yx_mount			 m = { "/tmp", "/x", true };
 	struct yx_container_spec	 spec = { "yuxi-drvtest-down", cfg.image,
-	    "t", "s", "", &m, 1, 0, &cfg, 0, 0 };
+		"t", "s", "", &m, 1, 0, &cfg, 0, 0 };
 
 	base_cfg(kind);
 	snprintf(cfg.docker_api_socket, sizeof(cfg.docker_api_socket),
@@ -267,8 +270,14 @@ engine_down(enum yx_driver_kind kind)
 	yx_driver_free(d);
 }
 
-Test(fault, api_engine_down) { engine_down(YX_DRIVER_API); }
-Test(fault, cli_engine_down) { engine_down(YX_DRIVER_CLI); }
+Test(fault, api_engine_down)
+{
+	engine_down(YX_DRIVER_API);
+}
+Test(fault, cli_engine_down)
+{
+	engine_down(YX_DRIVER_CLI);
+}
 
 Test(fault, cli_docker_missing)
 {
@@ -298,11 +307,11 @@ image_missing(enum yx_driver_kind kind)
 	cr_expect_eq(d->ops->image_present(d, "yuxi-nosuch-test:latest", &err),
 	    YX_E_IMAGE_MISSING, "%s", err.msg);
 	cr_expect_str_eq(err.msg, "image yuxi-nosuch-test:latest is missing; "
-	    "build it with images/test/build.sh");
+				  "build it with images/test/build.sh");
 	cr_expect_eq(d->ops->image_present(d, "yuxi-nosuch:latest", &err),
 	    YX_E_IMAGE_MISSING, "%s", err.msg);
 	cr_expect_str_eq(err.msg, "image yuxi-nosuch:latest is missing; "
-	    "build it with images/default/build.sh");
+				  "build it with images/default/build.sh");
 	snprintf(name, sizeof(name), "yuxi-drvtest-%d-img", (int)getpid());
 	memset(&spec, 0, sizeof(spec));
 	spec.name = name;
@@ -319,8 +328,14 @@ image_missing(enum yx_driver_kind kind)
 	yx_driver_free(d);
 }
 
-Test(fault, api_image_missing) { image_missing(YX_DRIVER_API); }
-Test(fault, cli_image_missing) { image_missing(YX_DRIVER_CLI); }
+Test(fault, api_image_missing)
+{
+	image_missing(YX_DRIVER_API);
+}
+Test(fault, cli_image_missing)
+{
+	image_missing(YX_DRIVER_CLI);
+}
 
 /*
  * Real engine: a bind source that does not exist (a removed skill, a

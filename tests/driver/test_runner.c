@@ -60,8 +60,7 @@ run(char *out, size_t outlen, double *secs, const char *a0, ...)
 		_exit(99);
 	}
 	close(p[1]);
-	while (len + 1 < outlen && (r = read(p[0], out + len,
-	    outlen - 1 - len)) > 0)
+	while (len + 1 < outlen && (r = read(p[0], out + len, outlen - 1 - len)) > 0)
 		len += (size_t)r;
 	out[len] = '\0';
 	close(p[0]);
@@ -95,8 +94,9 @@ Test(runner, output_order_and_exit_code)
 	char out[4096];
 
 	cr_assert_eq(run(out, sizeof(out), NULL, "--", "/bin/sh", "-c",
-	    "for i in 1 2 3; do echo out$i; echo err$i >&2; done; exit 42",
-	    NULL), 42);
+			 "for i in 1 2 3; do echo out$i; echo err$i >&2; done; exit 42",
+			 NULL),
+	    42);
 	cr_assert_str_eq(out, "out1\nerr1\nout2\nerr2\nout3\nerr3\n");
 }
 
@@ -105,7 +105,8 @@ Test(runner, stdin_is_dev_null)
 	char out[256];
 
 	cr_assert_eq(run(out, sizeof(out), NULL, "--", "/bin/sh", "-c",
-	    "cat; echo end", NULL), 0);
+			 "cat; echo end", NULL),
+	    0);
 	cr_assert_str_eq(out, "end\n");
 }
 
@@ -114,9 +115,11 @@ Test(runner, signal_status)
 	char out[256];
 
 	cr_assert_eq(run(out, sizeof(out), NULL, "--", "/bin/sh", "-c",
-	    "kill -9 $$", NULL), 137);
+			 "kill -9 $$", NULL),
+	    137);
 	cr_assert_eq(run(out, sizeof(out), NULL, "--", "/bin/sh", "-c",
-	    "kill -TERM $$", NULL), 143);
+			 "kill -TERM $$", NULL),
+	    143);
 }
 
 Test(runner, chdir)
@@ -124,10 +127,12 @@ Test(runner, chdir)
 	char out[512];
 
 	cr_assert_eq(run(out, sizeof(out), NULL, "-C", "/", "--", "/bin/pwd",
-	    NULL), 0);
+			 NULL),
+	    0);
 	cr_assert_str_eq(out, "/\n");
 	cr_assert_eq(run(out, sizeof(out), NULL, "-C", "/nonexistent-dir",
-	    "--", "/bin/pwd", NULL), 126);
+			 "--", "/bin/pwd", NULL),
+	    126);
 	cr_assert(strstr(out, "cannot change directory to /nonexistent-dir"),
 	    "%s", out);
 }
@@ -137,12 +142,14 @@ Test(runner, exec_failure)
 	char out[512];
 
 	cr_assert_eq(run(out, sizeof(out), NULL, "--", "/nonexistent-prog",
-	    NULL), 127);
+			 NULL),
+	    127);
 	cr_assert(strstr(out, "/nonexistent-prog: No such file"), "%s", out);
 	cr_assert_eq(run(out, sizeof(out), NULL, "--", "/etc/passwd", NULL),
 	    126);
 	cr_assert_eq(run(out, sizeof(out), NULL, "-t", "x", "--", "true",
-	    NULL), 125);
+			 NULL),
+	    125);
 	cr_assert_eq(run(out, sizeof(out), NULL, NULL), 125);
 }
 
@@ -153,7 +160,7 @@ Test(runner, timeout_kills_group)
 
 	/* a marker argument makes the processes easy to find */
 	cr_assert_eq(run(out, sizeof(out), &secs, "-t", "1", "--", "/bin/sh",
-	    "-c", "echo before; sleep 317 & sleep 317; : yxrt-timeout", NULL),
+			 "-c", "echo before; sleep 317 & sleep 317; : yxrt-timeout", NULL),
 	    124);
 	cr_assert_str_eq(out, "before\n");
 	cr_assert(secs >= 0.9 && secs < 3.0, "took %.2f s", secs);
@@ -168,7 +175,8 @@ Test(runner, background_killed_after_exit)
 	double	secs;
 
 	cr_assert_eq(run(out, sizeof(out), &secs, "--", "/bin/sh", "-c",
-	    "sh -c 'sleep 299; : yxrt-bg' & echo started", NULL), 0);
+			 "sh -c 'sleep 299; : yxrt-bg' & echo started", NULL),
+	    0);
 	cr_assert_str_eq(out, "started\n");
 	cr_assert(secs < 2.0, "took %.2f s: it waited for the background", secs);
 	usleep(100 * 1000);
@@ -181,7 +189,8 @@ Test(runner, large_output_complete)
 	size_t	 n;
 
 	cr_assert_eq(run(out, 600000, NULL, "--", "/bin/sh", "-c",
-	    "head -c 500000 /dev/zero | tr '\\0' x", NULL), 0);
+			 "head -c 500000 /dev/zero | tr '\\0' x", NULL),
+	    0);
 	n = strlen(out);
 	cr_assert_eq(n, 500000);
 	free(out);

@@ -28,8 +28,8 @@ setup(void)
 {
 	yx_config_defaults(&cfg);
 	spec = (struct yx_container_spec){ "yuxi-sandbox-abcd1234",
-	    "yuxi-sandbox:latest", "thread-1", "abcd1234", "fp1", mounts, 2,
-	    0, &cfg, 0, 0 };
+		"yuxi-sandbox:latest", "thread-1", "abcd1234", "fp1", mounts, 2,
+		0, &cfg, 0, 0 };
 }
 
 /* Value at a dotted path ("HostConfig.Memory"); NULL if absent. */
@@ -40,7 +40,7 @@ at(struct json_object *o, const char *path)
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (p = buf; o != NULL && (tok = strtok_r(p, ".", &save)) != NULL;
-	    p = NULL)
+	     p = NULL)
 		if (!json_object_object_get_ex(o, tok, &o))
 			o = NULL;
 	return o;
@@ -66,15 +66,20 @@ Test(spec, create_body_hardening, .init = setup)
 	v = at(b, "Labels");
 	cr_assert(v != NULL);
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-	    "io.yuxi.sandbox")), "1");
+			     "io.yuxi.sandbox")),
+	    "1");
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-	    "io.yuxi.sandbox.thread")), "thread-1");
+			     "io.yuxi.sandbox.thread")),
+	    "thread-1");
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-	    "io.yuxi.sandbox.id")), "abcd1234");
+			     "io.yuxi.sandbox.id")),
+	    "abcd1234");
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-	    "io.yuxi.sandbox.skills")), "fp1");
+			     "io.yuxi.sandbox.skills")),
+	    "fp1");
 	cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(
-	    at(b, "Env"), 0)), "HOME=/home/yuxi");
+			     at(b, "Env"), 0)),
+	    "HOME=/home/yuxi");
 	cr_expect_str_eq(str_at(b, "HostConfig.NetworkMode"), "none");
 	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.Memory")),
 	    512LL << 20);
@@ -86,20 +91,26 @@ Test(spec, create_body_hardening, .init = setup)
 	cr_expect(json_object_get_boolean(at(b, "HostConfig.Init")));
 	cr_expect(json_object_get_boolean(at(b, "HostConfig.ReadonlyRootfs")));
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
-	    "HostConfig.CapDrop"), JSON_C_TO_STRING_PLAIN), "[\"ALL\"]");
+							    "HostConfig.CapDrop"),
+			     JSON_C_TO_STRING_PLAIN),
+	    "[\"ALL\"]");
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
-	    "HostConfig.SecurityOpt"), JSON_C_TO_STRING_PLAIN),
+							    "HostConfig.SecurityOpt"),
+			     JSON_C_TO_STRING_PLAIN),
 	    "[\"no-new-privileges\"]");
 	v = at(b, "HostConfig.Tmpfs");
 	cr_assert(v != NULL);
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-	    "/tmp")), "rw,nosuid,nodev,size=67108864");
+			     "/tmp")),
+	    "rw,nosuid,nodev,size=67108864");
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-	    "/home/yuxi")), "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+			     "/home/yuxi")),
+	    "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
 	    "mode=0755");
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
-	    "HostConfig.Mounts"), JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE),
+							    "HostConfig.Mounts"),
+			     JSON_C_TO_STRING_PLAIN |
+				 JSON_C_TO_STRING_NOSLASHESCAPE),
 	    "[{\"Type\":\"bind\",\"Source\":\"/srv/t/user-data\",\"Target\":"
 	    "\"/home/yuxi/user-data\",\"ReadOnly\":false},{\"Type\":\"bind\","
 	    "\"Source\":\"/srv/skills/pdf\",\"Target\":\"/home/yuxi/skills/pdf\","
@@ -108,7 +119,8 @@ Test(spec, create_body_hardening, .init = setup)
 	cr_expect(at(b, "ExposedPorts") == NULL);
 	/* no engine log: /proc/1/fd/1 leads nowhere a command can fill */
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
-	    "HostConfig.LogConfig"), JSON_C_TO_STRING_PLAIN),
+							    "HostConfig.LogConfig"),
+			     JSON_C_TO_STRING_PLAIN),
 	    "{\"Type\":\"none\"}");
 	json_object_put(b);
 }
@@ -126,14 +138,17 @@ Test(spec, operator_options_and_port, .init = setup)
 	spec.host_port = 18080;
 	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
-	    "HostConfig.SecurityOpt"), JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE), "[\"no-new-privileges\","
+							    "HostConfig.SecurityOpt"),
+			     JSON_C_TO_STRING_PLAIN |
+				 JSON_C_TO_STRING_NOSLASHESCAPE),
+	    "[\"no-new-privileges\","
 	    "\"seccomp=/etc/yuxi/seccomp.json\",\"apparmor=yuxi\"]");
 	cr_expect(!json_object_get_boolean(at(b, "HostConfig.ReadonlyRootfs")));
 	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.NanoCpus")),
 	    1500000000LL);
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
-	    "HostConfig.PortBindings"), JSON_C_TO_STRING_PLAIN),
+							    "HostConfig.PortBindings"),
+			     JSON_C_TO_STRING_PLAIN),
 	    "{\"8080\\/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":"
 	    "\"18080\"}]}");
 	cr_expect(at(b, "ExposedPorts") != NULL);
@@ -161,18 +176,18 @@ Test(spec, run_argv, .init = setup)
 	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
 	joined(argv, s, sizeof(s));
 	cr_expect_str_eq(s, "docker run -d --pull never --name "
-	    "yuxi-sandbox-abcd1234 --label io.yuxi.sandbox=1 --label "
-	    "io.yuxi.sandbox.thread=thread-1 --label io.yuxi.sandbox.id=abcd1234 "
-	    "--label io.yuxi.sandbox.skills=fp1 --user 1000:1000 --env "
-	    "HOME=/home/yuxi --network none --cap-drop ALL --security-opt "
-	    "no-new-privileges --init --tmpfs /tmp:rw,nosuid,nodev,size=67108864 "
-	    "--tmpfs /home/yuxi:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
-	    "mode=0755 --read-only --log-driver none --memory 536870912 "
-	    "--memory-swap 536870912 "
-	    "--cpus 1.000 --pids-limit 256 --mount type=bind,source=/srv/t/"
-	    "user-data,target=/home/yuxi/user-data --mount type=bind,source="
-	    "/srv/skills/pdf,target=/home/yuxi/skills/pdf,readonly -- "
-	    "yuxi-sandbox:latest ");
+			    "yuxi-sandbox-abcd1234 --label io.yuxi.sandbox=1 --label "
+			    "io.yuxi.sandbox.thread=thread-1 --label io.yuxi.sandbox.id=abcd1234 "
+			    "--label io.yuxi.sandbox.skills=fp1 --user 1000:1000 --env "
+			    "HOME=/home/yuxi --network none --cap-drop ALL --security-opt "
+			    "no-new-privileges --init --tmpfs /tmp:rw,nosuid,nodev,size=67108864 "
+			    "--tmpfs /home/yuxi:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+			    "mode=0755 --read-only --log-driver none --memory 536870912 "
+			    "--memory-swap 536870912 "
+			    "--cpus 1.000 --pids-limit 256 --mount type=bind,source=/srv/t/"
+			    "user-data,target=/home/yuxi/user-data --mount type=bind,source="
+			    "/srv/skills/pdf,target=/home/yuxi/skills/pdf,readonly -- "
+			    "yuxi-sandbox:latest ");
 	yx_spec_argv_free(argv);
 	spec.host_port = 18080;
 	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
@@ -187,7 +202,8 @@ Test(spec, run_argv_refuses_comma_path, .init = setup)
 	struct yx_errctx		 err;
 	char				**argv = NULL;
 	static const struct yx_mount	 bad[] = {
-		{ "/srv/a,b", "/home/yuxi/user-data", false } };
+		{ "/srv/a,b", "/home/yuxi/user-data", false }
+	};
 
 	spec.mounts = bad;
 	spec.nmounts = 1;

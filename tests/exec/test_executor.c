@@ -33,10 +33,10 @@ setup_with(const char *image, size_t output_limit)
 {
 	exectest_config("yxexec" YX_TEST_DRIVER YX_TEST_TRANSPORT, image);
 	xt.cfg.driver = strcmp(YX_TEST_DRIVER, "cli") == 0 ? YX_DRIVER_CLI :
-	    YX_DRIVER_API;
+							     YX_DRIVER_API;
 	xt.cfg.output_limit = output_limit;
 	exectest_open(AGENT_MODE ? YX_EXEC_TRANSPORT_AGENT :
-	    YX_EXEC_TRANSPORT_ENGINE);
+				   YX_EXEC_TRANSPORT_ENGINE);
 	cr_assert_eq(access(xt.cfg.runner_path, X_OK), 0, "runner %s missing",
 	    xt.cfg.runner_path);
 }
@@ -98,13 +98,16 @@ Test(executor, workdir_home_and_user)
 	char			want[200];
 
 	exectest_run("t-env", "pwd; echo $HOME; id -u; id -g; whoami; touch $HOME/.cache-test && "
-	    "echo homeok", 0, &out);
+			      "echo homeok",
+	    0, &out);
 	exectest_thread("t-env", &t);
 	/* the thread's own uid (root runs the tests: a range is in force) */
 	cr_assert(t.own_uid && t.uid >= xt.cfg.uid_base &&
-	    t.uid - xt.cfg.uid_base < xt.cfg.uid_count, "uid %u", t.uid);
+		t.uid - xt.cfg.uid_base < xt.cfg.uid_count,
+	    "uid %u", t.uid);
 	snprintf(want, sizeof(want), "/home/yuxi/user-data/workspace\n/home/yuxi\n"
-	    "%u\n%u\nyuxi\nhomeok\n", t.uid, t.gid);
+				     "%u\n%u\nyuxi\nhomeok\n",
+	    t.uid, t.gid);
 	cr_assert_str_eq(out.output, want);
 	yx_exec_output_fini(&out);
 }
@@ -154,7 +157,8 @@ Test(executor, output_cap_and_spill)
 	cr_assert(out.truncated);
 	cr_assert_eq(out.len, 4096);
 	cr_assert_eq(strncmp(out.full_output_path,
-	    "/home/yuxi/user-data/large_tool_results/", 40), 0, "%s", out.full_output_path);
+			 "/home/yuxi/user-data/large_tool_results/", 40),
+	    0, "%s", out.full_output_path);
 	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", xt.saves,
 	    out.full_output_path + strlen("/home/yuxi/user-data/"));
 	cr_assert_eq(stat(p, &st), 0, "spill file %s", p);
@@ -164,7 +168,8 @@ Test(executor, output_cap_and_spill)
 	yx_exec_output_fini(&out);
 	/* one write far larger than any pipe: it must block, not fail */
 	exectest_run("t-cap", "yes 0123456789 | head -c 3145728 > big.bin && "
-	    "dd if=big.bin bs=1048576 count=3 2>/dev/null", 0, &out);
+			      "dd if=big.bin bs=1048576 count=3 2>/dev/null",
+	    0, &out);
 	cr_assert_eq(out.exit_code, 0, "dd failed: %.200s", out.output);
 	cr_assert(out.truncated);
 	snprintf(p, sizeof(p), "%s/threads/t-cap/user-data/%s", xt.saves,
@@ -254,7 +259,8 @@ Test(executor, changed_settings_recreate_the_sandbox)
 	cr_assert_not_null(xt.ex = yx_executor_new(&xt.cfg, xt.table, xt.drv, &e), "%s", e.msg);
 	cr_assert_eq(yx_thread_store_init(&xt.store, &xt.cfg, &e), YX_OK, "%s", e.msg);
 	exectest_expect("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
-	    "2>/dev/null || cat /sys/fs/cgroup/memory.max", "268435456\n");
+				  "2>/dev/null || cat /sys/fs/cgroup/memory.max",
+	    "268435456\n");
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	cr_assert_str_neq(snap.slots[0].container_id, first);

@@ -60,8 +60,8 @@ props_names(const char *name)
 		unsigned char c = (unsigned char)b.data[i];
 
 		if (!(c == '/' || c == '%' || c == '.' || c == '_' || c == '~' ||
-		    c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		    (c >= 'A' && c <= 'Z'))) {
+			c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+			(c >= 'A' && c <= 'Z'))) {
 			why = "accel uri holds a reserved byte";
 			goto done;
 		}
@@ -165,8 +165,8 @@ json_props_check(const uint8_t *data, size_t size)
 		why = "json accepted a non-object";
 		goto done;
 	}
-	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	s = json_object_to_json_string_length(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	if (s == NULL)
 		goto done;
 	if (yx_json_parse_object(s, len, &o2, &e) != YX_OK)
@@ -178,8 +178,14 @@ done:
 }
 
 static const char *const fcgi_names[] = {
-	"REQUEST_METHOD", "DOCUMENT_URI", "QUERY_STRING", "CONTENT_LENGTH",
-	"YUXI_USER", "YUXI_ROLE", "HTTP_X_YUXI_USER", "HTTP_X_YUXI_ROLE",
+	"REQUEST_METHOD",
+	"DOCUMENT_URI",
+	"QUERY_STRING",
+	"CONTENT_LENGTH",
+	"YUXI_USER",
+	"YUXI_ROLE",
+	"HTTP_X_YUXI_USER",
+	"HTTP_X_YUXI_ROLE",
 };
 #define FCGI_NPARAMS	(sizeof(fcgi_names) / sizeof(fcgi_names[0]))
 
@@ -237,8 +243,7 @@ fcgi_props_check(const uint8_t *data, size_t size)
 		why = "req_init returned an unexpected code";
 	if (why == NULL && rc == YX_OK) {
 		rc = yx_router_match(r.method, r.path, &idx, arg, sizeof(arg));
-		if (rc == YX_OK && (idx >= yx_nroutes || strchr(arg, '/') != NULL ||
-		    strlen(arg) >= sizeof(arg)))
+		if (rc == YX_OK && (idx >= yx_nroutes || strchr(arg, '/') != NULL || strlen(arg) >= sizeof(arg)))
 			why = "route capture broken";
 		if (rc == YX_OK && strstr(yx_routes[idx].pattern, "{}") != NULL &&
 		    arg[0] == '\0')

@@ -105,7 +105,7 @@ path_props_check(const uint8_t *data, size_t size)
 		return "unexpected result code";
 	if (rc != YX_OK)
 		return vp.canon[0] == '\0' && vp.rel == vp.canon ? NULL :
-		    "failure left output behind";
+								   "failure left output behind";
 	if (size == 0 || has_control(data, size))
 		return "accepted an empty path or a control byte";
 	if (has_dotdot_component(data, size))
@@ -154,7 +154,7 @@ static bool
 dev_allowed(const char *t)
 {
 	static const char *const ok[] = { "null", "zero", "full", "random",
-	    "urandom", "stdin", "stdout", "stderr" };
+		"urandom", "stdin", "stdout", "stderr" };
 	size_t	 i;
 
 	if (strncmp(t, "/dev/", 5) != 0)
@@ -173,7 +173,7 @@ static const char *
 cmd_dev_props(const uint8_t *data, size_t size)
 {
 	static const char plain[] = "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-";
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-";
 	char	 cmd[160], bad[160];
 	size_t	 n = 0;
 	int	 rc;
@@ -188,7 +188,7 @@ cmd_dev_props(const uint8_t *data, size_t size)
 	rc = yx_cmd_check(cmd, YX_CMD_POLICY_STRICT, bad, sizeof(bad));
 	if ((rc == YX_OK) != dev_allowed(cmd + 4))
 		return rc == YX_OK ? "device outside the allowed set passed" :
-		    "allowed device refused";
+				     "allowed device refused";
 	return NULL;
 }
 

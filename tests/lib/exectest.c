@@ -41,10 +41,12 @@ exectest_open(enum yx_exec_transport t)
 
 	yx_errctx_clear(&e);
 	cr_assert_eq(yx_table_open(&xt.table, xt.cfg.shm_name, 8,
-	    YX_TABLE_CREATE, &e), YX_OK, "%s", e.msg);
+			 YX_TABLE_CREATE, &e),
+	    YX_OK, "%s", e.msg);
 	cr_assert_not_null(xt.drv = yx_driver_new(&xt.cfg, &e), "%s", e.msg);
 	cr_assert_not_null(xt.ex = yx_executor_new(&xt.cfg, xt.table, xt.drv,
-	    &e), "%s", e.msg);
+			       &e),
+	    "%s", e.msg);
 	yx_executor_set_transport(xt.ex, t);
 	cr_assert_eq(yx_thread_store_init(&xt.store, &xt.cfg, &e), YX_OK,
 	    "%s", e.msg);
@@ -143,7 +145,8 @@ exectest_container_of(const char *tid, char *id, size_t idlen)
 
 	id[0] = '\0';
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap,
-	    NULL), YX_OK);
+			 NULL),
+	    YX_OK);
 	for (i = 0; i < snap.nslots; i++)
 		if (strcmp(snap.slots[i].thread_id, tid) == 0)
 			snprintf(id, idlen, "%s", snap.slots[i].container_id);

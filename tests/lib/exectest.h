@@ -47,10 +47,10 @@ void	exectest_thread(const char *tid, struct yx_thread *t);
 /* Run cmd in thread tid (timeout 0: the configured one); the call's own
  * result, *out filled on YX_OK. */
 int	exectest_try_run(const char *tid, const char *cmd, int timeout,
-	    struct yx_exec_output *out, struct yx_errctx *e);
+    struct yx_exec_output *out, struct yx_errctx *e);
 /* The same, asserting YX_OK. */
 void	exectest_run(const char *tid, const char *cmd, int timeout,
-	    struct yx_exec_output *out);
+    struct yx_exec_output *out);
 /* Run cmd in thread tid (timeout 0); assert its output is want (NULL: any). */
 void	exectest_expect(const char *tid, const char *cmd, const char *want);
 /* The container id of thread tid's sandbox, from the table (asserted). */

@@ -16,7 +16,7 @@
  * it. Failures are Criterion assertions.
  */
 void	storetest_open(const char *name, char *base, size_t basesz,
-	    struct yx_config *cfg, struct yx_thread_store *st);
+    struct yx_config *cfg, struct yx_thread_store *st);
 /* Close st and remove the tree at base (with yx_tree_remove). */
 void	storetest_close(const char *base, struct yx_thread_store *st);
 

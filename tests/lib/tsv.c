@@ -147,8 +147,7 @@ tsv_next(FILE *fp, struct tsv_row *row)
 		n = strlen(row->raw);
 		if (n > 0 && row->raw[n - 1] != '\n' && !feof(fp))
 			return -1;	/* line too long */
-		while (n > 0 && (row->raw[n - 1] == '\n' ||
-		    row->raw[n - 1] == '\r'))
+		while (n > 0 && (row->raw[n - 1] == '\n' || row->raw[n - 1] == '\r'))
 			row->raw[--n] = '\0';
 		if (n > 0 && row->raw[0] != '#')
 			break;

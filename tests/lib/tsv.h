@@ -38,6 +38,6 @@ char	*tsv_decode(const char *s, size_t n, size_t *lenp);
  * malformed line fails it. Returns n.
  */
 size_t	 tsv_replay(const char *rel,
-	    void (*check)(const struct tsv_row *row, size_t *n));
+    void (*check)(const struct tsv_row *row, size_t *n));
 
 #endif

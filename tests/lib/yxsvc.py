@@ -148,6 +148,8 @@ def service_env(base, prefix, shm):
     """The daemon's environment: ours without YUXI_*, plus the e2e settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("YUXI_")}
     env.update({
+        # an installed /etc/yuxi-sandbox/yuxi-sandbox.conf never reaches tests
+        "YUXI_CONFIG": "none",
         "YUXI_SAVES_DIR": os.path.join(base, "saves"),
         "YUXI_SKILLS_DIR": os.path.join(TOP_SRCDIR, "examples", "skills"),
         "YUXI_AGENTS_FILE": os.path.join(TOP_SRCDIR, "examples", "agents.json"),

@@ -68,11 +68,12 @@ check_ok_props(const struct tsv_row *row, const struct yx_vpath *vp)
 	    "line %zu: %s: rel does not follow the root", row->lineno, row->raw);
 	cr_expect(vp->rel[0] != '/', "line %zu: rel starts with /", row->lineno);
 	cr_expect(yx_path_resolve(vp->canon, strlen(vp->canon), &again) == YX_OK &&
-	    strcmp(again.canon, vp->canon) == 0 && again.root == vp->root,
+		strcmp(again.canon, vp->canon) == 0 && again.root == vp->root,
 	    "line %zu: %s: resolving %s again is not idempotent", row->lineno,
 	    row->raw, vp->canon);
 	cr_expect(yx_path_canon(row->field[0], row->flen[0], buf, sizeof(buf)) ==
-	    YX_OK && strcmp(buf, vp->canon) == 0,
+		    YX_OK &&
+		strcmp(buf, vp->canon) == 0,
 	    "line %zu: %s: yx_path_canon disagrees", row->lineno, row->raw);
 }
 
@@ -102,7 +103,8 @@ check_row(const struct tsv_row *row, size_t *nrows)
 	cr_expect(vp.canon[0] == '\0' && vp.rel == vp.canon,
 	    "line %zu: failure leaves output", row->lineno);
 	cr_expect(yx_path_canon(row->field[0], row->flen[0], buf, sizeof(buf)) ==
-	    want && buf[0] == '\0',
+		    want &&
+		buf[0] == '\0',
 	    "line %zu: %s: yx_path_canon disagrees", row->lineno, row->raw);
 }
 

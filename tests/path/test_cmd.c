@@ -51,9 +51,11 @@ check_row(const struct tsv_row *row, size_t *nrows)
 			    row->lineno, row->raw, bad, row->field[2]);
 	}
 	cr_expect(yx_cmd_check(row->field[0], YX_CMD_POLICY_OFF, bad,
-	    sizeof(bad)) == YX_OK, "line %zu: off policy refused", row->lineno);
+		      sizeof(bad)) == YX_OK,
+	    "line %zu: off policy refused", row->lineno);
 	cr_expect(yx_cmd_check(row->field[0], YX_CMD_POLICY_STRICT, NULL, 0) ==
-	    want, "line %zu: result depends on bad buffer", row->lineno);
+		want,
+	    "line %zu: result depends on bad buffer", row->lineno);
 }
 
 Test(cmd, golden_table)
@@ -68,15 +70,18 @@ Test(cmd, report_buffer)
 	char	 bad[8];
 
 	cr_expect_eq(yx_cmd_check("cat /etc/passwd", YX_CMD_POLICY_STRICT, bad,
-	    sizeof(bad)), YX_E_PATH_NOT_ALLOWED);
+			 sizeof(bad)),
+	    YX_E_PATH_NOT_ALLOWED);
 	cr_expect_str_eq(bad, "/etc/pa", "truncated and terminated");
 	cr_expect_eq(yx_cmd_check("cat /etc/passwd", YX_CMD_POLICY_STRICT, bad,
-	    1), YX_E_PATH_NOT_ALLOWED);
+			 1),
+	    YX_E_PATH_NOT_ALLOWED);
 	cr_expect_str_eq(bad, "");
 	cr_expect_eq(yx_cmd_check(NULL, YX_CMD_POLICY_STRICT, bad, sizeof(bad)),
 	    YX_E_PATH_NOT_ALLOWED);
 	cr_expect_eq(yx_cmd_check(NULL, YX_CMD_POLICY_OFF, NULL, 0), YX_OK);
 	cr_expect_eq(yx_cmd_check("cat /etc/passwd", YX_CMD_POLICY_OFF, bad,
-	    sizeof(bad)), YX_OK);
+			 sizeof(bad)),
+	    YX_OK);
 	cr_expect_str_eq(bad, "");
 }

@@ -37,7 +37,8 @@ static const struct yx_mask_rule host_rules[] = {
 Test(mask, host_paths)
 {
 	expect_mask("cat: /var/lib/yuxi-sandbox/threads/t1/user-data/x: "
-	    "No such file\n", host_rules, 2,
+		    "No such file\n",
+	    host_rules, 2,
 	    "cat: /home/yuxi/user-data/x: No such file\n");
 	expect_mask("/srv/skills/pdf and /srv/skills/doc", host_rules, 2,
 	    "/home/yuxi/skills/pdf and /home/yuxi/skills/doc");

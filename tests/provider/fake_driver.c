@@ -67,8 +67,7 @@ fake_find(struct fake_engine *e, const char *ref)
 	if (ref == NULL || ref[0] == '\0')
 		return -1;
 	for (i = 0; i < FAKE_MAX; i++)
-		if (e->c[i].used && (strcmp(e->c[i].info.id, ref) == 0 ||
-		    strcmp(e->c[i].info.name, ref) == 0))
+		if (e->c[i].used && (strcmp(e->c[i].info.id, ref) == 0 || strcmp(e->c[i].info.name, ref) == 0))
 			return i;
 	return -1;
 }
@@ -224,8 +223,7 @@ fake_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 	}
 	/* the driver contract: our label and our instance's name prefix */
 	for (i = 0; i < FAKE_MAX; i++)
-		if (e->c[i].used && strncmp(e->c[i].info.name,
-		    d->cfg->container_prefix, strlen(d->cfg->container_prefix)) == 0)
+		if (e->c[i].used && strncmp(e->c[i].info.name, d->cfg->container_prefix, strlen(d->cfg->container_prefix)) == 0)
 			v[(*n)++] = e->c[i].info;
 	fake_unlock(e);
 	*out = v;

@@ -45,11 +45,11 @@ struct fake_engine	*fake_engine_new(void);
 void			 fake_engine_free(struct fake_engine *e);
 /* A driver over the engine (one per process; free with yx_driver_free). */
 struct yx_driver	*fake_driver_new(struct fake_engine *e,
-			    const struct yx_config *cfg);
+    const struct yx_config			     *cfg);
 
 /* Test helpers. */
 int	fake_add(struct fake_engine *e, const char *name, const char *thread,
-	    const char *sid, const char *fp, bool running);
+    const char *sid, const char *fp, bool running);
 /* Number of containers that exist. */
 int	fake_count(struct fake_engine *e);
 /* Remove (vanish) or stop a container by name; true when found. */
@@ -57,6 +57,6 @@ bool	fake_vanish(struct fake_engine *e, const char *name);
 bool	fake_stop(struct fake_engine *e, const char *name);
 /* Copy of the container named name; true when found. */
 bool	fake_get(struct fake_engine *e, const char *name,
-	    struct yx_container_info *out);
+    struct yx_container_info *out);
 
 #endif

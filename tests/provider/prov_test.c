@@ -138,8 +138,9 @@ ptest_check_invariants(struct ptest *pt)
 			continue;
 		for (j = i + 1; j < pt->t->hdr->capacity; j++)
 			cr_assert(pt->t->slots[j].state == YX_SLOT_FREE ||
-			    strcmp(pt->t->slots[j].thread_id,
-			    s->thread_id) != 0, "thread %s in slots %u and %u",
+				strcmp(pt->t->slots[j].thread_id,
+				    s->thread_id) != 0,
+			    "thread %s in slots %u and %u",
 			    s->thread_id, i, j);
 	}
 	for (i = 0; i < YX_SLOT_NSTATES; i++)

@@ -48,7 +48,8 @@ child_provider(struct ptest *pt, unsigned seed)
 		op = (int)(random() % 10);
 		if (op < 6) {
 			if (yx_provider_acquire(&pt->p, &r, &l, NULL) ==
-			    YX_OK && random() % 4 != 0)
+				YX_OK &&
+			    random() % 4 != 0)
 				(void)yx_provider_unhold(&pt->p, &l);
 		} else if (op < 8)
 			(void)yx_provider_destroy(&pt->p, NULL, thread, NULL);

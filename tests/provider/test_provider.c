@@ -129,7 +129,7 @@ Test(provider, vanished_container_is_recreated)
 Test(provider, fifty_processes_one_new_thread_one_create, .timeout = 60)
 {
 	struct ptest	 pt;
-	char		(*ids)[YX_CONTAINER_ID_MAX];
+	char(*ids)[YX_CONTAINER_ID_MAX];
 	pid_t		 pids[STAMPEDE];
 	int		 i;
 
@@ -254,7 +254,7 @@ Test(provider, capacity_evicts_lru_idle_then_refuses)
 	c = ptest_acquire(&pt, "t-c");		/* evicts t-a, the LRU */
 	cr_assert_eq(c.outcome, YX_ACQUIRE_CREATED);
 	cr_assert_eq(ptest_slot(&pt, "t-a").state, YX_SLOT_FREE);
-	cr_assert_not(fake_get(pt.e, a.container_name, &(struct yx_container_info){0}));
+	cr_assert_not(fake_get(pt.e, a.container_name, &(struct yx_container_info){ 0 }));
 	cr_assert_eq(pt.t->hdr->metrics.evictions, 1);
 	b = ptest_acquire(&pt, "t-b");		/* hold both */
 	cr_assert_eq(yx_provider_acquire(&pt.p, &r, &d, &err), YX_E_CAPACITY);
@@ -302,7 +302,7 @@ Test(provider, reaper_never_destroys_held)
 	cr_assert_eq(n, 1);
 	cr_assert_eq(ptest_slot(&pt, "t-idle").state, YX_SLOT_FREE);
 	cr_assert_eq(ptest_slot(&pt, "t-held").state, YX_SLOT_ACTIVE);
-	cr_assert(fake_get(pt.e, a.container_name, &(struct yx_container_info){0}));
+	cr_assert(fake_get(pt.e, a.container_name, &(struct yx_container_info){ 0 }));
 	cr_assert_eq(yx_provider_unhold(&pt.p, &a), YX_OK);
 	cr_assert_eq(yx_provider_reap(&pt.p, yx_now_ms() + 5000, &n, NULL),
 	    YX_OK);
@@ -327,7 +327,8 @@ Test(provider, dead_holder_holds_dropped_then_reaped)
 		struct yx_lease		l;
 
 		_exit(yx_provider_acquire(&pt.p, &r, &l, NULL) == YX_OK ?
-		    0 : 1);			/* dies holding it */
+			0 :
+			1); /* dies holding it */
 	}
 	cr_assert_eq(ptest_wait(pid), 0);
 	cr_assert_eq(ptest_slot(&pt, "t-leak").nholds, 1);
@@ -476,7 +477,7 @@ Test(provider, reconcile_adopts_removes_and_clears)
 	cr_assert_eq(ptest_slot(&pt, "t-rec").state, YX_SLOT_ACTIVE);
 	cr_assert_eq(fake_count(pt.e), 2);
 	cr_assert_not(fake_get(pt.e, "yuxi-sandbox-dup",
-	    &(struct yx_container_info){0}));
+	    &(struct yx_container_info){ 0 }));
 	cr_assert_eq(pt.t->hdr->metrics.reconcile_adopted, 1);
 	cr_assert_eq(pt.t->hdr->metrics.reconcile_removed, 2);
 	ptest_check_invariants(&pt);
@@ -499,9 +500,9 @@ Test(provider, reconcile_leaves_other_instances_alone)
 	cr_assert_eq(yx_provider_reconcile(&pt.p, NULL), YX_OK);
 	cr_assert_eq(yx_provider_discover_all(&pt.p, NULL), YX_OK);
 	cr_assert(fake_get(pt.e, "other-instance-1234abcd",
-	    &(struct yx_container_info){0}));
+	    &(struct yx_container_info){ 0 }));
 	cr_assert(fake_get(pt.e, "other-instance-bad",
-	    &(struct yx_container_info){0}));
+	    &(struct yx_container_info){ 0 }));
 	cr_assert_eq(ptest_slot(&pt, "t-theirs").state, YX_SLOT_FREE);
 	cr_assert_eq(pt.t->hdr->metrics.reconcile_removed, 0);
 	cr_assert_eq(yx_provider_destroy(&pt.p, NULL, "t-theirs", NULL),

@@ -57,7 +57,8 @@ Test(table, create_attach_and_validate)
 	cr_assert_eq(yx_table_open(&u, name, 0, 0, &err), YX_E_INTERNAL);
 	cr_assert(strstr(err.msg, "fingerprint") != NULL, "%s", err.msg);
 	cr_assert_eq(yx_table_open(&u, name, 8,
-	    YX_TABLE_CREATE | YX_TABLE_RECREATE, &err), YX_OK, "%s", err.msg);
+			 YX_TABLE_CREATE | YX_TABLE_RECREATE, &err),
+	    YX_OK, "%s", err.msg);
 	cr_assert_eq(u->hdr->capacity, 8);
 	cr_assert_eq(u->hdr->slot_size, sizeof(struct yx_shm_slot));
 	yx_table_close(u);
@@ -100,8 +101,9 @@ Test(table, attach_waits_for_a_table_being_created)
 		if (m == MAP_FAILED)
 			_exit(1);
 		usleep(150 * 1000);
-		memcpy(m + sizeof(src->hdr->magic), (char *)src->hdr +
-		    sizeof(src->hdr->magic), len - sizeof(src->hdr->magic));
+		memcpy(m + sizeof(src->hdr->magic),
+		    (char *)src->hdr + sizeof(src->hdr->magic),
+		    len - sizeof(src->hdr->magic));
 		__atomic_store_n(&((struct yx_shm_header *)m)->magic,
 		    YX_SHM_MAGIC, __ATOMIC_RELEASE);
 		_exit(0);

@@ -140,8 +140,12 @@ Test(agents, check)
 Test(agents, refuses_bad_files)
 {
 	static const char *const bad[] = {
-		"not json", "[]", "{\"agents\":{}}", "{\"agents\":[{\"skills\":[]}]}",
-		"{\"agents\":[{\"id\":\"a b\"}]}", "{\"agents\":[{\"id\":\"a\"},{\"id\":\"a\"}]}",
+		"not json",
+		"[]",
+		"{\"agents\":{}}",
+		"{\"agents\":[{\"skills\":[]}]}",
+		"{\"agents\":[{\"id\":\"a b\"}]}",
+		"{\"agents\":[{\"id\":\"a\"},{\"id\":\"a\"}]}",
 		"{\"agents\":[{\"id\":\"a\",\"skills\":[\"../etc\"]}]}",
 		"{\"agents\":[{\"id\":\"a\",\"skills\":\"x\"}]}",
 		"{\"agents\":[{\"id\":\"a\",\"configs\":[{\"id\":\"c\"},{\"id\":\"c\"}]}]}",

@@ -76,7 +76,7 @@ Test(http, content_disposition)
 	yx_buf_init(&b, 4096);
 	cr_assert_eq(yx_content_disposition(&b, "r\xc3\xa9sum\xc3\xa9 \"x\"\r\n%.txt"), YX_OK);
 	cr_assert_str_eq(b.data, "attachment; filename=\"r__sum__ _x___\x5f.txt\"; "
-	    "filename*=UTF-8''r%C3%A9sum%C3%A9%20%22x%22%0D%0A%25.txt");
+				 "filename*=UTF-8''r%C3%A9sum%C3%A9%20%22x%22%0D%0A%25.txt");
 	cr_assert_not(yx_header_unsafe(b.data));
 	cr_assert(yx_header_unsafe("a\r\nb"));
 	yx_buf_fini(&b);
@@ -99,7 +99,8 @@ Test(http, router)
 	cr_assert_eq(yx_router_match(YX_M_GET, "/api/threads/", &idx, arg, sizeof(arg)),
 	    YX_E_NOT_FOUND);
 	cr_assert_eq(yx_router_match(YX_M_POST, "/api/admin/sandboxes/0123abcd/release", &idx,
-	    arg, sizeof(arg)), YX_OK);
+			 arg, sizeof(arg)),
+	    YX_OK);
 	cr_assert_str_eq(arg, "0123abcd");
 	cr_assert_eq(yx_routes[idx].fn, yx_h_admin_release);
 	cr_assert_eq(yx_router_match(YX_M_HEAD, "/healthz", &idx, arg, sizeof(arg)), YX_OK);

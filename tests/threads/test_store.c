@@ -128,15 +128,15 @@ Test(store, own_uid_per_thread)
 	cr_assert_eq(yx_thread_create(&st, &w, &b, &created, NULL), YX_OK);
 	cr_assert(a.own_uid && b.own_uid);
 	cr_assert_neq(a.uid, b.uid);
-	cr_assert(a.uid >= YX_UID_RANGE_BASE && a.uid < YX_UID_RANGE_BASE +
-	    YX_UID_RANGE_COUNT);
+	cr_assert(a.uid >= YX_UID_RANGE_BASE && a.uid < YX_UID_RANGE_BASE + YX_UID_RANGE_COUNT);
 	cr_assert_eq(a.gid, a.uid);
 	/* the record keeps it */
 	cr_assert_eq(yx_thread_get(&st, "ua", "alice", &again, NULL), YX_OK);
 	cr_assert_eq(again.uid, a.uid);
 	/* the sandbox's passwd names it "yuxi" */
 	cr_assert_eq(yx_thread_path(cfg.saves_dir, a.thread_id, YX_TP_PASSWD, p,
-	    sizeof(p)), YX_OK);
+			 sizeof(p)),
+	    YX_OK);
 	cr_assert_not_null(f = fopen(p, "r"));
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';

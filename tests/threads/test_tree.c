@@ -145,7 +145,8 @@ Test(tree, remove_deep_tree)
 	t0 = yx_mono_ms();
 	cr_assert_eq(yx_thread_remove(&st, "deep", "alice", NULL), YX_OK);
 	printf("tree: 2,000 levels + 20 branches of 50 removed in %lld ms "
-	    "(64 fds allowed)\n", (long long)(yx_mono_ms() - t0));
+	       "(64 fds allowed)\n",
+	    (long long)(yx_mono_ms() - t0));
 	snprintf(p, sizeof(p), "%s/saves/threads/deep", base);
 	cr_assert_neq(lstat(p, &sb), 0);
 	cr_assert_str_eq(hidden_names(), "", "left behind: %s", hidden_names());
@@ -231,9 +232,11 @@ Test(tree, remove_budget_leaves_tombstone_for_sweep)
 	ms0 = yx_mono_ms() - t0;
 	cr_assert_str_eq(hidden_names(), "");
 	cr_assert_gt(ms0, 1, "control: removing 20,000 files must outlast "
-	    "the 1 ms budget (%lld ms)", (long long)ms0);
+			     "the 1 ms budget (%lld ms)",
+	    (long long)ms0);
 	printf("tree: DELETE of 20,000 files: budget 1 ms returned in %lld ms "
-	    "(rest swept later); no budget %lld ms\n", (long long)ms,
+	       "(rest swept later); no budget %lld ms\n",
+	    (long long)ms,
 	    (long long)ms0);
 }
 
