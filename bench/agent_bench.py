@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Fast exec benchmark: the in-sandbox agent (issue 6, docs/agent.md).
 
 Interleaved rounds in one running sandbox (one round = each contender once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_exec - a benchmark peer for bench/exec_bench.py.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_stream.c - bench-only FastCGI responder that streams one file
  * through the worker (FCGX_PutStr, 64 KiB chunks), the comparator for

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Start and stop the real service (nginx TLS -> yuxi-sandboxd) for a benchmark.
 
 A Service of the shared harness (tests/lib/yxsvc.py: nginx/dev.conf.in on a

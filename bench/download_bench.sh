@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/download_bench.sh - a large download through X-Accel-Redirect vs
 # streamed by a FastCGI worker (issue 3, §5).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Exec round-trip and cold-start benchmark (issue: sandbox core, §8).
 
 Interleaved runs, one round = each contender once in shuffled order:

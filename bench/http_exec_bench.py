@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Exec round trip through the whole service (issue 3, §5).
 
 Two service instances (nginx TLS -> FastCGI workers -> Docker, started by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench: benchmark peers (built by `make bench`, not installed).
 EXTRA_PROGRAMS = bench/bench_exec bench/bench_stream
 bench_bench_exec_SOURCES = bench/bench_exec.c

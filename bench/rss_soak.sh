@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/rss_soak.sh - worker RSS over 100k requests (issue 3, §5).
 #
 # Starts the real service (bench/benchsvc.py: nginx TLS on a free 127.0.0.1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/viewer_wrk.sh - viewer throughput with wrk (issue 3, §5).
 #
 # Starts the real service (bench/benchsvc.py: nginx TLS on a free 127.0.0.1

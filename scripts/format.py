@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """
 format.py - check or apply the project's .clang-format to the tracked C
 sources under src/, include/ and tests/ (`make format-check`, `make format`).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/run-service.sh - run yuxi-sandbox for development: yuxi-sandboxd
 # behind a local nginx with TLS on https://127.0.0.1:8443 and bearer tokens.
 #

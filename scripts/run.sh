@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Run yuxi-sandbox on this machine (Debian 12, root): prepare the machine
 # (packages, dockerd, build, images: scripts/setup.sh), then start nginx +
 # workers + reaper (scripts/run-service.sh) at https://127.0.0.1:8443/.

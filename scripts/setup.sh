@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Prepare this machine for yuxi-sandbox (Debian 12, as root), idempotently:
 #   1. install the Debian packages the build, the service and the tests need;
 #   2. start dockerd when no engine answers on the socket (an engine that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Sum automake's per-test results (.trs files) of a build tree into one
 # closing line "N passed, N failed, N skipped" (CI reads it).
 set -eu

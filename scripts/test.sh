@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Run the whole yuxi-sandbox test suite on this machine (Debian 12, root):
 # prepares the machine exactly like the run command (packages, dockerd,
 # images, build), then `make check` in the build tree: unit tests (Criterion),

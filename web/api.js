@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // web/api.js - the workbench's client of the yuxi-sandbox HTTP API
 // (docs/api: threads, viewer, execute). Same origin, paths relative to the
 // page (so the service may live under a URL prefix, e.g. /sandbox/). The

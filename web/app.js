@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // web/app.js - the workbench page: sign in with a bearer token, list and
 // create threads, browse the thread's files (tree.js), view text and images,
 // download any file, run a command in the thread and show its result.

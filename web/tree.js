@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // web/tree.js - the lazy file tree of one thread: one level fetched at a
 // time from /api/viewer/filesystem/tree, expanded directories remembered
 // across refreshes. Every name is set with textContent. Special entries

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // vitest configuration of the adapter's tests. The conformance suite is
 // TypeScript source outside this package (../shared/third_party/...,
 // beside the checkout): its bare imports of "deepagents" resolve to this

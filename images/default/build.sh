@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the default sandbox image `yuxi-sandbox` offline from Debian packages:
 # mmdebstrap makes a minbase bookworm root filesystem from THIS machine's own
 # apt sources (no mirror host name is written into the repository), adds the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the tiny test image `yuxi-sandbox-test` from Debian's busybox-static,
 # offline (no registry): a root filesystem with busybox and its applet links,
 # a user yuxi (uid 1000) with home /home/yuxi, imported with `docker import`.

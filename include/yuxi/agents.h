@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/agents.h - the agents registry and the skills a thread sees
  * (docs/design.md §5).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/broker.h - the safe host-side file broker (docs/design.md §4,
  * docs/api.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/buf.h - a growable byte buffer with checked allocation and a hard cap.
  *

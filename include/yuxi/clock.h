@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/clock.h - time for the whole project: monotonic milliseconds and
  * microseconds for deadlines and durations, wall-clock milliseconds for

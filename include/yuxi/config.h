@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/config.h - service configuration from the environment
  * (docs/design.md §6).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/driver.h - container engine drivers (docs/design.md §3 "Engine access").
  *

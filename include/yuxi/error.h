@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/error.h - the one error vocabulary of yuxi-sandbox.
  *

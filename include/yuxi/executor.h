@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/executor.h - run one agent command in a thread's sandbox (docs/api.md
  * "POST /api/execute"; docs/design.md §4 "Commands").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/hash.h - SHA-256 as lowercase hex, the one digest the project uses
  * (sandbox ids, skill-set and container-spec fingerprints).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/http.h - the request/response layer of the FastCGI workers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/ident.h - the names the API accepts for threads and users, checked
  * in one place: a thread id is a directory name on the host and part of a

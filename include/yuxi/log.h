@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/log.h - the one logging API (after OpenBSD httpd's log.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/path.h - the virtual path namespace (docs/design.md §4) and the command
  * path policy. Pure functions: no I/O, no allocation, caller buffers, fail on

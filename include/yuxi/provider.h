@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/provider.h - the sandbox lifecycle over the shared table and a
  * container driver (docs/design.md §2, §3).

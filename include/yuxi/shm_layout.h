@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/shm_layout.h - the on-memory format of the shared provider table
  * (docs/design.md §2).

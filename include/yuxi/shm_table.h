@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/shm_table.h - open, lock and repair the shared provider table
  * (docs/design.md §2; format in yuxi/shm_layout.h).

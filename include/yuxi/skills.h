@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/skills.h - the set of skills visible to one thread (docs/design.md §5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/text.h - UTF-8 and JSON text, written once for every reply that
  * carries bytes from a sandbox (command output, file content, file names,

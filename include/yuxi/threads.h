@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/threads.h - the thread store (docs/design.md §5, docs/api.md "Threads").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi/tree.h - removing a directory tree that a sandbox controls (a
  * thread's data, its agent directory), and random hidden names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agents.c - the agents registry and visible-skill computation; see
  * include/yuxi/agents.h for the file schema and the rule.

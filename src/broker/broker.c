@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * broker.c - the broker context and its resolution core: root fds, the
  * visible-skills filter, path re-validation, and the few primitives through

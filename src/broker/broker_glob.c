@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * broker_glob.c - the glob language of glob and grep (docs/api.md "glob"):
  * patterns compiled once (brace alternatives expanded, components

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * broker_int.h - private helpers shared by the broker's files: path checks,
  * the one resolution primitive (openat2 beneath a root), safe opens of

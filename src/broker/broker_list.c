@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * broker_list.c - directory reads through the broker: one-level listings
  * (agent ls, viewer tree), the bounded recursive walk behind glob and grep,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * broker_read.c - content reads through the broker: the agent's `cat -n`
  * view with offset/limit paging, the viewer's raw read decoded as UTF-8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * broker_write.c - every write the broker makes in a thread's user-data tree:
  * write, edit, upload, the standard layout and the executor's spill files.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/broker: the safe host-side file broker (include/yuxi/broker.h).
 BROKER_SOURCES = \
 	include/yuxi/broker.h src/broker/broker_int.h \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/cli: yuxi-sandbox, the operator CLI.
 bin_PROGRAMS += yuxi-sandbox
 yuxi_sandbox_SOURCES = src/cli/main.c

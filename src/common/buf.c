@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * buf.c - growable byte buffer; see include/yuxi/buf.h.
  */

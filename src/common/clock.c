@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.c - the project's clocks; see include/yuxi/clock.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config.c - configuration from the configuration file and the
  * environment; see include/yuxi/config.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * control.c - the test-only control mode switch (see control_int.h). The
  * whole file is empty unless compiled with -DYX_CONTROL_UNSAFE, which only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * control_int.h - the test-only control mode (docs/security.md, "Control
  * mode"). Only the binary tests/security/yuxi-sandboxd-control is compiled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * error.c - tables generated from YX_ERRORS (include/yuxi/error.h) and the
  * single errno translation point.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hash.c - SHA-256 hex digests with libcrypto's EVP interface; see
  * include/yuxi/hash.h.

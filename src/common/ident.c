@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ident.c - thread ids and user names; see include/yuxi/ident.h.
  */

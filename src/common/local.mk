@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/common: error vocabulary, logging, configuration, small utilities.
 libyuxi_a_SOURCES += \
 	include/yuxi/error.h src/common/error.c \

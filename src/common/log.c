@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log.c - stderr logging with levels; see include/yuxi/log.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * text.c - UTF-8 scanning and cleaning, JSON strings; see
  * include/yuxi/text.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree.c - removing a directory tree that a sandbox controls, and the
  * random hidden names used for temporaries and tombstones; see

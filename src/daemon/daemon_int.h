@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * daemon_int.h - private interfaces of yuxi-sandboxd (src/daemon).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * h_common.c - what every handler shares: identity (401), the caller's
  * thread with the one 404 for unknown and foreign threads alike, error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * h_exec.c - POST /api/execute (docs/api.md "Agent view"): run one command in
  * the thread's sandbox through the executor (include/yuxi/executor.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * h_fs.c - the agent filesystem endpoints (/api/filesystem/...) and the
  * viewer endpoints (/api/viewer/filesystem/...), docs/api.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * h_ops.c - operations endpoints (docs/api.md "Operations"): /healthz (no auth),
  * /metrics (Prometheus text; nginx exposes it on loopback only) and the

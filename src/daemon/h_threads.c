@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * h_threads.c - POST/GET/DELETE /api/threads (docs/api.md "Threads").
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http.c - request parsing and response writing for the FastCGI workers;
  * see include/yuxi/http.h.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/daemon: yuxi-sandboxd - master, workers, reaper, the HTTP layer, the
 # router and the endpoint handlers. Everything but main.c goes into the
 # convenience library so tests can link it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - yuxi-sandboxd: the sandbox service's FastCGI daemon.
  *

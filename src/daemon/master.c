@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * master.c - the master process of yuxi-sandboxd (docs/design.md §1;
  * after nginx's ngx_process_cycle.c).

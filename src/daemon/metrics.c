@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metrics.c - request counters shared by all workers, and the Prometheus
  * text exposition (format 0.0.4) of GET /metrics.

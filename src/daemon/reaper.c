@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reaper.c - the reaper process (docs/design.md §1).
  *

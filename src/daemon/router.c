@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * router.c - the route table (docs/api.md) and dispatch of one request.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * signals.c - signal setup of the master's children (workers and the
  * reaper), apart from master.c so that the children do not depend on the

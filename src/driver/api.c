@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api.c - the Docker Engine API driver (v1.41) over the unix socket.
  *

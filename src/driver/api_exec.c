@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api_exec.c - exec through the Engine API: create, start (stream), inspect.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api_int.h - private interface between the Engine API driver's files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.c - the fallback driver: the same operations through the `docker`
  * command (found on PATH, run without a shell by spawn.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * driver.c - the driver factory: yx_driver_new() honours cfg->driver;
  * "auto" pings the Engine API socket and falls back to the `docker` command

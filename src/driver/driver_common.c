@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * driver_common.c - what the API and CLI drivers share: the inspect parser
  * (`docker inspect` prints exactly the Engine API's container JSON), label

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * driver_int.h - private helpers shared by the engine drivers (src/driver).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/driver: container engine drivers (Engine API over libcurl, docker CLI).
 libyuxi_a_SOURCES += \
 	include/yuxi/driver.h src/driver/driver_int.h src/driver/api_int.h \

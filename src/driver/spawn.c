@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spawn.c - run the `docker` command without a shell, bounded in time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spec.c - a container spec as an Engine API create body or `docker run` argv.
  *

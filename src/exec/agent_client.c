@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agent_client.c - host side of the in-sandbox exec agent; see
  * agent_client.h for the contract and src/guest/agent_proto.h for the wire

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agent_client.h - the host side of the in-sandbox exec agent (private to
  * src/exec; docs/agent.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exec_int.h - executor internals shared with tests and benchmarks (private
  * to src/exec; docs/agent.md "Transport selection").

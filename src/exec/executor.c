@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * executor.c - run one agent command in a thread's sandbox; see
  * include/yuxi/executor.h for the contract.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/exec: the executor (policy, acquire, run, cap + spill, mask) and the
 # host side of the in-sandbox agent.
 libyuxi_a_SOURCES += \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outcap.c - bounded output sink with spill-to-file; see outcap.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outcap.h - the executor's output sink (private to src/exec).
  *

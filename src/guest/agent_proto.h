@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agent_proto.h - the wire format between the host executor and the
  * in-sandbox agent (docs/agent.md "Protocol"); shared by src/guest/yuxi-agent.c

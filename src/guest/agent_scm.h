@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agent_scm.h - descriptors over the agent's unix socket (SCM_RIGHTS),
  * shared by src/guest/yuxi-agent.c and src/exec/agent_client.c. Static

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/guest: the programs that run inside every sandbox, bind-mounted
 # read-only at /opt/yuxi/bin: yuxi-run (one command, started by an engine
 # exec) and yuxi-agent (the in-sandbox agent serving commands over a unix

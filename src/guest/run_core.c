@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_core.c - spawn and supervise one command inside a sandbox; see
  * run_core.h. Used by yuxi-run and yuxi-agent (static, libc only).

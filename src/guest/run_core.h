@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_core.h - how one command runs inside a sandbox; shared by the two
  * in-sandbox helpers, yuxi-run (the engine exec path) and yuxi-agent (the

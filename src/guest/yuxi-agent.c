@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi-agent.c - the in-sandbox exec agent (a tiny static binary).
  *

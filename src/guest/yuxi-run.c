@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * yuxi-run.c - the in-sandbox command runner (a tiny static binary).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd.c - the command path policy (validate_execute_command_paths from the
  * seeds, docs/design.md §4). A lexical, best-effort policy that keeps an

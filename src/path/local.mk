@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/path: the virtual path namespace, the command path policy, output masking.
 libyuxi_a_SOURCES += \
 	include/yuxi/path.h \

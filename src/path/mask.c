@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mask.c - output masking (docs/design.md §4): command output may name the host
  * paths of a thread's user-data and of the skills; they are replaced by their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path.c - the virtual path namespace (docs/design.md §4): canonicalisation of
  * request paths, alias mapping, confinement to the two roots, and thread id

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # src/provider: the shared provider table (POSIX shm, robust mutexes) and
 # the sandbox lifecycle over it (docs/design.md §2, §3).
 libyuxi_a_SOURCES += \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider.c - acquire, unhold, release and destroy sandboxes (docs/design.md
  * §3) over the shared table and a container driver; see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider_int.h - private to src/provider (and its tests): helpers shared
  * by provider.c (acquire/release/destroy) and provider_maint.c (reaper,

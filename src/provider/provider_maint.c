@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider_maint.c - the provider's housekeeping (docs/design.md §1 "reaper",
  * §2): explicit destroy, the idle reaper, reconcile with the engine,

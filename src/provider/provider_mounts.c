@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider_mounts.c - the bind mounts of a sandbox container (docs/design.md §3
  * "Container contract"): the thread's user-data read-write at

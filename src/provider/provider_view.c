@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider_view.c - what the rest of the service may know of the shared
  * table, copied out under its lock: counts and counters (health, metrics,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shm_table.c - the shared provider table: create/attach with format
  * validation, the one timed lock wrapper that repairs the table when the

@@ -1,2 +1,3 @@
+# SPDX-License-Identifier: MIT
 # src/threads: the thread store (records, ownership, safe removal).
 libyuxi_a_SOURCES += include/yuxi/threads.h src/threads/threads.c

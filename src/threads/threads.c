@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * threads.c - the thread store; see include/yuxi/threads.h.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/agent: the host side of the agent protocol against hostile peers
 # (no engine), and the agent in real sandboxes (kill, symlinks, fakes).
 #   test_agent_client_control  the same file with src/exec/agent_client.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_agent.c - the in-sandbox agent in real sandboxes (Engine API driver,
  * transport auto: agent first, engine exec as fallback).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_agent_client.c - the host side of the agent protocol against hostile
  * peers, no engine needed. A run directory owned by the sandbox uid is made

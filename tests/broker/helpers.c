@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * helpers.c - fixtures for the broker tests; see helpers.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * helpers.h - fixtures for the broker tests: a throw-away tree under /tmp
  * holding a thread's user-data root, a skills root and an "outside" area

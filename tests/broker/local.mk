@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/broker: the safe file broker.
 #   test_broker          functional semantics (ls/cat/write/edit/glob/grep/...)
 #   test_broker_escape   escape scenarios and the RENAME_EXCHANGE race,

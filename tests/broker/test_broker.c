@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_broker.c - functional semantics of the broker (deepagents
  * BackendProtocol behaviour, viewer reads, layout, limits, skills filter)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_budget.c - the budget of one listing, glob or grep (docs/security.md
  * "Request budgets"): file bytes read, wall time and the gone check stop the

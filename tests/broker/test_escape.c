@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_escape.c - escape scenarios against the broker, compiled twice: into
  * test_broker_escape (protections on: every scenario must show no leak) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/common: the ground floor (src/common).
 #   test_text      UTF-8 scanning and cleaning, JSON strings
 #   test_conffile  the configuration file and its errors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_conffile.c - the configuration file (src/common/config.c,
  * docs/configuration.md): KEY=value lines, comments and quotes, the

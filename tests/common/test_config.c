@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_config.c - configuration from the environment (src/common/config.c):
  * the defaults, every kind of bad value failing with a message that names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_log.c - log_escape (src/common/log.c), the control that keeps
  * untrusted bytes (thread ids, paths, engine replies) from forging or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_text.c - the UTF-8 scanner, the two U+FFFD rules and the JSON
  * string writer (src/common/text.c), by golden cases: every invalid form

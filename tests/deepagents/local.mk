@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/deepagents: the deepagents adapter (clients/deepagents-js, npm) against
 # the real service (nginx + workers + dockerd, default sandbox image): unit
 # tests, deepagents' conformance suite for sandbox backends (from

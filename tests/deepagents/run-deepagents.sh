@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/deepagents/run-deepagents.sh - the deepagents adapter
 # (clients/deepagents-js) against the real service: brings up yuxi-sandboxd
 # + nginx (TLS, bearer tokens) with the default sandbox image through the

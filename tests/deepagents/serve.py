@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Bring up the real service (yuxi-sandboxd + nginx, TLS) for the deepagents
 adapter tests (clients/deepagents-js).
 

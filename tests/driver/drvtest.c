@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drvtest.c - see drvtest.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drvtest.h - helpers for the driver tests against the real engine: a
  * per-test sandbox (container named yuxi-drvtest-<pid>-<n> from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/driver: demultiplexer and runner units, both drivers against the real
 # engine (yuxi-sandbox-test:latest), and fault injection with a fake engine.
 DRIVER_TESTS = tests/driver/test_demux tests/driver/test_spec \

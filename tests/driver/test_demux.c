@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_demux.c - the incremental attach-stream demultiplexer (demux.c):
  * frames split at every byte, mixed streams in order, zero-length frames,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine.c - both drivers (Engine API and docker CLI) against the real
  * engine. Each test creates its own container from yuxi-sandbox-test:latest

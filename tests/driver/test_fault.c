@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fault.c - failure paths of both drivers: engine socket missing,
  * docker binary missing, image missing and a bind source that does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_runner.c - yuxi-run on the host (it is a static binary, so it runs
  * here exactly as in a sandbox): combined output order, exit codes, signal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_spec.c - the container spec as an Engine API create body and as a
  * `docker run` command line (spec.c): every hardening field from the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """End-to-end fixtures over the shared harness (tests/lib/yxsvc.py).
 
 The session fixture `svc` starts the service exactly like production does

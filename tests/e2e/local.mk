@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/e2e: end-to-end tests against the real service (nginx + yuxi-sandboxd
 # + dockerd), driven by pytest; the .sh test uses the plain driver.
 TESTS += tests/e2e/run-e2e.sh

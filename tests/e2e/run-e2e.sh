@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/e2e/run-e2e.sh - run the end-to-end suite (pytest) against the real
 # service built in $top_builddir; exits with pytest's status. Extra
 # arguments go to pytest. Tests marked `slow` are skipped unless

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Capacity and concurrency invariants of docs/design.md §2 through the real
 stack: one thread -> one container under a burst of first requests, threads never
 share a container, max_replicas is never exceeded (LRU idle eviction), and

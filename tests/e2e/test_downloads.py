@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Downloads through nginx (X-Accel-Redirect + sendfile) from both the agent
 and the viewer endpoint: exact bytes, symlinks planted by the sandbox
 refused, awkward file names served exactly with an RFC 6266/5987

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Agent filesystem, viewer and execute endpoints through the real stack."""
 import json
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Sandbox lifecycle through the real stack (docs/design.md §1-§3): a worker
 SIGKILLed mid-execute, the idle reaper, a full service restart that must
 rediscover its containers, and reconcile of orphan containers."""

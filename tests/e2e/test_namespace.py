@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The namespace as deepagents uses it (docs/api.md, issue 12): "/" is the
 namespace root for ls, glob and grep; /large_tool_results and
 /conversation_history are aliases into user-data; glob has braces and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Service-level e2e tests: health, metrics, routing, identity, admin,
 configuration errors, worker respawn."""
 import os

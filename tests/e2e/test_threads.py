@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Threads CRUD, ownership and the identical 404 on every thread endpoint."""
 import json
 import os

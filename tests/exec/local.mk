@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/exec: the executor against the real engine, once per driver on the
 # engine exec path, and once more through the in-sandbox agent.
 EXEC_TESTS = tests/exec/test_executor_api tests/exec/test_executor_cli \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The operator CLI against the real engine: doctor is green, exec returns the
 # command's output and exit status, listings parse as JSON, usage errors exit
 # 2, every command has --help, and destroy/gc leave no container behind.

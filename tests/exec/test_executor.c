@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_executor.c - the executor against the real Docker engine, through
  * the driver named by YX_TEST_DRIVER ("api" or "cli") and the transport

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz.h - what every libFuzzer harness in tests/fuzz shares: the entry
  * point's prototype and the verdict on one input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_cmd.c - libFuzzer harness for yx_cmd_check: every input must
  * satisfy cmd_props_check() (tests/fuzz/path_props.c); a violation aborts.

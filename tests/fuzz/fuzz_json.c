@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_json.c - libFuzzer harness for the HTTP layer: every input must
  * satisfy json_props_check() (tests/fuzz/http_props.c); a violation aborts.

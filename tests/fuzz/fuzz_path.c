@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_path.c - libFuzzer harness for yx_path_resolve: every input must
  * satisfy path_props_check() (tests/fuzz/path_props.c); a violation aborts.

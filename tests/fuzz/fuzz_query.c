@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_query.c - libFuzzer harness for the HTTP layer: every input must
  * satisfy query_props_check() (tests/fuzz/http_props.c); a violation aborts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_props.c - properties of the request-parsing layer (src/daemon/
  * http.c, router.c) checked on arbitrary input; see http_props.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_props.h - the properties the HTTP-layer fuzzers assert, shared by
  * the libFuzzer harnesses (fuzz_query.c, fuzz_json.c, fuzz_fcgi.c) and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/fuzz: libFuzzer harnesses (configure --enable-fuzzing, CC=clang).
 # configure already compiles everything with -fsanitize=fuzzer-no-link; the
 # harnesses link with -fsanitize=fuzzer for libFuzzer's main. Run e.g.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path_props.c - properties of yx_path_resolve and yx_cmd_check, asserted
  * by the fuzzers and by the corpus replay test; see path_props.h.

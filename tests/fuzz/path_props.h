@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path_props.h - the properties the path fuzzers assert, shared by the
  * libFuzzer harnesses (fuzz_path.c, fuzz_cmd.c) and the Criterion test that

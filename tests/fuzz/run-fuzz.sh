@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the libFuzzer harnesses (clang, ASan+UBSan) in $BUILD_DIR and run
 # each for SECONDS (default 30) from its seed corpus. A crash, leak or broken
 # property fails the run and leaves the reproducer in $BUILD_DIR/fuzz-out/;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The layering rules of docs/architecture.md, checked on the source tree:
 
 1. no call cycle between source files: a.c -> b.c when a.c calls a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The layering rules on the source tree (tests/hygiene/check-layers.py).
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 py=/usr/bin/python3

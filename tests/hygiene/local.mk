@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/hygiene: rules on the source tree itself (docs/architecture.md
 # "Layers"): no call cycle between source files, the table lock only in
 # src/provider, no header of the top layers included below them, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * corpus.c - replay a fuzzer's seed corpus through its property check
  * (corpus.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * corpus.h - replay a fuzzer's seed corpus (tests/fuzz/corpus/<name>)
  * through the property check its harness asserts, in a Criterion test, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exectest.c - the executor fixture of the real-engine tests (exectest.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exectest.h - the fixture of the tests that run the executor against the
  * real engine (tests/exec/test_executor.c, tests/agent/test_agent.c): a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/lib: what the tests share.
 #   libyxtest.a  the C test support library: tests/lib/*.c (corpus replay,
 #                golden tables, the executor and thread-store fixtures,

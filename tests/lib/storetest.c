@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storetest.c - the thread store fixture (storetest.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storetest.h - the fixture of the thread store tests (tests/threads): a
  * store with the default configuration over a fresh temporary tree.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/lib/suite.sh - sourced by the run-*.sh wrappers of the suites that
 # run against the real service (e2e, security, proof, web, deepagents).
 #

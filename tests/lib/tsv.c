@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tsv.c - golden table reader; see tsv.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tsv.h - golden table reader (tests/path/canon.tsv, cmd.tsv). A table is UTF-8 text,
  * one case a line, fields separated by TAB; blank lines and lines starting

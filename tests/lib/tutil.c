@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tutil.c - small helpers shared by the Criterion tests (tutil.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tutil.h - small helpers shared by the Criterion tests.
  */

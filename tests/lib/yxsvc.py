@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """yxsvc - the one Python harness that starts the real service for tests
 and benchmarks: yuxi-sandboxd (master, workers, reaper, FastCGI socket)
 behind a real nginx with TLS, exactly as production runs it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/path: golden tables for the path namespace and the command policy,
 # output masking, and the fuzz seed corpora replayed through the fuzzers'
 # property checks (tests/fuzz/path_props.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_canon.c - golden table for yx_path_resolve / yx_path_canon
  * (tests/path/canon.tsv: input, then the canonical path or an error name),

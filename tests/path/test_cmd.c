@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cmd.c - golden table for yx_cmd_check (tests/path/cmd.tsv: command,
  * OK or PATH_NOT_ALLOWED, the refused token reported), plus the off policy

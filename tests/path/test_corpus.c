@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_corpus.c - replay the fuzzers' seed corpora (tests/fuzz/corpus/path,
  * tests/fuzz/corpus/cmd) through the same property checks the harnesses

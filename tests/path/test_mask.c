@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mask.c - yx_mask_output: leftmost-longest replacement of host paths.
  */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/proof: the proof suites of docs/security.md, part B (groups 3, 7, 8
 # and 9), run by pytest against the real service (nginx + TLS + workers +
 # reaper + dockerd). Group 3's controls use the security suite's control

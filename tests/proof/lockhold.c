@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lockhold.c - test helper of the proof suite (docs/security.md, group 9):
  * attaches to the shared provider table named on the command line, takes

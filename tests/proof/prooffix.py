@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared machinery of the proof suites, part B (docs/security.md groups 3,
 7, 8 and 9).
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/proof/run-proof-soak.sh - the long proof suites (make check-soak):
 # the same tests at full size (PROOF_SOAK=1: 10,000 rename-exchange tries per
 # host-side reader, long worker kill loops, longer attacks), then the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/proof/run-proof.sh - the quick proof suites of docs/security.md,
 # part B (groups 3, 7, 8, 9, 12): pytest against the real service built in
 # $top_builddir, then the per-group table. Exit status: pytest's, or 1 when

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 12: between tenants (docs/security.md "Between tenants").
 
 What one user's thread can do to another user's, found by an attack run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 3: host-side access against what the sandbox does to its own tree
 (docs/security.md), driven from inside a real sandbox through
 POST /api/execute.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 7: confinement, checked from inside the container (docs/security.md).
 
 One probe script runs as an ordinary command through POST /api/execute and

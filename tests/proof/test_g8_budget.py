@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 8: request budgets (docs/security.md, "Request budgets").
 
 The attack: a thread's workspace holds 1,600 hardlinks of one 10 MiB text

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 8: resource exhaustion inside one sandbox (docs/security.md).
 
 An attacker thread runs, one after another, a fork bomb, a memory bomb, an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 9: lifecycle and shared memory (docs/security.md).
 
 - worker SIGKILL loop under load: client threads run commands and file

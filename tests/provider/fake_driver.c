@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_driver.c - in-test container driver with a shared-memory "engine";
  * see fake_driver.h.

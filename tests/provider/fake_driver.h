@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_driver.h - an in-test container driver for fault injection in the
  * provider tests: its "engine" lives in an anonymous shared mapping, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/provider: the shared table and the provider with real processes and
 # an in-test fake engine (fault injection the real engine cannot do).
 PROVIDER_TESTS = tests/provider/test_table tests/provider/test_provider \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prov_test.c - fixtures for the provider tests; see prov_test.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prov_test.h - fixtures shared by the provider tests: a private shared
  * table (its name carries the pid and a counter, and is unlinked at the

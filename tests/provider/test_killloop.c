@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_killloop.c - kill-loop soak of the shared table: in each round
  * children work on the table (through the provider with a fake engine, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_provider.c - the sandbox lifecycle over a real shared table with
  * real processes and an in-test fake engine (fake_driver.c) that can be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_table.c - the shared table with real processes: format validation,
  * the robustness self-test, repair after a lock holder is SIGKILLed, the

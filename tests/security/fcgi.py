@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A minimal FastCGI client (responder role) for talking to yuxi-sandboxd's
 socket directly, without nginx: the worker-level half of the identity and
 parameter tests. request(sock_path, params, body) -> (status, headers, body).

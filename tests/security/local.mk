@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/security: the proof suites of docs/security.md (groups 1, 2, 4, 5,
 # 6 and the corpus replay of group 10), run by pytest against the real
 # service (nginx + TLS + workers). Every protection test also runs against

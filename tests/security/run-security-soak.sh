@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/security/run-security-soak.sh - the long part of the security
 # suites (`make check-soak`): the hostile-listing group with 1,000,000
 # entries in one directory, then the whole quick suite three times in a row

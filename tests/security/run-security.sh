@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/security/run-security.sh - the quick security proof suites
 # (docs/security.md groups 1, 2, 4, 5, 6, 11; group 10's corpus replay is
 # tests/security/test_http_corpus). Runs pytest against the real service

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared machinery of the security suite (docs/security.md).
 
 Imported by every tests/security/test_*.py (no conftest.py of its own, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Slowloris attacker and legitimate prober of group 11 (front-end
 exhaustion, tests/security/test_slowloris.py). Loopback only.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The control mode is impossible in production (docs/security.md).
 
 The production daemon and the convenience library carry no control code

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 4: downloads (docs/security.md).
 
 Files with awkward names, as the sandbox can create them, downloaded through

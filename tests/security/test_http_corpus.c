@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_http_corpus.c - replay the HTTP-layer fuzzers' corpora
  * (tests/fuzz/corpus/query, json, fcgi: seeds and every crash turned

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 1: identity and authorization (docs/security.md).
 
 Production must answer 401 without identity, ignore spoofed identity

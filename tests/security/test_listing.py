@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 6: listing hostile trees (docs/security.md).
 
 100,000 entries in one directory, symlink loops, deep nesting, names with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 2: path parsing (docs/security.md).
 
 The encoded-traversal battery, NUL and control bytes, length and depth

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 11: front-end exhaustion (slowloris) (docs/security.md).
 
 An attacker on 127.0.0.2 tries to keep 3,000 connections open to the TLS port

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Group 5: uploads (docs/security.md).
 
 Over the limit, aborted mid-body (through nginx and straight at the worker),

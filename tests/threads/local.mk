@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/threads: thread store, agents rules, HTTP helpers and router.
 THREADS_TESTS = tests/threads/test_store tests/threads/test_agents \
 	tests/threads/test_http tests/threads/test_tree

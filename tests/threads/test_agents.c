@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_agents.c - the agents registry rules (src/agents): config selection,
  * else agent selection, else none; only existing skill directories (never

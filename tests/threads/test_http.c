@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_http.c - the pure helpers of the HTTP layer (src/daemon/http.c):
  * query parsing, percent-coding, Content-Disposition, and the router table;

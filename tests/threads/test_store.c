@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_store.c - the thread store (src/threads): create/get/list/remove,
  * ownership, atomic creation, safe removal that never follows symlinks.

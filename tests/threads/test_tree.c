@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tree.c - removal of a thread's tree (src/threads/threads.c,
  * yx_tree_remove and the tombstone sweep): any depth without recursion and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/web: the workbench page (web/) in headless Chromium (playwright-core,
 # node --test) against the real service; exits 77 (skip) without node,
 # Chromium or tests/web/node_modules in a read-only tree.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/web/run-web.sh - browser tests of the workbench page (web/): brings up
 # the real service (yuxi-sandboxd + nginx + Docker, through the test harness,
 # see serve.py) on a free 127.0.0.1 port with its own state directory, runs

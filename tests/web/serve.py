@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Bring up the real service (yuxi-sandboxd + nginx, TLS) for the browser tests.
 
 Uses the shared harness (tests/lib/yxsvc.py: temporary saves directory, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/web/workbench.test.mjs - the workbench page in headless Chromium
 // against the real service (nginx + yuxi-sandboxd + Docker), started by
 // run-web.sh, which passes the service's URL and tokens in the file named

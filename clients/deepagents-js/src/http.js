@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small HTTPS client for the yuxi-sandbox API: bearer token, the
 // service's CA, keep-alive, JSON in and out, and bounded retries of the
 // answers that say "try again later" (503 capacity / backend_unavailable,

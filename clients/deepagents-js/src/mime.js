@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // File types by extension, the way deepagents decides them: a file whose
 // type is not text is read and written as bytes (read() returns a
 // Uint8Array, write() takes base64), everything else is text. Extensions

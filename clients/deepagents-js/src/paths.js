@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Path helpers: the service's namespace seen from the client.
 //
 // The service resolves every path itself (canonical form, aliases, relative

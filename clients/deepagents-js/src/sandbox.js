@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // YuxiSandbox: a deepagents sandbox backend (SandboxBackendProtocolV2)
 // over the yuxi-sandbox HTTP API. Every method answers what deepagents'
 // own FilesystemBackend / LocalShellBackend answer for the same operation

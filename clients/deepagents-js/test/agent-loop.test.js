@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A real createDeepAgent loop on YuxiSandbox, driven by a scripted fake
 // chat model (no LLM, no network but the service on 127.0.0.1), calling
 // every filesystem tool and execute. The same script runs on deepagents'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The deepagents conformance suite for sandbox backends
 // (@langchain/sandbox-standard-tests 2.0.0, 93 tests), run against the
 // real service through nginx. The suite is not on the npm registry: it is

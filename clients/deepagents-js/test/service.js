@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where the service under test is: tests/deepagents/run-deepagents.sh
 // starts one (tests/deepagents/serve.py) and passes it in the environment.
 import { randomBytes } from "node:crypto";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests without the service: the path helpers, and a fake peer on
 // 127.0.0.1 for what the real service does not produce on demand (503
 // capacity answers to retry) or does not produce yet (the answers of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Print the column names, row count and numeric column ranges of a CSV file."""
 import csv
 import sys
