@@ -2,6 +2,8 @@
 # tests/hygiene: rules on the source tree itself (docs/architecture.md
 # "Layers"): no call cycle between source files, the table lock only in
 # src/provider, no header of the top layers included below them, no
-# reference to a document outside the repository.
-TESTS += tests/hygiene/check-layers.sh
-EXTRA_DIST += tests/hygiene/check-layers.sh tests/hygiene/check-layers.py
+# reference to a document outside the repository; every file names its
+# license (check-spdx.sh).
+TESTS += tests/hygiene/check-layers.sh tests/hygiene/check-spdx.sh
+EXTRA_DIST += tests/hygiene/check-layers.sh tests/hygiene/check-layers.py \
+	tests/hygiene/check-spdx.sh
