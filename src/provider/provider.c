@@ -366,7 +366,7 @@ yx_prov_refuse(struct yx_provider *p, int rc, const struct yx_evict_choice *ch,
 		    "all %u of your sandboxes are in use (at most %d running "
 		    "per user)",
 		    ch->mine, p->cfg->max_sandboxes_per_user);
-	if (ch->share > 0 && ch->mine >= ch->share)
+	if (ch->share > 0 && ch->users > 1 && ch->mine >= ch->share)
 		return yx_fail(err, rc,
 		    "all %u sandboxes are in use; you run %u, your fair share",
 		    yx_prov_limit(p), ch->mine);
