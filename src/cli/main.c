@@ -18,6 +18,8 @@
  *   destroy THREAD|ID      remove the container (user data is kept)
  *   gc [--json]            drop dead holds, reconcile with the engine
  *                          (orphan containers adopted or removed), reap idle
+ *   nginx-conf [OPTIONS]   render the nginx snippets for an existing server
+ *                          (cli_nginx.c; touches neither table nor engine)
  *   image build [default|test] [NAME]
  *                          build a sandbox image offline with the installed
  *                          recipe ($(pkgdatadir)/images/<recipe>/build.sh)
@@ -35,6 +37,7 @@
 
 #include <json-c/json.h>
 
+#include "cli_int.h"
 #include "yuxi/agents.h"
 #include "yuxi/buf.h"
 #include "yuxi/config.h"
@@ -533,6 +536,12 @@ cmd_image(struct cli *c, int argc, char **argv)
 }
 
 static int
+cmd_nginx_conf(struct cli *c, int argc, char **argv)
+{
+	return cli_nginx_conf(&c->cfg, argc, argv);
+}
+
+static int
 cmd_help(struct cli *c, int argc, char **argv);
 
 static const struct cli_cmd cli_cmds[] = {
@@ -543,6 +552,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
 	{ "gc", "gc [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones", cmd_gc },
+	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
 	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },
 	{ "help", "help [COMMAND]", "show help", cmd_help },
 };
@@ -647,9 +657,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	log_setverbose(c.cfg.verbose);
-	if (cmd->fn == cmd_image)	/* no table, no engine connection */
-		return cmd_image(&c, argc, argv);
-	if ((rc = cli_open(&c)) == 0)
+	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image)
+		rc = cmd->fn(&c, argc, argv);	/* no table, no engine */
+	else if ((rc = cli_open(&c)) == 0)
 		rc = cmd->fn(&c, argc, argv);
 	cli_close(&c);
 	return rc;
