@@ -440,6 +440,12 @@ def package_test(tmp, deb, pkg_paths):
             check("%s: %s, 0755" % (d, USER), st.st_uid == pw.pw_uid
                   and stat.S_IMODE(st.st_mode) == 0o755, (st.st_uid, oct(st.st_mode)))
 
+        r = run(["systemd-analyze", "security", "--offline=true", UNIT], check_rc=False)
+        m = re.search(r"Overall exposure level for \S+: ([0-9.]+) (\S+)", r.stdout + r.stderr)
+        score = float(m.group(1)) if m else 99.0
+        check("systemd-analyze security --offline=true %s: %s" % (UNIT, m.group(0) if m else "?"),
+              score <= 5.0, (r.stdout + r.stderr)[-1500:])
+
         # the configuration file: every default, uncommented, is valid
         text = open(CONF).read()
         sample = os.path.join(tmp, "all-defaults.conf")
@@ -528,6 +534,16 @@ def package_test(tmp, deb, pkg_paths):
                      _tail(os.path.join(ng, "error.log"))):
             return
         tid = http_checks(base, ("alice", password), tag)
+        r = run(["/usr/bin/yuxi-sandbox", "doctor", "--json"], check_rc=False,
+                env={"PATH": "/usr/sbin:/usr/bin:/bin"})
+        try:
+            doc = {x["check"]: x for x in json.loads(r.stdout)}
+        except (ValueError, KeyError, TypeError):
+            doc = {}
+        check("yuxi-sandbox doctor: all ok, the installed runner "
+              "/usr/libexec/yuxi-sandbox/yuxi-run (YX_RUNNER_INSTALLED)",
+              r.returncode == 0 and doc.get("runner", {}).get("detail")
+              == "/usr/libexec/yuxi-sandbox/yuxi-run", r.stdout[-1500:] + r.stderr[-500:])
         r = run(["/usr/bin/yuxi-sandbox", "list", "--json"], check_rc=False,
                 env={"PATH": "/usr/sbin:/usr/bin:/bin"})
         try:
