@@ -48,3 +48,20 @@ yx_child_signals(sigset_t *waitmask)
 	/* die with the master: a SIGKILLed master must not leave workers behind */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
+
+/*
+ * epoll_pwait() and ppoll() return what is ready rather than EINTR when a
+ * signal and an event arrive together, and put the signal back on hold
+ * undelivered: ask the kernel what is pending.
+ */
+bool
+yx_child_stopping(void)
+{
+	sigset_t pend;
+
+	if (!yx_child_stop && sigpending(&pend) == 0 &&
+	    (sigismember(&pend, SIGTERM) == 1 || sigismember(&pend, SIGINT) == 1 ||
+		sigismember(&pend, SIGHUP) == 1))
+		yx_child_stop = 1;
+	return yx_child_stop != 0;
+}
