@@ -534,6 +534,12 @@ def package_test(tmp, deb, pkg_paths):
                      _tail(os.path.join(ng, "error.log"))):
             return
         tid = http_checks(base, ("alice", password), tag)
+        # ExecReload=/bin/kill -HUP $MAINPID, under the unit's confinement
+        os.kill(daemon.pid, signal.SIGHUP)
+        reloaded = yxsvc.wait_for(lambda: "reload: generation 2" in _tail(log, 100000), 30, 0.2)
+        r = requests.get(base + URL_PREFIX + "/api/threads", auth=("alice", password))
+        check("reload (SIGHUP, as ExecReload=): generation 2 takes over and serves",
+              reloaded and daemon.poll() is None and r.status_code == 200, _tail(log, 1500))
         r = run(["/usr/bin/yuxi-sandbox", "doctor", "--json"], check_rc=False,
                 env={"PATH": "/usr/sbin:/usr/bin:/bin"})
         try:

@@ -6,7 +6,8 @@ on a machine where systemd is not PID 1 (CI containers, this machine).
         as root: make the unit's RuntimeDirectory=/StateDirectory=, enter
         new namespaces with its file-system view, run each ExecStartPre=
         and then become ExecStart= (same pid: SIGTERM it to stop the
-        service), with the unit's user, groups, capabilities,
+        service; ExecReload= is the caller's: SIGHUP it), with the unit's
+        user, groups, capabilities,
         no-new-privileges, umask, file limit, environment and system call
         filter. Standard output and error go to FILE (default: inherited).
 
@@ -54,7 +55,7 @@ PYTHON = "/usr/bin/python3"
 
 # What this file applies (see above) or what only describes the service.
 HANDLED = {
-    "Type", "ExecStartPre", "ExecStart", "KillMode", "TimeoutStopSec", "Restart",
+    "Type", "ExecStartPre", "ExecStart", "ExecReload", "KillMode", "TimeoutStopSec", "Restart",
     "RestartSec", "RestartPreventExitStatus", "LimitNOFILE", "User", "Group",
     "SupplementaryGroups", "AmbientCapabilities", "CapabilityBoundingSet",
     "NoNewPrivileges", "RuntimeDirectory", "RuntimeDirectoryMode", "StateDirectory",
