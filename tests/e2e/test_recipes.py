@@ -108,6 +108,7 @@ class SsoProxy:
                     conn.endheaders(body)
                     r = conn.getresponse()
                     data = r.read()
+                    proxy.forwarded += 1	# before the client can see the answer
                     self.send_response(r.status)
                     for k, v in r.getheaders():
                         if k.lower() not in ("connection", "transfer-encoding", "content-length"):
@@ -117,7 +118,6 @@ class SsoProxy:
                     self.wfile.write(data)
                 finally:
                     conn.close()
-                proxy.forwarded += 1
 
             do_GET = do_POST = do_DELETE = do_HEAD = forward
 

@@ -73,8 +73,12 @@ def render_prod_conf(svc, auth_port):
     ng = yxsvc.nginx_dirs(svc.base)
     out = os.path.join(ng, "snippets")
     os.makedirs(out, exist_ok=True)
-    yxsvc.nginx_conf_cli(svc.env, out, ["--auth", "request", "--auth-url",
-                                        "http://127.0.0.1:%d/verify" % auth_port])
+    # client_max_body_size at the documented default (64m), as in the dev
+    # configuration: group 11's slow 10 MB bodies must pass nginx's size
+    # check to meet limit_conn (with the suite's 1 MiB they get 413 at once)
+    env = dict(svc.env, YUXI_UPLOAD_LIMIT="64m")
+    yxsvc.nginx_conf_cli(env, out, ["--auth", "request", "--auth-url",
+                                    "http://127.0.0.1:%d/verify" % auth_port])
     with open(os.path.join(TOP_SRCDIR, "nginx", "yuxi-sandbox.conf")) as f:
         site = f.read()
     site = site[:site.index("# Redirect plain HTTP")]
