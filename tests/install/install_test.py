@@ -71,7 +71,7 @@ STATE = "/var/lib/yuxi-sandbox"
 RUNDIR = "/run/yuxi-sandbox"
 SOCKET = RUNDIR + "/fcgi.sock"
 URL_PREFIX = "/sandbox"
-CAPS = 0xf		# CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+CAPS = 0x2f		# CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_KILL
 JOBS = str(min(4, os.cpu_count() or 1))
 
 # What the package must hold (dpkg -c), per the acceptance.
@@ -493,7 +493,7 @@ def package_test(tmp, deb, pkg_paths):
             if not want:
                 bad.append((pid, s["Uid"], s["CapEff"], s["CapBnd"], s["NoNewPrivs"],
                             s["Seccomp"], s["Groups"]))
-        check("master, %d workers and reaper: uid %s, CapEff=CapBnd=CapAmb=0xf, "
+        check("master, %d workers and reaper: uid %s, CapEff=CapBnd=CapAmb=0x2f, "
               "NoNewPrivs, seccomp filter, docker group" % (len(pids) - 2, USER), not bad, bad)
         mounts = {}
         with open("/proc/%d/mountinfo" % daemon.pid) as f:

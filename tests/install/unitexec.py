@@ -80,7 +80,8 @@ MNT_OPTS = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": M
             "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
             "strictatime": MS_STRICTATIME}
 CAPS = {"CAP_CHOWN": "chown", "CAP_DAC_OVERRIDE": "dac_override",
-        "CAP_DAC_READ_SEARCH": "dac_read_search", "CAP_FOWNER": "fowner"}
+        "CAP_DAC_READ_SEARCH": "dac_read_search", "CAP_FOWNER": "fowner",
+        "CAP_KILL": "kill"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
