@@ -11,8 +11,9 @@
  * with its status or signal, repairs the table (a dead worker may have held
  * the lock or a sandbox), and respawns the child: at once when it had run
  * for a while, with an exponential backoff (100 ms .. 10 s, driven by an
- * ITIMER_REAL/SIGALRM) when it keeps dying young. On SIGTERM/SIGINT it
- * stops accepting (closes and unlinks the socket), sends SIGTERM to every
+ * ITIMER_REAL/SIGALRM) when it keeps dying young. SIGUSR1 is passed on to
+ * every child (workers reopen their audit log, for logrotate). On
+ * SIGTERM/SIGINT it stops accepting (closes and unlinks the socket), sends SIGTERM to every
  * child (workers finish their in-flight request first), waits at most
  * exec_timeout + 10 s, SIGKILLs what is left and exits 0.
  *
@@ -70,7 +71,7 @@ struct master {
 	bool			 stopping;
 };
 
-static volatile sig_atomic_t	m_sigchld, m_term, m_alarm;
+static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_usr1;
 
 static void
 master_sig(int signo)
@@ -81,6 +82,9 @@ master_sig(int signo)
 		break;
 	case SIGALRM:
 		m_alarm = 1;
+		break;
+	case SIGUSR1:
+		m_usr1 = 1;
 		break;
 	default:
 		m_term = 1;
@@ -371,6 +375,7 @@ master_signals(sigset_t *waitmask)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &block, waitmask);
 	sa.sa_handler = master_sig;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -378,11 +383,25 @@ master_signals(sigset_t *waitmask)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	sigdelset(waitmask, SIGCHLD);
 	sigdelset(waitmask, SIGALRM);
 	sigdelset(waitmask, SIGTERM);
 	sigdelset(waitmask, SIGINT);
 	sigdelset(waitmask, SIGHUP);
+	sigdelset(waitmask, SIGUSR1);
+}
+
+/* SIGUSR1: every child reopens its logs (workers: the audit log). */
+static void
+master_forward_usr1(struct master *m)
+{
+	size_t i;
+
+	log_info("SIGUSR1: children reopen the audit log");
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid != 0)
+			kill(m->kids[i].pid, SIGUSR1);
 }
 
 int
@@ -412,6 +431,10 @@ yx_master_main(const struct yx_config *cfg)
 		if (m_sigchld) {
 			m_sigchld = 0;
 			master_reap(&m);
+		}
+		if (m_usr1) {
+			m_usr1 = 0;
+			master_forward_usr1(&m);
 		}
 		m_alarm = 0;
 		if (!m_term)

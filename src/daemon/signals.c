@@ -2,9 +2,11 @@
 /*
  * signals.c - signal setup of the master's children (workers and the
  * reaper), apart from master.c so that the children do not depend on the
- * master's file: TERM/INT/HUP only set yx_child_stop and stay blocked except
- * where a child chooses to wait (ppoll/epoll_pwait/sigtimedwait with
- * *waitmask); every other handler is reset; the child dies with the master.
+ * master's file: TERM/INT/HUP only set yx_child_stop, USR1 only
+ * yx_child_reopen (a worker reopens its audit log; the reaper has none), and
+ * they stay blocked except where a child chooses to wait
+ * (ppoll/epoll_pwait/sigtimedwait with *waitmask); every other handler is
+ * reset; the child dies with the master.
  */
 #include "config.h"
 
@@ -16,12 +18,15 @@
 #include "daemon_int.h"
 
 volatile sig_atomic_t	yx_child_stop;
+volatile sig_atomic_t	yx_child_reopen;
 
 static void
 child_sig(int signo)
 {
-	(void)signo;
-	yx_child_stop = 1;
+	if (signo == SIGUSR1)
+		yx_child_reopen = 1;
+	else
+		yx_child_stop = 1;
 }
 
 void
@@ -39,10 +44,12 @@ yx_child_signals(sigset_t *waitmask)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGUSR1);
 	sigprocmask(SIG_SETMASK, &block, NULL);
 	sigemptyset(waitmask);
 	/* die with the master: a SIGKILLed master must not leave workers behind */
