@@ -45,13 +45,15 @@
 static void
 worker_http_setup(const struct yx_config *cfg)
 {
-	struct yx_http_opts o = {
+	static char		agent[YX_CFG_PATH];	/* outlives every request */
+	struct yx_http_opts	o = {
 		.trust_request_id = cfg->trust_request_id,
-		.hide = { cfg->saves_dir, cfg->skills_dir, cfg->runner_path,
-		    cfg->agent_path, cfg->docker_api_socket, cfg->fcgi_socket,
-		    cfg->agents_file, cfg->audit_log },
+		.hide = { cfg->saves_dir, cfg->skills_dir, cfg->runner_path, agent,
+		    cfg->docker_api_socket, cfg->fcgi_socket, cfg->agents_file,
+		    cfg->audit_log },
 	};
 
+	yx_config_agent_path(cfg, agent, sizeof(agent));
 	yx_http_setup(&o);
 }
 
