@@ -60,6 +60,7 @@ BODY_LIMIT = 64 * 1024
 UPLOAD_LIMIT = 1024 * 1024
 SOCKET_WAIT = 10	# seconds for the FastCGI socket to appear
 HEALTH_WAIT = 15	# seconds for /healthz to answer through nginx
+ANSWERS_KEPT = 200000	# answers remembered per instance (benchmarks send more)
 
 urllib3.disable_warnings()
 
@@ -368,7 +369,8 @@ class Service:
         kw.setdefault("allow_redirects", False)
         r = (session or requests).request(method, self.url + path, headers=h,
                                           verify=self.cert, **kw)
-        self.answers.append((method, path, r.headers.get("X-Request-Id"), r.status_code))
+        if len(self.answers) < ANSWERS_KEPT:
+            self.answers.append((method, path, r.headers.get("X-Request-Id"), r.status_code))
         return r
 
     # --- the audit log -------------------------------------------------------
