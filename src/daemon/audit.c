@@ -119,10 +119,12 @@ int
 yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
     const struct yx_audit_note *n, const char *op, int64_t now_ms, int64_t dur_us)
 {
-	const char	*role = r->user[0] == '\0' ? NULL : r->admin ? "admin" : "user";
+	const char	*role = NULL;
 	char		 ts[40];
 	int		 rc;
 
+	if (r->user[0] != '\0')
+		role = r->admin ? "admin" : "user";
 	if ((rc = yx_buf_printf(b, "{\"time\":\"%s\"",
 		 yx_iso8601_ms(now_ms, ts, sizeof(ts)))) != YX_OK ||
 	    (rc = audit_str(b, "request_id", r->request_id, strlen(r->request_id))) ||

@@ -63,9 +63,10 @@ ready_set(struct yx_ready_result *res, int id, int rc, const char *detail,
 static void
 ready_engine(struct yx_ready *rd)
 {
-	struct yx_errctx	e;
-	char			oper[sizeof(rd->engine.oper)];
-	int			rc;
+	struct yx_errctx	 e;
+	const char		*detail;
+	char			 oper[sizeof(rd->engine.oper)];
+	int			 rc;
 
 	if (rd->engine_at_ms != 0 &&
 	    yx_mono_ms() - rd->engine_at_ms < YX_READY_CACHE_MS)
@@ -85,11 +86,13 @@ ready_engine(struct yx_ready *rd)
 		yx_fail(&e, rc, "engine not reachable");
 	snprintf(oper, sizeof(oper), "%s: %s", rd->cfg->image,
 	    rc == YX_OK ? "present" : e.msg);
-	ready_set(&rd->image, YX_READY_IMAGE, rc,
-	    rc == YX_OK ? "sandbox image present" :
-	    rc == YX_E_IMAGE_MISSING ? "sandbox image missing" :
-				       "sandbox image not checked",
-	    oper);
+	if (rc == YX_OK)
+		detail = "sandbox image present";
+	else if (rc == YX_E_IMAGE_MISSING)
+		detail = "sandbox image missing";
+	else
+		detail = "sandbox image not checked";
+	ready_set(&rd->image, YX_READY_IMAGE, rc, detail, oper);
 	rd->engine_at_ms = yx_mono_ms();
 }
 
@@ -147,20 +150,24 @@ ready_agent(struct yx_ready *rd, struct yx_ready_result *res)
 static void
 ready_table(struct yx_ready *rd, struct yx_ready_result *res)
 {
-	struct yx_errctx	e;
-	char			oper[sizeof(e.msg) + 80];
-	int			rc;
+	struct yx_errctx	 e;
+	const char		*detail;
+	char			 oper[sizeof(e.msg) + 80];
+	int			 rc;
 
 	yx_errctx_clear(&e);
 	rc = yx_provider_check(rd->table, &e);
 	snprintf(oper, sizeof(oper), "%s: %s", rd->cfg->shm_name,
 	    rc == YX_OK ? "consistent" : e.msg);
-	ready_set(res, YX_READY_TABLE, rc,
-	    rc == YX_OK ? "shared table consistent" :
-	    rc == YX_E_BUSY ? "shared table lock not obtained" :
-	    rc == YX_E_BACKEND_UNAVAILABLE ? "no shared table" :
-					     "shared table inconsistent",
-	    oper);
+	if (rc == YX_OK)
+		detail = "shared table consistent";
+	else if (rc == YX_E_BUSY)
+		detail = "shared table lock not obtained";
+	else if (rc == YX_E_BACKEND_UNAVAILABLE)
+		detail = "no shared table";
+	else
+		detail = "shared table inconsistent";
+	ready_set(res, YX_READY_TABLE, rc, detail, oper);
 }
 
 /* Free space of the saves directory's filesystem (for unprivileged users). */
