@@ -45,6 +45,10 @@ struct yx_metrics {
 	_Atomic uint64_t	child_exits;
 	_Atomic int32_t		workers_alive;
 	_Atomic int64_t		started_ms;
+	_Atomic uint64_t	reloads;	/* SIGHUPs that made a generation */
+	_Atomic uint64_t	reloads_refused;	/* ... whose configuration did not validate */
+	_Atomic uint32_t	generation;	/* of the configuration new workers run */
+	_Atomic int32_t		draining;	/* set by a stopping master, see worker.c */
 	_Atomic uint64_t	audit_lines;	/* audit lines written */
 	_Atomic uint64_t	audit_errors;	/* audit lines lost (open or write failed) */
 };
@@ -204,6 +208,19 @@ int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table);
 int	yx_master_main(const struct yx_config *cfg);
 
 /*
+ * reload.c: yx_daemon_check_files() checks what the workers load on their
+ * own (the skills directory and the agents file): YX_OK, or an error with
+ * "YUXI_X: why" in eb. yx_reload_config() fills next (caller storage) from
+ * the configuration file and environment the running cur was read from,
+ * checks those files, and keeps cur's value of every setting that changes
+ * at restart only (logging each): YX_OK, or an error with the loader's
+ * message ("FILE:LINE: YUXI_X: why") in eb, next then undefined.
+ */
+int	yx_daemon_check_files(const struct yx_config *cfg, char *eb, size_t el);
+int	yx_reload_config(const struct yx_config *cur, struct yx_config *next,
+    char *eb, size_t el);
+
+/*
  * signals.c: child-side signal setup (after fork): TERM/INT/HUP handlers set
  * yx_child_stop, the USR1 handler yx_child_reopen (reopen the audit log);
  * they stay blocked except where the child chooses to wait
@@ -212,5 +229,12 @@ int	yx_master_main(const struct yx_config *cfg);
 extern volatile sig_atomic_t	yx_child_stop;
 extern volatile sig_atomic_t	yx_child_reopen;
 void	yx_child_signals(sigset_t *waitmask);
+/*
+ * True when a stop was asked: yx_child_stop, or a TERM/INT/HUP still
+ * pending (blocked), which a wait that returned ready has not delivered.
+ */
+bool	yx_child_stopping(void);
+/* True once per SIGUSR1, delivered or still pending (reopen the audit log). */
+bool	yx_child_reopen_due(void);
 
 #endif /* YUXI_DAEMON_INT_H */

@@ -17,6 +17,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \
+	src/daemon/reload.c \
 	src/daemon/signals.c
 
 sbin_PROGRAMS += yuxi-sandboxd

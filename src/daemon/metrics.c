@@ -258,9 +258,19 @@ yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
 	    "# HELP yuxi_workers Live worker processes.\n"
 	    "# TYPE yuxi_workers gauge\n"
 	    "yuxi_workers %d\n"
-	    "# HELP yuxi_child_exits_total Worker and reaper exits seen by the master.\n"
+	    "# HELP yuxi_child_exits_total Worker and reaper exits seen by the master, retirements excepted.\n"
 	    "# TYPE yuxi_child_exits_total counter\n"
-	    "yuxi_child_exits_total %llu\n",
+	    "yuxi_child_exits_total %llu\n"
+	    "# HELP yuxi_reloads_total Reloads (SIGHUP) by result.\n"
+	    "# TYPE yuxi_reloads_total counter\n"
+	    "yuxi_reloads_total{result=\"done\"} %llu\n"
+	    "yuxi_reloads_total{result=\"refused\"} %llu\n"
+	    "# HELP yuxi_generation Configuration generation of new workers (1 at start).\n"
+	    "# TYPE yuxi_generation gauge\n"
+	    "yuxi_generation %u\n",
 	    (int)atomic_load(&m->workers_alive),
-	    (unsigned long long)atomic_load(&m->child_exits));
+	    (unsigned long long)atomic_load(&m->child_exits),
+	    (unsigned long long)atomic_load(&m->reloads),
+	    (unsigned long long)atomic_load(&m->reloads_refused),
+	    (unsigned)atomic_load(&m->generation));
 }

@@ -14,6 +14,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon_int.h"
 
@@ -54,4 +55,42 @@ yx_child_signals(sigset_t *waitmask)
 	sigemptyset(waitmask);
 	/* die with the master: a SIGKILLed master must not leave workers behind */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/*
+ * epoll_pwait() and ppoll() return what is ready rather than EINTR when a
+ * signal and an event arrive together, and put the signal back on hold
+ * undelivered: ask the kernel what is pending.
+ */
+bool
+yx_child_stopping(void)
+{
+	sigset_t pend;
+
+	if (!yx_child_stop && sigpending(&pend) == 0 &&
+	    (sigismember(&pend, SIGTERM) == 1 || sigismember(&pend, SIGINT) == 1 ||
+		sigismember(&pend, SIGHUP) == 1))
+		yx_child_stop = 1;
+	return yx_child_stop != 0;
+}
+
+/*
+ * A reopen asked (SIGUSR1)? Also when the signal is still pending (see
+ * above: a busy worker's epoll_pwait() may keep returning ready); it is
+ * taken here. Clears the request.
+ */
+bool
+yx_child_reopen_due(void)
+{
+	static const struct timespec	zero = { 0, 0 };
+	sigset_t			usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	if (sigtimedwait(&usr1, NULL, &zero) == SIGUSR1)
+		yx_child_reopen = 1;
+	if (!yx_child_reopen)
+		return false;
+	yx_child_reopen = 0;
+	return true;
 }

@@ -2,14 +2,29 @@
 /*
  * worker.c - one pre-forked FastCGI worker.
  *
- * The listen socket is non-blocking and shared by all workers. A worker
- * waits for it in epoll_pwait() with SIGTERM/SIGINT unblocked only there,
- * so a stop request interrupts the wait but never a request in flight: the
- * request runs to its end with those signals blocked, then the loop sees
- * yx_child_stop and exits. The socket is registered EPOLLEXCLUSIVE, so a
- * new connection wakes one idle worker rather than all of them. Losing the
- * accept race anyway just makes FCGX_Accept_r() fail with EAGAIN, and the
- * loop waits again.
+ * The listen socket is non-blocking and shared by all workers (of every
+ * generation, docs/operations.md). A worker waits for it in epoll_pwait()
+ * with SIGTERM/SIGINT/SIGHUP unblocked only there, so a stop request
+ * interrupts the wait but never a request in flight: the request runs to
+ * its end with those signals blocked, then the loop sees yx_child_stop and
+ * exits. A signal that arrives together with a connection stays pending
+ * (epoll_pwait returns the event): yx_child_stopping() looks before every
+ * accept, so a worker told to stop never takes another request.
+ *
+ * The socket is registered EPOLLEXCLUSIVE, so a new connection wakes one
+ * idle worker rather than all of them. Losing the accept race anyway just
+ * makes FCGX_Accept_r() fail with EAGAIN, and the loop waits again. The one
+ * woken may be a worker that was just told to retire and leaves the
+ * connection queued; the others were not woken for it. So the wait has a
+ * timeout (YX_WORKER_WAKE_MS) after which an idle worker tries an accept
+ * anyway: such a connection waits that long at most, and is never lost.
+ *
+ * Retire (a reload: the master starts a new generation on the same socket)
+ * and stop (SIGTERM to the master) look the same to a worker: finish the
+ * request, take no other, exit 0. On a stop the master first unlinks the
+ * socket and sets `draining` in the shared segment: then no connection can
+ * arrive any more, and the workers also serve what nginx already queued on
+ * the socket before they exit, so a stop loses none of them either.
  *
  * Each worker owns its driver (libcurl is not fork-safe), provider handle,
  * thread store, agents registry, executor, readiness cache and audit log
@@ -34,9 +49,13 @@
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
 
 #define YX_WORKER_MMAP_MIN	(16 << 20)	/* larger blocks: their own mmap */
 #define YX_WORKER_HEAP_KEEP	(32 << 20)	/* free heap kept for reuse */
+#define YX_WORKER_WAKE_MS	1000		/* an idle worker tries an accept */
 
 /*
  * The request layer's options: trust in a client's request id, and the
@@ -141,6 +160,29 @@ worker_serve(struct yx_wctx *w, FCGX_Request *fr)
 	yx_http_req_fini(&r);
 }
 
+/*
+ * A stopping service: the socket is unlinked, so what is queued on it is
+ * all that can come; serve it (FCGX_Accept_r fails with EAGAIN when the
+ * queue is empty). Bounded by the master's stop deadline.
+ */
+static void
+worker_drain(struct yx_wctx *w, FCGX_Request *fr)
+{
+	unsigned n = 0;
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("drain"))	/* control: the queue is dropped */
+		return;
+#endif
+	while (FCGX_Accept_r(fr) >= 0) {
+		worker_serve(w, fr);
+		FCGX_Finish_r(fr);
+		n++;
+	}
+	if (n > 0)
+		log_info("stopping: served %u queued request(s)", n);
+}
+
 int
 yx_worker_main(const struct yx_config *cfg, int listen_fd, struct yx_table *table,
     struct yx_metrics *metrics)
@@ -168,17 +210,21 @@ yx_worker_main(const struct yx_config *cfg, int listen_fd, struct yx_table *tabl
 	}
 	log_debug("worker ready");
 	while (!yx_child_stop) {
-		if (yx_child_reopen) {
-			yx_child_reopen = 0;
+		if (yx_child_reopen_due())
 			yx_audit_reopen(&w.audit);
-		}
-		if (epoll_pwait(ep, &ev, 1, -1, &waitmask) <= 0)
+		/* 0 (timeout) goes on to try an accept, see the top comment */
+		if (epoll_pwait(ep, &ev, 1, YX_WORKER_WAKE_MS, &waitmask) < 0 ||
+		    yx_child_stopping())
 			continue;	/* EINTR: the loop condition decides */
 		if (FCGX_Accept_r(&req) < 0)
 			continue;	/* another worker took it (EAGAIN) */
 		worker_serve(&w, &req);
 		FCGX_Finish_r(&req);
 	}
+	close(ep);	/* no more wake-ups meant for a serving worker */
+	ep = -1;
+	if (atomic_load(&metrics->draining))
+		worker_drain(&w, &req);
 	FCGX_Free(&req, 1);
 	status = 0;
 done:

@@ -8,8 +8,8 @@
 2. only src/provider/ takes the shared table's lock (yx_table_lock);
 3. no file outside src/daemon/ includes a header of src/daemon/, and no
    file outside src/cli/ one of src/cli/ (the two programs are the top);
-4. every reference names a file in the repository (no DESIGN.md, API.md or
-   STYLE.md of the project's origin).
+4. every reference names a file in the repository (none of the design, API
+   or style documents of the project's origin, which live outside it).
 
 Prints what breaks a rule and exits 1; prints the counts and exits 0 when
 all hold. Argument: the source tree (top_srcdir)."""
@@ -101,7 +101,7 @@ for d in ("src", "include", "tests"):
             s = read(f)
         except (OSError, UnicodeDecodeError):
             continue
-        for m in re.finditer(r"(?<![a-z/])(DESIGN|STYLE|API)\.md", s):
+        for m in re.finditer(r"(?<![a-z/])(DESIGN|STYLE|API)[.]md", s):
             bad.append("%s names %s (not part of the project)" % (rel(f), m.group(0)))
 
 for b in bad:
