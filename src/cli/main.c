@@ -19,11 +19,18 @@
  *   destroy THREAD|ID      remove the container (user data is kept)
  *   gc [--json]            drop dead holds, reconcile with the engine
  *                          (orphan containers adopted or removed), reap idle
+ *   nginx-conf [OPTIONS]   render the nginx snippets for an existing server
+ *                          (cli_nginx.c; touches neither table nor engine)
+ *   image build [default|test] [NAME]
+ *                          build a sandbox image offline with the installed
+ *                          recipe ($(pkgdatadir)/images/<recipe>/build.sh)
  * Exit codes: 0 success, 1 failure, 2 usage; exec returns the command's code.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +38,7 @@
 
 #include <json-c/json.h>
 
+#include "cli_int.h"
 #include "yuxi/agents.h"
 #include "yuxi/buf.h"
 #include "yuxi/config.h"
@@ -459,6 +467,72 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * image build [default|test] [NAME] [--recipes DIR]: run the offline build
+ * script of a sandbox image, DIR/<recipe>/build.sh (DIR: the installed
+ * recipes, $(pkgdatadir)/images; a checkout's images/ for a build tree),
+ * for NAME (default: YUXI_SANDBOX_IMAGE for the default recipe,
+ * yuxi-sandbox-test:latest for the test one). This process becomes the
+ * script: its exit status is the command's. Needs no table or engine
+ * connection of ours; the script talks to the engine through `docker`.
+ */
+static int
+cmd_image(struct cli *c, int argc, char **argv)
+{
+	const char	*dir = YX_IMAGES_DIR, *recipe = "default", *name = NULL;
+	char		 script[PATH_MAX];
+	int		 i, nargs = 0;
+
+	if (argc < 2 || strcmp(argv[1], "build") != 0) {
+		fprintf(stderr, "usage: yuxi-sandbox image build [default|test] "
+				"[NAME] [--recipes DIR]\n");
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--recipes") == 0 && i + 1 < argc)
+			dir = argv[++i];
+		else if (argv[i][0] == '-' || nargs == 2) {
+			fprintf(stderr, "yuxi-sandbox: image build: unexpected "
+					"argument '%s'\n",
+			    argv[i]);
+			return 2;
+		} else if (nargs++ == 0)
+			recipe = argv[i];
+		else
+			name = argv[i];
+	}
+	if (strcmp(recipe, "default") != 0 && strcmp(recipe, "test") != 0) {
+		fprintf(stderr, "yuxi-sandbox: image build: no recipe '%s' "
+				"(default or test)\n",
+		    recipe);
+		return 2;
+	}
+	if (name == NULL)
+		name = strcmp(recipe, "default") == 0 ? c->cfg.image :
+							"yuxi-sandbox-test:latest";
+	if ((size_t)snprintf(script, sizeof(script), "%s/%s/build.sh", dir,
+		recipe) >= sizeof(script)) {
+		fprintf(stderr, "yuxi-sandbox: image build: --recipes: path too long\n");
+		return 2;
+	}
+	if (access(script, R_OK) == -1) {
+		fprintf(stderr, "yuxi-sandbox: image build: %s: %s\n", script,
+		    strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	execl("/bin/sh", "sh", script, name, (char *)NULL);
+	fprintf(stderr, "yuxi-sandbox: image build: /bin/sh: %s\n",
+	    strerror(errno));
+	return 1;
+}
+
+static int
+cmd_nginx_conf(struct cli *c, int argc, char **argv)
+{
+	return cli_nginx_conf(&c->cfg, argc, argv);
+}
+
 static int
 cmd_help(struct cli *c, int argc, char **argv);
 
@@ -470,6 +544,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
 	{ "gc", "gc [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones", cmd_gc },
+	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
+	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },
 	{ "help", "help [COMMAND]", "show help", cmd_help },
 };
 
@@ -573,7 +649,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	log_setverbose(c.cfg.verbose);
-	if ((rc = cli_open(&c)) == 0)
+	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image)
+		rc = cmd->fn(&c, argc, argv);	/* no table, no engine */
+	else if ((rc = cli_open(&c)) == 0)
 		rc = cmd->fn(&c, argc, argv);
 	cli_close(&c);
 	return rc;

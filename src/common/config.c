@@ -91,6 +91,8 @@ yx_config_defaults(struct yx_config *c)
 	c->body_limit = 8 << 20;
 	c->request_budget_ms = 5000;
 	c->walk_read_budget = 256 << 20;
+	c->max_threads_per_user = 1000;
+	c->max_sandboxes_per_user = 0;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
 	c->ready_min_free = 1LL << 30;
 	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
@@ -702,6 +704,8 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->walk_read_budget = (uint64_t)v;
 	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
+	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
+	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
 	TRY(cfg_min_free(&x, c));
 	TRY(cfg_audit(&x, c));
 	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));

@@ -22,7 +22,11 @@
  * yx_http_client_gone() says false), crosssite (a browser's cross-site
  * POST or DELETE is served), drain (a reload SIGKILLs the old workers
  * instead of letting them finish, and a stop serves nothing that was
- * queued on the socket). The broker's own control build
+ * queued on the socket), fairevict (a full table evicts the globally
+ * least recently used idle sandbox, whoever owns it, instead of choosing
+ * by fair share), limitlock (a user's threads are counted and created
+ * without the owner lock, so racing creates may overshoot the limit). The
+ * broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

@@ -6,7 +6,7 @@
  * provider table and the request-metrics segment (metrics.c), forks the
  * workers (worker.c) and the reaper (reaper.c) and respawns them. Workers
  * route each request (router.c) to a handler (h_threads.c, h_ops.c,
- * h_fs.c, h_exec.c). Every handler answers exactly once through the
+ * h_users.c, h_fs.c, h_exec.c). Every handler answers exactly once through the
  * yx_http_send_* functions and returns YX_OK, or an error code that the
  * router turns into the error response when nothing was sent yet. Every
  * request ends with one log line, one metrics sample and, for the API, one
@@ -34,7 +34,7 @@ struct yx_executor;
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
 #define YX_METRIC_ROUTES	40	/* >= number of routes + 1 (unmatched) */
-#define YX_METRIC_STATUSES	16
+#define YX_METRIC_STATUSES	17
 #define YX_METRIC_BUCKETS	12
 
 struct yx_metrics {
@@ -157,6 +157,8 @@ int	yx_router_match(enum yx_method m, const char *path, size_t *idx,
 
 /* 401 unless the request carries an identity. */
 int	yx_need_user(struct yx_http_req *r);
+/* 401 without an identity, 403 forbidden ("admin only") without the role. */
+int	yx_need_admin(struct yx_http_req *r);
 /*
  * The caller's thread named by id: YX_OK with *t; otherwise the error
  * response (400 invalid_thread_id, 404 not_found) has been sent and the
@@ -183,6 +185,9 @@ int	yx_h_metrics(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_release(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_destroy(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_admin_users(struct yx_wctx *, struct yx_http_req *, const char *);
+/* h_users.c: append the bounded per-user gauges of GET /metrics to b. */
+int	yx_users_metrics(struct yx_wctx *w, struct yx_buf *b);
 int	yx_h_execute(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_ls(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_cat(struct yx_wctx *, struct yx_http_req *, const char *);

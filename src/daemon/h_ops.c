@@ -100,24 +100,12 @@ yx_h_metrics(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	(void)yx_ready_run(&w->ready, res);
 	yx_buf_init(&b, 4 << 20);
-	if ((rc = yx_metrics_render(w->metrics, w->table, res, &b)) == YX_OK)
+	if ((rc = yx_metrics_render(w->metrics, w->table, res, &b)) == YX_OK &&
+	    (rc = yx_users_metrics(w, &b)) == YX_OK)
 		rc = yx_http_send_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8",
 		    b.data, b.len);
 	yx_buf_fini(&b);
 	return rc;
-}
-
-static int
-need_admin(struct yx_http_req *r)
-{
-	int rc;
-
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	if (r->admin)
-		return YX_OK;
-	yx_http_send_error(r, YX_E_FORBIDDEN, "admin only");
-	return YX_E_FORBIDDEN;
 }
 
 /* sandbox ids are 8..64 lowercase hex digits */
@@ -171,7 +159,7 @@ yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	memset(&snap, 0, sizeof(snap));
-	if ((rc = need_admin(r)) != YX_OK)
+	if ((rc = yx_need_admin(r)) != YX_OK)
 		return rc;
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
@@ -202,7 +190,7 @@ admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = need_admin(r)) != YX_OK)
+	if ((rc = yx_need_admin(r)) != YX_OK)
 		return rc;
 	if (!sandbox_id_valid(id)) {
 		yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");

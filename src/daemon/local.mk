@@ -12,6 +12,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_common.c \
 	src/daemon/h_threads.c \
 	src/daemon/h_ops.c \
+	src/daemon/h_users.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
 	src/daemon/worker.c \

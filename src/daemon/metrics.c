@@ -20,7 +20,7 @@
 #include "yuxi/provider.h"
 
 static const int metric_status[YX_METRIC_STATUSES] = {
-	200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 500, 502, 503, 504, 507, 0
+	200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 429, 500, 502, 503, 504, 507, 0
 };
 static const double metric_bucket[YX_METRIC_BUCKETS] = {
 	0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60

@@ -48,6 +48,7 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/admin/sandboxes",			"admin_list",	yx_h_admin_list },
 	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	"admin_release", yx_h_admin_release },
 	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		"admin_destroy", yx_h_admin_destroy },
+	{ YX_M_GET,	"/api/admin/users",			"admin_users",	yx_h_admin_users },
 };
 const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 

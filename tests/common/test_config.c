@@ -119,6 +119,8 @@ Test(config, defaults)
 	cr_expect_eq(c.request_budget_ms, 5000);
 	cr_expect_eq(c.walk_read_budget, 256 << 20);
 	cr_expect_eq(c.exec_agent, YX_EXEC_AGENT_AUTO);
+	cr_expect_eq(c.max_threads_per_user, 1000);
+	cr_expect_eq(c.max_sandboxes_per_user, 0);
 	cr_expect_eq(c.verbose, 0);
 	cr_expect_eq(c.ready_min_free, 1LL << 30);
 	cr_expect_eq(c.ready_min_free_pct, 0);
@@ -195,6 +197,9 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_SANDBOX_EXEC_TIMEOUT", "601" },
 		{ "YUXI_SANDBOX_BASE_PORT", "65001" },
 		{ "YUXI_REQUEST_BUDGET_MS", "-5" },
+		{ "YUXI_MAX_THREADS_PER_USER", "-1" },
+		{ "YUXI_MAX_THREADS_PER_USER", "1000001" },
+		{ "YUXI_MAX_SANDBOXES_PER_USER", "4097" },
 		/* strings: a line break (would split a log line or a header) */
 		{ "YUXI_SANDBOX_IMAGE", "img\nX-Injected: 1" },
 		{ "YUXI_SANDBOX_HOST", "a\rb" },
@@ -289,6 +294,10 @@ Test(config, integer_bounds_inclusive)
 	cr_expect_eq(c.exec_timeout, 600);
 	expect_taken("YUXI_REQUEST_BUDGET_MS", "0", &c);
 	cr_expect_eq(c.request_budget_ms, 0);
+	expect_taken("YUXI_MAX_THREADS_PER_USER", "0", &c);
+	cr_expect_eq(c.max_threads_per_user, 0);
+	expect_taken("YUXI_MAX_SANDBOXES_PER_USER", "4096", &c);
+	cr_expect_eq(c.max_sandboxes_per_user, 4096);
 }
 
 Test(config, booleans)
