@@ -416,7 +416,7 @@ class Service:
         Returns (problems, answers checked)."""
         if self.audit_path() is None:
             return [], 0
-        api = self.env.get("YUXI_URL_PREFIX", "") + "/api/"
+        api = "/api/"	# request() paths are below the URL prefix
         by_id = {}
         for line in self.audit_lines():
             by_id.setdefault(line.get("request_id"), []).append(line)
