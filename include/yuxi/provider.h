@@ -187,6 +187,14 @@ int	yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
  * YX_OK; YX_E_NOT_FOUND; YX_E_BUSY. */
 int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
     struct yx_shm_slot *out, struct yx_errctx *err);
+/*
+ * Readiness: the table answers its lock and is consistent (every slot in a
+ * valid state with at most YX_SHM_HOLDS_MAX holds, the per-state counters
+ * equal to a recount). Read only: repairs are the lock's and the master's.
+ * YX_OK; YX_E_BACKEND_UNAVAILABLE (no table); YX_E_BUSY (lock timed out);
+ * YX_E_INTERNAL with what disagrees.
+ */
+int	yx_provider_check(struct yx_table *t, struct yx_errctx *err);
 /* The master after a child died: drop its holds and claims (as the next
  * locker would). Returns the count of repairs. */
 unsigned yx_provider_repair(struct yx_table *t);

@@ -36,6 +36,13 @@ size_t	yx_utf8_seq(const unsigned char *s, size_t n);
 bool	yx_utf8_valid(const char *s, size_t len);
 
 /*
+ * Where to cut s (len bytes) to keep at most max bytes: max, or less so
+ * that no well-formed sequence is split (its bytes all go); len when it
+ * fits. Ill-formed bytes are cut anywhere (they stay ill-formed).
+ */
+size_t	yx_utf8_cut(const char *s, size_t len, size_t max);
+
+/*
  * Append s to b with ill-formed sequences replaced by U+FFFD under `mode`.
  * With `cut`, a sequence left incomplete by the end of s (the input was
  * cut at a size limit) is dropped rather than replaced. *changed (may be

@@ -7,6 +7,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/daemon_int.h \
 	src/daemon/http.c \
 	src/daemon/metrics.c \
+	src/daemon/audit.c \
 	src/daemon/router.c \
 	src/daemon/h_common.c \
 	src/daemon/h_threads.c \
