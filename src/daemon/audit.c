@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * audit.c - the audit log: one JSON line per API request
- * (docs/operations-observe.md "Audit log"), to YUXI_AUDIT_LOG.
+ * (docs/operations.md "Audit log"), to YUXI_AUDIT_LOG.
  *
  * Each worker opens the file itself with O_APPEND and writes each line
  * with one write(2): on a regular file every such write lands at the end
