@@ -87,6 +87,12 @@ struct yx_config {
 	char		runner_path[YX_CFG_PATH];	/* YUXI_RUNNER_PATH host path of yuxi-run */
 	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
+	/* background processes (docs/api.md "Background processes") */
+	int		proc_max;			/* YUXI_PROCESS_MAX running per thread (4) */
+	int		proc_lifetime;			/* YUXI_PROCESS_LIFETIME seconds (3600, max 86400) */
+	size_t		proc_output_keep;		/* YUXI_PROCESS_OUTPUT_KEEP bytes per process (1m) */
+	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
+	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
 	int		verbose;			/* YUXI_DEBUG (0) */
 	char		config_file[YX_CFG_PATH];	/* the file read; "" = none */
 };

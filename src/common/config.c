@@ -91,6 +91,10 @@ yx_config_defaults(struct yx_config *c)
 	c->body_limit = 8 << 20;
 	c->request_budget_ms = 5000;
 	c->walk_read_budget = 256 << 20;
+	c->proc_max = 4;
+	c->proc_lifetime = 3600;
+	c->proc_output_keep = 1 << 20;
+	c->proc_keepalive = 3600;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
 }
 
@@ -529,6 +533,28 @@ cfg_names(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
+/* Background processes: per thread, lifetime, output kept, keep-alive,
+ * concurrent long-polls (docs/configuration.md). */
+static int
+cfg_procs(struct cfg_ctx *x, struct yx_config *c)
+{
+	int64_t	v = (int64_t)c->proc_output_keep;
+	int	rc;
+
+	if ((rc = cfg_int(x, "YUXI_PROCESS_MAX", &c->proc_max, 1, 64)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_LIFETIME", &c->proc_lifetime, 1,
+		 86400)) != YX_OK ||
+	    (rc = cfg_size(x, "YUXI_PROCESS_OUTPUT_KEEP", &v, 4096,
+		 64LL << 20)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_KEEPALIVE", &c->proc_keepalive, 0,
+		 86400 * 30)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_WAITERS", &c->proc_waiters, 0,
+		 256)) != YX_OK)
+		return rc;
+	c->proc_output_keep = (size_t)v;
+	return YX_OK;
+}
+
 /*
  * The configuration file to read: YUXI_CONFIG when set ("none": no file;
  * a path: that file, which must exist), else the installed default when it
@@ -631,6 +657,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->walk_read_budget = (uint64_t)v;
 	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
+	TRY(cfg_procs(&x, c));
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));
