@@ -20,7 +20,8 @@
  * included, reaches the client), mask (no output masking of host paths),
  * clientgone (a walk never learns that its client went away:
  * yx_http_client_gone() says false), crosssite (a browser's cross-site
- * POST or DELETE is served). The broker's own control build
+ * POST or DELETE is served), procowner (the background process routes skip
+ * the owner check of the thread, h_proc.c). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

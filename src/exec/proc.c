@@ -581,9 +581,10 @@ yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 	out->offset = out->next_offset = offset;
 	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
+	/* an ended process's keeper stays a while with the output */
 	if ((rc = proc_record_read(dfd, id, &out->proc, err)) != YX_OK ||
-	    out->proc.state != YX_PROC_RUNNING)
-		goto done;	/* its keeper is known to be gone */
+	    out->proc.state == YX_PROC_LOST)
+		goto done;
 	deadline = yx_mono_ms() + wait_ms;
 	for (;;) {
 		left = (int)(deadline - yx_mono_ms());
