@@ -108,13 +108,18 @@ proc_dir_open(int tdir, bool create)
 	return fd;
 }
 
-/* Write p's record (temporary name, then rename). YX_OK or YX_E_IO. */
+/*
+ * Write p's record through a temporary name: a new one (`create`) by a
+ * rename, an update by an exchange with the current record, which fails
+ * when it is gone: a refresh racing a DELETE never brings a forgotten
+ * process back. YX_OK, YX_E_NOT_FOUND (update of a gone record), YX_E_IO.
+ */
 static int
-proc_record_write(int dfd, const struct yx_proc *p)
+proc_record_write(int dfd, const struct yx_proc *p, bool create)
 {
 	struct json_object	*o = json_object_new_object();
 	const char		*s;
-	char			 tmp[YX_PROC_ID_SIZE + 8];
+	char			 tmp[YX_PROC_ID_SIZE + 32];
 	size_t			 len = 0;
 	int			 fd = -1, rc = YX_E_IO;
 
@@ -131,22 +136,27 @@ proc_record_write(int dfd, const struct yx_proc *p)
 	json_object_object_add(o, "ended_at", json_object_new_int64(p->ended_at));
 	json_object_object_add(o, "output_bytes",
 	    json_object_new_int64((int64_t)p->output_bytes));
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", p->id);
+	/* one temporary per process: two workers may refresh it at once */
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", p->id, (int)getpid());
 	if ((s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN,
 		 &len)) == NULL ||
 	    (fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		 0600)) == -1)
 		goto done;
-	if (write(fd, s, len) == (ssize_t)len && fsync(fd) == 0 &&
-	    renameat(dfd, tmp, dfd, p->id) == 0)
-		rc = YX_OK;
+	if (write(fd, s, len) != (ssize_t)len || fsync(fd) != 0)
+		goto done;
+	if (create)
+		rc = renameat(dfd, tmp, dfd, p->id) == 0 ? YX_OK : YX_E_IO;
+	else if (renameat2(dfd, tmp, dfd, p->id, RENAME_EXCHANGE) == 0)
+		rc = YX_OK;	/* tmp holds the old one now: removed below */
+	else
+		rc = errno == ENOENT ? YX_E_NOT_FOUND : YX_E_IO;
 done:
 	if (fd != -1)
 		close(fd);
-	if (rc != YX_OK) {
-		(void)unlinkat(dfd, tmp, 0);
+	(void)unlinkat(dfd, tmp, 0);
+	if (rc == YX_E_IO)
 		log_warn("process record %s", p->id);
-	}
 	json_object_put(o);
 	return rc;
 }
@@ -343,7 +353,7 @@ proc_load(const struct yx_proc_ctx *c, int dfd, const char *id,
 	if ((rc = proc_record_read(dfd, id, p, err)) != YX_OK)
 		return rc;
 	if (proc_refresh(c, p))
-		(void)proc_record_write(dfd, p);
+		(void)proc_record_write(dfd, p, false);
 	return YX_OK;
 }
 
@@ -443,7 +453,8 @@ proc_room(const struct yx_proc_ctx *c, int dfd, struct yx_errctx *err)
 	if (running >= (size_t)c->cfg->proc_max)
 		return yx_fail(err, YX_E_PROCESS_LIMIT,
 		    "%d background processes run in this thread already "
-		    "(YUXI_PROCESS_MAX)", c->cfg->proc_max);
+		    "(YUXI_PROCESS_MAX)",
+		    c->cfg->proc_max);
 	if (left >= YX_PROC_RECORDS)
 		return yx_fail(err, YX_E_PROCESS_LIMIT, "too many process records");
 	return YX_OK;
@@ -494,7 +505,7 @@ yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	out->started_at = yx_now_ms();
 	/* the record first: a crash from here on leaves it, never an
 	 * unknown process */
-	if ((rc = proc_record_write(dfd, out)) != YX_OK) {
+	if ((rc = proc_record_write(dfd, out, true)) != YX_OK) {
 		rc = yx_fail(err, rc, "cannot record the process");
 		goto done;
 	}
@@ -557,8 +568,7 @@ proc_read_once(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 	    (unsigned long long)have, wait_ms, max);
 	rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_READ, q,
 	    (size_t)n, wait_ms, proc_collect, raw, st, err);
-	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 ||
-			       raw->len != ks->to - ks->from))
+	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || raw->len != ks->to - ks->from))
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "process keeper: broken status");
 	return rc;
@@ -593,13 +603,13 @@ yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 		if (rc == YX_E_NOT_FOUND) {
 			rc = YX_OK;
 			if (proc_gone(c, &out->proc))
-				(void)proc_record_write(dfd, &out->proc);
+				(void)proc_record_write(dfd, &out->proc, false);
 			break;
 		}
 		if (rc != YX_OK)
 			break;
 		if (proc_apply(&out->proc, &ks))
-			(void)proc_record_write(dfd, &out->proc);
+			(void)proc_record_write(dfd, &out->proc, false);
 		used = proc_mask(c, &raw, &ks, out);
 		out->offset = ks.from;
 		out->next_offset = ks.from + used;
@@ -701,7 +711,7 @@ yx_proc_kill(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
 	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.exit", id);
 	(void)unlinkat(c->rundir, name, 0);	/* a name in it, nothing followed */
 	rc = unlinkat(dfd, id, 0) == 0 || errno == ENOENT ? YX_OK :
-							   yx_fail(err, YX_E_IO, "process record: %s", strerror(errno));
+							    yx_fail(err, YX_E_IO, "process record: %s", strerror(errno));
 	log_info("background process %s killed and forgotten", id);
 done:
 	close(dfd);

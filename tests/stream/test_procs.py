@@ -74,6 +74,21 @@ def test_stdin_echoed_by_cat(svc, thread):
     assert w.status_code == 409 and w.json()["error"]["code"] == "not_running"
 
 
+def test_delete_while_a_long_poll_waits(svc, thread):
+    """The waiting reader wakes when the process dies and refreshes its
+    record: it must not bring the forgotten process back."""
+    import threading
+    pid = proc_start(svc, thread, "echo one; sleep 600").json()["process_id"]
+    assert proc_read_until(svc, thread, pid, lambda t: "one" in t) == "one\n"
+    th = threading.Thread(target=lambda: proc_output(svc, thread, pid, 4, 5000))
+    th.start()
+    time.sleep(0.3)
+    assert proc_kill(svc, thread, pid).status_code == 200
+    th.join()
+    assert pid not in proc_list(svc, thread)
+    assert proc_get(svc, thread, pid).status_code == 404
+
+
 def rss_kib(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
