@@ -111,8 +111,8 @@ int	yx_proc_get(const struct yx_proc_ctx *c, const char *id,
  * caller storage (yx_proc_chunk_fini). YX_OK; YX_E_NOT_FOUND.
  */
 int	yx_proc_output(const struct yx_proc_ctx *c, const char *id,
-    uint64_t offset, int wait_ms, size_t max, struct yx_proc_chunk *out,
-    struct yx_errctx *err);
+     uint64_t offset, int wait_ms, size_t max, struct yx_proc_chunk *out,
+     struct yx_errctx *err);
 void	yx_proc_chunk_fini(struct yx_proc_chunk *out);
 
 /*

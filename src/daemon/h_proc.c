@@ -148,9 +148,8 @@ proc_json(const struct yx_proc *p)
 	    yx_json_text(p->command, p->command != NULL ? strlen(p->command) : 0));
 	json_object_object_add(o, "state",
 	    json_object_new_string(yx_proc_state_name(p->state)));
-	json_object_object_add(o, "exit_code", p->state == YX_PROC_EXITED ?
-		json_object_new_int(p->exit_code) :
-		NULL);
+	json_object_object_add(o, "exit_code",
+	    p->state == YX_PROC_EXITED ? json_object_new_int(p->exit_code) : NULL);
 	json_object_object_add(o, "timed_out", json_object_new_boolean(p->timed_out));
 	json_object_object_add(o, "timeout", json_object_new_int(p->timeout));
 	json_object_object_add(o, "started_at", proc_time(p->started_at));

@@ -536,7 +536,9 @@ keep_sleep_ms(const struct keeper *k, long long now)
 		until = now + KEEP_TICK_MS;
 	if (until == 0)
 		return -1;
-	return until <= now ? 0 : until - now > INT_MAX ? INT_MAX : (int)(until - now);
+	if (until <= now)
+		return 0;
+	return until - now > INT_MAX ? INT_MAX : (int)(until - now);
 }
 
 /* Poll once and act on what happened. */
