@@ -277,3 +277,28 @@ def test_engine_only_service_refuses_clearly(factory):
     r = proc_start(s, tid, "sleep 5")
     assert r.status_code == 503 and r.json()["error"]["code"] == "agent_unavailable", r.text
     assert proc_list(s, tid) == {}
+
+
+def test_hostile_keeper_files_not_followed(factory):
+    """The sandbox controls its run directory: a keeper killed from inside,
+    its exit file replaced by a symlink to a host file that says "code=42"
+    (relative, so that it resolves on the host) - the host never follows
+    it: the process is lost, not "exited 42". The same content in a regular
+    file of the sandbox is read (it is the sandbox's to say): so "lost" is
+    the refusal, not a parse failure."""
+    s = factory(YUXI_COMMAND_PATH_POLICY="off")
+    tid = warm_thread(s)
+    trap = os.path.join(s.saves, "threads", tid, "user-data", "workspace", "trap")
+    with open(trap, "w") as f:
+        f.write("code=42 ended=1 timedout=0 killed=0\n")
+    for how, want in (("symlink", ("lost", None)), ("file", ("exited", 42))):
+        pid = proc_start(s, tid, "echo $PPID > kp.%s; exec sleep 777" % how).json()["process_id"]
+        assert wait_for(lambda: os.path.exists(trap[:-4] + "kp." + how), 10, 0.1)
+        exitf = "/opt/yuxi/run/proc.%s.exit" % pid
+        put = ("ln -sf ../../threads/%s/user-data/workspace/trap %s" % (tid, exitf)
+               if how == "symlink" else "cp trap %s" % exitf)
+        r = s.execute(tid, "kill -9 $(cat kp.%s); sleep 0.3; %s" % (how, put))
+        assert r.status_code == 200 and r.json()["exit_code"] == 0, r.text
+        p = proc_get(s, tid, pid).json()
+        assert (p["state"], p["exit_code"]) == want, (how, p)
+        assert "sleep 777" not in sandbox_ps(s, tid)	# the group went too
