@@ -102,14 +102,6 @@ struct exec_run {
 	const struct exec_bg	*bg;		/* NULL: a command */
 };
 
-/* The stream form's sink (yx_exec_request.on_stream). */
-struct exec_stream {
-	const struct yx_exec_request	*req;
-	struct yx_outcap		*oc;
-	struct yx_mask_stream		 ms;
-	struct yx_buf			 out;
-};
-
 static const char *const exec_env[] = { "HOME=/home/yuxi",
 	"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
 	"LANG=C.UTF-8", "USER=yuxi", NULL };
@@ -815,45 +807,6 @@ exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
 	return YX_OK;
 }
 
-/* exec_stream: the next piece of the kept output, masked, to the caller
- * (with `final`, what masking held back too). */
-static int
-exec_stream_emit(struct exec_stream *st, const char *p, size_t n, bool final)
-{
-	int rc;
-
-	yx_buf_reset(&st->out);
-	if ((rc = yx_mask_stream_feed(&st->ms, p, n, final, &st->out)) != YX_OK)
-		return rc;
-	return st->out.len > 0 ? st->req->on_stream(st->req->stream_arg,
-				     st->out.data, st->out.len) :
-				 YX_OK;
-}
-
-/* The stream form's yx_output_fn: cap and spill as always (outcap), then
- * what the cap kept of this chunk goes out at once. */
-static int
-exec_stream_write(void *arg, const char *data, size_t len)
-{
-	struct exec_stream	*st = arg;
-	size_t			 before = st->oc->mem.len;
-
-	(void)yx_outcap_write(st->oc, data, len);
-	if (st->oc->mem.len == before)
-		return YX_OK;	/* past the cap: only the spill file has it */
-	return exec_stream_emit(st, st->oc->mem.data + before,
-	    st->oc->mem.len - before, false);
-}
-
-static int
-exec_stream_tick(void *arg)
-{
-	struct exec_stream *st = arg;
-
-	return st->req->on_tick != NULL ? st->req->on_tick(st->req->stream_arg) :
-					  YX_OK;
-}
-
 /* The outcome of a finished run into *out (kept bytes, masked, unless the
  * stream form has sent them already). */
 static int
@@ -896,7 +849,7 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
     struct yx_exec_output *out, struct yx_errctx *err)
 {
 	struct exec_run		 run;
-	struct exec_stream	 st;
+	struct yx_outstream	 st;
 	struct yx_mask_rule	 rules[EXEC_MASK_RULES];
 	struct yx_outcap	 oc;
 	struct yx_exec_result	 res;
@@ -909,17 +862,14 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	run.broker.ud_fd = run.broker.sk_fd = -1;
 	run.rundir_fd = -1;
 	yx_outcap_init(&oc, ex->cfg->output_limit, YX_SPILL_CAP, exec_spill_open, &run);
-	memset(&st, 0, sizeof(st));
-	st.req = req;
-	st.oc = &oc;
-	yx_mask_stream_init(&st.ms, rules, 0);
-	yx_buf_init(&st.out, SIZE_MAX);
+	yx_outstream_init(&st, &oc, rules, 0, req->on_stream, req->on_tick,
+	    req->stream_arg);
 	run.oc = &oc;
 	run.sink = yx_outcap_write;
 	run.sink_arg = &oc;
 	if (req->on_stream != NULL) {
-		run.sink = exec_stream_write;
-		run.tick = exec_stream_tick;
+		run.sink = yx_outstream_write;
+		run.tick = yx_outstream_tick;
 		run.sink_arg = &st;
 	}
 	if (req->command == NULL || req->command[0] == '\0') {
@@ -938,12 +888,11 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	    &res, err);
 	/* the stream form: what masking held back */
 	if (rc == YX_OK && req->on_stream != NULL)
-		rc = exec_stream_emit(&st, NULL, 0, true);
+		rc = yx_outstream_flush(&st);
 	if (rc == YX_OK)
 		rc = exec_result(ex, req, &run, &res, out, err);
 done:
-	yx_mask_stream_fini(&st.ms);
-	yx_buf_fini(&st.out);
+	yx_outstream_fini(&st);
 	yx_outcap_fini(&oc);
 	yx_broker_fini(&run.broker);
 	if (run.rundir_fd != -1)
