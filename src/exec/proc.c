@@ -523,11 +523,14 @@ done:
 	return rc;
 }
 
-/* A yx_output_fn collecting a keeper's 'D' frames. */
+/* A yx_output_fn collecting a keeper's 'D' frames (more than asked for
+ * is a broken keeper). */
 static int
 proc_collect(void *arg, const char *data, size_t len)
 {
-	return yx_buf_append(arg, data, len);
+	int rc = yx_buf_append(arg, data, len);
+
+	return rc == YX_E_PAYLOAD_TOO_LARGE ? YX_E_BACKEND_UNAVAILABLE : rc;
 }
 
 /*
@@ -698,15 +701,17 @@ yx_proc_kill(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
 	if ((rc = proc_record_read(dfd, id, out, err)) != YX_OK)
 		goto done;
-	if (out->state == YX_PROC_RUNNING) {
+	/* an ended process's keeper lingers with the output: it goes too */
+	if (out->state != YX_PROC_LOST) {
 		rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_KILL, NULL, 0,
 		    0, NULL, NULL, st, err);
 		if (rc == YX_OK && proc_status_parse(st, &ks) == 0)
 			(void)proc_apply(out, &ks);
 		else if (rc == YX_E_NOT_FOUND)
 			(void)proc_gone(c, out);
-		else if (rc != YX_OK)
+		else if (rc != YX_OK && out->state == YX_PROC_RUNNING)
 			goto done;	/* unsure whether it died: keep the record */
+		rc = YX_OK;
 	}
 	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.exit", id);
 	(void)unlinkat(c->rundir, name, 0);	/* a name in it, nothing followed */

@@ -72,6 +72,11 @@ def test_stdin_echoed_by_cat(svc, thread):
     # writing to a process that ended
     w = svc.request("alice", "POST", proc_url(thread, pid, "/stdin"), data=b"x")
     assert w.status_code == 409 and w.json()["error"]["code"] == "not_running"
+    # DELETE of an ended one sends its lingering keeper away too
+    sock = os.path.join(svc.saves, "run", thread, "proc.%s.sock" % pid)
+    assert os.path.exists(sock)
+    assert proc_kill(svc, thread, pid).status_code == 200
+    assert wait_for(lambda: not os.path.exists(sock), 5, 0.1), sock
 
 
 def test_delete_while_a_long_poll_waits(svc, thread):
