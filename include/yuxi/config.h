@@ -87,6 +87,12 @@ struct yx_config {
 	char		runner_path[YX_CFG_PATH];	/* YUXI_RUNNER_PATH host path of yuxi-run */
 	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
+	int		max_threads_per_user;		/* YUXI_MAX_THREADS_PER_USER (1000; 0 = no limit) */
+	int		max_sandboxes_per_user;		/* YUXI_MAX_SANDBOXES_PER_USER running (0 = no limit) */
+	int64_t		ready_min_free;			/* YUXI_READY_MIN_FREE bytes (1g; 0 = no check) */
+	int		ready_min_free_pct;		/* ... or percent of the saves filesystem (0 = bytes) */
+	char		audit_log[YX_CFG_PATH];		/* YUXI_AUDIT_LOG (<log dir>/audit.jsonl; "" = none) */
+	bool		trust_request_id;		/* YUXI_TRUST_REQUEST_ID (0): a client X-Request-Id counts */
 	/* background processes (docs/api.md "Background processes") */
 	int		proc_max;			/* YUXI_PROCESS_MAX running per thread (4) */
 	int		proc_lifetime;			/* YUXI_PROCESS_LIFETIME seconds (3600, max 86400) */
@@ -112,6 +118,13 @@ int	yx_config_load_file(struct yx_config *cfg, const char *file,
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */
 void	yx_config_defaults(struct yx_config *cfg);
+
+/*
+ * The host path of the in-sandbox agent binary: YUXI_AGENT_PATH, else
+ * yuxi-agent beside the runner; "" when neither can be named. Writes at
+ * most outlen bytes (NUL included) to out.
+ */
+void	yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen);
 
 /* Parse "512m", "1g", "65536" (bytes, k/m/g suffixes). YX_OK or YX_E_BAD_REQUEST. */
 int	yx_parse_size(const char *s, int64_t *out);

@@ -39,6 +39,8 @@
 	X(AMBIGUOUS_MATCH,     409, "ambiguous_match",     "ambiguous match")      \
 	X(THREAD_EXISTS,       409, "thread_exists",       "thread exists")        \
 	X(PAYLOAD_TOO_LARGE,   413, "payload_too_large",   "payload too large")    \
+	X(THREAD_LIMIT,        429, "thread_limit",        "too many threads")     \
+	X(SANDBOX_LIMIT,       429, "sandbox_limit",       "too many sandboxes")   \
 	X(NOMEM,               500, "internal",            "out of memory")        \
 	X(IO,                  500, "internal",            "input/output error")   \
 	X(NOSPACE,             507, "insufficient_storage", "no space left")       \

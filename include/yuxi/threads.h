@@ -102,6 +102,38 @@ int	yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
     struct yx_thread *out, bool *created, struct yx_errctx *err);
 
 /*
+ * yx_thread_create() under the per-user limit (threads_limit.c): refuses
+ * with YX_E_THREAD_LIMIT when `want->owner` already owns `limit` threads
+ * (0: no limit) and `want->thread_id` does not exist yet (an existing id
+ * gets create's answer: the record, or YX_E_THREAD_EXISTS). Counting and
+ * creating are serialised per owner across processes (an flock of
+ * owners/<owner>), so concurrent creates never overshoot; YX_E_BUSY when
+ * that lock does not come within 5 s. Otherwise as yx_thread_create().
+ */
+int	yx_thread_create_limited(struct yx_thread_store *st,
+    const struct yx_thread *want, unsigned limit, struct yx_thread *out,
+    bool *created, struct yx_errctx *err);
+
+#define YX_OWNERS_MAX	10000	/* users one yx_thread_owner_counts() returns */
+
+/* A user of the owner index and the number of its threads. */
+struct yx_owner_threads {
+	char		owner[YX_USER_MAX + 1];
+	unsigned	threads;
+};
+
+/*
+ * Every user with threads and their count (index entries, as the limit
+ * counts them), sorted by name; at most YX_OWNERS_MAX users and
+ * YX_THREADS_SCAN_MAX entries per user (*truncated when a bound stopped
+ * the scan). *out is a heap array (caller frees; NULL when *n is 0).
+ * YX_OK, YX_E_NOMEM, YX_E_IO.
+ */
+int	yx_thread_owner_counts(struct yx_thread_store *st,
+    struct yx_owner_threads **out, size_t *n, bool *truncated,
+    struct yx_errctx *err);
+
+/*
  * Read the record of `id` owned by `owner`. YX_OK; YX_E_INVALID_THREAD_ID;
  * YX_E_NOT_FOUND when absent or owned by someone else (same message).
  */

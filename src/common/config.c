@@ -91,11 +91,30 @@ yx_config_defaults(struct yx_config *c)
 	c->body_limit = 8 << 20;
 	c->request_budget_ms = 5000;
 	c->walk_read_budget = 256 << 20;
+	c->max_threads_per_user = 1000;
+	c->max_sandboxes_per_user = 0;
 	c->proc_max = 4;
 	c->proc_lifetime = 3600;
 	c->proc_output_keep = 1 << 20;
 	c->proc_keepalive = 3600;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
+	c->ready_min_free = 1LL << 30;
+	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
+}
+
+void
+yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen)
+{
+	const char *slash;
+
+	if (outlen == 0)
+		return;
+	out[0] = '\0';
+	if (cfg->agent_path[0] != '\0')
+		snprintf(out, outlen, "%s", cfg->agent_path);
+	else if ((slash = strrchr(cfg->runner_path, '/')) != NULL)
+		snprintf(out, outlen, "%.*s/yuxi-agent",
+		    (int)(slash - cfg->runner_path), cfg->runner_path);
 }
 
 int
@@ -556,6 +575,60 @@ cfg_procs(struct cfg_ctx *x, struct yx_config *c)
 }
 
 /*
+ * YUXI_READY_MIN_FREE: free space the saves directory's filesystem needs
+ * for /readyz, as a size ("1g") or a percentage ("5%"); "0" turns the
+ * check off.
+ */
+static int
+cfg_min_free(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s = cfg_get(x, "YUXI_READY_MIN_FREE");
+	char		*end;
+	long		 v;
+
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	if (s[strlen(s) - 1] == '%') {
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno != 0 || end == s || *end != '%' || end[1] != '\0' ||
+		    v < 0 || v > 99)
+			return cfg_fail(x, "YUXI_READY_MIN_FREE",
+			    "expected a size such as 1g or a percentage 0%..99%");
+		c->ready_min_free = 0;
+		c->ready_min_free_pct = (int)v;
+		return YX_OK;
+	}
+	if (yx_parse_size(s, &c->ready_min_free) != YX_OK)
+		return cfg_fail(x, "YUXI_READY_MIN_FREE",
+		    "expected a size such as 1g or a percentage 0%..99%");
+	c->ready_min_free_pct = 0;
+	return YX_OK;
+}
+
+/*
+ * YUXI_AUDIT_LOG: an absolute path, or "off" / an explicitly empty value
+ * for no audit log (unset: the default under the log directory).
+ */
+static int
+cfg_audit(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char *s = cfg_get(x, "YUXI_AUDIT_LOG");
+
+	if (s == NULL) {
+		/* set but empty, in the environment or on a file line */
+		if (getenv("YUXI_AUDIT_LOG") != NULL || x->line > 0)
+			c->audit_log[0] = '\0';
+		return YX_OK;
+	}
+	if (strcmp(s, "off") == 0) {
+		c->audit_log[0] = '\0';
+		return YX_OK;
+	}
+	return cfg_abspath(x, "YUXI_AUDIT_LOG", c->audit_log, sizeof(c->audit_log));
+}
+
+/*
  * The configuration file to read: YUXI_CONFIG when set ("none": no file;
  * a path: that file, which must exist), else the installed default when it
  * exists. *optional says whether a missing file is fine.
@@ -657,6 +730,11 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->walk_read_budget = (uint64_t)v;
 	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
+	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
+	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
+	TRY(cfg_min_free(&x, c));
+	TRY(cfg_audit(&x, c));
+	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));
 	TRY(cfg_procs(&x, c));
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;

@@ -20,8 +20,14 @@
  * included, reaches the client), mask (no output masking of host paths),
  * clientgone (a walk never learns that its client went away:
  * yx_http_client_gone() says false), crosssite (a browser's cross-site
- * POST or DELETE is served), procowner (the background process routes skip
- * the owner check of the thread, h_proc.c). The broker's own control build
+ * POST or DELETE is served), drain (a reload SIGKILLs the old workers
+ * instead of letting them finish, and a stop serves nothing that was
+ * queued on the socket), fairevict (a full table evicts the globally
+ * least recently used idle sandbox, whoever owns it, instead of choosing
+ * by fair share), limitlock (a user's threads are counted and created
+ * without the owner lock, so racing creates may overshoot the limit),
+ * procowner (the background process routes skip the owner check of the
+ * thread, h_proc.c). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

@@ -61,6 +61,7 @@ yx_http_reason(int status)
 	case 409: return "Conflict";
 	case 411: return "Length Required";
 	case 413: return "Payload Too Large";
+	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";

@@ -110,8 +110,10 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK)
+		goto done;
+	yx_audit_note_command(&w->note, cmd, strlen(cmd));
+	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
 		goto done;
 	/* MARK: no executor in this process (engine or provider missing): 503 */
 	if (w->exec == NULL) {
@@ -134,6 +136,8 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
+	w->note.has_exit = true;
+	w->note.exit_code = out.exit_code;
 	if ((rc = exec_body(&out, &reply)) != YX_OK) {
 		yx_http_send_error(r, rc, NULL);
 		goto done;

@@ -223,8 +223,10 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((rc = proc_parse(r, body, &tid, &cmd, &timeout)) != YX_OK ||
-	    (rc = proc_open(w, r, tid, strlen(tid), &p)) != YX_OK)
+	if ((rc = proc_parse(r, body, &tid, &cmd, &timeout)) != YX_OK)
+		goto done;
+	yx_audit_note_command(&w->note, cmd, strlen(cmd));
+	if ((rc = proc_open(w, r, tid, strlen(tid), &p)) != YX_OK)
 		goto done;
 	if ((rc = yx_agents_skills(w->agents, p.t.agent_id, p.t.agent_config_id,
 		 &skills)) != YX_OK)

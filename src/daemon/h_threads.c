@@ -102,7 +102,9 @@ yx_h_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	    (rc = threads_parse_create(w, r, &want)) != YX_OK)
 		return rc;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
-	if ((rc = yx_thread_create(&w->store, &want, &t, &created, &e)) != YX_OK)
+	if ((rc = yx_thread_create_limited(&w->store, &want,
+		 (unsigned)w->cfg->max_threads_per_user, &t, &created, &e)) !=
+	    YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	return yx_http_send_obj(r, created ? 201 : 200, thread_json(&t));
 }

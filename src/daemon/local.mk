@@ -7,10 +7,12 @@ libyuxi_a_SOURCES += \
 	src/daemon/daemon_int.h \
 	src/daemon/http.c \
 	src/daemon/metrics.c \
+	src/daemon/audit.c \
 	src/daemon/router.c \
 	src/daemon/h_common.c \
 	src/daemon/h_threads.c \
 	src/daemon/h_ops.c \
+	src/daemon/h_users.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
 	src/daemon/h_stream.c \
@@ -18,6 +20,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \
+	src/daemon/reload.c \
 	src/daemon/signals.c
 
 sbin_PROGRAMS += yuxi-sandboxd

@@ -2,8 +2,12 @@
 /*
  * reaper.c - the reaper process (docs/design.md §1).
  *
- * At start it adopts running labelled containers (a restart rediscovers
- * instead of duplicating); then every cfg->idle_check_interval seconds it
+ * At start it runs the readiness checks once (include/yuxi/ready.h) and
+ * logs the outcome - a failing check is a warning, the service serves
+ * anyway and /readyz keeps telling; the reaper is the one child of every
+ * start with the engine and the table at hand. Then it adopts running
+ * labelled containers (a restart rediscovers instead of duplicating); then
+ * every cfg->idle_check_interval seconds it
  * drops holds of dead processes, destroys sandboxes idle longer than
  * cfg->idle_timeout (never one with a hold: the provider re-checks under the
  * table lock; nor one whose thread runs a background process, up to
@@ -76,6 +80,29 @@ reaper_pass(struct yx_provider *p)
 		log_warnx("reaper: reconcile: %s", e.msg[0] ? e.msg : yx_strerror(rc));
 }
 
+/* The start-up readiness report: one warning per failing check. */
+static void
+reaper_ready(const struct yx_config *cfg, struct yx_table *table,
+    struct yx_driver *drv)
+{
+	struct yx_ready_result	res[YX_READY_N];
+	struct yx_ready		rd;
+	unsigned		bad;
+	int			i;
+
+	yx_ready_init(&rd, cfg, drv, table);
+	bad = yx_ready_run(&rd, res);
+	for (i = 0; i < YX_READY_N; i++)
+		if (res[i].rc != YX_OK)
+			log_warnx("readiness: %s failed: %s", res[i].name, res[i].oper);
+	if (bad == 0)
+		log_info("readiness: all %d checks pass", YX_READY_N);
+	else
+		log_warnx("readiness: %u check(s) fail: /readyz answers 503 "
+			  "until they pass",
+		    bad);
+}
+
 int
 yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 {
@@ -102,6 +129,7 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 	p.keep_arg = &keep;
 	log_info("reaper: every %ds, idle timeout %ds", cfg->idle_check_interval,
 	    cfg->idle_timeout);
+	reaper_ready(cfg, table, drv);
 	if (yx_provider_discover_all(&p, &e) != YX_OK)
 		log_warnx("reaper: discover: %s", e.msg);
 	while (!yx_child_stop) {

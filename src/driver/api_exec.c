@@ -182,19 +182,30 @@ done:
 	return rc;
 }
 
-/* Kill the exec's process tree through its host pid (best effort). */
+/*
+ * Kill the exec's process tree through its host pid (best effort). The
+ * inspect is retried: a busy engine may fail it once, and an exec whose
+ * stream we dropped may never notice on its own (the engine can keep
+ * draining its output).
+ */
 static void
 exec_kill(struct api_driver *ad, const char *id)
 {
 	bool	running = false;
-	int	code;
+	int	code, i;
 	pid_t	pid = 0;
 	char	cid[YX_CONTAINER_ID_MAX] = "";
 
-	if (exec_inspect(ad, id, &running, &code, &pid, cid, sizeof(cid),
-		NULL) == YX_OK &&
-	    running)
-		yx_driver_kill_host_pid(pid, cid);
+	for (i = 0; i < 3; i++) {
+		if (exec_inspect(ad, id, &running, &code, &pid, cid,
+			sizeof(cid), NULL) == YX_OK) {
+			if (running)
+				yx_driver_kill_host_pid(pid, cid);
+			return;
+		}
+		usleep(50 * 1000);
+	}
+	log_warnx("exec %.12s: cannot inspect it to stop it", id);
 }
 
 /* POST /exec/{id}/start, streaming into the sink. See api_exec. */

@@ -113,8 +113,6 @@ static const char *const exec_env[] = { "HOME=/home/yuxi",
 static void
 exec_agent_setup(struct yx_executor *ex)
 {
-	const char *slash;
-
 	switch (ex->cfg->exec_agent) {
 	case YX_EXEC_AGENT_OFF:
 		ex->transport = YX_EXEC_TRANSPORT_ENGINE;
@@ -126,11 +124,7 @@ exec_agent_setup(struct yx_executor *ex)
 		ex->transport = YX_EXEC_TRANSPORT_AUTO;
 		break;
 	}
-	if (ex->cfg->agent_path[0] != '\0')
-		snprintf(ex->agent_host, sizeof(ex->agent_host), "%s", ex->cfg->agent_path);
-	else if ((slash = strrchr(ex->cfg->runner_path, '/')) != NULL)
-		snprintf(ex->agent_host, sizeof(ex->agent_host), "%.*s/yuxi-agent",
-		    (int)(slash - ex->cfg->runner_path), ex->cfg->runner_path);
+	yx_config_agent_path(ex->cfg, ex->agent_host, sizeof(ex->agent_host));
 	if (ex->agent_host[0] != '\0' && access(ex->agent_host, X_OK) == -1) {
 		log_debug("no agent binary at %s: engine exec only", ex->agent_host);
 		ex->agent_host[0] = '\0';

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_text.c - the UTF-8 scanner, the two U+FFFD rules and the JSON
- * string writer (src/common/text.c), by golden cases: every invalid form
- * of RFC 3629 table 3-7, cut sequences, control bytes and long runs.
+ * test_text.c - the UTF-8 scanner, the two U+FFFD rules, cutting on a
+ * character boundary and the JSON string writer (src/common/text.c), by
+ * golden cases: every invalid form of RFC 3629 table 3-7, cut sequences,
+ * control bytes and long runs.
  */
 #include "config.h"
 
@@ -55,6 +56,38 @@ Test(text, scanner)
 	cr_assert(yx_utf8_valid("h\xc3\xa9llo", 6));
 	cr_assert(!yx_utf8_valid("h\xc3llo", 5));
 	cr_assert(yx_utf8_valid("", 0));
+}
+
+/* yx_utf8_cut: at most max bytes, never half a well-formed character. */
+Test(text, cut_on_boundary)
+{
+	static const struct {
+		const char *s;
+		size_t	    max, want;
+	} t[] = {
+		{ "abc", 5, 3 }, { "abc", 3, 3 }, { "abcd", 3, 3 },
+		{ "a\xc3\xa9"
+		  "b",
+		    1, 1 }, /* before the 2-byte char */
+		{ "a\xc3\xa9"
+		  "b",
+		    2, 1 }, /* inside it: back to 1 */
+		{ "a\xc3\xa9"
+		  "b",
+		    3, 3 }, /* after it */
+		{ "\xe2\x82\xac\xe2\x82\xac", 4, 3 },
+		{ "\xe2\x82\xac\xe2\x82\xac", 5, 3 },
+		{ "\xf0\x9f\x98\x80!", 1, 0 },
+		{ "\xf0\x9f\x98\x80!", 3, 0 },
+		{ "\xf0\x9f\x98\x80!", 4, 4 },
+		{ "ab\x80\x80\x80\x80", 4, 4 },	/* ill-formed: cut anywhere */
+		{ "\xe2\x82x", 2, 2 },		/* ill-formed lead */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_expect_eq(yx_utf8_cut(t[i].s, strlen(t[i].s), t[i].max), t[i].want,
+		    "case %zu", i);
 }
 
 Test(text, replacement_rules)
