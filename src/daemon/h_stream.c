@@ -192,6 +192,9 @@ stream_error(struct stream_ctx *s, int code, const struct yx_errctx *e)
 				  "\"message\":",
 		yx_err_api_code(code)) == YX_OK &&
 	    yx_json_str_append(&s->ev, msg, strlen(msg)) == YX_OK &&
+	    yx_buf_puts(&s->ev, ",\"request_id\":") == YX_OK &&
+	    yx_json_str_append(&s->ev, s->r->request_id,
+		strlen(s->r->request_id)) == YX_OK &&
 	    yx_buf_puts(&s->ev, "}}\n") == YX_OK)
 		(void)stream_send(s);
 	s->r->err = code;
