@@ -93,6 +93,12 @@ struct yx_config {
 	int		ready_min_free_pct;		/* ... or percent of the saves filesystem (0 = bytes) */
 	char		audit_log[YX_CFG_PATH];		/* YUXI_AUDIT_LOG (<log dir>/audit.jsonl; "" = none) */
 	bool		trust_request_id;		/* YUXI_TRUST_REQUEST_ID (0): a client X-Request-Id counts */
+	/* background processes (docs/api.md "Background processes") */
+	int		proc_max;			/* YUXI_PROCESS_MAX running per thread (4) */
+	int		proc_lifetime;			/* YUXI_PROCESS_LIFETIME seconds (3600, max 86400) */
+	size_t		proc_output_keep;		/* YUXI_PROCESS_OUTPUT_KEEP bytes per process (1m) */
+	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
+	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
 	int		verbose;			/* YUXI_DEBUG (0) */
 	char		config_file[YX_CFG_PATH];	/* the file read; "" = none */
 };

@@ -232,6 +232,18 @@ int	yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
  */
 int	yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename);
 
+/*
+ * A streamed answer (docs/api.md "stream"): the status and headers without
+ * Content-Length, with "X-Accel-Buffering: no" so that nginx passes each
+ * piece on as it comes (fastcgi_buffering off for this response, whatever
+ * the location says, unless fastcgi_ignore_headers names the header), sent
+ * at once. Then yx_http_write() each piece. YX_OK or YX_E_IO.
+ */
+int	yx_http_send_stream(struct yx_http_req *r, int status, const char *ctype);
+/* Send len bytes of a streamed answer now (written and flushed). YX_OK,
+ * or YX_E_IO when nginx's connection is gone. */
+int	yx_http_write(struct yx_http_req *r, const char *data, size_t len);
+
 /* The method from its name. */
 enum yx_method yx_http_method(const char *s);
 

@@ -102,6 +102,12 @@ struct yx_provider {
 	int			 poll_ms;	/* sleep between polls (20) */
 	bool			 verify;	/* inspect the container on table hits (true) */
 	char			 local_project_dir[YX_CFG_PATH];
+	/* optional veto of yx_provider_reap, asked without the table lock
+	 * for an idle sandbox's thread: true keeps it (the reaper: a
+	 * background process runs there, docs/api.md) */
+	bool			(*keep)(void *arg, const char *thread_id,
+	    int64_t now_ms);
+	void			*keep_arg;
 };
 
 /* A copy of the table for admin, healthz and the CLI; no lock is kept. */

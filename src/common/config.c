@@ -93,6 +93,10 @@ yx_config_defaults(struct yx_config *c)
 	c->walk_read_budget = 256 << 20;
 	c->max_threads_per_user = 1000;
 	c->max_sandboxes_per_user = 0;
+	c->proc_max = 4;
+	c->proc_lifetime = 3600;
+	c->proc_output_keep = 1 << 20;
+	c->proc_keepalive = 3600;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
 	c->ready_min_free = 1LL << 30;
 	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
@@ -548,6 +552,28 @@ cfg_names(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
+/* Background processes: per thread, lifetime, output kept, keep-alive,
+ * concurrent long-polls (docs/configuration.md). */
+static int
+cfg_procs(struct cfg_ctx *x, struct yx_config *c)
+{
+	int64_t	v = (int64_t)c->proc_output_keep;
+	int	rc;
+
+	if ((rc = cfg_int(x, "YUXI_PROCESS_MAX", &c->proc_max, 1, 64)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_LIFETIME", &c->proc_lifetime, 1,
+		 86400)) != YX_OK ||
+	    (rc = cfg_size(x, "YUXI_PROCESS_OUTPUT_KEEP", &v, 4096,
+		 64LL << 20)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_KEEPALIVE", &c->proc_keepalive, 0,
+		 86400 * 30)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_WAITERS", &c->proc_waiters, 0,
+		 256)) != YX_OK)
+		return rc;
+	c->proc_output_keep = (size_t)v;
+	return YX_OK;
+}
+
 /*
  * YUXI_READY_MIN_FREE: free space the saves directory's filesystem needs
  * for /readyz, as a size ("1g") or a percentage ("5%"); "0" turns the
@@ -709,6 +735,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_min_free(&x, c));
 	TRY(cfg_audit(&x, c));
 	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));
+	TRY(cfg_procs(&x, c));
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));

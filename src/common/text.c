@@ -104,6 +104,21 @@ utf8_bad(const unsigned char *s, size_t n, bool *trunc)
 	return k;
 }
 
+size_t
+yx_utf8_tail(const char *s, size_t len)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 k;
+	bool			 trunc;
+
+	for (k = 1; k <= 3 && k <= len; k++)
+		if (u[len - k] >= 0xc2 && u[len - k] <= 0xf4 &&
+		    yx_utf8_seq(u + len - k, k) == 0 &&
+		    utf8_bad(u + len - k, k, &trunc) == k && trunc)
+			return k;
+	return 0;
+}
+
 int
 yx_utf8_clean(struct yx_buf *b, const char *s, size_t len, enum yx_fffd mode,
     bool cut, bool *changed)

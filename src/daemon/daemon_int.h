@@ -189,6 +189,12 @@ int	yx_h_admin_users(struct yx_wctx *, struct yx_http_req *, const char *);
 /* h_users.c: append the bounded per-user gauges of GET /metrics to b. */
 int	yx_users_metrics(struct yx_wctx *w, struct yx_buf *b);
 int	yx_h_execute(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_start(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_get(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_kill(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_output(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_stdin(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_ls(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_cat(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_write(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -201,6 +207,16 @@ int	yx_h_fs_download(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_tree(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_file(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_download(struct yx_wctx *, struct yx_http_req *, const char *);
+
+/* h_stream.c: the result fields of an execute ("exit_code":...,"duration_ms":...
+ * and the optional ones), shared by the plain reply and the stream's exit
+ * event. YX_OK or the buffer's error. */
+struct yx_exec_output;
+struct yx_exec_request;
+int	yx_exec_fields(const struct yx_exec_output *out, struct yx_buf *b);
+/* h_stream.c: run req and answer with the stream form (docs/api.md). */
+int	yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
+    struct yx_exec_request *req);
 
 /* ---- processes ----------------------------------------------------------- */
 

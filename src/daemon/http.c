@@ -650,3 +650,24 @@ done:
 	yx_buf_fini(&h);
 	return rc;
 }
+
+int
+yx_http_send_stream(struct yx_http_req *r, int status, const char *ctype)
+{
+	int rc;
+
+	if ((rc = http_head(r, status, ctype, -1, "X-Accel-Buffering: no\r\n")) != YX_OK)
+		return rc;
+	return FCGX_FFlush(r->fcgi->out) == 0 ? YX_OK : YX_E_IO;
+}
+
+int
+yx_http_write(struct yx_http_req *r, const char *data, size_t len)
+{
+	if (len > INT32_MAX)
+		return YX_E_INTERNAL;
+	if ((len > 0 && FCGX_PutStr(data, (int)len, r->fcgi->out) != (int)len) ||
+	    FCGX_FFlush(r->fcgi->out) != 0)
+		return YX_E_IO;
+	return YX_OK;
+}

@@ -15,6 +15,8 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_users.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
+	src/daemon/h_stream.c \
+	src/daemon/h_proc.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \

@@ -155,3 +155,60 @@ Test(text, json_text_object)
 	cr_assert_str_eq(json_object_get_string(o), "plain");
 	json_object_put(o);
 }
+
+/* What a text arriving in pieces holds back for the next piece. */
+Test(text, utf8_tail)
+{
+	static const struct {
+		const char *s;
+		size_t	    want;
+	} t[] = {
+		{ "", 0 }, { "abc", 0 }, { "a\xc3", 1 }, { "a\xc3\xa9", 0 },
+		{ "\xe2\x82", 2 }, { "\xe2", 1 }, { "\xe2\x82\xac", 0 },
+		{ "x\xf0\x9f\x98", 3 }, { "\xf0\x9f", 2 },
+		{ "\xf0\x9f\x98\x80", 0 },
+		{ "a\x80", 0 },		/* a stray continuation: invalid now */
+		{ "a\xc0", 0 },		/* never a lead byte */
+		{ "\xe0\x80", 0 },	/* overlong: invalid whatever follows */
+		{ "\xed\xa0", 0 },	/* surrogate */
+		{ "\xc3\xc3", 1 },	/* the first is invalid, the second cut */
+		{ "\xf4\x90", 0 },	/* > U+10FFFF */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_expect_eq(yx_utf8_tail(t[i].s, strlen(t[i].s)), t[i].want,
+		    "case %zu", i);
+}
+
+/*
+ * Cut anywhere, carried and cleaned piece by piece, a text gives what
+ * cleaning it whole gives (the stream form of execute relies on it).
+ */
+Test(text, utf8_pieces)
+{
+	static const char s[] = "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80 \xff\xe2\x82 z";
+	struct yx_buf	whole, parts, tmp;
+	size_t		n = sizeof(s) - 1, cut, k;
+
+	yx_buf_init(&whole, SIZE_MAX);
+	cr_assert_eq(yx_utf8_clean(&whole, s, n, YX_FFFD_BYTE, false, NULL), YX_OK);
+	for (cut = 0; cut <= n; cut++) {
+		yx_buf_init(&parts, SIZE_MAX);
+		yx_buf_init(&tmp, SIZE_MAX);
+		k = yx_utf8_tail(s, cut);
+		cr_assert_eq(yx_utf8_clean(&parts, s, cut - k, YX_FFFD_BYTE, false,
+				 NULL),
+		    YX_OK);
+		cr_assert_eq(yx_buf_append(&tmp, s + cut - k, n - cut + k), YX_OK);
+		cr_assert_eq(yx_utf8_clean(&parts, tmp.data, tmp.len, YX_FFFD_BYTE,
+				 false, NULL),
+		    YX_OK);
+		cr_expect(parts.len == whole.len &&
+			memcmp(parts.data, whole.data, whole.len) == 0,
+		    "cut at %zu", cut);
+		yx_buf_fini(&parts);
+		yx_buf_fini(&tmp);
+	}
+	yx_buf_fini(&whole);
+}
