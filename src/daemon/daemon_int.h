@@ -27,10 +27,11 @@
 #include "yuxi/threads.h"
 
 struct yx_executor;
+struct yx_remote_ctx;
 
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
-#define YX_METRIC_ROUTES	40	/* >= number of routes + 1 (unmatched) */
+#define YX_METRIC_ROUTES	48	/* >= number of routes + 1 (unmatched) */
 #define YX_METRIC_STATUSES	17
 #define YX_METRIC_BUCKETS	12
 
@@ -69,6 +70,7 @@ struct yx_wctx {
 	struct yx_agents	*agents;
 	struct yx_metrics	*metrics;
 	struct yx_executor	*exec;		/* NULL: execute answers 503 */
+	struct yx_remote_ctx	*remote;	/* front or provisioner (remote_int.h) */
 	int64_t			 engine_at_ms;	/* last ping, for /healthz */
 	bool			 engine_ok;
 };

@@ -44,6 +44,7 @@
 #include <malloc.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #ifdef YX_CONTROL_UNSAFE
@@ -88,6 +89,10 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 		log_warnx("worker start: %s", e.msg);
 		return rc;
 	}
+	if ((rc = yx_remote_worker_open(w)) != YX_OK)
+		return rc;
+	if (cfg->mode == YX_MODE_FRONT)	/* no engine: the sandbox hosts have them */
+		return YX_OK;
 	if ((w->drv = yx_driver_new(cfg, &e)) == NULL)
 		log_warnx("worker start: no driver: %s", e.msg);
 	if (w->drv != NULL && table != NULL &&
@@ -102,6 +107,7 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 static void
 worker_close(struct yx_wctx *w)
 {
+	yx_remote_worker_close(w);
 	yx_executor_free(w->exec);
 	if (w->prov_ok)
 		yx_provider_fini(&w->prov);
