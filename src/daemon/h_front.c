@@ -571,6 +571,8 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	q.path = fq.route->pattern;
 	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
 	q.user = r->user;
+	/* HOOK (request ids): q.request_id = the request's id, so that the
+	 * host's log and audit line carry the front's (remote.c sends it) */
 	q.timeout_ms = front_timeout_ms(w->cfg, fq.route, fq.timeout_s);
 	if ((fq.route->flags & FWD_STREAM) != 0) {
 		q.read = front_read_body;
