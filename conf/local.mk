@@ -29,3 +29,7 @@ uninstall-yx-conf:
 	  echo " kept $$f (changed since installation)"; \
 	fi
 .PHONY: install-yx-conf uninstall-yx-conf
+
+# logrotate(8) of the audit log (YUXI_AUDIT_LOG): SIGUSR1 reopens it.
+logrotatedir = $(sysconfdir)/logrotate.d
+dist_logrotate_DATA = packaging/logrotate/yuxi-sandbox

@@ -23,7 +23,8 @@
 #
 # State lives in ./var (gitignored): var/dev-tokens (one "user token [role]"
 # per line: alice, bob, admin), var/tls (self-signed certificate), var/saves,
-# var/run (socket, pid files), var/nginx (prefix, rendered config), var/log.
+# var/run (socket, pid files), var/nginx (prefix, rendered config), var/log
+# (logs, the audit log audit.jsonl).
 # Installing packages, starting dockerd and building images is done by
 # scripts/setup.sh, not here.
 set -eu
@@ -257,6 +258,7 @@ export YUXI_AGENTS_FILE="$top/examples/agents.json"
 export YUXI_FCGI_SOCKET="$run/fcgi.sock"
 export YUXI_SANDBOX_IMAGE="$image"
 export YUXI_HOST_PROJECT_DIR="${YUXI_HOST_PROJECT_DIR:-}"
+export YUXI_AUDIT_LOG="${YUXI_AUDIT_LOG:-$var/log/audit.jsonl}"
 
 [ "$nprov" -gt 0 ] && start_provisioners
 

@@ -96,6 +96,16 @@ struct yx_config {
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
 	int		max_threads_per_user;		/* YUXI_MAX_THREADS_PER_USER (1000; 0 = no limit) */
 	int		max_sandboxes_per_user;		/* YUXI_MAX_SANDBOXES_PER_USER running (0 = no limit) */
+	int64_t		ready_min_free;			/* YUXI_READY_MIN_FREE bytes (1g; 0 = no check) */
+	int		ready_min_free_pct;		/* ... or percent of the saves filesystem (0 = bytes) */
+	char		audit_log[YX_CFG_PATH];		/* YUXI_AUDIT_LOG (<log dir>/audit.jsonl; "" = none) */
+	bool		trust_request_id;		/* YUXI_TRUST_REQUEST_ID (0): a client X-Request-Id counts */
+	/* background processes (docs/api.md "Background processes") */
+	int		proc_max;			/* YUXI_PROCESS_MAX running per thread (4) */
+	int		proc_lifetime;			/* YUXI_PROCESS_LIFETIME seconds (3600, max 86400) */
+	size_t		proc_output_keep;		/* YUXI_PROCESS_OUTPUT_KEEP bytes per process (1m) */
+	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
+	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
 	enum yx_mode	mode;				/* YUXI_MODE standalone|front|provisioner */
 	char		provisioner_token_file[YX_CFG_PATH]; /* YUXI_PROVISIONER_TOKEN_FILE (front, provisioner) */
 	char		provisioner_ca[YX_CFG_PATH];	/* YUXI_PROVISIONER_CA ("" = system CAs) */
@@ -127,6 +137,13 @@ void	yx_config_defaults(struct yx_config *cfg);
  */
 int	yx_config_read_token(const struct yx_config *cfg, char *out, size_t outlen,
     char *why, size_t whylen);
+
+/*
+ * The host path of the in-sandbox agent binary: YUXI_AGENT_PATH, else
+ * yuxi-agent beside the runner; "" when neither can be named. Writes at
+ * most outlen bytes (NUL included) to out.
+ */
+void	yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen);
 
 /* Parse "512m", "1g", "65536" (bytes, k/m/g suffixes). YX_OK or YX_E_BAD_REQUEST. */
 int	yx_parse_size(const char *s, int64_t *out);

@@ -49,7 +49,11 @@
 	X(CAPACITY,            503, "capacity",            "no sandbox capacity")  \
 	X(BACKEND_UNAVAILABLE, 503, "backend_unavailable", "backend unavailable")  \
 	X(IMAGE_MISSING,       503, "backend_unavailable", "sandbox image missing") \
-	X(BUSY,                503, "capacity",            "resource busy")
+	X(BUSY,                503, "capacity",            "resource busy")        \
+	X(AGENT_UNAVAILABLE,   503, "agent_unavailable",   "in-sandbox agent unavailable") \
+	X(PROCESS_LIMIT,       409, "process_limit",       "background process limit reached") \
+	X(NOT_RUNNING,         409, "not_running",         "process not running")  \
+	X(CLIENT_GONE,         499, "client_gone",         "client went away")
 
 enum yx_err {
 #define YX_ERR_ENUM(name, status, code, text) YX_E_##name,

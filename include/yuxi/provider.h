@@ -102,6 +102,12 @@ struct yx_provider {
 	int			 poll_ms;	/* sleep between polls (20) */
 	bool			 verify;	/* inspect the container on table hits (true) */
 	char			 local_project_dir[YX_CFG_PATH];
+	/* optional veto of yx_provider_reap, asked without the table lock
+	 * for an idle sandbox's thread: true keeps it (the reaper: a
+	 * background process runs there, docs/api.md) */
+	bool			(*keep)(void *arg, const char *thread_id,
+	    int64_t now_ms);
+	void			*keep_arg;
 };
 
 /* A copy of the table for admin, healthz and the CLI; no lock is kept. */
@@ -187,6 +193,14 @@ int	yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
  * YX_OK; YX_E_NOT_FOUND; YX_E_BUSY. */
 int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
     struct yx_shm_slot *out, struct yx_errctx *err);
+/*
+ * Readiness: the table answers its lock and is consistent (every slot in a
+ * valid state with at most YX_SHM_HOLDS_MAX holds, the per-state counters
+ * equal to a recount). Read only: repairs are the lock's and the master's.
+ * YX_OK; YX_E_BACKEND_UNAVAILABLE (no table); YX_E_BUSY (lock timed out);
+ * YX_E_INTERNAL with what disagrees.
+ */
+int	yx_provider_check(struct yx_table *t, struct yx_errctx *err);
 /* The master after a child died: drop its holds and claims (as the next
  * locker would). Returns the count of repairs. */
 unsigned yx_provider_repair(struct yx_table *t);

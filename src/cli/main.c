@@ -6,8 +6,9 @@
  * attaches to the table yuxi-sandboxd created, or creates it when the
  * service is not running), so an operator can inspect and act on live
  * sandboxes:
- *   doctor                 engine reachable, image present, runner present,
- *                          table healthy, robust-mutex self-test
+ *   doctor [--json]        the readiness checks of /readyz (engine, image,
+ *                          runner, agent, table, disk; yuxi/ready.h) and
+ *                          the robust-mutex self-test; exit 1 when one fails
  *   list [--json]          sandboxes in the table
  *   acquire THREAD         make sure THREAD has a running sandbox
  *   exec THREAD -- CMD...  run CMD in THREAD's sandbox; exit status of CMD
@@ -47,6 +48,7 @@
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/provider.h"
+#include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
 #include "yuxi/threads.h"
 
@@ -114,7 +116,7 @@ cli_close(struct cli *c)
 	yx_table_close(c->table);
 }
 
-/* Print one doctor check; returns 1 when it failed. */
+/* One doctor check, printed or added to the JSON array; 1 when it failed. */
 static int
 doctor_line(struct json_object *arr, const char *name, int rc, const char *detail,
     bool json)
@@ -131,43 +133,33 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
 	return rc != YX_OK;
 }
 
+/*
+ * The checks of GET /readyz, with the operator's details (host paths
+ * included), then the robust-mutex self-test. Exit 1 when one fails.
+ */
 static int
 cmd_doctor(struct cli *c, int argc, char **argv)
 {
 	struct json_object	*arr = json_object_new_array();
-	struct yx_errctx	 e;
+	struct yx_ready_result	 res[YX_READY_N];
+	struct yx_ready		 rd;
 	struct yx_table		*t = NULL;
-	struct yx_provider_stats st;
-	char			 msg[1200];
-	int			 rc, bad = 0;
+	struct yx_errctx	 e;
+	int			 i, rc, bad = 0;
 
+	/* attach only: the table the service made (or cli_open's own) */
 	yx_errctx_clear(&e);
-	rc = c->drv->ops->ping(c->drv, &e);
-	snprintf(msg, sizeof(msg), "%s driver: %s", c->drv->ops->name,
-	    rc == YX_OK ? "engine answers" : e.msg);
-	bad += doctor_line(arr, "engine", rc, msg, c->json);
-	yx_errctx_clear(&e);
-	rc = c->drv->ops->image_present(c->drv, c->cfg.image, &e);
-	snprintf(msg, sizeof(msg), "%s", rc == YX_OK ? c->cfg.image : e.msg);
-	bad += doctor_line(arr, "image", rc, msg, c->json);
-	rc = access(c->cfg.runner_path, X_OK) == 0 ? YX_OK : YX_E_FILE_NOT_FOUND;
-	snprintf(msg, sizeof(msg), "%s%s", c->cfg.runner_path,
-	    rc == YX_OK ? "" : " missing (set YUXI_RUNNER_PATH)");
-	bad += doctor_line(arr, "runner", rc, msg, c->json);
-	yx_errctx_clear(&e);
-	rc = yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
-	if (rc == YX_OK && (rc = yx_provider_stats(t, &st, &e)) == YX_OK)
-		snprintf(msg, sizeof(msg), "%s: %u of %u slots used", c->cfg.shm_name,
-		    st.used, st.capacity);
-	else
-		snprintf(msg, sizeof(msg), "%s: %s", c->cfg.shm_name, e.msg);
+	(void)yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
+	yx_ready_init(&rd, &c->cfg, c->drv, t);
+	(void)yx_ready_run(&rd, res);
 	yx_table_close(t);
-	bad += doctor_line(arr, "table", rc, msg, c->json);
+	for (i = 0; i < YX_READY_N; i++)
+		bad += doctor_line(arr, res[i].name, res[i].rc, res[i].oper, c->json);
 	yx_errctx_clear(&e);
 	rc = yx_table_selftest(&e);
-	snprintf(msg, sizeof(msg), "%s",
-	    rc == YX_OK ? "EOWNERDEAD seen after owner death; repaired" : e.msg);
-	bad += doctor_line(arr, "robust-mutex", rc, msg, c->json);
+	bad += doctor_line(arr, "robust-mutex", rc,
+	    rc == YX_OK ? "EOWNERDEAD seen after owner death; repaired" : e.msg,
+	    c->json);
 	if (c->json)
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(arr);
@@ -545,7 +537,7 @@ static int
 cmd_help(struct cli *c, int argc, char **argv);
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "doctor", "doctor [--json]", "check engine, image, runner, table and robust mutexes", cmd_doctor },
+	{ "doctor", "doctor [--json]", "check what serving needs (engine, image, runner, agent, table, disk; as /readyz) and robust mutexes; exit 1 when a check fails", cmd_doctor },
 	{ "list", "list [--json]", "list sandboxes in the shared table", cmd_list },
 	{ "acquire", "acquire THREAD [--owner USER]", "make sure THREAD has a running sandbox", cmd_acquire },
 	{ "exec", "exec THREAD [--owner USER] -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command); --owner creates a missing thread for USER", cmd_exec },

@@ -96,7 +96,28 @@ yx_config_defaults(struct yx_config *c)
 	c->walk_read_budget = 256 << 20;
 	c->max_threads_per_user = 1000;
 	c->max_sandboxes_per_user = 0;
+	c->proc_max = 4;
+	c->proc_lifetime = 3600;
+	c->proc_output_keep = 1 << 20;
+	c->proc_keepalive = 3600;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
+	c->ready_min_free = 1LL << 30;
+	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
+}
+
+void
+yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen)
+{
+	const char *slash;
+
+	if (outlen == 0)
+		return;
+	out[0] = '\0';
+	if (cfg->agent_path[0] != '\0')
+		snprintf(out, outlen, "%s", cfg->agent_path);
+	else if ((slash = strrchr(cfg->runner_path, '/')) != NULL)
+		snprintf(out, outlen, "%.*s/yuxi-agent",
+		    (int)(slash - cfg->runner_path), cfg->runner_path);
 }
 
 int
@@ -624,6 +645,82 @@ cfg_remote(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
+/* Background processes: per thread, lifetime, output kept, keep-alive,
+ * concurrent long-polls (docs/configuration.md). */
+static int
+cfg_procs(struct cfg_ctx *x, struct yx_config *c)
+{
+	int64_t	v = (int64_t)c->proc_output_keep;
+	int	rc;
+
+	if ((rc = cfg_int(x, "YUXI_PROCESS_MAX", &c->proc_max, 1, 64)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_LIFETIME", &c->proc_lifetime, 1,
+		 86400)) != YX_OK ||
+	    (rc = cfg_size(x, "YUXI_PROCESS_OUTPUT_KEEP", &v, 4096,
+		 64LL << 20)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_KEEPALIVE", &c->proc_keepalive, 0,
+		 86400 * 30)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_WAITERS", &c->proc_waiters, 0,
+		 256)) != YX_OK)
+		return rc;
+	c->proc_output_keep = (size_t)v;
+	return YX_OK;
+}
+
+/*
+ * YUXI_READY_MIN_FREE: free space the saves directory's filesystem needs
+ * for /readyz, as a size ("1g") or a percentage ("5%"); "0" turns the
+ * check off.
+ */
+static int
+cfg_min_free(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s = cfg_get(x, "YUXI_READY_MIN_FREE");
+	char		*end;
+	long		 v;
+
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	if (s[strlen(s) - 1] == '%') {
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno != 0 || end == s || *end != '%' || end[1] != '\0' ||
+		    v < 0 || v > 99)
+			return cfg_fail(x, "YUXI_READY_MIN_FREE",
+			    "expected a size such as 1g or a percentage 0%..99%");
+		c->ready_min_free = 0;
+		c->ready_min_free_pct = (int)v;
+		return YX_OK;
+	}
+	if (yx_parse_size(s, &c->ready_min_free) != YX_OK)
+		return cfg_fail(x, "YUXI_READY_MIN_FREE",
+		    "expected a size such as 1g or a percentage 0%..99%");
+	c->ready_min_free_pct = 0;
+	return YX_OK;
+}
+
+/*
+ * YUXI_AUDIT_LOG: an absolute path, or "off" / an explicitly empty value
+ * for no audit log (unset: the default under the log directory).
+ */
+static int
+cfg_audit(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char *s = cfg_get(x, "YUXI_AUDIT_LOG");
+
+	if (s == NULL) {
+		/* set but empty, in the environment or on a file line */
+		if (getenv("YUXI_AUDIT_LOG") != NULL || x->line > 0)
+			c->audit_log[0] = '\0';
+		return YX_OK;
+	}
+	if (strcmp(s, "off") == 0) {
+		c->audit_log[0] = '\0';
+		return YX_OK;
+	}
+	return cfg_abspath(x, "YUXI_AUDIT_LOG", c->audit_log, sizeof(c->audit_log));
+}
+
 /*
  * The configuration file to read: YUXI_CONFIG when set ("none": no file;
  * a path: that file, which must exist), else the installed default when it
@@ -731,6 +828,10 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_TOKEN_FILE", c->provisioner_token_file, sizeof(c->provisioner_token_file)));
 	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_CA", c->provisioner_ca, sizeof(c->provisioner_ca)));
 	TRY(cfg_remote(&x, c));
+	TRY(cfg_min_free(&x, c));
+	TRY(cfg_audit(&x, c));
+	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));
+	TRY(cfg_procs(&x, c));
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));

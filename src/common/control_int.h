@@ -25,8 +25,9 @@
  * queued on the socket), fairevict (a full table evicts the globally
  * least recently used idle sandbox, whoever owns it, instead of choosing
  * by fair share), limitlock (a user's threads are counted and created
- * without the owner lock, so racing creates may overshoot the limit). The
- * broker's own control build
+ * without the owner lock, so racing creates may overshoot the limit),
+ * procowner (the background process routes skip the owner check of the
+ * thread, h_proc.c). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  *

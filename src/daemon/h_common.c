@@ -3,7 +3,7 @@
  * h_common.c - what every handler shares: identity (401), the caller's
  * thread with the one 404 for unknown and foreign threads alike, error
  * replies from an errctx, optional JSON string fields, and the cached
- * engine ping.
+ * engine ping (the readiness checks' cache, yuxi/ready.h).
  */
 #include "config.h"
 
@@ -13,9 +13,6 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
-#include "yuxi/clock.h"
-
-#define YX_ENGINE_CACHE_MS	2000	/* /healthz pings the engine at most this often */
 
 int
 yx_need_user(struct yx_http_req *r)
@@ -112,11 +109,5 @@ yx_json_opt_str(struct json_object *o, const char *key, const char **out)
 bool
 yx_engine_up(struct yx_wctx *w)
 {
-	int64_t now = yx_mono_ms();
-
-	if (w->engine_at_ms != 0 && now - w->engine_at_ms < YX_ENGINE_CACHE_MS)
-		return w->engine_ok;
-	w->engine_ok = w->drv != NULL && w->drv->ops->ping(w->drv, NULL) == YX_OK;
-	w->engine_at_ms = yx_mono_ms();
-	return w->engine_ok;
+	return yx_ready_engine_up(&w->ready);
 }

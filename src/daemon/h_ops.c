@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h_ops.c - operations endpoints (docs/api.md "Operations"): /healthz (no auth),
- * /metrics (Prometheus text; nginx exposes it on loopback only) and the
- * admin sandbox endpoints (YUXI_ROLE=admin, else 403 forbidden).
+ * h_ops.c - operations endpoints (docs/api.md "Operations"): /healthz (no auth,
+ * liveness), /readyz (no auth, readiness: yuxi/ready.h), /metrics (Prometheus
+ * text; nginx exposes it on loopback only) and the admin sandbox endpoints
+ * (YUXI_ROLE=admin, else 403 forbidden).
  */
 #include "config.h"
 
@@ -49,14 +50,58 @@ yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return rc;
 }
 
+/*
+ * GET /readyz: 200 {"ready":true,"checks":[...]} or 503
+ * {"ready":false,"failing":[names],"checks":[...]}; each check
+ * {"name","ok","detail"}, the detail never naming a host path.
+ */
+int
+yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_ready_result	 res[YX_READY_N];
+	struct json_object	*o, *checks, *failing, *c;
+	unsigned		 bad;
+	int			 i;
+
+	bad = yx_ready_run(&w->ready, res);
+	o = json_object_new_object();
+	checks = json_object_new_array();
+	failing = json_object_new_array();
+	if (o == NULL || checks == NULL || failing == NULL) {
+		json_object_put(o);
+		json_object_put(checks);
+		json_object_put(failing);
+		return YX_E_NOMEM;
+	}
+	json_object_object_add(o, "ready", json_object_new_boolean(bad == 0));
+	for (i = 0; i < YX_READY_N; i++) {
+		if (res[i].rc != YX_OK)
+			json_object_array_add(failing, json_object_new_string(res[i].name));
+		if ((c = json_object_new_object()) == NULL)
+			continue;
+		json_object_object_add(c, "name", json_object_new_string(res[i].name));
+		json_object_object_add(c, "ok", json_object_new_boolean(res[i].rc == YX_OK));
+		json_object_object_add(c, "detail", json_object_new_string(res[i].detail));
+		json_object_array_add(checks, c);
+	}
+	if (bad > 0)
+		json_object_object_add(o, "failing", failing);
+	else
+		json_object_put(failing);
+	json_object_object_add(o, "checks", checks);
+	return yx_http_send_obj(r, bad == 0 ? 200 : 503, o);
+}
+
 int
 yx_h_metrics(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_buf	b;
-	int		rc;
+	struct yx_ready_result	res[YX_READY_N];
+	struct yx_buf		b;
+	int			rc;
 
+	(void)yx_ready_run(&w->ready, res);
 	yx_buf_init(&b, 4 << 20);
-	if ((rc = yx_metrics_render(w->metrics, w->table, &b)) == YX_OK &&
+	if ((rc = yx_metrics_render(w->metrics, w->table, res, &b)) == YX_OK &&
 	    (rc = yx_users_metrics(w, &b)) == YX_OK)
 		rc = yx_http_send_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8",
 		    b.data, b.len);
@@ -141,6 +186,7 @@ static int
 admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy)
 {
 	struct json_object	*o;
+	struct yx_shm_slot	 slot;
 	struct yx_errctx	 e;
 	int			 rc;
 
@@ -153,6 +199,9 @@ admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy
 	}
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
+	/* the thread acted upon, for the log and the audit line */
+	if (yx_provider_slot(w->table, id, YX_SLOT_BY_SANDBOX, &slot, NULL) == YX_OK)
+		snprintf(r->thread_id, sizeof(r->thread_id), "%s", slot.thread_id);
 	rc = destroy ? yx_provider_destroy(&w->prov, id, NULL, &e) :
 		       yx_provider_release(&w->prov, id, &e);
 	if (rc == YX_E_NOT_FOUND)

@@ -7,6 +7,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/daemon_int.h \
 	src/daemon/http.c \
 	src/daemon/metrics.c \
+	src/daemon/audit.c \
 	src/daemon/router.c \
 	src/daemon/h_common.c \
 	src/daemon/h_threads.c \
@@ -19,6 +20,8 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_front.c \
 	src/daemon/h_front_admin.c \
 	src/daemon/h_prov.c \
+	src/daemon/h_stream.c \
+	src/daemon/h_proc.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \

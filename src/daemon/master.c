@@ -11,7 +11,8 @@
  * with its status or signal, repairs the table (a dead worker may have held
  * the lock or a sandbox), and respawns the child: at once when it had run
  * for a while, with an exponential backoff (100 ms .. 10 s, driven by an
- * ITIMER_REAL/SIGALRM) when it keeps dying young.
+ * ITIMER_REAL/SIGALRM) when it keeps dying young. SIGUSR1 is passed on to
+ * every child (workers reopen their audit log, for logrotate).
  *
  * SIGHUP reloads (docs/operations.md, "Reload and stop"): the configuration
  * and the agents file are read again (reload.c); when they do not validate,
@@ -99,7 +100,7 @@ struct master {
 	bool			 stopping;
 };
 
-static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup;
+static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1;
 
 static void
 master_sig(int signo)
@@ -110,6 +111,9 @@ master_sig(int signo)
 		break;
 	case SIGALRM:
 		m_alarm = 1;
+		break;
+	case SIGUSR1:
+		m_usr1 = 1;
 		break;
 	case SIGHUP:
 		m_hup = 1;
@@ -533,6 +537,7 @@ master_signals(sigset_t *waitmask)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &block, waitmask);
 	sa.sa_handler = master_sig;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -540,11 +545,25 @@ master_signals(sigset_t *waitmask)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	sigdelset(waitmask, SIGCHLD);
 	sigdelset(waitmask, SIGALRM);
 	sigdelset(waitmask, SIGTERM);
 	sigdelset(waitmask, SIGINT);
 	sigdelset(waitmask, SIGHUP);
+	sigdelset(waitmask, SIGUSR1);
+}
+
+/* SIGUSR1: every child reopens its logs (workers: the audit log). */
+static void
+master_forward_usr1(struct master *m)
+{
+	size_t i;
+
+	log_info("SIGUSR1: children reopen the audit log");
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid != 0)
+			kill(m->kids[i].pid, SIGUSR1);
 }
 
 int
@@ -579,6 +598,10 @@ yx_master_main(const struct yx_config *cfg)
 		if (m_sigchld) {
 			m_sigchld = 0;
 			master_reap(&m);
+		}
+		if (m_usr1) {
+			m_usr1 = 0;
+			master_forward_usr1(&m);
 		}
 		if (m_hup && !m_term) {
 			m_hup = 0;

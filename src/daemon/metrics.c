@@ -206,14 +206,53 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 	return rc;
 }
 
+/* Build info, the audit log's counters and the readiness checks. */
+static int
+metrics_service(struct yx_metrics *m, const struct yx_ready_result *ready,
+    struct yx_buf *b)
+{
+	unsigned	bad = 0;
+	int		i, rc;
+
+	rc = yx_buf_printf(b,
+	    "# HELP yuxi_build_info The running build (always 1).\n"
+	    "# TYPE yuxi_build_info gauge\n"
+	    "yuxi_build_info{version=\"%s\"} 1\n"
+	    "# HELP yuxi_audit_lines_total Audit log lines written.\n"
+	    "# TYPE yuxi_audit_lines_total counter\n"
+	    "yuxi_audit_lines_total %llu\n"
+	    "# HELP yuxi_audit_write_errors_total Audit log lines lost (file not open or write failed).\n"
+	    "# TYPE yuxi_audit_write_errors_total counter\n"
+	    "yuxi_audit_write_errors_total %llu\n",
+	    PACKAGE_VERSION, (unsigned long long)atomic_load(&m->audit_lines),
+	    (unsigned long long)atomic_load(&m->audit_errors));
+	if (ready == NULL || rc != YX_OK)
+		return rc;
+	rc = yx_buf_puts(b, "# HELP yuxi_ready_check Readiness checks (1 passes, 0 fails), as /readyz.\n"
+			    "# TYPE yuxi_ready_check gauge\n");
+	for (i = 0; i < YX_READY_N && rc == YX_OK; i++) {
+		bad += ready[i].rc != YX_OK;
+		rc = yx_buf_printf(b, "yuxi_ready_check{check=\"%s\"} %d\n",
+		    ready[i].name, ready[i].rc == YX_OK);
+	}
+	if (rc == YX_OK)
+		rc = yx_buf_printf(b, "# HELP yuxi_ready 1 when every readiness check passes.\n"
+				      "# TYPE yuxi_ready gauge\n"
+				      "yuxi_ready %d\n",
+		    bad == 0);
+	return rc;
+}
+
 int
-yx_metrics_render(struct yx_metrics *m, struct yx_table *t, struct yx_buf *b)
+yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
+    const struct yx_ready_result *ready, struct yx_buf *b)
 {
 	int rc;
 
 	if ((rc = metrics_requests(m, b)) != YX_OK ||
 	    (rc = metrics_latency(m, b)) != YX_OK ||
-	    (rc = metrics_table(t, b)) != YX_OK)
+	    (rc = metrics_table(t, b)) != YX_OK ||
+	    (rc = metrics_service(m, ready, b)) != YX_OK)
 		return rc;
 	return yx_buf_printf(b,
 	    "# HELP yuxi_workers Live worker processes.\n"

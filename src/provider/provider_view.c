@@ -134,3 +134,31 @@ yx_provider_repair(struct yx_table *t)
 	}
 	return n;
 }
+
+int
+yx_provider_check(struct yx_table *t, struct yx_errctx *err)
+{
+	uint32_t	cnt[YX_SLOT_NSTATES] = { 0 }, i, bad = 0;
+	int		rc;
+
+	if (t == NULL)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "no shared table");
+	if ((rc = yx_table_lock(t, err)) != YX_OK)
+		return rc;
+	for (i = 0; i < t->hdr->capacity; i++) {
+		const struct yx_shm_slot *s = &t->slots[i];
+
+		if (s->state >= YX_SLOT_NSTATES || s->nholds > YX_SHM_HOLDS_MAX)
+			bad++;
+		else
+			cnt[s->state]++;
+	}
+	if (bad == 0 && memcmp(cnt, t->hdr->nstate, sizeof(cnt)) != 0)
+		rc = yx_fail(err, YX_E_INTERNAL,
+		    "per-state counters disagree with the slots");
+	else if (bad > 0)
+		rc = yx_fail(err, YX_E_INTERNAL, "%u slot(s) with an invalid state",
+		    bad);
+	yx_table_unlock(t);
+	return rc;
+}

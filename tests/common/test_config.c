@@ -122,6 +122,47 @@ Test(config, defaults)
 	cr_expect_eq(c.max_threads_per_user, 1000);
 	cr_expect_eq(c.max_sandboxes_per_user, 0);
 	cr_expect_eq(c.verbose, 0);
+	cr_expect_eq(c.ready_min_free, 1LL << 30);
+	cr_expect_eq(c.ready_min_free_pct, 0);
+	cr_expect_str_eq(c.audit_log, YX_LOG_DIR "/audit.jsonl");
+	cr_expect(!c.trust_request_id);
+}
+
+/* Readiness, audit log and request-id settings (docs/configuration.md). */
+Test(config, observe_settings)
+{
+	struct yx_config	c;
+	char			p[YX_CFG_PATH];
+
+	expect_taken("YUXI_READY_MIN_FREE", "5%", &c);
+	cr_expect(c.ready_min_free == 0 && c.ready_min_free_pct == 5);
+	expect_taken("YUXI_READY_MIN_FREE", "512m", &c);
+	cr_expect(c.ready_min_free == 512LL << 20 && c.ready_min_free_pct == 0);
+	expect_taken("YUXI_READY_MIN_FREE", "0", &c);
+	cr_expect(c.ready_min_free == 0 && c.ready_min_free_pct == 0);
+	expect_refused("YUXI_READY_MIN_FREE", "100%");
+	expect_refused("YUXI_READY_MIN_FREE", "-1%");
+	expect_refused("YUXI_READY_MIN_FREE", "5%%");
+	expect_refused("YUXI_READY_MIN_FREE", "lots");
+	expect_taken("YUXI_AUDIT_LOG", "/srv/audit/a.jsonl", &c);
+	cr_expect_str_eq(c.audit_log, "/srv/audit/a.jsonl");
+	expect_taken("YUXI_AUDIT_LOG", "off", &c);
+	cr_expect_str_eq(c.audit_log, "");
+	/* unlike other settings, an explicitly empty value is "none" */
+	expect_taken("YUXI_AUDIT_LOG", "", &c);
+	cr_expect_str_eq(c.audit_log, "");
+	expect_refused("YUXI_AUDIT_LOG", "audit.jsonl");
+	expect_taken("YUXI_TRUST_REQUEST_ID", "1", &c);
+	cr_expect(c.trust_request_id);
+	expect_refused("YUXI_TRUST_REQUEST_ID", "sometimes");
+	/* the agent binary: its own setting, else beside the runner */
+	expect_taken("YUXI_RUNNER_PATH", "/opt/y/bin/yuxi-run", &c);
+	yx_config_agent_path(&c, p, sizeof(p));
+	cr_expect_str_eq(p, "/opt/y/bin/yuxi-agent");
+	cr_assert_eq(setenv("YUXI_AGENT_PATH", "/opt/a/agent", 1), 0);
+	expect_taken("YUXI_RUNNER_PATH", "/opt/y/bin/yuxi-run", &c);
+	yx_config_agent_path(&c, p, sizeof(p));
+	cr_expect_str_eq(p, "/opt/a/agent");
 }
 
 /* An empty value is the same as an unset one, for every kind. */

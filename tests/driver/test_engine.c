@@ -177,7 +177,8 @@ check_errors(void)
 	struct yx_exec_result	res;
 	struct yx_container_info info;
 	const char		*argv[] = { "/bin/true", NULL };
-	struct yx_exec_req	req = { argv, NULL, NULL, NULL, 5, NULL, NULL };
+	struct yx_exec_req	req = { argv, NULL, NULL, NULL, 5, NULL, NULL,
+		      NULL };
 
 	cr_expect_eq(dt.d->ops->exec(dt.d, "yuxi-drvtest-no-such-box", &req,
 			 &res, &err),
@@ -328,7 +329,7 @@ engine_flood(const char *ref)
 	const char		*argv[] = { DT_RUNNER, "-t", t, "--", "/bin/sh",
 			  "-c", cmd, NULL };
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 60,
-		   dt_sink, NULL };
+		   dt_sink, NULL, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 	struct yx_buf		 o;
@@ -468,7 +469,7 @@ Test(api, safety_net, .init = api_init, .fini = dt_teardown, .timeout = 60)
 {
 	const char		*argv[] = { "/bin/sleep", "309", NULL };
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 1,
-		   NULL, NULL };
+		   NULL, NULL, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 	struct yx_buf		 o;
@@ -502,7 +503,7 @@ check_sink_stop(void)
 			  "/bin/sh", "-c", "yes yxsink", NULL };
 	size_t			 total = 0;
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 20,
-		   sink_stop, &total };
+		   sink_stop, &total, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 

@@ -72,6 +72,8 @@ def test_site_with_snippets_under_prefix(site):
     assert "attachment" in r.headers["Content-Disposition"]
     # sent by the internal location (X-Accel-Redirect), not by the worker
     assert r.headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+    # ... with the request id the worker answered with (nginx's $request_id)
+    assert re.match(r"^[0-9a-f]{32}$", r.headers.get("X-Request-Id", "")), r.headers
     assert get("bob", "/api/viewer/filesystem/download" + q).status_code == 404
     # the internal locations are not reachable directly
     for p in ("/_yuxi_files/%s/user-data/workspace/note.txt" % tid,
@@ -80,6 +82,8 @@ def test_site_with_snippets_under_prefix(site):
         assert r.status_code == 404 and content not in r.text, (p, r.status_code)
     # operations under the prefix, without a password
     assert get(None, "/healthz").json()["status"] in ("ok", "degraded")
+    r = get(None, "/readyz")
+    assert r.status_code == 200 and r.json()["ready"] is True, r.text
     assert "yuxi_http_requests_total" in get(None, "/metrics").text
     # JSON errors of the snippet: an upload over client_max_body_size
     r = s.request("alice", "POST", "/api/filesystem/upload?thread_id=%s&path=/workspace/big" % tid,
@@ -106,3 +110,6 @@ def test_site_with_snippets_under_prefix(site):
     assert tid in [t["thread_id"] for t in r.json()["threads"]]
     assert s.request("alice", "DELETE", "/api/threads/" + tid).status_code in (200, 204)
     print("site: %d requests reached the daemon, all under /sandbox/" % len(paths))
+    # every API answer through the snippets left its one audit line
+    bad, n = s.audit_problems()
+    assert n > 0 and not bad, bad

@@ -69,6 +69,7 @@ UNIT = "/lib/systemd/system/yuxi-sandbox.service"
 CONF = "/etc/yuxi-sandbox/yuxi-sandbox.conf"
 STATE = "/var/lib/yuxi-sandbox"
 RUNDIR = "/run/yuxi-sandbox"
+AUDIT = "/var/log/yuxi-sandbox/audit.jsonl"
 SOCKET = RUNDIR + "/fcgi.sock"
 URL_PREFIX = "/sandbox"
 CAPS = 0x2f		# CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_KILL
@@ -287,6 +288,16 @@ def http_checks(base, auth, tag):
     r = s.post(api + "/filesystem/write", json={"thread_id": tid, "path": "/outputs/report.txt",
                                                "content": content})
     check("write a file", r.status_code == 201, (r.status_code, r.text[:300]))
+    rid = r.headers.get("X-Request-Id", "")
+    lines = []
+    try:
+        with open(AUDIT) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+    except (OSError, ValueError) as e:
+        lines = [{"error": str(e)}]
+    check("the audit log %s has the write, with the X-Request-Id the client saw" % AUDIT,
+          any(l.get("request_id") == rid and l.get("user") == "alice" for l in lines) and rid,
+          (rid, lines[-3:]))
     r = s.get(api + "/viewer/filesystem/download",
               params={"thread_id": tid, "path": "/outputs/report.txt"})
     ok = (r.status_code == 200 and r.text == content and "ETag" in r.headers

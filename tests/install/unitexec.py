@@ -59,7 +59,7 @@ HANDLED = {
     "RestartSec", "RestartPreventExitStatus", "LimitNOFILE", "User", "Group",
     "SupplementaryGroups", "AmbientCapabilities", "CapabilityBoundingSet",
     "NoNewPrivileges", "RuntimeDirectory", "RuntimeDirectoryMode", "StateDirectory",
-    "StateDirectoryMode", "UMask", "ProtectSystem", "ProtectHome", "PrivateTmp",
+    "StateDirectoryMode", "LogsDirectory", "LogsDirectoryMode", "UMask", "ProtectSystem", "ProtectHome", "PrivateTmp",
     "PrivateDevices", "ProtectKernelTunables", "ProtectControlGroups", "ProcSubset",
     "PrivateNetwork", "PrivateIPC", "ProtectHostname", "RestrictAddressFamilies",
     "SystemCallFilter", "SystemCallErrorNumber", "SystemCallArchitectures",
@@ -250,10 +250,12 @@ def namespaces(svc, rw):
 
 
 def service_dirs(svc, uid, gid):
-    """RuntimeDirectory= and StateDirectory=, made and owned as systemd does."""
+    """RuntimeDirectory=, StateDirectory= and LogsDirectory=, made and owned
+    as systemd does."""
     rw = []
     for key, top, mkey in (("RuntimeDirectory", "/run", "RuntimeDirectoryMode"),
-                           ("StateDirectory", "/var/lib", "StateDirectoryMode")):
+                           ("StateDirectory", "/var/lib", "StateDirectoryMode"),
+                           ("LogsDirectory", "/var/log", "LogsDirectoryMode")):
         mode = int(last(svc, mkey, "0755"), 8)
         for name in words(svc, key):
             p = os.path.join(top, name)
@@ -294,11 +296,11 @@ def environment(svc, pw, rw):
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
            "LANG": "C.UTF-8", "USER": pw.pw_name, "LOGNAME": pw.pw_name,
            "HOME": pw.pw_dir, "SHELL": pw.pw_shell}
-    for key, var in (("RuntimeDirectory", "RUNTIME_DIRECTORY"),
-                     ("StateDirectory", "STATE_DIRECTORY")):
+    for key, var, top in (("RuntimeDirectory", "RUNTIME_DIRECTORY", "/run"),
+                          ("StateDirectory", "STATE_DIRECTORY", "/var/lib"),
+                          ("LogsDirectory", "LOGS_DIRECTORY", "/var/log")):
         names = words(svc, key)
         if names:
-            top = "/run" if key == "RuntimeDirectory" else "/var/lib"
             env[var] = ":".join(os.path.join(top, n) for n in names)
     for v in svc.get("Environment", []):
         for kv in shlex.split(v):

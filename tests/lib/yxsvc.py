@@ -24,6 +24,10 @@ image, default yuxi-sandbox-test:latest).
   `render_conf()` (write a whole other nginx.conf). `start()` / `halt()`
   (SIGTERM, containers kept) / `stop()` (also removes the containers, the
   shm object and, when `cleanup` is set, the base directory).
+  Every answer `request()` gets is remembered (`answers`: method, path,
+  X-Request-Id, status); `audit_problems()` checks that each answer of a
+  worker to an /api/ path left exactly one line with its request id and
+  status in the instance's audit log (`<base>/audit.jsonl`).
   With `stem`, the instance is named "<stem><pid>n<k>" and lives in a fresh
   temporary directory, removed on stop unless YUXI_E2E_KEEP=1.
   The instance's `url` ends in its YUXI_URL_PREFIX (overrides), so paths
@@ -77,6 +81,7 @@ BODY_LIMIT = 64 * 1024
 UPLOAD_LIMIT = 1024 * 1024
 SOCKET_WAIT = 10	# seconds for the FastCGI socket to appear
 HEALTH_WAIT = 15	# seconds for /healthz to answer through nginx
+ANSWERS_KEPT = 200000	# answers remembered per instance (benchmarks send more)
 
 urllib3.disable_warnings()
 
@@ -185,6 +190,7 @@ def service_env(base, prefix, shm):
         "YUXI_WORKERS": str(WORKERS),
         "YUXI_BODY_LIMIT": str(BODY_LIMIT),
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
+        "YUXI_AUDIT_LOG": os.path.join(base, "audit.jsonl"),
     })
     return env
 
@@ -273,6 +279,7 @@ class Service:
         self.log = None
         self.ready = False
         self._session = None
+        self.answers = []	# (method, path, X-Request-Id, status) of every answer
 
     def setup(self):
         """One-time preparation: run directory and the self-signed pair."""
@@ -387,8 +394,51 @@ class Service:
             h.update(self.auth_headers(who))
         kw.setdefault("timeout", 90)
         kw.setdefault("allow_redirects", False)
-        return (session or requests).request(method, self.url + path, headers=h,
-                                             verify=self.cert, **kw)
+        r = (session or requests).request(method, self.url + path, headers=h,
+                                          verify=self.cert, **kw)
+        if len(self.answers) < ANSWERS_KEPT:
+            self.answers.append((method, path, r.headers.get("X-Request-Id"), r.status_code))
+        return r
+
+    # --- the audit log -------------------------------------------------------
+    def audit_path(self):
+        """The audit log file, or None when the instance has none."""
+        p = self.env.get("YUXI_AUDIT_LOG", "")
+        return p if p not in ("", "off") else None
+
+    def audit_lines(self, rotated=True):
+        """The audit log's lines, parsed (a line that is not JSON fails);
+        with rotated, those of a rotated "<file>.1" first."""
+        p = self.audit_path()
+        out = []
+        for f in ([p + ".1"] if rotated and p else []) + [p]:
+            if f is None or not os.path.exists(f):
+                continue
+            with open(f, "rb") as fh:
+                out += [json.loads(l) for l in fh.read().decode("utf-8").splitlines()]
+        return out
+
+    def audit_problems(self):
+        """Answers of a worker (those with an X-Request-Id) to /api/ paths
+        without exactly one audit line of that id and status. Answers nginx
+        made itself (429, 413, 502) carry no id and are not counted.
+        Returns (problems, answers checked)."""
+        if self.audit_path() is None:
+            return [], 0
+        api = "/api/"	# request() paths are below the URL prefix
+        by_id = {}
+        for line in self.audit_lines():
+            by_id.setdefault(line.get("request_id"), []).append(line)
+        bad, n = [], 0
+        for method, path, rid, status in list(self.answers):
+            if rid is None or not path.startswith(api):
+                continue
+            n += 1
+            got = by_id.get(rid, [])
+            if len(got) != 1 or got[0].get("status") != status:
+                bad.append((method, path.split("?")[0], rid, status,
+                            [(g.get("op"), g.get("status")) for g in got]))
+        return bad, n
 
     def worker_pids(self):
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],

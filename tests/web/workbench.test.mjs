@@ -397,6 +397,51 @@ test("a new file made by a command appears after the run", async () => {
 	await assertClean(alice);
 });
 
+test("a command's output shows while it runs (the stream form)", async () => {
+	await alice.fill("#cmd", "echo first; sleep 3; echo second");
+	const t0 = Date.now();
+	await alice.click("#run-btn");
+	await alice.waitForFunction(() =>
+	    document.querySelector("#run-output").textContent === "first\n",
+	    null, { timeout: 30000 });
+	const first = Date.now() - t0;
+	// seen before the command ended
+	assert.equal(await alice.textContent("#run-meta"), "Running…");
+	await alice.waitForSelector("#run-meta.ok", { timeout: 30000 });
+	assert.equal(await alice.textContent("#run-output"), "first\nsecond\n");
+	assert.match(await alice.textContent("#run-meta"), /^exit code 0 · \d+ ms$/);
+	console.log("stream in the page: first output shown %d ms after Run", first);
+	assert.ok(first < 2500, String(first));
+	await assertClean(alice);
+});
+
+test("background processes are listed with live output and a stop button", async () => {
+	await alice.check("#bg");
+	await alice.fill("#cmd", "i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.5; done");
+	await alice.click("#run-btn");
+	const item = alice.locator("#proc-list li.proc");
+	await item.first().waitFor({ timeout: 30000 });
+	assert.equal(await item.count(), 1);
+	assert.match(await item.first().textContent(), /tick \$i.*running/s);
+	assert.equal(await item.first().locator("button.stop").textContent(), "Stop");
+	assert.equal(await alice.isChecked("#bg"), false);
+	// the output grows while we watch
+	await alice.waitForFunction(() =>
+	    /tick 0\ntick 1\ntick 2\n/.test(document.querySelector("#proc-output").textContent),
+	    null, { timeout: 30000 });
+	await shot(alice, "procs-1280");
+	await item.first().locator("button.stop").click();
+	await alice.waitForFunction(() =>
+	    document.querySelectorAll("#proc-list li.proc").length === 0, null, { timeout: 30000 });
+	assert.equal(await alice.isVisible("#procs-empty"), true);
+	const res = await alice.request.post(INFO.url + "/api/execute", {
+		headers: { "Authorization": "Bearer " + INFO.tokens.alice },
+		data: { thread_id: THREAD, command: "ps -eo args" },
+	});
+	assert.doesNotMatch((await res.json()).output, /tick/);
+	await assertClean(alice);
+});
+
 test("service errors are shown as readable messages", async () => {
 	const json = (status, code, msg, extra) => ({
 		status,
