@@ -49,6 +49,15 @@ struct yx_remote;
 /* Streams a request body: bytes read into buf (0 at the end, -1 on error). */
 typedef ssize_t (*yx_remote_read_fn)(void *arg, char *buf, size_t len);
 
+struct yx_remote_resp;
+/*
+ * Takes a 2xx answer's body as it comes (status and Content-Type known in
+ * resp), instead of resp->body: YX_OK to go on; anything else stops the
+ * call (the host sees its client go) and is what yx_remote_call returns.
+ */
+typedef int (*yx_remote_sink_fn)(void *arg, const struct yx_remote_resp *resp,
+    const char *data, size_t len);
+
 struct yx_remote_req {
 	const char		*method;	/* "GET", "POST", "DELETE" */
 	const char		*path;		/* appended to the host's URL: "/api/execute" */
@@ -63,6 +72,8 @@ struct yx_remote_req {
 	int64_t			 read_len;
 	const char		*content_type;	/* of the body; NULL: JSON */
 	long			 timeout_ms;	/* the whole call; <= 0: 60 s */
+	yx_remote_sink_fn	 sink;		/* a 2xx body as it comes; NULL: in resp */
+	void			*sink_arg;
 };
 
 struct yx_remote_resp {
@@ -70,6 +81,7 @@ struct yx_remote_resp {
 	char		content_type[128];
 	char		retry_after[16];	/* "" when absent */
 	struct yx_buf	body;
+	bool		streamed;	/* the body went to the request's sink */
 };
 
 void	yx_remote_resp_init(struct yx_remote_resp *r);
@@ -96,7 +108,7 @@ bool	yx_remote_down(const struct yx_remote *rm, size_t i);
  * TLS or certificate failure, timeout, an answer of the host's nginx
  * rather than its daemon (a 5xx that is not JSON), or 401 (the host does
  * not take our credential). YX_E_PAYLOAD_TOO_LARGE over
- * YX_REMOTE_BODY_MAX, YX_E_NOMEM.
+ * YX_REMOTE_BODY_MAX, YX_E_NOMEM; the sink's error when it stopped the call.
  */
 int	yx_remote_call(struct yx_remote *rm, size_t i, const struct yx_remote_req *q,
     struct yx_remote_resp *resp, struct yx_errctx *err);

@@ -29,8 +29,11 @@
  *
  * The forwarded routes are one table (fwd_routes): a route is forwarded by
  * adding its line. Routes that are in neither this table nor the admin
- * ones run their own handler (the thread list, /metrics); routes that need
- * a sandbox and are not listed answer 503 here (no executor).
+ * ones run their own handler (the thread list, /metrics). Execute with
+ * "stream": true is relayed piece by piece as the host sends it (a client
+ * that leaves stops the call, and the host sees its client go). The
+ * background process routes answer 503 on a front for now: their
+ * long-polls would hold a front worker besides the host's.
  */
 #include "config.h"
 
@@ -72,7 +75,9 @@ struct fwd_route {
 };
 
 static int	front_forward(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_not_yet(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -80,10 +85,18 @@ static int	front_threads_delete(struct yx_wctx *, struct yx_http_req *, const ch
 /* The routes of a front that are not the route's own handler. */
 static const struct fwd_route fwd_routes[] = {
 	{ YX_M_GET,	"/healthz",				0, NULL, front_healthz },
+	{ YX_M_GET,	"/readyz",				0, NULL, front_readyz },
 	{ YX_M_POST,	"/api/threads",				0, NULL, front_threads_create },
 	{ YX_M_GET,	"/api/threads/{}",			0, NULL, front_threads_get },
 	{ YX_M_DELETE,	"/api/threads/{}",			0, NULL, front_threads_delete },
 	{ YX_M_POST,	"/api/execute",				FWD_BODY | FWD_EXEC, NULL, NULL },
+	/* background processes: not through a front yet (503) */
+	{ YX_M_POST,	"/api/processes",			0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/processes",			0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/processes/{}",			0, NULL, front_not_yet },
+	{ YX_M_DELETE,	"/api/processes/{}",			0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/processes/{}/output",		0, NULL, front_not_yet },
+	{ YX_M_POST,	"/api/processes/{}/stdin",		0, NULL, front_not_yet },
 	{ YX_M_GET,	"/api/filesystem/ls",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
 	{ YX_M_GET,	"/api/filesystem/cat",			FWD_PATH, NULL, NULL },
 	{ YX_M_POST,	"/api/filesystem/write",		FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
@@ -308,6 +321,50 @@ front_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return yx_http_send_obj(r, 200, o);
 }
 
+/*
+ * GET /readyz of a front: ready when at least one host is (threads can be
+ * made and served); each host a check ("host <name>"), asked now.
+ */
+static int
+front_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
+	struct json_object		*o, *checks, *failing, *c;
+	const char			*st;
+	char				 name[YX_HOST_NAME_MAX + 8];
+	size_t				 i, up = 0;
+
+	o = json_object_new_object();
+	checks = json_object_new_array();
+	failing = json_object_new_array();
+	if (o == NULL || checks == NULL || failing == NULL) {
+		json_object_put(o);
+		json_object_put(checks);
+		json_object_put(failing);
+		return YX_E_NOMEM;
+	}
+	for (i = 0; i < hl->n; i++) {
+		st = yx_front_health(w, i, true);
+		snprintf(name, sizeof(name), "host %s", hl->v[i].name);
+		up += strcmp(st, "ok") == 0;
+		if (strcmp(st, "ok") != 0)
+			json_object_array_add(failing, json_object_new_string(name));
+		if ((c = json_object_new_object()) == NULL)
+			continue;
+		json_object_object_add(c, "name", json_object_new_string(name));
+		json_object_object_add(c, "ok", json_object_new_boolean(strcmp(st, "ok") == 0));
+		json_object_object_add(c, "detail", json_object_new_string(st));
+		json_object_array_add(checks, c);
+	}
+	json_object_object_add(o, "ready", json_object_new_boolean(up > 0));
+	if (json_object_array_length(failing) > 0)
+		json_object_object_add(o, "failing", failing);
+	else
+		json_object_put(failing);
+	json_object_object_add(o, "checks", checks);
+	return yx_http_send_obj(r, up > 0 ? 200 : 503, o);
+}
+
 /* Is p the host's "thread not found" (it does not know the thread)? */
 static bool
 front_unknown_thread(const struct yx_remote_resp *p)
@@ -330,7 +387,7 @@ front_unknown_thread(const struct yx_remote_resp *p)
  * refusal); yx_remote_call's errors.
  */
 static int
-front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t,
+front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t, const char *rid,
     struct yx_remote_resp *p, struct yx_errctx *e)
 {
 	struct yx_remote_req	 q;
@@ -352,6 +409,7 @@ front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t,
 	q.method = "POST";
 	q.path = "/api/sandboxes";
 	q.user = t->owner;
+	q.request_id = rid;
 	q.body = s;
 	q.body_len = len;
 	q.timeout_ms = FRONT_LIFECYCLE_MS;
@@ -384,7 +442,7 @@ front_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t, 
 		  "there, if any, are gone)",
 	    t->thread_id, t->host);
 	yx_remote_resp_init(&reg);
-	rc = front_register(w, i, t, &reg, e);
+	rc = front_register(w, i, t, q->request_id, &reg, e);
 	if (rc == YX_OK && (reg.status == 200 || reg.status == 201)) {
 		if (q->read != NULL)
 			log_warnx("thread %s: upload not repeated", t->thread_id);
@@ -541,6 +599,50 @@ front_read_body(void *arg, char *buf, size_t len)
 	return (ssize_t)yx_http_read_some(arg, buf, len);
 }
 
+/* Does an execute body ask for the stream form ("stream": true)? */
+static bool
+fwd_streamed(struct json_object *body)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(body, "stream", &v) &&
+	    json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+/*
+ * The host's stream, piece by piece: the head once (its status and type),
+ * then each piece written and flushed. YX_E_IO when the client left.
+ */
+static int
+front_sink(void *arg, const struct yx_remote_resp *p, const char *data, size_t len)
+{
+	struct yx_http_req	*r = arg;
+	const char		*ct;
+	int			 rc;
+
+	if (r->status == 0) {
+		ct = p->content_type[0] != '\0' && !yx_header_unsafe(p->content_type) ?
+		    p->content_type :
+		    YX_CT_JSON;
+		if ((rc = yx_http_send_stream(r, (int)p->status, ct)) != YX_OK)
+			return rc;
+	}
+	return yx_http_write(r, data, len);
+}
+
+/* A route a front does not forward yet. */
+static int
+front_not_yet(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	int rc;
+
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	yx_http_send_error(r, YX_E_BACKEND_UNAVAILABLE,
+	    "background processes are not available through a front yet");
+	return YX_E_BACKEND_UNAVAILABLE;
+}
+
 /* A forwarded route (fwd_routes without a handler of its own). */
 static int
 front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
@@ -571,8 +673,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	q.path = fq.route->pattern;
 	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
 	q.user = r->user;
-	/* HOOK (request ids): q.request_id = the request's id, so that the
-	 * host's log and audit line carry the front's (remote.c sends it) */
+	q.request_id = r->request_id;	/* the host's log and audit line carry ours */
 	q.timeout_ms = front_timeout_ms(w->cfg, fq.route, fq.timeout_s);
 	if ((fq.route->flags & FWD_STREAM) != 0) {
 		q.read = front_read_body;
@@ -583,8 +684,16 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		q.body = fq.body.data;
 		q.body_len = fq.body.len;
 	}
+	if ((fq.route->flags & FWD_EXEC) != 0 && fwd_streamed(fq.json)) {
+		q.sink = front_sink;
+		q.sink_arg = r;
+	}
 	rc = front_call(w, r, &fq.t, host, &q, &p, &e);
-	rc = yx_front_relay(r, rc, &e, &p);
+	if (!p.streamed)
+		rc = yx_front_relay(r, rc, &e, &p);
+	else if (rc != YX_OK)	/* a stream cut: the client, or the host, left */
+		log_info("thread %s: stream from host %s cut: %s", fq.t.thread_id, fq.t.host,
+		    rc == YX_E_IO ? "the client left" : e.msg);
 done:
 	json_object_put(fq.json);
 	yx_buf_fini(&fq.body);
@@ -652,7 +761,7 @@ front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 			rc = yx_http_send_obj(r, 200, yx_thread_json(&t));
 			goto done;
 		}
-		rc = front_register(w, cand[i], &t, &p, &e);
+		rc = front_register(w, cand[i], &t, r->request_id, &p, &e);
 		if (rc == YX_OK && (p.status == 201 || p.status == 200)) {
 			log_info("thread %s placed on host %s", t.thread_id, t.host);
 			rc = yx_http_send_obj(r, 201, yx_thread_json(&t));
@@ -697,6 +806,7 @@ front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	q.method = "GET";
 	q.path = path;
 	q.user = r->user;
+	q.request_id = r->request_id;
 	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
 	rc = front_call(w, r, &t, host, &q, &p, &e);
 	if (rc != YX_OK || p.status != 200 || (o = front_parse(&p)) == NULL ||
@@ -743,6 +853,7 @@ front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	q.method = "DELETE";
 	q.path = path;
 	q.user = r->user;
+	q.request_id = r->request_id;
 	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0) + FRONT_LIFECYCLE_MS;
 	rc = yx_remote_call(w->remote->rm, host, &q, &p, &e);
 	if (rc != YX_OK || (p.status != 204 && p.status != 404)) {

@@ -43,6 +43,7 @@ yx_h_front_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	memset(&q, 0, sizeof(q));
 	q.method = "GET";
 	q.path = "/api/sandboxes";
+	q.request_id = r->request_id;
 	q.timeout_ms = ADMIN_TIMEOUT_MS;
 	o = json_object_new_object();
 	all = json_object_new_array();
@@ -114,6 +115,7 @@ front_admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool d
 	memset(&q, 0, sizeof(q));
 	q.method = destroy ? "DELETE" : "POST";
 	q.path = path;
+	q.request_id = r->request_id;
 	q.timeout_ms = ADMIN_TIMEOUT_MS;
 	yx_remote_resp_init(&p);
 	for (i = 0; i < hl->n; i++) {

@@ -29,6 +29,13 @@ struct remote_host {
 	int64_t	 down_at_ms;	/* monotonic time it failed; 0: not marked */
 };
 
+/* One call: what the callbacks need. */
+struct remote_call {
+	const struct yx_remote_req	*q;
+	struct yx_remote_resp		*resp;
+	int				 sink_rc;	/* the sink's refusal */
+};
+
 struct yx_remote {
 	const struct yx_config	*cfg;
 	struct yx_hostlist	 hosts;
@@ -110,13 +117,21 @@ yx_remote_down(const struct yx_remote *rm, size_t i)
 	return at != 0 && yx_mono_ms() - at < YX_REMOTE_DOWN_MS;
 }
 
+/* A body piece: to the sink (a 2xx answer with one), else kept. */
 static size_t
 remote_collect(char *p, size_t sz, size_t n, void *arg)
 {
-	struct yx_remote_resp *r = arg;
+	struct remote_call	*call = arg;
+	struct yx_remote_resp	*r = call->resp;
 
+	if (call->q->sink != NULL && r->status >= 200 && r->status < 300) {
+		r->streamed = true;
+		if ((call->sink_rc = call->q->sink(call->q->sink_arg, r, p, sz * n)) != YX_OK)
+			return 0;	/* CURLE_WRITE_ERROR: the call stops */
+		return sz * n;
+	}
 	if (yx_buf_append(&r->body, p, sz * n) != YX_OK)
-		return 0;	/* CURLE_WRITE_ERROR */
+		return 0;
 	return sz * n;
 }
 
@@ -142,15 +157,21 @@ remote_header(const char *h, size_t n, const char *name, char *out, size_t outle
 	return true;
 }
 
-/* The headers a caller may see: Content-Type and Retry-After, nothing else. */
+/*
+ * The status line, and the headers a caller may see: Content-Type and
+ * Retry-After, nothing else.
+ */
 static size_t
 remote_on_header(char *p, size_t sz, size_t n, void *arg)
 {
-	struct yx_remote_resp	*r = arg;
+	struct yx_remote_resp	*r = ((struct remote_call *)arg)->resp;
 	size_t			 len = sz * n;
+	const char		*sp;
 
 	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {	/* a (next) answer */
 		r->content_type[0] = r->retry_after[0] = '\0';
+		sp = memchr(p, ' ', len);
+		r->status = sp != NULL && (size_t)(sp - p) + 4 <= len ? strtol(sp + 1, NULL, 10) : 0;
 		return len;
 	}
 	if (!remote_header(p, len, "content-type:", r->content_type,
@@ -228,7 +249,7 @@ fail:
 static CURLcode
 remote_setopts(struct yx_remote *rm, CURL *c, const char *url,
     const struct yx_remote_req *q, struct curl_slist *hdrs,
-    struct yx_remote_resp *resp)
+    struct remote_call *call)
 {
 	long		tmo = q->timeout_ms > 0 ? q->timeout_ms : REMOTE_TIMEOUT_MS;
 	CURLcode	rc;
@@ -244,9 +265,9 @@ remote_setopts(struct yx_remote *rm, CURL *c, const char *url,
 	    (rc = curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, remote_on_header)) ||
-	    (rc = curl_easy_setopt(c, CURLOPT_HEADERDATA, (void *)resp)) ||
+	    (rc = curl_easy_setopt(c, CURLOPT_HEADERDATA, (void *)call)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, remote_collect)) ||
-	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA, (void *)resp)))
+	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA, (void *)call)))
 		return rc;
 	if (rm->cfg->provisioner_ca[0] != '\0' &&
 	    (rc = curl_easy_setopt(c, CURLOPT_CAINFO, rm->cfg->provisioner_ca)))
@@ -287,6 +308,7 @@ int
 yx_remote_call(struct yx_remote *rm, size_t i, const struct yx_remote_req *q,
     struct yx_remote_resp *resp, struct yx_errctx *err)
 {
+	struct remote_call	 call = { q, resp, YX_OK };
 	struct curl_slist	*hdrs = NULL;
 	struct yx_buf		 url;
 	char			 why[96];
@@ -295,6 +317,7 @@ yx_remote_call(struct yx_remote *rm, size_t i, const struct yx_remote_req *q,
 
 	yx_buf_init(&url, 16384);
 	resp->status = 0;
+	resp->streamed = false;
 	resp->content_type[0] = resp->retry_after[0] = '\0';
 	yx_buf_reset(&resp->body);
 	if (i >= rm->hosts.n) {
@@ -309,10 +332,14 @@ yx_remote_call(struct yx_remote *rm, size_t i, const struct yx_remote_req *q,
 	    (hdrs = remote_headers(rm, q)) == NULL)
 		goto done;
 	curl_easy_reset(rm->h[i].curl);
-	if ((cc = remote_setopts(rm, rm->h[i].curl, url.data, q, hdrs, resp)) == CURLE_OK)
+	if ((cc = remote_setopts(rm, rm->h[i].curl, url.data, q, hdrs, &call)) == CURLE_OK)
 		cc = curl_easy_perform(rm->h[i].curl);
 	if (cc == CURLE_OUT_OF_MEMORY)
 		goto done;
+	if (cc == CURLE_WRITE_ERROR && call.sink_rc != YX_OK) {	/* the sink stopped it */
+		rc = call.sink_rc;
+		goto done;
+	}
 	if (cc == CURLE_WRITE_ERROR) {
 		rc = yx_fail(err, YX_E_PAYLOAD_TOO_LARGE, "answer of the sandbox host too large");
 		goto done;

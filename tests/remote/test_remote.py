@@ -13,6 +13,8 @@ between them) on the one engine.
   hosts, no container is outside its host's table.
 - 200 MB through the front: the bytes intact, the front worker's time for
   the download independent of the size.
+- execute with "stream": true through the front: each event as the
+  command writes it; the host's request id is the front's.
 Measured figures are printed (pytest -s).
 """
 import concurrent.futures
@@ -287,3 +289,29 @@ def test_download_200mb(cluster):
     finally:
         f.request("alice", "POST", "/api/filesystem/delete",
                   json={"thread_id": tid, "path": "/outputs/big.bin"})
+
+
+def test_stream_through_the_front(cluster):
+    f = cluster.front
+    tid = f.new_thread("alice")
+    assert f.execute(tid, "true").status_code == 200	# the sandbox up
+    t0 = time.monotonic()
+    out = []
+    with f.request("alice", "POST", "/api/execute", stream=True, timeout=60, json={
+            "thread_id": tid, "stream": True,
+            "command": "for i in 1 2 3; do echo $i; sleep 1; done"}) as r:
+        assert r.status_code == 200, r.text
+        assert r.headers["Content-Type"].startswith("application/x-ndjson"), r.headers
+        rid = r.headers.get("X-Request-Id")
+        for line in r.iter_lines():
+            if line:
+                out.append((time.monotonic() - t0, json.loads(line)))
+    data = [(t, e["data"]) for t, e in out if e["type"] == "output"]
+    assert [d for _, d in data] == ["1\n", "2\n", "3\n"], out
+    assert out[-1][1]["type"] == "exit" and out[-1][1]["exit_code"] == 0
+    print("\nstream through the front: events at %s s" % ", ".join(
+        "%.2f" % t for t, _ in data))
+    assert data[0][0] < 0.8 and data[2][0] - data[0][0] >= 1.6, data
+    # the host's log names the request by the front's id
+    host = cluster.prov(cluster.hosts_of(tid)[0])
+    assert rid and ("rid=%s" % rid) in host.read_log(tail=None), rid
