@@ -10,8 +10,8 @@
 #              the remote mode (docs/scaling.md): N sandbox hosts
 #              (YUXI_MODE=provisioner, 1..8) on 127.0.0.1:PORT+1.., each
 #              behind its own nginx with its own state in
-#              var/provisioner-<n>/ (saves, run/yuxi-sandboxd.pid, log,
-#              nginx, tls), container prefix yuxi-host<n>- and uid range;
+#              var/provisioner-<n>/ (saves, run/yuxi-sandboxd.pid, log with
+#              its audit log, nginx, tls), container prefix yuxi-host<n>- and uid range;
 #              the daemon at PORT is their front (YUXI_MODE=front). The
 #              credential is var/front.token
 #   --stop     stop a detached instance (and its provisioners)
@@ -178,7 +178,7 @@ start_provisioner() {
 	    YUXI_SHM_NAME="/yuxi-host$n" YUXI_SANDBOX_CONTAINER_PREFIX="yuxi-host$n-" \
 	    YUXI_SANDBOX_UID_RANGE="$lo-$((lo + 65535))" \
 	    YUXI_SKILLS_DIR="$top/examples/skills" YUXI_AGENTS_FILE="$top/examples/agents.json" \
-	    YUXI_SANDBOX_IMAGE="$image" \
+	    YUXI_SANDBOX_IMAGE="$image" YUXI_AUDIT_LOG="$pd/log/audit.jsonl" \
 	    nohup "$build/yuxi-sandboxd" > "$pd/log/sandboxd.log" 2>&1 < /dev/null &
 	echo $! > "$pd/run/yuxi-sandboxd.pid"
 	i=0
