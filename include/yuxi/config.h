@@ -28,6 +28,13 @@ enum yx_exec_agent_mode {
 	YX_EXEC_AGENT_ONLY,	/* agent only (tests, benchmarks) */
 };
 
+/* YUXI_MODE: one host, or one front and many sandbox hosts (docs/scaling.md). */
+enum yx_mode {
+	YX_MODE_STANDALONE,	/* the engine on this host (default) */
+	YX_MODE_FRONT,		/* the public API; sandboxes on the provisioners */
+	YX_MODE_PROVISIONER,	/* a sandbox host: only the front may call it */
+};
+
 enum yx_cmd_policy {
 	YX_CMD_POLICY_STRICT,	/* validate_execute_command_paths semantics */
 	YX_CMD_POLICY_OFF,
@@ -99,6 +106,9 @@ struct yx_config {
 	size_t		proc_output_keep;		/* YUXI_PROCESS_OUTPUT_KEEP bytes per process (1m) */
 	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
 	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
+	enum yx_mode	mode;				/* YUXI_MODE standalone|front|provisioner */
+	char		provisioner_token_file[YX_CFG_PATH]; /* YUXI_PROVISIONER_TOKEN_FILE (front, provisioner) */
+	char		provisioner_ca[YX_CFG_PATH];	/* YUXI_PROVISIONER_CA ("" = system CAs) */
 	int		verbose;			/* YUXI_DEBUG (0) */
 	char		config_file[YX_CFG_PATH];	/* the file read; "" = none */
 };
@@ -118,6 +128,15 @@ int	yx_config_load_file(struct yx_config *cfg, const char *file,
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */
 void	yx_config_defaults(struct yx_config *cfg);
+
+/*
+ * Read the front<->provisioner credential of cfg (YUXI_PROVISIONER_TOKEN_FILE:
+ * one line, 32-256 bytes of [A-Za-z0-9._~+/=-], the file not readable by
+ * others) into out (size outlen >= 257). YX_OK; YX_E_BAD_REQUEST with the
+ * reason in why (never the secret). The secret is never logged.
+ */
+int	yx_config_read_token(const struct yx_config *cfg, char *out, size_t outlen,
+    char *why, size_t whylen);
 
 /*
  * The host path of the in-sandbox agent binary: YUXI_AGENT_PATH, else

@@ -4,7 +4,7 @@
  *
  * A thread is a directory <YUXI_SAVES_DIR>/threads/<thread_id>/ holding the
  * record thread.json ({thread_id, owner, agent_id, agent_config_id,
- * created_at, uid}) beside user-data/ (the sandbox's private tree, owned by
+ * created_at, uid, and on a front the sandbox host it is placed on: host}) beside user-data/ (the sandbox's private tree, owned by
  * the thread's uid/gid) and, with a uid range, the passwd and group files
  * bind-mounted into its sandbox. A thread belongs to the user who created
  * it; every lookup takes the caller and answers YX_E_NOT_FOUND alike for an
@@ -50,6 +50,7 @@
 #define YX_AGENT_ID_MAX		128	/* bytes of an agent or config id */
 #define YX_THREADS_LIST_MAX	1000	/* threads returned by one listing */
 #define YX_THREADS_SCAN_MAX	100000	/* directory entries one listing reads */
+#define YX_THREAD_HOST_MAX	32	/* bytes of a placement (yuxi/hostlist.h) */
 
 struct yx_thread {
 	char		thread_id[YX_THREAD_ID_SIZE];
@@ -59,6 +60,8 @@ struct yx_thread {
 	int64_t		created_ms;				/* unix ms */
 	unsigned	uid, gid;	/* the sandbox's host uid/gid */
 	bool		own_uid;	/* uid is the thread's own (from the range) */
+	char		host[YX_THREAD_HOST_MAX + 1];	/* a front's placement: the
+							 * sandbox host's name; "" = none */
 };
 
 struct yx_thread_store {

@@ -10,6 +10,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "yuxi/hostlist.h"
 
 /*
  * The runner binary (src/guest/yuxi-run) is bind-mounted into every sandbox.
@@ -552,6 +555,96 @@ cfg_names(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
+#define CFG_TOKEN_MIN	32	/* bytes of the front<->provisioner credential */
+#define CFG_TOKEN_MAX	256
+
+int
+yx_config_read_token(const struct yx_config *c, char *out, size_t outlen,
+    char *why, size_t whylen)
+{
+	struct stat	 sb;
+	char		 buf[CFG_TOKEN_MAX + 2];
+	ssize_t		 n;
+	size_t		 i;
+	int		 fd, rc = YX_E_BAD_REQUEST;
+
+	out[0] = '\0';
+	if (c->provisioner_token_file[0] == '\0') {
+		snprintf(why, whylen, "not set (needed with YUXI_MODE=front or provisioner)");
+		return rc;
+	}
+	if ((fd = open(c->provisioner_token_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		snprintf(why, whylen, "%s: %s", c->provisioner_token_file, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) || (sb.st_mode & 0007) != 0) {
+		snprintf(why, whylen, "%s: not a regular file, or readable by others",
+		    c->provisioner_token_file);
+		goto done;
+	}
+	if ((n = read(fd, buf, sizeof(buf) - 1)) < 0)
+		n = 0;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	for (i = 0; i < (size_t)n; i++)
+		if (!isalnum((unsigned char)buf[i]) && strchr("._~+/=-", buf[i]) == NULL)
+			break;
+	if (n < CFG_TOKEN_MIN || n > CFG_TOKEN_MAX || i != (size_t)n ||
+	    (size_t)n >= outlen) {
+		snprintf(why, whylen, "%s: expected one line of 32-256 bytes of "
+				      "[A-Za-z0-9._~+/=-]",
+		    c->provisioner_token_file);
+		goto done;
+	}
+	memcpy(out, buf, (size_t)n + 1);
+	rc = YX_OK;
+done:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return rc;
+}
+
+/*
+ * YUXI_MODE and what each mode needs (docs/scaling.md): a front its
+ * provisioners and the credential it presents, a provisioner the
+ * credential it expects.
+ */
+static int
+cfg_remote(struct cfg_ctx *x, struct yx_config *c)
+{
+	struct yx_hostlist	 hl;
+	const char		*s;
+	char			 why[200], tok[CFG_TOKEN_MAX + 1];
+
+	if ((s = cfg_get(x, "YUXI_MODE")) != NULL) {
+		if (strcmp(s, "standalone") == 0)
+			c->mode = YX_MODE_STANDALONE;
+		else if (strcmp(s, "front") == 0)
+			c->mode = YX_MODE_FRONT;
+		else if (strcmp(s, "provisioner") == 0)
+			c->mode = YX_MODE_PROVISIONER;
+		else
+			return cfg_fail(x, "YUXI_MODE", "expected standalone, front or provisioner");
+	}
+	if (yx_hostlist_parse(c->provisioner_url, &hl, why, sizeof(why)) != YX_OK) {
+		cfg_get(x, "YUXI_SANDBOX_PROVISIONER_URL");	/* its line */
+		return cfg_fail(x, "YUXI_SANDBOX_PROVISIONER_URL", why);
+	}
+	if (c->mode == YX_MODE_FRONT && hl.n == 0) {
+		cfg_get(x, "YUXI_MODE");
+		return cfg_fail(x, "YUXI_MODE",
+		    "front needs YUXI_SANDBOX_PROVISIONER_URL (one or more hosts)");
+	}
+	if (c->mode != YX_MODE_STANDALONE) {
+		cfg_get(x, "YUXI_PROVISIONER_TOKEN_FILE");
+		if (yx_config_read_token(c, tok, sizeof(tok), why, sizeof(why)) != YX_OK)
+			return cfg_fail(x, "YUXI_PROVISIONER_TOKEN_FILE", why);
+		explicit_bzero(tok, sizeof(tok));
+	}
+	return YX_OK;
+}
+
 /* Background processes: per thread, lifetime, output kept, keep-alive,
  * concurrent long-polls (docs/configuration.md). */
 static int
@@ -732,6 +825,9 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
 	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
 	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
+	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_TOKEN_FILE", c->provisioner_token_file, sizeof(c->provisioner_token_file)));
+	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_CA", c->provisioner_ca, sizeof(c->provisioner_ca)));
+	TRY(cfg_remote(&x, c));
 	TRY(cfg_min_free(&x, c));
 	TRY(cfg_audit(&x, c));
 	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));

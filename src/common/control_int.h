@@ -30,6 +30,11 @@
  * thread, h_proc.c). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
+ *
+ * The remote mode's (docs/scaling.md, tests/remote): provcred (a sandbox
+ * host takes any request as the front's, believing the X-Yuxi-User it
+ * names), provroutes (the naive front: a request for a route it does not
+ * serve goes to the first host with the front's credential).
  */
 #ifndef YUXI_CONTROL_INT_H
 #define YUXI_CONTROL_INT_H

@@ -30,10 +30,11 @@
 #include "yuxi/threads.h"
 
 struct yx_executor;
+struct yx_remote_ctx;
 
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
-#define YX_METRIC_ROUTES	40	/* >= number of routes + 1 (unmatched) */
+#define YX_METRIC_ROUTES	48	/* >= number of routes + 1 (unmatched) */
 #define YX_METRIC_STATUSES	17
 #define YX_METRIC_BUCKETS	12
 
@@ -122,6 +123,7 @@ struct yx_wctx {
 	struct yx_agents	*agents;
 	struct yx_metrics	*metrics;
 	struct yx_executor	*exec;		/* NULL: execute answers 503 */
+	struct yx_remote_ctx	*remote;	/* front or provisioner (remote_int.h) */
 	struct yx_ready		 ready;		/* readiness checks, cached engine ping */
 	struct yx_audit		 audit;
 	struct yx_audit_note	 note;		/* of the request being served */

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 
@@ -229,4 +230,17 @@ int
 yx_h_admin_destroy(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	return admin_act(w, r, arg, true);
+}
+
+/* For the provisioner and the front (remote_int.h). */
+struct json_object *
+yx_slot_json(const struct yx_shm_slot *s)
+{
+	return slot_json(s);
+}
+
+bool
+yx_sandbox_id_valid(const char *s)
+{
+	return sandbox_id_valid(s);
 }

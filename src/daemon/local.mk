@@ -15,6 +15,11 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_users.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
+	src/daemon/remote_int.h \
+	src/daemon/remote_route.c \
+	src/daemon/h_front.c \
+	src/daemon/h_front_admin.c \
+	src/daemon/h_prov.c \
 	src/daemon/h_stream.c \
 	src/daemon/h_proc.c \
 	src/daemon/worker.c \

@@ -80,6 +80,28 @@ reaper_pass(struct yx_provider *p)
 		log_warnx("reaper: reconcile: %s", e.msg[0] ? e.msg : yx_strerror(rc));
 }
 
+/*
+ * A front's reaper (docs/scaling.md): no sandboxes here, each host's own
+ * reaper cleans up its idle ones; the front's thread tombstones are ours.
+ */
+static int
+reaper_front(const struct yx_config *cfg, struct yx_thread_store *st,
+    const sigset_t *waitmask)
+{
+	struct timespec ts;
+
+	log_info("reaper: front: idle sandboxes are each host's; tombstones every %ds",
+	    cfg->idle_check_interval);
+	while (!yx_child_stop) {
+		ts.tv_sec = cfg->idle_check_interval;
+		ts.tv_nsec = 0;
+		if (ppoll(NULL, 0, &ts, waitmask) < 0 || yx_child_stop)
+			continue;
+		reaper_sweep(cfg, st);
+	}
+	return 0;
+}
+
 /* The start-up readiness report: one warning per failing check. */
 static void
 reaper_ready(const struct yx_config *cfg, struct yx_table *table,
@@ -120,6 +142,10 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 	if (yx_thread_store_init(&st, cfg, &e) != YX_OK)
 		log_warnx("reaper: no tombstone sweep: %s", e.msg);
 	yx_errctx_clear(&e);
+	if (cfg->mode == YX_MODE_FRONT) {
+		status = reaper_front(cfg, &st, &waitmask);
+		goto done;
+	}
 	if (table == NULL || (drv = yx_driver_new(cfg, &e)) == NULL ||
 	    yx_provider_init(&p, cfg, table, drv) != YX_OK) {
 		log_warnx("reaper: cannot start: %s", e.msg);

@@ -44,6 +44,8 @@ static const struct restart_only {
 	{ "YUXI_SAVES_DIR", RO_FIELD(saves_dir), true },
 	/* the names of the running sandboxes, which the reaper reconciles */
 	{ "YUXI_SANDBOX_CONTAINER_PREFIX", RO_FIELD(container_prefix), true },
+	/* what the thread store and the table hold (docs/scaling.md) */
+	{ "YUXI_MODE", RO_FIELD(mode), false },
 };
 
 int

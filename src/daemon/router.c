@@ -20,6 +20,7 @@
 #include <fcgiapp.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "common/control_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
@@ -55,6 +56,15 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	"admin_release", yx_h_admin_release },
 	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		"admin_destroy", yx_h_admin_destroy },
 	{ YX_M_GET,	"/api/admin/users",			"admin_users",	yx_h_admin_users },
+	/* remote mode (docs/scaling.md; remote_route.c hides each from the other modes) */
+	{ YX_M_GET,	"/api/admin/hosts",			"admin_hosts",	yx_h_front_hosts },
+	{ YX_M_POST,	"/api/admin/hosts/{}/drain",		"admin_drain",	yx_h_front_drain },
+	{ YX_M_DELETE,	"/api/admin/hosts/{}/drain",		"admin_undrain", yx_h_front_undrain },
+	{ YX_M_POST,	"/api/sandboxes",			"prov_create",	yx_h_prov_create },
+	{ YX_M_GET,	"/api/sandboxes",			"prov_list",	yx_h_prov_list },
+	{ YX_M_GET,	"/api/sandboxes/{}",			"prov_get",	yx_h_prov_get },
+	{ YX_M_DELETE,	"/api/sandboxes/{}",			"prov_destroy",	yx_h_prov_destroy },
+	{ YX_M_POST,	"/api/sandboxes/{}/release",		"prov_release",	yx_h_prov_release },
 };
 const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 
@@ -229,7 +239,8 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 	int		 rc = YX_E_NOT_FOUND;
 
 	w->note.has_command = w->note.has_path = w->note.has_exit = false;
-	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL)
+	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL &&
+	    !yx_route_hidden(w, r, path))
 		rc = yx_router_match(r->method, path, &idx, arg, sizeof(arg));
 	if (rc == YX_E_METHOD_NOT_ALLOWED) {
 		/* counted as unmatched: a route's series carry its own method */
@@ -244,7 +255,7 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 		yx_http_send_error(r, rc, "no such endpoint");
 	else if (rc == YX_E_METHOD_NOT_ALLOWED)
 		yx_http_send_error_hdr(r, rc, NULL, allow);
-	else if ((rc = yx_routes[idx].fn(w, r, arg)) != YX_OK && r->status == 0)
+	else if ((rc = yx_route_handler(w, r, idx)(w, r, arg)) != YX_OK && r->status == 0)
 		yx_http_send_error(r, rc, NULL);
 	if (r->status == 0)	/* a handler bug: never leave nginx without an answer */
 		yx_http_send_error(r, YX_E_INTERNAL, NULL);

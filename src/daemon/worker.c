@@ -46,6 +46,7 @@
 #include <malloc.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
@@ -113,7 +114,10 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 		log_warnx("worker start: %s", e.msg);
 		return rc;
 	}
-	if ((w->drv = yx_driver_new(cfg, &e)) == NULL)
+	if ((rc = yx_remote_worker_open(w)) != YX_OK)
+		return rc;
+	/* a front has no engine: the sandbox hosts have them */
+	if (cfg->mode != YX_MODE_FRONT && (w->drv = yx_driver_new(cfg, &e)) == NULL)
 		log_warnx("worker start: no driver: %s", e.msg);
 	yx_ready_init(&w->ready, cfg, w->drv, table);
 	if (w->drv != NULL && table != NULL &&
@@ -128,6 +132,7 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 static void
 worker_close(struct yx_wctx *w)
 {
+	yx_remote_worker_close(w);
 	yx_executor_free(w->exec);
 	if (w->prov_ok)
 		yx_provider_fini(&w->prov);

@@ -182,6 +182,8 @@ thread_to_json(const struct yx_thread *t)
 	    json_object_new_string(yx_iso8601_ms(t->created_ms, ts, sizeof(ts))));
 	if (t->own_uid)
 		json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+	if (t->host[0] != '\0')	/* a front's placement, fixed for life */
+		json_object_object_add(o, "host", json_object_new_string(t->host));
 	s = strdup(json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -245,6 +247,9 @@ thread_from_json(const char *s, size_t len, struct yx_thread *t)
 		sizeof(t->agent_config_id)) ||
 	    thread_json_str(o, "created_at", ts, sizeof(ts)) ||
 	    thread_json_uid(o, t) != YX_OK)
+		goto done;
+	if (json_object_object_get_ex(o, "host", NULL) &&
+	    thread_json_str(o, "host", t->host, sizeof(t->host)) != YX_OK)
 		goto done;
 	if ((t->created_ms = thread_parse_time(ts)) < 0)
 		goto done;

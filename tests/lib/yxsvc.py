@@ -39,6 +39,15 @@ image, default yuxi-sandbox-test:latest).
   identity recipe, under an optional URL prefix, next to the site's own
   locations; `nginx_conf_cli()` runs that command; `start_auth(tokens)` is
   a small auth service for auth_request (bearer token -> X-Auth-User).
+- Remote mode (docs/scaling.md): `ProvisionerService(token_file, name)` a
+  sandbox host (YUXI_MODE=provisioner) behind nginx/provisioner.conf.in,
+  requests made as the front makes them, `bare()` ones without the
+  credential, `kill()` (SIGKILL of the daemon, nginx kept) and
+  `start_daemon()`; `FrontService(provisioners, token_file)` the front
+  (YUXI_MODE=front) behind nginx/dev.conf.in plus the snippets of
+  scripts/remote-nginx-conf.sh (hook `edit_remote(text)`);
+  `Cluster(n)` one front and hosts p1..pn sharing a fresh credential
+  (`make_secret`), `hosts_of(tid)` where a thread's files are.
 - `Stats`: per-group counters of the proof suites merged into a results
   JSON file at exit; `Stats.summary(path)` prints the per-group table.
 - `serve(svc, info_path, info)`: run a started-on-demand instance (and
@@ -837,3 +846,201 @@ def serve(svc, info_path, info=None, check=None, keep=False, also=()):
             if left:
                 print("%s: removed leftover containers %s" % (name, left), file=sys.stderr)
     return rc
+
+
+# ------------------------------------------------ remote mode (docs/scaling.md)
+def make_secret(path):
+    """Write a fresh front<->provisioner credential to path (mode 0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(32) + "\n")
+    return path
+
+
+class ProvisionerService(Service):
+    """A sandbox host: yuxi-sandboxd with YUXI_MODE=provisioner behind its
+    own nginx (nginx/provisioner.conf.in) on a free 127.0.0.1 port, with
+    its own saves directory, shm name and container prefix. request() talks
+    to it as the front does (its credential, X-Yuxi-User); `bare` requests
+    carry no credential. kill() SIGKILLs the daemon (master and children)
+    and leaves nginx up; start_daemon() starts the daemon again."""
+
+    def __init__(self, token_file, name="p1", stem="qyxpv", overrides=None, **kw):
+        o = {"YUXI_MODE": "provisioner", "YUXI_PROVISIONER_TOKEN_FILE": token_file}
+        o.update(overrides or {})
+        super().__init__(stem=stem, overrides=o, **kw)
+        self.name, self.token_file = name, token_file
+
+    def secret(self):
+        with open(self.token_file) as f:
+            return f.read().strip()
+
+    def spec(self):
+        """This host in YUXI_SANDBOX_PROVISIONER_URL."""
+        return "%s=%s" % (self.name, self.origin)
+
+    def auth_headers(self, who):
+        return {"Authorization": "Bearer " + self.secret(), "X-Yuxi-User": who,
+                "X-Yuxi-Role": "admin" if who == "admin" else ""}
+
+    def bare(self, method, path, headers=None, **kw):
+        """A request without the front's credential."""
+        kw.setdefault("timeout", 30)
+        return requests.request(method, self.url + path, headers=headers or {},
+                                verify=self.cert, **kw)
+
+    def render_conf(self):
+        ng = nginx_dirs(self.base)
+        subs = {
+            "@PREFIX@": ng, "@PORT@": str(self.port), "@SOCKET@": self.sock,
+            "@SAVES@": self.saves, "@SKILLS@": self.env["YUXI_SKILLS_DIR"],
+            "@CERT@": self.cert, "@KEY@": os.path.join(self.base, "key.pem"),
+            "@ERRLOG@": os.path.join(self.base, "nginx-error.log"),
+            "@ACCESSLOG@": os.path.join(self.base, "nginx-access.log"),
+            "@PIDFILE@": os.path.join(ng, "nginx.pid"),
+            "@UPLOAD@": self.env.get("YUXI_UPLOAD_LIMIT", "64m"),
+        }
+        with open(os.path.join(TOP_SRCDIR, "nginx", "provisioner.conf.in")) as f:
+            text = f.read()
+        for k, v in subs.items():
+            text = text.replace(k, v)
+        conf = os.path.join(ng, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(self.edit_conf(text))
+        return conf
+
+    def daemon_pids(self):
+        """The master and its children."""
+        if self.sandboxd is None:
+            return []
+        return [self.sandboxd.pid] + self.worker_pids()
+
+    def kill(self):
+        """SIGKILL the master and every child of it; nginx stays up."""
+        pids = self.daemon_pids()
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.sandboxd.wait(timeout=30)
+        for p in pids:
+            wait_for(lambda: not os.path.exists("/proc/%d" % p) or
+                     open("/proc/%d/stat" % p).read().split()[2] == "Z", 10, 0.05)
+        self.sandboxd = None
+        return pids
+
+    def start_daemon(self):
+        """Start the daemon again (after kill()) and wait for /healthz."""
+        self.log = self.log or open(os.path.join(self.base, "sandboxd.log"), "ab")
+        self.sandboxd = subprocess.Popen([self.binary], env=self.env, stdout=self.log,
+                                         stderr=subprocess.STDOUT)
+        if not wait_for(lambda: self._healthy() or self.sandboxd.poll() is not None,
+                        HEALTH_WAIT, 0.1) or self.sandboxd.poll() is not None:
+            raise HarnessError("provisioner did not come back:\n" + self.read_log())
+
+    def _healthy(self):
+        try:
+            r = self.bare("GET", "/healthz", timeout=2)
+            return r.status_code == 200 and r.json().get("status") == "ok"
+        except (requests.RequestException, ValueError):
+            return False
+
+    def has_thread(self, tid):
+        return os.path.isdir(os.path.join(self.saves, "threads", tid))
+
+
+# where the front's remote snippets go in the rendered nginx/dev.conf.in
+FRONT_HTTP_MARK = "http {\n"
+FRONT_SERVER_MARK = "\t\t# X-Accel-Redirect targets"
+
+
+class FrontService(Service):
+    """The public API of the remote mode: yuxi-sandboxd with YUXI_MODE=front
+    behind nginx/dev.conf.in plus the snippets of
+    scripts/remote-nginx-conf.sh (the internal locations that proxy
+    downloads to the hosts). The hosts' certificates are its CA bundle.
+    Hook edit_remote(server_text): change the server snippet (controls)."""
+
+    def __init__(self, provisioners, token_file, stem="qyxfr", overrides=None, **kw):
+        o = {"YUXI_MODE": "front", "YUXI_PROVISIONER_TOKEN_FILE": token_file,
+             "YUXI_SANDBOX_PROVISIONER_URL": ",".join(p.spec() for p in provisioners)}
+        o.update(overrides or {})
+        super().__init__(stem=stem, overrides=o, **kw)
+        self.provisioners = list(provisioners)
+        self.token_file = token_file
+        self.ca = os.path.join(self.base, "hosts-ca.pem")
+        self.env.setdefault("YUXI_PROVISIONER_CA", self.ca)
+        self.remote_dir = os.path.join(self.base, "nginx", "remote")
+
+    def setup(self):
+        super().setup()
+        with open(self.ca, "w") as out:
+            for p in self.provisioners:
+                with open(p.cert) as f:
+                    out.write(f.read())
+
+    def edit_remote(self, server_text):
+        return server_text
+
+    def edit_conf(self, text):
+        subprocess.run(["sh", os.path.join(TOP_SRCDIR, "scripts", "remote-nginx-conf.sh"),
+                        "--out", self.remote_dir, "--token-file", self.token_file,
+                        "--ca", self.ca, "--ssl-name", "localhost",
+                        "--prefix", self.url_prefix,
+                        self.env["YUXI_SANDBOX_PROVISIONER_URL"]],
+                       check=True, capture_output=True, text=True)
+        server = os.path.join(self.remote_dir, "yuxi-remote-server.conf")
+        with open(server) as f:
+            st = f.read()
+        with open(server, "w") as f:
+            f.write(self.edit_remote(st))
+        assert FRONT_HTTP_MARK in text and FRONT_SERVER_MARK in text, \
+            "nginx/dev.conf.in changed: no place for the remote snippets"
+        text = text.replace(FRONT_HTTP_MARK, FRONT_HTTP_MARK + "\tinclude %s;\n" % os.path.join(
+            self.remote_dir, "yuxi-remote-http.conf"), 1)
+        return text.replace(FRONT_SERVER_MARK, "\t\tinclude %s;\n\n" % server +
+                            FRONT_SERVER_MARK, 1)
+
+
+class Cluster:
+    """One front and n provisioners on the one engine, as
+    `scripts/run.sh --provisioners N` runs them: the hosts p1..pn first,
+    then the front. front_binary / prov_binary: other daemons (the control
+    build); overrides go to the front / to every host."""
+
+    def __init__(self, n=2, front_overrides=None, prov_overrides=None, front_binary=None,
+                 prov_binary=None, front_cls=None):
+        self.dir = tempfile.mkdtemp(prefix=new_tag("qyxcl") + "-")
+        self.token_file = make_secret(os.path.join(self.dir, "front.token"))
+        self.provs = [ProvisionerService(self.token_file, name="p%d" % (i + 1),
+                                         overrides=prov_overrides, binary=prov_binary)
+                      for i in range(n)]
+        self.front = (front_cls or FrontService)(self.provs, self.token_file,
+                                                 overrides=front_overrides, binary=front_binary)
+
+    def start(self):
+        try:
+            for p in self.provs:
+                p.start()
+            self.front.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        for s in [self.front] + self.provs:
+            try:
+                s.stop()
+            except Exception:
+                pass
+        if os.environ.get("YUXI_E2E_KEEP") != "1":
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def prov(self, name):
+        return [p for p in self.provs if p.name == name][0]
+
+    def hosts_of(self, tid):
+        """Names of the hosts that have thread tid's files."""
+        return [p.name for p in self.provs if p.has_thread(tid)]
