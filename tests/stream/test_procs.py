@@ -152,8 +152,13 @@ def test_gib_of_output_keeps_memory_flat(factory):
     assert j["offset"] == GIB - keep and j["dropped"] == GIB - keep
     assert len(j["data"]) == keep and j["next_offset"] == GIB
     # flat: a worker never holds more than a few of its reads, the keeper
-    # its ring (and its binary), whatever was written
-    assert growth < 16 * 1024, growth
+    # its ring (and its binary), whatever was written; under ASan a worker
+    # also keeps freed blocks in its quarantine (256 MiB by default), still
+    # far below the GiB that went through it
+    limit = 16 * 1024
+    if os.environ.get("YX_SANITIZED") == "1":
+        limit += 256 * 1024
+    assert growth < limit, growth
     assert 0 < peak_k < (keep >> 10) + 4 * 1024, peak_k
     proc_kill(s, tid, pid)
 
