@@ -20,7 +20,10 @@
  * included, reaches the client), mask (no output masking of host paths),
  * clientgone (a walk never learns that its client went away:
  * yx_http_client_gone() says false), crosssite (a browser's cross-site
- * POST or DELETE is served). The broker's own control build
+ * POST or DELETE is served), quota (a thread gets no disk image: its
+ * user-data is a plain directory on the saves filesystem, as without
+ * YUXI_THREAD_DISK_QUOTA), privdrop (the master, workers and reaper keep
+ * CAP_SYS_ADMIN after the privileged helper started). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

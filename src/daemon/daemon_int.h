@@ -52,6 +52,9 @@ void			 yx_metrics_record(struct yx_metrics *m, int route, int status,
 /* Append the Prometheus text exposition to b. */
 int			 yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
     struct yx_buf *b);
+/* Append the thread disk-image figures (only with a disk quota). */
+int			 yx_metrics_render_disk(const struct yx_config *cfg,
+    struct yx_thread_store *st, struct yx_buf *b);
 
 /* ---- worker context ------------------------------------------------------ */
 
@@ -102,6 +105,9 @@ int	yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
 int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
 /* Is the engine up? Pings at most every 2 s. */
 bool	yx_engine_up(struct yx_wctx *w);
+/* "disk" of thread id: {quota_bytes, used_bytes, available_bytes} of its
+ * mounted disk image, or NULL (JSON null) when it has none. */
+struct json_object *yx_disk_json(struct yx_wctx *w, const char *id);
 /* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
  * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
