@@ -12,7 +12,9 @@ Environment: top_builddir (the build directory holding yuxi-sandboxd; set
 by `make check` and the run-*.sh wrappers; there is no fallback: a Service
 without an explicit binary fails clearly when it is unset), top_srcdir (the
 checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
-image, default yuxi-sandbox-test:latest).
+image, default yuxi-sandbox-test:latest), YX_TEST_DISK_QUOTA (e.g. "2g":
+every instance runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's
+user-data is its own loop-mounted image; default off).
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -23,7 +25,8 @@ image, default yuxi-sandbox-test:latest).
   `edit_conf(text)` (change the rendered nginx/dev.conf.in) and
   `render_conf()` (write a whole other nginx.conf). `start()` / `halt()`
   (SIGTERM, containers kept) / `stop()` (also removes the containers, the
-  shm object and, when `cleanup` is set, the base directory).
+  mounts beneath base (thread disk images), the shm object and, when
+  `cleanup` is set, the base directory).
   With `stem`, the instance is named "<stem><pid>n<k>" and lives in a fresh
   temporary directory, removed on stop unless YUXI_E2E_KEEP=1.
 - `Stats`: per-group counters of the proof suites merged into a results
@@ -50,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(HERE))
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 IMAGE = os.environ.get("YUXI_E2E_IMAGE", "yuxi-sandbox-test:latest")
+DISK_QUOTA = os.environ.get("YX_TEST_DISK_QUOTA", "")
 # The e2e settings every instance starts from (callers override).
 WORKERS = 3
 BODY_LIMIT = 64 * 1024
@@ -114,6 +118,34 @@ def containers(prefix, thread=None, running_only=False):
     return [(i, n) for i, n in rows if n.startswith(prefix)]
 
 
+def mounts_below(path):
+    """Mount points at or beneath path (deepest first), from mountinfo."""
+    path = os.path.realpath(path).rstrip("/")
+    out = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                mp = line.split()[4]
+                # mountinfo escapes space, tab, newline and backslash in octal
+                mp = mp.encode().decode("unicode_escape").encode("latin-1").decode(
+                    "utf-8", "surrogateescape")
+                if mp == path or mp.startswith(path + "/"):
+                    out.append(mp)
+    except OSError:
+        pass
+    return sorted(set(out), key=len, reverse=True)
+
+
+def unmount_below(path):
+    """Lazily unmount everything at or beneath path (thread disk images are
+    kept mounted across a daemon's restarts); their loop devices go with
+    their last user. Returns the mount points."""
+    mps = mounts_below(path)
+    for mp in mps:
+        subprocess.run(["umount", "-l", mp], capture_output=True)
+    return mps
+
+
 def shm_unlink(name):
     try:
         os.unlink("/dev/shm/" + name.lstrip("/"))
@@ -165,6 +197,8 @@ def service_env(base, prefix, shm):
         "YUXI_BODY_LIMIT": str(BODY_LIMIT),
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
     })
+    if DISK_QUOTA:
+        env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
     return env
 
 
@@ -341,6 +375,7 @@ class Service:
         try:
             self.halt()
             docker_rm_prefix(self.prefix)
+            unmount_below(self.base)
             shm_unlink(self.shm)
         finally:
             self._session = None
@@ -364,9 +399,19 @@ class Service:
                                              verify=self.cert, **kw)
 
     def worker_pids(self):
+        """Children of the master: workers and the reaper, not the
+        privileged helper (named yuxi-priv)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
-        return sorted(int(l.split()[0]) for l in out if l.strip())
+        return sorted(int(l.split()[0]) for l in out
+                      if l.strip() and l.split()[1:] != ["yuxi-priv"])
+
+    def helper_pid(self):
+        """The privileged helper's pid (None when there is none)."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
+                             capture_output=True, text=True).stdout.split("\n")
+        pids = [int(l.split()[0]) for l in out if l.split()[1:] == ["yuxi-priv"]]
+        return pids[0] if pids else None
 
     def pids_from_log(self, kind):
         """Pids the master logged as started `kind` (worker/reaper), in order."""
