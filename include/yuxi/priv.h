@@ -34,7 +34,9 @@
  * mounted nosuid,nodev (not noexec: commands run scripts and programs from
  * the workspace, as without a quota) with discard, so space freed inside
  * goes back to the host. An image is never attached twice: a mount first
- * looks for a loop device already backed by it.
+ * tries the loop device the helper last attached it to (named in the
+ * image's trusted.yuxi.loop xattr, checked with LOOP_GET_STATUS64), which
+ * may still be held by a sandbox after the host mount went.
  *
  * The helper dies with the master (PR_SET_PDEATHSIG) and when every
  * client end of its socket is closed. It is not respawned: when it is

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 
 #include <linux/capability.h>
 
@@ -464,6 +465,37 @@ Test(priv, a_held_image_is_never_attached_twice)
 	cr_assert_str_eq(buf, "late");
 	close(fd);
 	close(held);
+}
+
+/* The device a mount reuses is named in the image; a stale name (the
+ * device autocleared and taken by another image) is checked, not trusted. */
+Test(priv, a_stale_loop_record_is_not_trusted)
+{
+	char	a[512], b[512], loop_b[32] = "";
+	ssize_t	n;
+
+	NEED_PRIV();
+	(void)mk("t13");
+	(void)mk("t14");
+	tpath(a, sizeof(a), "t13", YX_PRIV_IMAGE);
+	tpath(b, sizeof(b), "t14", YX_PRIV_IMAGE);
+	n = getxattr(b, "trusted.yuxi.loop", loop_b, sizeof(loop_b) - 1);
+	cr_assert_gt(n, 4, "no loop record on the image");
+	cr_assert_eq(strncmp(loop_b, "loop", 4), 0);
+	cr_assert_eq(yx_priv_unmount("t13", NULL), YX_OK);
+	/* t13's record now names t14's device */
+	cr_assert_eq(setxattr(a, "trusted.yuxi.loop", loop_b, strlen(loop_b), 0), 0);
+	cr_assert_eq(yx_priv_mount("t13", NULL), YX_OK);
+	cr_assert_eq(loops_below(), 2);
+	tpath(a, sizeof(a), "t13", "user-data/workspace");
+	tpath(b, sizeof(b), "t14", "user-data/workspace");
+	{
+		struct stat sa, sb;
+
+		cr_assert_eq(stat(a, &sa), 0);
+		cr_assert_eq(stat(b, &sb), 0);
+		cr_assert_neq(sa.st_dev, sb.st_dev, "one device for two images");
+	}
 }
 
 /* ---- what the helper refuses ---------------------------------------------- */
