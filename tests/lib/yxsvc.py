@@ -34,6 +34,7 @@ user-data is its own loop-mounted image; default off).
 - `serve(svc, info_path, info)`: run a started-on-demand instance for a
   non-Python test runner (deepagents, web) until SIGTERM/SIGINT.
 """
+import ctypes
 import json
 import os
 import secrets
@@ -139,10 +140,17 @@ def mounts_below(path):
 def unmount_below(path):
     """Lazily unmount everything at or beneath path (thread disk images are
     kept mounted across a daemon's restarts); their loop devices go with
-    their last user. Returns the mount points."""
+    their last user. umount2(2) itself: umount(8) reads the whole mount
+    table for each, which with thousands of images takes minutes. Returns
+    the mount points."""
     mps = mounts_below(path)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        libc = None
     for mp in mps:
-        subprocess.run(["umount", "-l", mp], capture_output=True)
+        if libc is None or libc.umount2(os.fsencode(mp), 2) != 0:	# MNT_DETACH
+            subprocess.run(["umount", "-l", mp], capture_output=True)
     return mps
 
 
