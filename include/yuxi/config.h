@@ -43,6 +43,10 @@ enum yx_cmd_policy {
 #define YX_CFG_STR	256
 #define YX_CFG_PATH	1024
 
+/* Bounds of YUXI_THREAD_DISK_QUOTA (src/priv: an ext4 image per thread). */
+#define YX_DISK_QUOTA_MIN	(8LL << 20)
+#define YX_DISK_QUOTA_MAX	(16LL << 40)
+
 /* Default per-thread uid range (docs/configuration.md): clear of regular
  * users, of Debian's subuid allocations and of systemd's reserved ranges. */
 #define YX_UID_RANGE_BASE	2000000000u
@@ -76,6 +80,7 @@ struct yx_config {
 	int		exec_timeout;			/* YUXI_SANDBOX_EXEC_TIMEOUT (120, max 600) */
 	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
 	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */
+	int64_t		thread_disk_quota;		/* YUXI_THREAD_DISK_QUOTA bytes (0 = off) */
 	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR ($(localstatedir)/lib/yuxi-sandbox) */
 	char		skills_dir[YX_CFG_PATH];	/* YUXI_SKILLS_DIR ("" = no skills) */
 	char		agents_file[YX_CFG_PATH];	/* YUXI_AGENTS_FILE ("" = no agents) */

@@ -44,6 +44,7 @@
 	X(NOMEM,               500, "internal",            "out of memory")        \
 	X(IO,                  500, "internal",            "input/output error")   \
 	X(NOSPACE,             507, "insufficient_storage", "no space left")       \
+	X(QUOTA_EXCEEDED,      507, "quota_exceeded",      "disk quota exceeded")  \
 	X(INTERNAL,            500, "internal",            "internal error")       \
 	X(TIMEOUT,             504, "timeout",             "timed out")            \
 	X(CAPACITY,            503, "capacity",            "no sandbox capacity")  \

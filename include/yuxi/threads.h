@@ -23,6 +23,17 @@
  * - run/<thread_id>/: the sandbox's agent directory (src/exec), removed with
  *   the thread and when a thread of that id is created again.
  *
+ * With a disk quota (YUXI_THREAD_DISK_QUOTA, docs/configuration.md) a new
+ * thread's user-data/ is a filesystem of its own: the ext4 image
+ * user-data.img beside it in the thread directory, mounted on it by the
+ * privileged helper (include/yuxi/priv.h) before the thread is published,
+ * so the sandbox and the broker only ever see the mounted image. Beneath
+ * the mount, user-data/ is an empty directory of the service. The mount
+ * moves with the directory's renames; it is unmounted and the image
+ * dropped before the directory is removed (a removal never descends into a
+ * mounted image: it waits for a later sweep instead), and mounted again by
+ * the start-up reconcile (after a reboot).
+ *
  * Creation is atomic: the whole directory is built under a hidden temporary
  * name (".tmp-...") and renamed into place with RENAME_NOREPLACE, so a thread
  * directory is either absent or complete. Deletion renames the directory to a
@@ -74,6 +85,7 @@ struct yx_thread_store {
 	unsigned	uid_count;
 	bool		chown_ok;	/* false when not root: skip fchown */
 	int64_t		remove_budget_ms; /* of one remove (request budget); 0 none */
+	int64_t		disk_quota;	/* bytes of a new thread's disk; 0 none */
 };
 
 /* Start-up repair counts (yx_thread_store_reconcile). */
@@ -82,6 +94,26 @@ struct yx_thread_repair {
 	unsigned	index_dropped;	/* stale owner-index entries removed */
 	unsigned	uids_dropped;	/* uid claims of absent threads removed */
 	unsigned	runs_dropped;	/* run directories of absent threads removed */
+	unsigned	disks_mounted;	/* disk images mounted again */
+	unsigned	disks_failed;	/* disk images that could not be */
+};
+
+/* A thread's disk image (yx_thread_disk_usage). */
+struct yx_thread_disk {
+	uint64_t	quota;		/* bytes of the image */
+	uint64_t	size;		/* bytes of its filesystem */
+	uint64_t	used;
+	uint64_t	avail;		/* what the sandbox can still write */
+};
+
+/* All disk images together (yx_thread_disk_totals). */
+struct yx_thread_disk_totals {
+	unsigned	images;		/* threads with a mounted image */
+	unsigned	unmounted;	/* threads whose image is not mounted */
+	unsigned	full;		/* images with less than 5 % available */
+	uint64_t	quota;		/* sums over the mounted images */
+	uint64_t	used;
+	bool		truncated;	/* stopped after YX_THREADS_SCAN_MAX entries */
 };
 
 /*
@@ -217,6 +249,17 @@ int	yx_thread_path(const char *saves_dir, const char *thread_id,
  * Returns a descriptor the caller closes, or -1 with errno set.
  */
 int	yx_thread_dirfd(struct yx_thread_store *st, const char *id);
+
+/*
+ * The disk image of thread `id` (no owner check: callers looked the thread
+ * up). YX_OK with *u; YX_E_NOT_FOUND when it has no mounted image;
+ * YX_E_INVALID_THREAD_ID. statfs only: no privilege needed.
+ */
+int	yx_thread_disk_usage(struct yx_thread_store *st, const char *id,
+    struct yx_thread_disk *u);
+/* Sums over every thread's image (at most YX_THREADS_SCAN_MAX entries). */
+void	yx_thread_disk_totals(struct yx_thread_store *st,
+    struct yx_thread_disk_totals *tot);
 
 /* Remove leftover ".tmp-*" and ".trash-*" entries (start-up, before any
  * worker runs; no time limit). Returns the count removed. */

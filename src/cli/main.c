@@ -47,6 +47,7 @@
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/priv.h"
 #include "yuxi/provider.h"
 #include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
@@ -99,6 +100,10 @@ cli_open(struct cli *c)
 	if ((rc = yx_thread_store_init(&c->store, &c->cfg, &e)) != YX_OK)
 		return cli_err("thread store", rc, &e);
 	c->store_ok = true;
+	/* a thread made here (exec --owner) gets its disk image too */
+	if (c->cfg.thread_disk_quota > 0 &&
+	    (rc = yx_priv_start(&c->cfg, &e)) != YX_OK)
+		return cli_err("privileged helper", rc, &e);
 	if ((rc = yx_agents_load(&c->agents, c->cfg.agents_file,
 		 c->cfg.skills_dir, &e)) != YX_OK)
 		return cli_err("agents", rc, &e);
@@ -114,6 +119,7 @@ cli_close(struct cli *c)
 	yx_executor_free(c->ex);
 	yx_driver_free(c->drv);
 	yx_table_close(c->table);
+	yx_priv_stop();
 }
 
 /* One doctor check, printed or added to the JSON array; 1 when it failed. */

@@ -371,6 +371,23 @@ cfg_size(struct cfg_ctx *x, const char *name, int64_t *out, int64_t lo, int64_t 
 	return YX_OK;
 }
 
+/* YUXI_THREAD_DISK_QUOTA: empty or 0 is off, else a size within bounds. */
+static int
+cfg_disk_quota(struct cfg_ctx *x, struct yx_config *c)
+{
+	int64_t v = c->thread_disk_quota;
+	int	rc;
+
+	if ((rc = cfg_size(x, "YUXI_THREAD_DISK_QUOTA", &v, 0,
+		 YX_DISK_QUOTA_MAX)) != YX_OK)
+		return rc;
+	if (v != 0 && v < YX_DISK_QUOTA_MIN)
+		return cfg_fail(x, "YUXI_THREAD_DISK_QUOTA",
+		    "expected 0 (off) or a size of at least 8m");
+	c->thread_disk_quota = v;
+	return YX_OK;
+}
+
 static int
 cfg_bool(struct cfg_ctx *x, const char *name, bool *out)
 {
@@ -799,6 +816,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	v = c->tmp_size;
 	TRY(cfg_size(&x, "YUXI_SANDBOX_TMP_SIZE", &v, 1LL << 20, 16LL << 30));
 	c->tmp_size = v;
+	TRY(cfg_disk_quota(&x, c));
 	TRY(cfg_abspath(&x, "YUXI_SAVES_DIR", c->saves_dir, sizeof(c->saves_dir)));
 	TRY(cfg_abspath(&x, "YUXI_SKILLS_DIR", c->skills_dir, sizeof(c->skills_dir)));
 	TRY(cfg_abspath(&x, "YUXI_AGENTS_FILE", c->agents_file, sizeof(c->agents_file)));

@@ -27,7 +27,11 @@
  * by fair share), limitlock (a user's threads are counted and created
  * without the owner lock, so racing creates may overshoot the limit),
  * procowner (the background process routes skip the owner check of the
- * thread, h_proc.c). The broker's own control build
+ * thread, h_proc.c), quota (a thread gets no disk image: its user-data is
+ * a plain directory on the saves filesystem, as without
+ * YUXI_THREAD_DISK_QUOTA), privdrop (the master, workers and reaper keep
+ * CAP_SYS_ADMIN after the privileged helper started). The broker's own
+ * control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  *

@@ -110,6 +110,9 @@ int	yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
 /* Format and write one line; failures are counted, never fatal. */
 void	yx_audit_write(struct yx_audit *a, const struct yx_http_req *r,
     const struct yx_audit_note *n, const char *op, int64_t dur_us);
+/* Append the thread disk-image figures (only with a disk quota). */
+int			 yx_metrics_render_disk(const struct yx_config *cfg,
+    struct yx_thread_store *st, struct yx_buf *b);
 
 /* ---- worker context ------------------------------------------------------ */
 
@@ -172,6 +175,9 @@ int	yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
 int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
 /* Is the engine up? Pings at most every YX_READY_CACHE_MS. */
 bool	yx_engine_up(struct yx_wctx *w);
+/* "disk" of thread id: {quota_bytes, used_bytes, available_bytes} of its
+ * mounted disk image, or NULL (JSON null) when it has none. */
+struct json_object *yx_disk_json(struct yx_wctx *w, const char *id);
 /* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
  * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);

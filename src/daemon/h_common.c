@@ -2,8 +2,9 @@
 /*
  * h_common.c - what every handler shares: identity (401), the caller's
  * thread with the one 404 for unknown and foreign threads alike, error
- * replies from an errctx, optional JSON string fields, and the cached
- * engine ping (the readiness checks' cache, yuxi/ready.h).
+ * replies from an errctx, optional JSON string fields, the cached engine
+ * ping (the readiness checks' cache, yuxi/ready.h) and a thread's disk
+ * figures.
  */
 #include "config.h"
 
@@ -110,4 +111,20 @@ bool
 yx_engine_up(struct yx_wctx *w)
 {
 	return yx_ready_engine_up(&w->ready);
+}
+
+struct json_object *
+yx_disk_json(struct yx_wctx *w, const char *id)
+{
+	struct yx_thread_disk	 u;
+	struct json_object	*o;
+
+	if (yx_thread_disk_usage(&w->store, id, &u) != YX_OK ||
+	    (o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "quota_bytes", json_object_new_int64((int64_t)u.quota));
+	json_object_object_add(o, "used_bytes", json_object_new_int64((int64_t)u.used));
+	json_object_object_add(o, "available_bytes",
+	    json_object_new_int64((int64_t)u.avail));
+	return o;
 }

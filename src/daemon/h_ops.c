@@ -102,7 +102,8 @@ yx_h_metrics(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	(void)yx_ready_run(&w->ready, res);
 	yx_buf_init(&b, 4 << 20);
 	if ((rc = yx_metrics_render(w->metrics, w->table, res, &b)) == YX_OK &&
-	    (rc = yx_users_metrics(w, &b)) == YX_OK)
+	    (rc = yx_users_metrics(w, &b)) == YX_OK &&
+	    (rc = yx_metrics_render_disk(w->cfg, &w->store, &b)) == YX_OK)
 		rc = yx_http_send_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8",
 		    b.data, b.len);
 	yx_buf_fini(&b);
@@ -171,8 +172,14 @@ yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "sandboxes", a);
-	for (i = 0; i < snap.nslots; i++)
-		json_object_array_add(a, slot_json(&snap.slots[i]));
+	for (i = 0; i < snap.nslots; i++) {
+		struct json_object *s = slot_json(&snap.slots[i]);
+
+		if (s != NULL && snap.slots[i].thread_id[0] != '\0')
+			json_object_object_add(s, "disk",
+			    yx_disk_json(w, snap.slots[i].thread_id));
+		json_object_array_add(a, s);
+	}
 	json_object_object_add(o, "capacity", json_object_new_int64(snap.capacity));
 	json_object_object_add(o, "max_replicas", json_object_new_int(w->cfg->max_replicas));
 	rc = yx_http_send_json(r, 200, o);

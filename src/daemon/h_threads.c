@@ -186,6 +186,7 @@ yx_h_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((o = thread_json(&t)) == NULL)
 		return YX_E_NOMEM;
 	json_object_object_add(o, "sandbox", thread_sandbox_json(w, t.thread_id));
+	json_object_object_add(o, "disk", yx_disk_json(w, t.thread_id));
 	return yx_http_send_obj(r, 200, o);
 }
 

@@ -63,6 +63,7 @@
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
 #endif
+#include "yuxi/priv.h"
 
 #define YX_BACKOFF_MIN_MS	100
 #define YX_BACKOFF_MAX_MS	10000
@@ -500,6 +501,12 @@ master_setup(struct master *m)
 		log_warnx("YUXI_SAVES_DIR: %s", e.msg);
 		return rc;
 	}
+	/* before any other child: only it keeps CAP_SYS_ADMIN (design §8) */
+	if ((rc = yx_priv_start(m->cfg, &e)) != YX_OK) {
+		log_warnx("%s", e.msg);
+		yx_thread_store_fini(&st);
+		return rc;
+	}
 	if ((n = yx_thread_store_sweep(&st)) > 0)
 		log_info("removed %u leftover temporary thread director(ies)", n);
 	yx_thread_store_reconcile(&st, &rep);
@@ -628,5 +635,6 @@ done:
 	yx_metrics_free(m.metrics);
 	free(m.kids);
 	free(m.owned);
+	yx_priv_stop();
 	return status;
 }

@@ -243,6 +243,46 @@ metrics_service(struct yx_metrics *m, const struct yx_ready_result *ready,
 	return rc;
 }
 
+/*
+ * Thread disk images (YUXI_THREAD_DISK_QUOTA): sums, not one series per
+ * thread (bounded cardinality); the per-thread figures are in GET
+ * /api/threads/{id} and the admin listing. A statfs per thread with an
+ * image (YX_THREADS_SCAN_MAX entries at most), so only with a quota.
+ */
+int
+yx_metrics_render_disk(const struct yx_config *cfg, struct yx_thread_store *st,
+    struct yx_buf *b)
+{
+	struct yx_thread_disk_totals tot;
+
+	if (cfg->thread_disk_quota <= 0 || st->dirfd == -1)
+		return YX_OK;
+	yx_thread_disk_totals(st, &tot);
+	return yx_buf_printf(b,
+	    "# HELP yuxi_thread_disk_quota_bytes The disk quota of a new thread (YUXI_THREAD_DISK_QUOTA).\n"
+	    "# TYPE yuxi_thread_disk_quota_bytes gauge\n"
+	    "yuxi_thread_disk_quota_bytes %lld\n"
+	    "# HELP yuxi_thread_disk_images Threads by state of their disk image.\n"
+	    "# TYPE yuxi_thread_disk_images gauge\n"
+	    "yuxi_thread_disk_images{state=\"mounted\"} %u\n"
+	    "yuxi_thread_disk_images{state=\"unmounted\"} %u\n"
+	    "# HELP yuxi_thread_disk_full Threads whose mounted disk image has less than 5 %% available.\n"
+	    "# TYPE yuxi_thread_disk_full gauge\n"
+	    "yuxi_thread_disk_full %u\n"
+	    "# HELP yuxi_thread_disk_used_bytes Bytes used in all mounted thread disk images together.\n"
+	    "# TYPE yuxi_thread_disk_used_bytes gauge\n"
+	    "yuxi_thread_disk_used_bytes %llu\n"
+	    "# HELP yuxi_thread_disk_quota_total_bytes Quotas of all mounted thread disk images together.\n"
+	    "# TYPE yuxi_thread_disk_quota_total_bytes gauge\n"
+	    "yuxi_thread_disk_quota_total_bytes %llu\n"
+	    "# HELP yuxi_thread_disk_scan_truncated 1 when the threads were too many to scan all.\n"
+	    "# TYPE yuxi_thread_disk_scan_truncated gauge\n"
+	    "yuxi_thread_disk_scan_truncated %d\n",
+	    (long long)cfg->thread_disk_quota, tot.images, tot.unmounted,
+	    tot.full, (unsigned long long)tot.used,
+	    (unsigned long long)tot.quota, tot.truncated ? 1 : 0);
+}
+
 int
 yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
     const struct yx_ready_result *ready, struct yx_buf *b)

@@ -250,6 +250,13 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 	    run->uid, run->gid, NULL, YX_BROKER_CREATE | (req->own_uid ? YX_BROKER_OWNED : 0), err);
 	if (rc == YX_OK)
 		rc = yx_broker_ensure_layout(&run->broker, &run->repaired, err);
+	if (rc == YX_E_NOSPACE || rc == YX_E_QUOTA_EXCEEDED) {
+		/* a full disk (or quota) must not stop the `rm` that frees it */
+		log_info("thread %s: user-data layout not made: no space",
+		    req->thread_id);
+		yx_errctx_clear(err);
+		rc = YX_OK;
+	}
 	if (rc == YX_OK && run->repaired != 0)
 		log_info("thread %s: user-data layout repaired (0x%x)",
 		    req->thread_id, run->repaired);

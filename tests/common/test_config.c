@@ -182,6 +182,24 @@ Test(config, empty_value_means_default)
 }
 
 /* Each kind of bad value, and the variable it names. */
+Test(config, thread_disk_quota)
+{
+	struct yx_config c;
+
+	yx_config_defaults(&c);
+	cr_assert_eq(c.thread_disk_quota, 0);	/* off */
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "", &c);
+	cr_assert_eq(c.thread_disk_quota, 0);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "0", &c);
+	cr_assert_eq(c.thread_disk_quota, 0);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "8m", &c);
+	cr_assert_eq(c.thread_disk_quota, 8LL << 20);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "1G", &c);
+	cr_assert_eq(c.thread_disk_quota, 1LL << 30);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "16384g", &c);
+	cr_assert_eq(c.thread_disk_quota, 16LL << 40);
+}
+
 Test(config, bad_values_name_their_variable)
 {
 	static const struct {
@@ -214,6 +232,10 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_SANDBOX_MEMORY", "2t" },
 		{ "YUXI_UPLOAD_LIMIT", "1023" },
 		{ "YUXI_BODY_LIMIT", "2g" },
+		{ "YUXI_THREAD_DISK_QUOTA", "1m" },
+		{ "YUXI_THREAD_DISK_QUOTA", "16385g" },
+		{ "YUXI_THREAD_DISK_QUOTA", "-1" },
+		{ "YUXI_THREAD_DISK_QUOTA", "lots" },
 		/* booleans */
 		{ "YUXI_SANDBOX_READONLY_ROOTFS", "maybe" },
 		{ "YUXI_DEBUG", "2" },

@@ -12,7 +12,9 @@ Environment: top_builddir (the build directory holding yuxi-sandboxd; set
 by `make check` and the run-*.sh wrappers; there is no fallback: a Service
 without an explicit binary fails clearly when it is unset), top_srcdir (the
 checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
-image, default yuxi-sandbox-test:latest).
+image, default yuxi-sandbox-test:latest), YX_TEST_DISK_QUOTA (e.g. "2g":
+every instance runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's
+user-data is its own loop-mounted image; default off).
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -23,7 +25,8 @@ image, default yuxi-sandbox-test:latest).
   `edit_conf(text)` (change the rendered nginx/dev.conf.in) and
   `render_conf()` (write a whole other nginx.conf). `start()` / `halt()`
   (SIGTERM, containers kept) / `stop()` (also removes the containers, the
-  shm object and, when `cleanup` is set, the base directory).
+  mounts beneath base (thread disk images), the shm object and, when
+  `cleanup` is set, the base directory).
   Every answer `request()` gets is remembered (`answers`: method, path,
   X-Request-Id, status); `audit_problems()` checks that each answer of a
   worker to an /api/ path left exactly one line with its request id and
@@ -55,6 +58,7 @@ image, default yuxi-sandbox-test:latest).
   until SIGTERM/SIGINT.
 """
 import base64
+import ctypes
 import http.server
 import json
 import os
@@ -75,6 +79,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(HERE))
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 IMAGE = os.environ.get("YUXI_E2E_IMAGE", "yuxi-sandbox-test:latest")
+DISK_QUOTA = os.environ.get("YX_TEST_DISK_QUOTA", "")
 # The e2e settings every instance starts from (callers override).
 WORKERS = 3
 BODY_LIMIT = 64 * 1024
@@ -140,6 +145,41 @@ def containers(prefix, thread=None, running_only=False):
     return [(i, n) for i, n in rows if n.startswith(prefix)]
 
 
+def mounts_below(path):
+    """Mount points at or beneath path (deepest first), from mountinfo."""
+    path = os.path.realpath(path).rstrip("/")
+    out = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                mp = line.split()[4]
+                # mountinfo escapes space, tab, newline and backslash in octal
+                mp = mp.encode().decode("unicode_escape").encode("latin-1").decode(
+                    "utf-8", "surrogateescape")
+                if mp == path or mp.startswith(path + "/"):
+                    out.append(mp)
+    except OSError:
+        pass
+    return sorted(set(out), key=len, reverse=True)
+
+
+def unmount_below(path):
+    """Lazily unmount everything at or beneath path (thread disk images are
+    kept mounted across a daemon's restarts); their loop devices go with
+    their last user. umount2(2) itself: umount(8) reads the whole mount
+    table for each, which with thousands of images takes minutes. Returns
+    the mount points."""
+    mps = mounts_below(path)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        libc = None
+    for mp in mps:
+        if libc is None or libc.umount2(os.fsencode(mp), 2) != 0:	# MNT_DETACH
+            subprocess.run(["umount", "-l", mp], capture_output=True)
+    return mps
+
+
 def shm_unlink(name):
     try:
         os.unlink("/dev/shm/" + name.lstrip("/"))
@@ -192,6 +232,8 @@ def service_env(base, prefix, shm):
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
         "YUXI_AUDIT_LOG": os.path.join(base, "audit.jsonl"),
     })
+    if DISK_QUOTA:
+        env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
     return env
 
 
@@ -375,6 +417,7 @@ class Service:
         try:
             self.halt()
             docker_rm_prefix(self.prefix)
+            unmount_below(self.base)
             shm_unlink(self.shm)
         finally:
             self._session = None
@@ -441,9 +484,19 @@ class Service:
         return bad, n
 
     def worker_pids(self):
+        """Children of the master: workers and the reaper, not the
+        privileged helper (named yuxi-priv)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
-        return sorted(int(l.split()[0]) for l in out if l.strip())
+        return sorted(int(l.split()[0]) for l in out
+                      if l.strip() and l.split()[1:] != ["yuxi-priv"])
+
+    def helper_pid(self):
+        """The privileged helper's pid (None when there is none)."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
+                             capture_output=True, text=True).stdout.split("\n")
+        pids = [int(l.split()[0]) for l in out if l.split()[1:] == ["yuxi-priv"]]
+        return pids[0] if pids else None
 
     def pids_from_log(self, kind):
         """Pids the master logged as started `kind` (worker/reaper), in order."""
