@@ -57,6 +57,7 @@ struct yx_container_spec {
 	int			 host_port;	/* >0: publish container port 8080 there */
 	const struct yx_config	*cfg;		/* limits, user, network, security opts */
 	unsigned		 uid, gid;	/* sandbox user; uid 0 = cfg->uid:gid */
+	const char *const	*cmd;		/* NULL-terminated; NULL = image's */
 };
 
 struct yx_container_info {

@@ -79,6 +79,11 @@ struct yx_acquire_req {
 	const struct yx_mount		*extra;		/* e.g. the runner binary (ro) */
 	size_t				 nextra;
 	unsigned			 uid, gid;	/* sandbox user; 0 = cfg's */
+	const char *const		*cmd;		/* container command; NULL = image's */
+	/* optional, called just before a container is made for the thread
+	 * (its predecessor, if any, is gone by then) */
+	void				(*before_create)(void *arg);
+	void				*before_arg;
 };
 
 /* What the executor needs; a plain value owned by the caller. */

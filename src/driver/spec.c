@@ -260,9 +260,10 @@ spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 struct json_object *
 yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
 {
-	struct json_object	*body = json_object_new_object(), *env;
+	struct json_object	*body = json_object_new_object(), *env, *cmd;
 	char			 user[64];
 	int			 rc = YX_E_NOMEM;
+	size_t			 i;
 
 	if (body == NULL)
 		goto fail;
@@ -274,6 +275,12 @@ yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
 	    (rc = spec_labels(s, body)) ||
 	    (rc = spec_hostconfig(s, body)))
 		goto fail;
+	if (s->cmd != NULL &&
+	    (rc = jadd(body, "Cmd", cmd = json_object_new_array())) != YX_OK)
+		goto fail;
+	for (i = 0; s->cmd != NULL && s->cmd[i] != NULL; i++)
+		if ((rc = jpush_str(cmd, s->cmd[i])) != YX_OK)
+			goto fail;
 	return body;
 fail:
 	json_object_put(body);
@@ -404,6 +411,7 @@ yx_spec_run_argv(const struct yx_container_spec *s, char ***argvp,
     struct yx_errctx *err)
 {
 	struct argv_vec	av = { NULL, 0, 0 };
+	size_t		i;
 	int		rc;
 
 	*argvp = NULL;
@@ -427,6 +435,9 @@ yx_spec_run_argv(const struct yx_container_spec *s, char ***argvp,
 		goto fail;
 	if ((rc = argv_push(&av, "--")) || (rc = argv_push(&av, s->image)))
 		goto fail;
+	for (i = 0; s->cmd != NULL && s->cmd[i] != NULL; i++)
+		if ((rc = argv_push(&av, s->cmd[i])) != YX_OK)
+			goto fail;
 	*argvp = av.v;
 	return YX_OK;
 fail:

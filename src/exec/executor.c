@@ -57,6 +57,8 @@
 #define YX_NOSTART_SLOTS	8	/* containers where the agent won't start */
 #define YX_NOSTART_MS		60000	/* ... remembered that long */
 #define YX_AGENT_START_SEC	10
+#define YX_AGENT_BOOT_MS	2000	/* a new container's agent listens by then */
+#define YX_AGENT_BOOT_POLL_MS	2
 
 struct exec_nostart {
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];
@@ -101,6 +103,10 @@ struct exec_run {
 	void			*sink_arg;
 	const struct exec_bg	*bg;		/* NULL: a command */
 };
+
+/* A new container's command when the agent is used. */
+static const char *const exec_agent_init_argv[] = { YX_AGENT_TARGET, "--init",
+	"--socket", YX_AGENT_SOCK_TARGET, NULL };
 
 static const char *const exec_env[] = { "HOME=/home/yuxi",
 	"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
@@ -460,6 +466,14 @@ exec_rundir_reset(const struct exec_run *run)
 	closedir(d);
 }
 
+/* The provider's before_create hook: the directory is emptied before the
+ * container whose agent starts in it is made (yx_acquire_req). */
+static void
+exec_rundir_reset_hook(void *arg)
+{
+	exec_rundir_reset(arg);
+}
+
 /* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
 static int
 exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
@@ -470,8 +484,6 @@ exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
 	int	rc;
 
 	if (run->rundir_fd != -1) {
-		if (lease->outcome == YX_ACQUIRE_CREATED)
-			exec_rundir_reset(run);
 		rc = exec_via_agent(ex, lease, run, &cmd->axr, res, &fallback,
 		    err);
 		if (!fallback)
@@ -501,8 +513,10 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
     const struct exec_run *run, const struct yx_exec_req *xr,
     struct yx_exec_result *res, bool *done, struct yx_errctx *err)
 {
+	struct timespec	ts = { 0, YX_AGENT_BOOT_POLL_MS * 1000000L };
 	struct yx_lease	lease;
 	bool		started = false;
+	int64_t		deadline;
 	int		rc;
 
 	*done = false;
@@ -513,9 +527,15 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 		*done = true;	/* the full path would fail the same way */
 		return rc;
 	}
-	if (lease.outcome == YX_ACQUIRE_CREATED)
-		exec_rundir_reset(run);
 	rc = exec_agent_call(ex, run, xr, res, &started, err);
+	/* a new container's agent starts with it: give it a moment to listen
+	 * before the full path starts one with an engine exec */
+	deadline = yx_mono_ms() + YX_AGENT_BOOT_MS;
+	while (rc != YX_OK && !started && lease.outcome == YX_ACQUIRE_CREATED &&
+	    yx_mono_ms() < deadline) {
+		nanosleep(&ts, NULL);
+		rc = exec_agent_call(ex, run, xr, res, &started, err);
+	}
 	yx_provider_unhold(&ex->prov, &lease);
 	if (rc == YX_OK)
 		ex->stats.agent_runs++;
@@ -629,6 +649,12 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.gid = run->gid;
 	ar.extra = extra;
 	ar.nextra = exec_extra_mounts(ex, run, extra);
+	if (run->rundir_fd != -1) {
+		/* the agent starts with the container (yuxi-agent --init) */
+		ar.cmd = exec_agent_init_argv;
+		ar.before_create = exec_rundir_reset_hook;
+		ar.before_arg = run;
+	}
 	exec_cmd_init(&cmd, run, req->command, timeout);
 	if (run->rundir_fd != -1) {
 		rc = exec_agent_fast(ex, &ar, run, &cmd.axr, res, &done, err);

@@ -7,7 +7,13 @@
  *	yuxi-agent --daemon --socket /opt/yuxi/run/agent.sock
  * which forks, setsid()s, forks again and returns as soon as the listener is
  * up (exit 0; also when another agent already holds the lock file
- * <socket>.lock). The daemon listens on the unix socket in the per-sandbox
+ * <socket>.lock). A container made by the service starts it as its main
+ * process instead (the engine's init is pid 1):
+ *	yuxi-agent --init --socket /opt/yuxi/run/agent.sock
+ * does the same, then stays: it waits forever in place of the image's
+ * command, so the agent listens by the time the container has started, with
+ * no engine exec (docs/agent.md). When the daemon is killed the container
+ * keeps running and the host starts a new one with an exec, as before. The daemon listens on the unix socket in the per-sandbox
  * run directory (bind-mounted from the host, no networking) and keeps
  * AGENT_SPARES handler processes forked ahead of time, waiting to accept: a
  * fork costs ~0.7 ms here, so none happens between a request and its
@@ -692,23 +698,36 @@ int
 main(int argc, char *argv[])
 {
 	const char	*path = NULL;
-	int		 i, daemon = 0, lfd;
+	int		 i, daemon = 0, init = 0, lfd;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--daemon") == 0)
 			daemon = 1;
+		else if (strcmp(argv[i], "--init") == 0)
+			init = 1;
 		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
 			path = argv[++i];
 		else
 			path = NULL, i = argc;
 	}
 	if (path == NULL || path[0] != '/') {
-		agent_msg("usage: yuxi-agent [--daemon] --socket ABSPATH", "");
+		agent_msg("usage: yuxi-agent [--daemon | --init] --socket "
+			  "ABSPATH",
+		    "");
 		return 125;
 	}
 	if (getpid() == 1) {
 		agent_msg("refusing to run as the container's init", "");
 		return 125;
+	}
+	if (init) {
+		/* the container's main process: start the daemon, then stay
+		 * (a failed start leaves the host's exec to try again) */
+		(void)agent_daemonize(path);
+		agent_detach_stdio();
+		(void)prctl(PR_SET_NAME, "yuxi-agent-init", 0, 0, 0);
+		for (;;)
+			pause();
 	}
 	if (daemon)
 		return agent_daemonize(path);

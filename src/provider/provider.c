@@ -546,7 +546,10 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	spec.host_port = port;
 	spec.uid = req->uid;
 	spec.gid = req->gid;
+	spec.cmd = req->cmd;
 	spec.cfg = p->cfg;
+	if (req->before_create != NULL)
+		req->before_create(req->before_arg);
 	rc = p->driver->ops->create(p->driver, &spec, info, err);
 	yx_prov_mounts_fini(&ms);
 	return rc;

@@ -30,7 +30,7 @@ setup(void)
 	yx_config_defaults(&cfg);
 	spec = (struct yx_container_spec){ "yuxi-sandbox-abcd1234",
 		"yuxi-sandbox:latest", "thread-1", "abcd1234", "fp1", mounts, 2,
-		0, &cfg, 0, 0 };
+		0, &cfg, 0, 0, NULL };
 }
 
 /* Value at a dotted path ("HostConfig.Memory"); NULL if absent. */
@@ -227,4 +227,30 @@ Test(spec, list_filter, .init = setup)
 	cr_assert_eq(yx_driver_list_filter(&cfg, v, 6), 2);
 	cr_expect_str_eq(v[0].name, "yuxi-sandbox-0123abcd");
 	cr_expect_str_eq(v[1].name, "yuxi-sandbox-0123456789ab");
+}
+
+Test(spec, command_after_the_image, .init = setup)
+{
+	static const char *const cmd[] = { "/opt/yuxi/bin/yuxi-agent",
+		"--init", "--socket", "/opt/yuxi/run/agent.sock", NULL };
+	struct yx_errctx	  err;
+	struct json_object	 *b, *c;
+	char			**argv = NULL, s[4096];
+
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_expect(at(b, "Cmd") == NULL, "no command: the image's");
+	json_object_put(b);
+	spec.cmd = cmd;
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_assert((c = at(b, "Cmd")) != NULL);
+	cr_expect_eq(json_object_array_length(c), 4);
+	cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(c, 1)),
+	    "--init");
+	json_object_put(b);
+	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
+	joined(argv, s, sizeof(s));
+	cr_expect(strstr(s, " -- yuxi-sandbox:latest /opt/yuxi/bin/yuxi-agent "
+			    "--init --socket /opt/yuxi/run/agent.sock ") != NULL,
+	    "%s", s);
+	yx_spec_argv_free(argv);
 }
