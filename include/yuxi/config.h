@@ -101,6 +101,7 @@ struct yx_config {
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
 	int		max_threads_per_user;		/* YUXI_MAX_THREADS_PER_USER (1000; 0 = no limit) */
 	int		max_sandboxes_per_user;		/* YUXI_MAX_SANDBOXES_PER_USER running (0 = no limit) */
+	int		pool_size;			/* YUXI_POOL_SIZE pre-started boxes (0 = off) */
 	int64_t		ready_min_free;			/* YUXI_READY_MIN_FREE bytes (1g; 0 = no check) */
 	int		ready_min_free_pct;		/* ... or percent of the saves filesystem (0 = bytes) */
 	char		audit_log[YX_CFG_PATH];		/* YUXI_AUDIT_LOG (<log dir>/audit.jsonl; "" = none) */

@@ -58,6 +58,10 @@ struct yx_container_spec {
 	const struct yx_config	*cfg;		/* limits, user, network, security opts */
 	unsigned		 uid, gid;	/* sandbox user; uid 0 = cfg->uid:gid */
 	const char *const	*cmd;		/* NULL-terminated; NULL = image's */
+	/* binds made with rslave propagation (a pool box's user-data and
+	 * skills directories: mounts added below them later appear inside) */
+	const struct yx_mount	*slave;
+	size_t			 nslave;
 };
 
 struct yx_container_info {

@@ -125,6 +125,15 @@ struct yx_exec_masks {
 int	yx_executor_mask_rules(struct yx_executor *ex,
     const struct yx_exec_request *req, struct yx_exec_masks *m);
 
+/*
+ * The reaper: start pool boxes (YUXI_POOL_SIZE) of this executor's settings
+ * until the pool is full, each with the runner, the agent binary and its
+ * own run directory, the agent started as its command. *nmade (may be
+ * NULL) counts them. YX_OK or yx_provider_pool_fill's error.
+ */
+int	yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
+    struct yx_errctx *err);
+
 /* Fill the thread fields of req (id, owner, agent, user) from t. */
 void	yx_exec_request_thread(struct yx_exec_request *req,
     const struct yx_thread			   *t);

@@ -104,4 +104,31 @@ int	yx_priv_remove(const char *name, struct yx_errctx *err);
 int	yx_priv_usage(const char *name, struct yx_priv_usage *u,
     struct yx_errctx *err);
 
+/*
+ * Pool (YUXI_POOL_SIZE; docs/design.md §2 "Pool"). With a pool configured,
+ * yx_priv_start() first makes <saves>/pool a shared mount of its own. A
+ * box is named YX_PRIV_BOX_PREFIX + YX_PRIV_BOX_HEX lowercase hex digits;
+ * its directory <saves>/pool/<box>/ (the service's own, made by the
+ * caller) holds user-data/ and skills/, which its container mounts with
+ * rslave propagation. The helper opens the box beneath the pool root, the
+ * thread beneath threads/ and a skill beneath the skills root, as above,
+ * and makes each mount detached with its flags (nosuid, nodev; read-only
+ * for skills) before attaching it, so the copies that propagate into the
+ * container carry them.
+ */
+#define YX_PRIV_POOL_DIR	"pool"
+#define YX_PRIV_BOX_PREFIX	"pool-"
+#define YX_PRIV_BOX_HEX		16
+
+/* Bind thread_id's user-data on <box>/user-data (YX_E_BUSY when something
+ * is mounted there already). */
+int	yx_priv_pool_bind(const char *thread_id, const char *box,
+    struct yx_errctx *err);
+/* Bind skill `skill` of the skills root, read-only, on <box>/skills/<skill>. */
+int	yx_priv_pool_skill(const char *skill, const char *box,
+    struct yx_errctx *err);
+/* Unmount everything below <box> and remove its directory (YX_OK when
+ * there is none). */
+int	yx_priv_pool_clear(const char *box, struct yx_errctx *err);
+
 #endif /* YUXI_PRIV_H */

@@ -61,12 +61,35 @@ enum yx_acquire_outcome {
 	YX_ACQUIRE_WARM,	/* warm slot made active */
 	YX_ACQUIRE_DISCOVERED,	/* running container adopted */
 	YX_ACQUIRE_CREATED,	/* new container */
+	YX_ACQUIRE_POOLED,	/* pool box assigned */
 };
 
 struct yx_skill_mount {
 	const char	*name;		/* [A-Za-z0-9._-], not "." or ".." */
 	const char	*host_path;	/* absolute host directory */
 };
+
+/*
+ * What makes pool boxes alike (docs/design.md §2 "Pool"): the image and a
+ * fingerprint of every other container setting. One pool per key; today
+ * one key (the configuration's), profiles add more.
+ */
+struct yx_pool_key {
+	char	image[YX_CFG_PATH];
+	char	fp[YX_SHM_SKILLS_FP_MAX];	/* a box's slot skills_fp */
+};
+
+/* How the reaper makes a pool box. Borrowed pointers. */
+struct yx_pool_spec {
+	struct yx_pool_key	 key;
+	const struct yx_mount	*extra;		/* the runner, the agent binary */
+	size_t			 nextra;
+	const char *const	*cmd;		/* NULL = the image's */
+	const char		*run_target;	/* the box's run dir; NULL = none */
+	unsigned		 uid, gid;	/* 0 = cfg's */
+};
+
+#define YX_POOL_RUN_DIR	"boxrun"	/* <saves>/boxrun/<box>: its run dir */
 
 struct yx_acquire_req {
 	const char			*thread_id;	/* validated here */
@@ -84,6 +107,13 @@ struct yx_acquire_req {
 	 * (its predecessor, if any, is gone by then) */
 	void				(*before_create)(void *arg);
 	void				*before_arg;
+	/* Pool (YUXI_POOL_SIZE): the key a box must have to serve this
+	 * thread (NULL: never a pool box); pool_adopt, when set, is called
+	 * once the thread's mounts are in the box, before it is published
+	 * (YX_OK, or the box is removed and the create path runs). */
+	const struct yx_pool_key	*pool_key;
+	int				(*pool_adopt)(void *arg, const char *box);
+	void				*pool_arg;
 };
 
 /* What the executor needs; a plain value owned by the caller. */
@@ -175,6 +205,18 @@ int	yx_provider_reap(struct yx_provider *p, int64_t now_ms,
  * and has no holds is cleared. YX_OK or the driver's error.
  */
 int	yx_provider_reconcile(struct yx_provider *p, struct yx_errctx *err);
+/*
+ * Reaper: start pool boxes of ps->key until cfg->pool_size of them are
+ * ready (never beyond the table's limit, never evicting). *nmade (may be
+ * NULL) counts boxes started. YX_OK or the first error.
+ */
+int	yx_provider_pool_fill(struct yx_provider *p,
+    const struct yx_pool_spec *ps, unsigned *nmade, struct yx_errctx *err);
+/* Reaper: clear box directories (and their mounts) that no slot names. */
+int	yx_provider_pool_sweep(struct yx_provider *p, unsigned *ncleared,
+    struct yx_errctx *err);
+/* Is sandbox_id a pool box's (YX_PRIV_BOX_PREFIX...)? */
+bool	yx_provider_is_box(const char *sandbox_id);
 /* Master start: adopt running labelled containers, remove nothing. */
 int	yx_provider_discover_all(struct yx_provider *p, struct yx_errctx *err);
 /* Drop holds of dead processes, void dead claims (see yx_table_repair). */
@@ -233,7 +275,8 @@ int	yx_provider_list(struct yx_provider *p,
      struct yx_provider_snapshot *snap, struct yx_errctx *err);
 void	yx_provider_snapshot_fini(struct yx_provider_snapshot *snap);
 
-/* "free", "creating", "active", "warm", "destroying" ("unknown"). */
+/* "free", "creating", "active", "warm", "destroying", "pooled"
+ * ("unknown"). */
 const char *yx_slot_state_name(int state);
 const char *yx_acquire_outcome_name(int outcome);
 

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define YX_SHM_MAGIC		UINT64_C(0x3154534958555559)	/* "YUXISTS1" LE */
-#define YX_SHM_LAYOUT_VERSION	1
+#define YX_SHM_LAYOUT_VERSION	2
 
 #define YX_SHM_HOLDS_MAX	32	/* in-flight operations per sandbox */
 #define YX_SHM_THREAD_ID_MAX	129	/* YX_THREAD_ID_SIZE (yuxi/ident.h) */
@@ -45,6 +45,7 @@ enum yx_slot_state {
 	YX_SLOT_ACTIVE,		/* container running, in use */
 	YX_SLOT_WARM,		/* container running, released to the pool */
 	YX_SLOT_DESTROYING,	/* claimed by owner: removing the container */
+	YX_SLOT_POOLED,		/* pool box: running, never used, no thread */
 	YX_SLOT_NSTATES
 };
 
@@ -88,6 +89,8 @@ struct yx_shm_metrics {
 	uint64_t	holds_dropped;		/* holds of dead processes dropped */
 	uint64_t	reconcile_adopted;
 	uint64_t	reconcile_removed;
+	uint64_t	acquire_pooled;		/* pool box assigned to a thread */
+	uint64_t	pool_made;		/* pool boxes started */
 };
 
 struct yx_shm_header {

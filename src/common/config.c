@@ -96,6 +96,7 @@ yx_config_defaults(struct yx_config *c)
 	c->walk_read_budget = 256 << 20;
 	c->max_threads_per_user = 1000;
 	c->max_sandboxes_per_user = 0;
+	c->pool_size = 0;
 	c->proc_max = 4;
 	c->proc_lifetime = 3600;
 	c->proc_output_keep = 1 << 20;
@@ -843,6 +844,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
 	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
 	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
+	TRY(cfg_int(&x, "YUXI_POOL_SIZE", &c->pool_size, 0, 64));
 	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_TOKEN_FILE", c->provisioner_token_file, sizeof(c->provisioner_token_file)));
 	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_CA", c->provisioner_ca, sizeof(c->provisioner_ca)));
 	TRY(cfg_remote(&x, c));
@@ -853,6 +855,13 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));
+	/* a pool box runs as one uid before it knows its thread (docs/design.md §2) */
+	if (c->pool_size > 0 && c->uid_count > 0) {
+		rc = cfg_fail(&x, "YUXI_POOL_SIZE",
+		    "needs YUXI_SANDBOX_UID_RANGE=off (pool boxes run as "
+		    "YUXI_SANDBOX_USER)");
+		goto done;
+	}
 	TRY(cfg_check_unused(&x));
 #undef TRY
 	rc = YX_OK;

@@ -176,6 +176,7 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 		    "yuxi_sandbox_acquires_total{outcome=\"warm\"} %llu\n"
 		    "yuxi_sandbox_acquires_total{outcome=\"discovered\"} %llu\n"
 		    "yuxi_sandbox_acquires_total{outcome=\"created\"} %llu\n"
+		    "yuxi_sandbox_acquires_total{outcome=\"pooled\"} %llu\n"
 		    "# HELP yuxi_reaper_destroys_total Idle sandboxes destroyed by the reaper.\n"
 		    "# TYPE yuxi_reaper_destroys_total counter\n"
 		    "yuxi_reaper_destroys_total %llu\n"
@@ -198,6 +199,7 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 		    (unsigned long long)pm->acquire_hit, (unsigned long long)pm->acquire_warm,
 		    (unsigned long long)pm->acquire_discovered,
 		    (unsigned long long)pm->acquire_created,
+		    (unsigned long long)pm->acquire_pooled,
 		    (unsigned long long)pm->reaper_destroys,
 		    (unsigned long long)pm->engine_errors, (unsigned long long)pm->evictions,
 		    (unsigned long long)pm->lock_repairs, (unsigned long long)pm->holds_dropped,

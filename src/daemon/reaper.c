@@ -16,6 +16,10 @@
  * most YUXI_REQUEST_BUDGET_MS per pass. Every action is logged. It waits in
  * ppoll() with SIGTERM unblocked only there, so a stop never interrupts a
  * pass half-way; a pass is bounded by driver timeouts and that budget.
+ *
+ * With a pool (YUXI_POOL_SIZE, docs/design.md §2 "Pool") it also wakes every
+ * REAPER_POOL_TICK_MS to start boxes until the pool is full (one locked scan
+ * when it is), and each pass clears box directories that no slot names.
  */
 #include "config.h"
 
@@ -25,8 +29,12 @@
 #include <time.h>
 
 #include "daemon_int.h"
+#include "yuxi/clock.h"
+#include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/procs.h"
+
+#define REAPER_POOL_TICK_MS	100
 
 /* The reaper's veto: a sandbox whose thread runs a background process
  * (started less than YUXI_PROCESS_KEEPALIVE ago) is not idle. */
@@ -57,6 +65,38 @@ reaper_sweep(const struct yx_config *cfg, struct yx_thread_store *st)
 	n = yx_thread_store_sweep_trash(st, cfg->request_budget_ms, &left);
 	if (n > 0 || left > 0)
 		log_info("reaper: removed %u thread tombstone(s), %u left", n, left);
+}
+
+/* Start pool boxes until the pool is full. */
+static void
+reaper_pool_fill(struct yx_executor *ex)
+{
+	struct yx_errctx	e;
+	unsigned		n = 0;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	rc = yx_executor_pool_fill(ex, &n, &e);
+	if (n > 0)
+		log_info("reaper: started %u pool box(es)", n);
+	if (rc != YX_OK)
+		log_warnx("reaper: pool: %s", e.msg[0] ? e.msg : yx_strerror(rc));
+}
+
+/* Box directories and mounts without a slot. */
+static void
+reaper_pool_sweep(struct yx_provider *p)
+{
+	struct yx_errctx	e;
+	unsigned		n = 0;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	rc = yx_provider_pool_sweep(p, &n, &e);
+	if (n > 0)
+		log_info("reaper: cleared %u pool box director(ies)", n);
+	if (rc != YX_OK)
+		log_warnx("reaper: pool sweep: %s", e.msg[0] ? e.msg : yx_strerror(rc));
 }
 
 static void
@@ -132,9 +172,11 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 	struct yx_thread_store	 st;
 	struct reaper_keep	 keep = { cfg, &st };
 	struct yx_driver	*drv = NULL;
+	struct yx_executor	*ex = NULL;
 	struct yx_errctx	 e;
 	struct timespec		 ts;
 	sigset_t		 waitmask;
+	int64_t			 next, wait_ms;
 	int			 status = 1;
 
 	yx_child_signals(&waitmask);
@@ -158,14 +200,33 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 	reaper_ready(cfg, table, drv);
 	if (yx_provider_discover_all(&p, &e) != YX_OK)
 		log_warnx("reaper: discover: %s", e.msg);
+	if (cfg->pool_size > 0 &&
+	    (ex = yx_executor_new(cfg, table, drv, &e)) == NULL)
+		log_warnx("reaper: no pool: %s", e.msg);
+	if (ex != NULL)
+		reaper_pool_sweep(&p);
+	next = yx_mono_ms() + (int64_t)cfg->idle_check_interval * 1000;
 	while (!yx_child_stop) {
-		ts.tv_sec = cfg->idle_check_interval;
-		ts.tv_nsec = 0;
+		if (ex != NULL)
+			reaper_pool_fill(ex);
+		wait_ms = next - yx_mono_ms();
+		if (ex != NULL && wait_ms > REAPER_POOL_TICK_MS)
+			wait_ms = REAPER_POOL_TICK_MS;
+		if (wait_ms < 0)
+			wait_ms = 0;
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (wait_ms % 1000) * 1000000L;
 		if (ppoll(NULL, 0, &ts, &waitmask) < 0 || yx_child_stop)
 			continue;
+		if (yx_mono_ms() < next)
+			continue;
+		next = yx_mono_ms() + (int64_t)cfg->idle_check_interval * 1000;
 		reaper_pass(&p);
 		reaper_sweep(cfg, &st);
+		if (ex != NULL)
+			reaper_pool_sweep(&p);
 	}
+	yx_executor_free(ex);
 	yx_provider_fini(&p);
 	status = 0;
 done:

@@ -172,10 +172,17 @@ yx_driver_list_filter(const struct yx_config *cfg,
 	size_t	i, k = 0, plen = strlen(cfg->container_prefix), hl;
 
 	/* ours: exactly <prefix><8..64 lowercase hex>, so an instance whose
-	 * prefix merely starts with ours ("yx" vs "yxe2e1-") is not ours */
+	 * prefix merely starts with ours ("yx" vs "yxe2e1-") is not ours; or
+	 * a pool box, <prefix>pool-<16 lowercase hex> (yuxi/priv.h) */
 	for (i = 0; i < n; i++) {
 		if (strncmp(v[i].name, cfg->container_prefix, plen) != 0)
 			continue;
+		if (strncmp(v[i].name + plen, "pool-", 5) == 0 &&
+		    strspn(v[i].name + plen + 5, "0123456789abcdef") == 16 &&
+		    v[i].name[plen + 21] == '\0') {
+			v[k++] = v[i];
+			continue;
+		}
 		hl = strspn(v[i].name + plen, "0123456789abcdef");
 		if (hl >= 8 && hl <= 64 && v[i].name[plen + hl] == '\0')
 			v[k++] = v[i];

@@ -160,27 +160,42 @@ spec_labels(const struct yx_container_spec *s, struct json_object *host)
 	return YX_OK;
 }
 
+/* One bind of HostConfig.Mounts into array a. */
+static int
+spec_mount(struct json_object *a, const struct yx_mount *mt, bool slave)
+{
+	struct json_object	*m, *o;
+	int			 rc;
+
+	if ((rc = jpush(a, m = json_object_new_object())) != YX_OK ||
+	    (rc = jadd(m, "Type", json_object_new_string("bind"))) ||
+	    (rc = jadd(m, "Source", json_object_new_string(mt->host))) ||
+	    (rc = jadd(m, "Target", json_object_new_string(mt->target))) ||
+	    (rc = jadd(m, "ReadOnly", json_object_new_boolean(mt->readonly))))
+		return rc;
+	if (slave &&
+	    ((rc = jadd(m, "BindOptions", o = json_object_new_object())) ||
+		(rc = jadd(o, "Propagation", json_object_new_string("rslave")))))
+		return rc;
+	return YX_OK;
+}
+
 /* HostConfig.Mounts: one bind per spec mount (the source must exist). */
 static int
 spec_mounts(const struct yx_container_spec *s, struct json_object *hc)
 {
-	struct json_object	*a = json_object_new_array(), *m;
+	struct json_object	*a = json_object_new_array();
 	size_t			 i;
 	int			 rc;
 
 	if ((rc = jadd(hc, "Mounts", a)) != YX_OK)
 		return rc;
-	for (i = 0; i < s->nmounts; i++) {
-		if ((rc = jpush(a, m = json_object_new_object())) != YX_OK ||
-		    (rc = jadd(m, "Type", json_object_new_string("bind"))) ||
-		    (rc = jadd(m, "Source",
-			 json_object_new_string(s->mounts[i].host))) ||
-		    (rc = jadd(m, "Target",
-			 json_object_new_string(s->mounts[i].target))) ||
-		    (rc = jadd(m, "ReadOnly",
-			 json_object_new_boolean(s->mounts[i].readonly))))
+	for (i = 0; i < s->nmounts; i++)
+		if ((rc = spec_mount(a, &s->mounts[i], false)) != YX_OK)
 			return rc;
-	}
+	for (i = 0; i < s->nslave; i++)
+		if ((rc = spec_mount(a, &s->slave[i], true)) != YX_OK)
+			return rc;
 	return YX_OK;
 }
 
@@ -350,19 +365,21 @@ static int
 spec_argv_mounts(const struct yx_container_spec *s, struct argv_vec *av,
     struct yx_errctx *err)
 {
-	size_t	i;
-	int	rc;
+	const struct yx_mount	*m;
+	size_t			 i;
+	int			 rc;
 
-	for (i = 0; i < s->nmounts; i++) {
-		const struct yx_mount *m = &s->mounts[i];
-
+	for (i = 0; i < s->nmounts + s->nslave; i++) {
+		m = i < s->nmounts ? &s->mounts[i] : &s->slave[i - s->nmounts];
 		if (strpbrk(m->host, ",\"\n") != NULL ||
 		    strpbrk(m->target, ",\"\n") != NULL)
 			return yx_fail(err, YX_E_BAD_REQUEST,
 			    "mount path not supported by the docker command");
 		if ((rc = argv_pushf(av, "--mount",
-			 "type=bind,source=%s,target=%s%s", m->host, m->target,
-			 m->readonly ? ",readonly" : "")) != YX_OK)
+			 "type=bind,source=%s,target=%s%s%s", m->host, m->target,
+			 m->readonly ? ",readonly" : "",
+			 i >= s->nmounts ? ",bind-propagation=rslave" : "")) !=
+		    YX_OK)
 			return rc;
 	}
 	return YX_OK;

@@ -76,6 +76,7 @@ struct yx_executor {
 	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
 	unsigned		 nostart_next;
 	char			 spec[2048];	/* container settings, see exec_spec_fp */
+	struct yx_pool_key	 pool_key;	/* the boxes this executor takes */
 };
 
 /* A background process to start instead of a command (yx_executor_spawn). */
@@ -159,6 +160,15 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	    cfg->network, cfg->readonly_rootfs, cfg->user, (long long)cfg->tmp_size,
 	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-",
 	    yx_spec_log_setting());
+	/* one pool per image and settings (docs/design.md §2 "Pool") */
+	snprintf(ex->pool_key.image, sizeof(ex->pool_key.image), "%s",
+	    cfg->image);
+	{
+		const void	*parts[2] = { "pool|", ex->spec };
+		size_t		 lens[2] = { 5, strlen(ex->spec) };
+
+		(void)yx_sha256_hex_parts(parts, lens, 2, ex->pool_key.fp);
+	}
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");
 		free(ex);
@@ -474,6 +484,50 @@ exec_rundir_reset_hook(void *arg)
 	exec_rundir_reset(arg);
 }
 
+/* What the pool_adopt hook needs. */
+struct exec_adopt {
+	struct yx_executor	*ex;
+	struct exec_run		*run;
+	const char		*thread_id;
+};
+
+/*
+ * The provider's pool_adopt hook: the box's agent listens in its own run
+ * directory (<saves>/boxrun/<box>, at /opt/yuxi/run inside); swap it with
+ * the thread's (RENAME_EXCHANGE: the box keeps its bind, which follows
+ * the directory; what was the thread's goes with the box) and open the
+ * thread's again. YX_OK or YX_E_IO.
+ */
+static int
+exec_pool_adopt(void *arg, const char *box)
+{
+	struct exec_adopt	*a = arg;
+	struct exec_run		*run = a->run;
+	char			 path[YX_CFG_PATH + 32];
+	int			 bfd = -1, rfd = -1, rc = YX_E_IO;
+
+	snprintf(path, sizeof(path), "%s/" YX_POOL_RUN_DIR, a->ex->cfg->saves_dir);
+	if ((bfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		goto done;
+	snprintf(path, sizeof(path), "%s/run", a->ex->cfg->saves_dir);
+	if ((rfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		goto done;
+	if (renameat2(bfd, box, rfd, a->thread_id, RENAME_EXCHANGE) == -1)
+		goto done;
+	close(run->rundir_fd);
+	run->rundir_fd = -1;
+	rc = yx_agent_rundir_open(a->ex->cfg->saves_dir, a->thread_id, run->uid,
+	    run->gid, run->rundir, sizeof(run->rundir), &run->rundir_fd, NULL);
+done:
+	if (rc != YX_OK)
+		log_warn("pool box %s: agent directory", box);
+	if (rfd != -1)
+		close(rfd);
+	if (bfd != -1)
+		close(bfd);
+	return rc;
+}
+
 /* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
 static int
 exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
@@ -531,7 +585,9 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 	/* a new container's agent starts with it: give it a moment to listen
 	 * before the full path starts one with an engine exec */
 	deadline = yx_mono_ms() + YX_AGENT_BOOT_MS;
-	while (rc != YX_OK && !started && lease.outcome == YX_ACQUIRE_CREATED &&
+	while (rc != YX_OK && !started &&
+	    (lease.outcome == YX_ACQUIRE_CREATED ||
+		lease.outcome == YX_ACQUIRE_POOLED) &&
 	    yx_mono_ms() < deadline) {
 		nanosleep(&ts, NULL);
 		rc = exec_agent_call(ex, run, xr, res, &started, err);
@@ -625,6 +681,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	struct yx_acquire_req	 ar;
 	struct yx_lease		 lease;
 	struct exec_cmd		 cmd;
+	struct exec_adopt	 adopt = { ex, run, req->thread_id };
 	char			 spec_fp[YX_SHA256_HEX];
 	size_t			 i, n = req->skills ? req->skills->n : 0;
 	int			 attempt, rc = YX_E_INTERNAL;
@@ -654,6 +711,16 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		ar.cmd = exec_agent_init_argv;
 		ar.before_create = exec_rundir_reset_hook;
 		ar.before_arg = run;
+	}
+	/* a pool box runs as the shared sandbox user: threads of their own
+	 * uid never take one (YUXI_POOL_SIZE needs the uid range off) */
+	if (ex->cfg->pool_size > 0 && run->etc[0][0] == '\0' &&
+	    run->uid == ex->cfg->uid) {
+		ar.pool_key = &ex->pool_key;
+		if (run->rundir_fd != -1) {
+			ar.pool_adopt = exec_pool_adopt;
+			ar.pool_arg = &adopt;
+		}
 	}
 	exec_cmd_init(&cmd, run, req->command, timeout);
 	if (run->rundir_fd != -1) {
@@ -1012,4 +1079,28 @@ yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req
 		m->rules[i].from = m->from[i];
 	}
 	return YX_OK;
+}
+
+int
+yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
+    struct yx_errctx *err)
+{
+	struct yx_pool_spec	ps;
+	struct yx_mount		extra[2] = {
+		    { ex->cfg->runner_path, YX_RUNNER_TARGET, true },
+	};
+	bool			agent = ex->agent_host[0] != '\0' &&
+	    ex->transport != YX_EXEC_TRANSPORT_ENGINE;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.key = ex->pool_key;
+	ps.extra = extra;
+	ps.nextra = 1;
+	if (agent) {
+		extra[ps.nextra++] = (struct yx_mount){ ex->agent_host,
+			YX_AGENT_TARGET, true };
+		ps.cmd = exec_agent_init_argv;
+		ps.run_target = YX_AGENT_RUN_TARGET;
+	}
+	return yx_provider_pool_fill(&ex->prov, &ps, nmade, err);
 }

@@ -5,4 +5,5 @@ libyuxi_a_SOURCES += \
 	src/priv/priv_int.h \
 	src/priv/priv.c \
 	src/priv/priv_helper.c \
-	src/priv/priv_disk.c
+	src/priv/priv_disk.c \
+	src/priv/priv_pool.c

@@ -32,6 +32,7 @@
 
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
+#include "yuxi/ident.h"
 #include "priv/priv_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -101,7 +102,8 @@ priv_drop_sys_admin(void)
 
 /* In the helper after fork: signals, descriptors, name; never returns. */
 static void __attribute__((noreturn))
-priv_child(const struct yx_config *cfg, int sock, int threads_fd, pid_t parent)
+priv_child(const struct yx_config *cfg, int sock, int threads_fd, int pool_fd,
+    int skills_fd, pid_t parent)
 {
 	struct sigaction	sa;
 	sigset_t		set;
@@ -119,16 +121,24 @@ priv_child(const struct yx_config *cfg, int sock, int threads_fd, pid_t parent)
 	(void)sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&set);
 	(void)sigprocmask(SIG_SETMASK, &set, NULL);
-	/* keep 0-2 (the log), the socket as 3 and threads/ as 4; no other */
+	/* keep 0-2 (the log), the socket as 3, threads/ as 4, the pool
+	 * root as 5 and the skills root as 6 (when there are); no other */
 	if ((sock = fcntl(sock, F_DUPFD_CLOEXEC, 10)) == -1 ||
 	    (threads_fd = fcntl(threads_fd, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (pool_fd != -1 &&
+		(pool_fd = fcntl(pool_fd, F_DUPFD_CLOEXEC, 10)) == -1) ||
+	    (skills_fd != -1 &&
+		(skills_fd = fcntl(skills_fd, F_DUPFD_CLOEXEC, 10)) == -1) ||
 	    dup3(sock, 3, O_CLOEXEC) == -1 ||
 	    dup3(threads_fd, 4, O_CLOEXEC) == -1 ||
-	    close_range(5, ~0U, 0) == -1)
+	    (pool_fd != -1 && dup3(pool_fd, 5, O_CLOEXEC) == -1) ||
+	    (skills_fd != -1 && dup3(skills_fd, 6, O_CLOEXEC) == -1) ||
+	    close_range(7, ~0U, 0) == -1)
 		_exit(1);
 	(void)prctl(PR_SET_NAME, "yuxi-priv", 0, 0, 0);
 	log_init("yuxi-priv", cfg->verbose);
-	_exit(priv_helper_main(3, 4));
+	_exit(priv_helper_main(3, 4, pool_fd != -1 ? 5 : -1,
+	    skills_fd != -1 ? 6 : -1));
 }
 
 int
@@ -141,7 +151,7 @@ int
 priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 {
 	char	path[PATH_MAX];
-	int	sv[2] = { -1, -1 }, tfd = -1, rc = YX_OK;
+	int	sv[2] = { -1, -1 }, tfd = -1, pfd = -1, sfd = -1, rc = YX_OK;
 	pid_t	pid, self = getpid();
 
 	if (priv.fd != -1)
@@ -151,7 +161,25 @@ priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 			rc = yx_fail(err, YX_E_FORBIDDEN, "%s",
 			    "YUXI_THREAD_DISK_QUOTA needs CAP_SYS_ADMIN (root, "
 			    "or granted to the service)");
+		else if (cfg->pool_size > 0)
+			rc = yx_fail(err, YX_E_FORBIDDEN, "%s",
+			    "YUXI_POOL_SIZE needs CAP_SYS_ADMIN (root, or "
+			    "granted to the service)");
 		return rc;
+	}
+	if (cfg->pool_size > 0) {
+		/* the pool root: a shared mount, so that binds made below it
+		 * later reach the running boxes (docs/design.md §2 "Pool") */
+		if (snprintf(path, sizeof(path), "%s/%s", cfg->saves_dir,
+			YX_PRIV_POOL_DIR) >= (int)sizeof(path)) {
+			rc = yx_fail(err, YX_E_IO, "pool directory name too long");
+			goto done;
+		}
+		if ((rc = priv_pool_prepare(path, &pfd, err)) != YX_OK)
+			goto done;
+		if (cfg->skills_dir[0] != '\0')
+			sfd = open(cfg->skills_dir,
+			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (snprintf(path, sizeof(path), "%s/threads", cfg->saves_dir) >=
 		(int)sizeof(path) ||
@@ -169,7 +197,7 @@ priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		priv_child(cfg, sv[1], tfd, self);
+		priv_child(cfg, sv[1], tfd, pfd, sfd, self);
 	}
 	priv.fd = sv[0];
 	priv.pid = pid;
@@ -187,6 +215,10 @@ done:
 		close(sv[1]);
 	if (tfd != -1)
 		close(tfd);
+	if (pfd != -1)
+		close(pfd);
+	if (sfd != -1)
+		close(sfd);
 	return rc;
 }
 
@@ -404,4 +436,48 @@ yx_priv_usage(const char *name, struct yx_priv_usage *u, struct yx_errctx *err)
 	if ((rc = priv_simple(PRIV_USAGE, name, &rep, err)) == YX_OK)
 		*u = rep.usage;
 	return rc;
+}
+
+/* A pool request: `name` (thread id, skill or NULL) for box `box`. */
+static int
+priv_pool_call(enum priv_op op, const char *name, const char *box,
+    struct yx_errctx *err)
+{
+	struct priv_req	rq;
+	struct priv_rep	rep;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.op = op;
+	if (box == NULL || !priv_box_name_valid(box))
+		return yx_fail(err, YX_E_BAD_REQUEST, "invalid pool box name");
+	if (name != NULL && strlen(name) > PRIV_NAME_MAX)
+		return yx_fail(err, YX_E_BAD_REQUEST, "name too long");
+	if (name != NULL)
+		memcpy(rq.name, name, strlen(name) + 1);
+	memcpy(rq.arg, box, strlen(box) + 1);
+	return priv_call(&rq, &rep, err);
+}
+
+int
+yx_priv_pool_bind(const char *thread_id, const char *box,
+    struct yx_errctx *err)
+{
+	if (thread_id == NULL ||
+	    !yx_thread_id_valid(thread_id, strlen(thread_id)))
+		return yx_fail(err, YX_E_BAD_REQUEST, "invalid thread id");
+	return priv_pool_call(PRIV_POOL_BIND, thread_id, box, err);
+}
+
+int
+yx_priv_pool_skill(const char *skill, const char *box, struct yx_errctx *err)
+{
+	if (skill == NULL || !priv_skill_name_valid(skill))
+		return yx_fail(err, YX_E_BAD_REQUEST, "invalid skill name");
+	return priv_pool_call(PRIV_POOL_SKILL, skill, box, err);
+}
+
+int
+yx_priv_pool_clear(const char *box, struct yx_errctx *err)
+{
+	return priv_pool_call(PRIV_POOL_CLEAR, NULL, box, err);
 }

@@ -22,6 +22,13 @@
 #include "yuxi/log.h"
 #include "priv/priv_int.h"
 
+/* What requests act beneath; -1 = not configured. */
+struct priv_fds {
+	int	threads;	/* <saves>/threads */
+	int	pool;		/* <saves>/pool (pool boxes) */
+	int	skills;		/* the skills root */
+};
+
 /* ".tmp-<hex>" or ".trash-<hex>[-<digits>]" as yx_hidden_name() makes them. */
 static bool
 priv_hidden_valid(const char *name)
@@ -60,7 +67,7 @@ priv_name_valid(const char *name)
  * directory of this user that nobody else may write. fd, or -1 with the
  * error in e.
  */
-static int
+int
 priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
 {
 	struct stat	st;
@@ -82,14 +89,45 @@ priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
 	return fd;
 }
 
+/* A pool request: names checked here, descriptors in priv_pool.c. */
+static int
+priv_handle_pool(const struct priv_fds *fds, const struct priv_req *rq,
+    struct yx_errctx *e)
+{
+	if (memchr(rq->arg, '\0', sizeof(rq->arg)) == NULL ||
+	    !priv_box_name_valid(rq->arg))
+		return yx_fail(e, YX_E_BAD_REQUEST, "bad pool box name");
+	switch (rq->op) {
+	case PRIV_POOL_BIND:
+		if (!yx_thread_id_valid(rq->name, strlen(rq->name)))
+			return yx_fail(e, YX_E_BAD_REQUEST, "bad thread id");
+		return priv_pool_bind(fds->threads, fds->pool, rq->name, rq->arg,
+		    e);
+	case PRIV_POOL_SKILL:
+		if (!priv_skill_name_valid(rq->name))
+			return yx_fail(e, YX_E_BAD_REQUEST, "bad skill name");
+		return priv_pool_skill(fds->skills, fds->pool, rq->name, rq->arg,
+		    e);
+	default:
+		return priv_pool_clear(fds->pool, rq->arg, e);
+	}
+}
+
 /* Check and run one request; the outcome goes into rep. */
 static void
-priv_handle(int threads_fd, const struct priv_req *rq, struct priv_rep *rep)
+priv_handle(const struct priv_fds *fds, const struct priv_req *rq,
+    struct priv_rep *rep)
 {
 	struct yx_errctx	e;
 	int			tfd = -1, rc;
 
 	yx_errctx_clear(&e);
+	if (rq->magic == PRIV_MAGIC && memchr(rq->name, '\0', sizeof(rq->name)) &&
+	    (rq->op == PRIV_POOL_BIND || rq->op == PRIV_POOL_SKILL ||
+		rq->op == PRIV_POOL_CLEAR)) {
+		rc = priv_handle_pool(fds, rq, &e);
+		goto done;
+	}
 	if (rq->magic != PRIV_MAGIC ||
 	    memchr(rq->name, '\0', sizeof(rq->name)) == NULL ||
 	    !priv_name_valid(rq->name)) {
@@ -104,7 +142,7 @@ priv_handle(int threads_fd, const struct priv_req *rq, struct priv_rep *rep)
 		rc = yx_fail(&e, YX_E_BAD_REQUEST, "bad image size or owner");
 		goto done;
 	}
-	if ((tfd = priv_thread_dir(threads_fd, rq->name, &e)) == -1) {
+	if ((tfd = priv_thread_dir(fds->threads, rq->name, &e)) == -1) {
 		rc = e.code;
 		goto done;
 	}
@@ -186,8 +224,9 @@ priv_recv(int sock, struct priv_req *rq, int *fdp, bool *okp)
 }
 
 int
-priv_helper_main(int sock, int threads_fd)
+priv_helper_main(int sock, int threads_fd, int pool_fd, int skills_fd)
 {
+	struct priv_fds	fds = { threads_fd, pool_fd, skills_fd };
 	struct priv_req	rq;
 	struct priv_rep	rep;
 	bool		ok = false;
@@ -201,7 +240,7 @@ priv_helper_main(int sock, int threads_fd)
 		}
 		memset(&rep, 0, sizeof(rep));
 		if (ok)
-			priv_handle(threads_fd, &rq, &rep);
+			priv_handle(&fds, &rq, &rep);
 		else {
 			rep.magic = PRIV_MAGIC;
 			rep.rc = YX_E_BAD_REQUEST;

@@ -36,6 +36,9 @@ enum priv_op {
 	PRIV_UNMOUNT,
 	PRIV_REMOVE,
 	PRIV_USAGE,
+	PRIV_POOL_BIND,		/* name: thread id, arg: box */
+	PRIV_POOL_SKILL,	/* name: skill, arg: box */
+	PRIV_POOL_CLEAR,	/* arg: box */
 };
 
 struct priv_req {
@@ -44,6 +47,7 @@ struct priv_req {
 	uint64_t	size;		/* CREATE_IMAGE: bytes */
 	uint32_t	uid, gid;	/* CREATE_IMAGE: owner of the root */
 	char		name[PRIV_NAME_MAX + 1];
+	char		arg[PRIV_NAME_MAX + 1];	/* POOL_*: the box */
 };
 
 struct priv_rep {
@@ -75,9 +79,27 @@ int	priv_call(struct priv_req *rq, struct priv_rep *rep,
  * thread directories beneath `threads_fd` (<saves>/threads) until every
  * client end is closed or a signal ends it. Returns the exit status.
  */
-int	priv_helper_main(int sock, int threads_fd);
+int	priv_helper_main(int sock, int threads_fd, int pool_fd, int skills_fd);
 /* Is `name` a thread id or one of the store's hidden directory names? */
 bool	priv_name_valid(const char *name);
+/* Thread directory `name` beneath threads_fd (O_PATH), the service's own
+ * and written by nobody else; fd, or -1 with the error in e. */
+int	priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e);
+
+/* ---- priv_pool.c: pool boxes' mounts (the box directory beneath pool_fd) */
+
+bool	priv_box_name_valid(const char *name);
+bool	priv_skill_name_valid(const char *name);
+/* Make `path` (created when absent) a shared mount of its own; *fdp its
+ * O_PATH descriptor. Run by the master at start, before the helper forks. */
+int	priv_pool_prepare(const char *path, int *fdp, struct yx_errctx *e);
+int	priv_pool_bind(int threads_fd, int pool_fd, const char *tid,
+    const char *box, struct yx_errctx *e);
+int	priv_pool_skill(int skills_fd, int pool_fd, const char *skill,
+    const char *box, struct yx_errctx *e);
+/* Unmount everything below the box and remove its directory (YX_OK also
+ * when there is none). */
+int	priv_pool_clear(int pool_fd, const char *box, struct yx_errctx *e);
 
 /* ---- priv_disk.c: each takes the thread directory (O_PATH, checked) --- */
 

@@ -24,6 +24,7 @@
 
 #include "yuxi/hash.h"
 #include "yuxi/log.h"
+#include "yuxi/priv.h"
 #include "provider/provider_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -34,6 +35,7 @@ enum yx_prov_action {
 	YX_STEP_WAIT,
 	YX_STEP_EVICT,
 	YX_STEP_BUILD,
+	YX_STEP_ASSIGN,		/* a pool box claimed CREATING for the thread */
 };
 
 /* The outcome of one locked decision; owned claims are named by slot+gen. */
@@ -44,6 +46,8 @@ struct yx_prov_step {
 	char			 ref[YX_SHM_CONTAINER_NAME_MAX]; /* to remove first */
 	char			 sid[YX_SHM_SANDBOX_ID_MAX];
 	char			 name[YX_SHM_CONTAINER_NAME_MAX];
+	char			 box[YX_SHM_SANDBOX_ID_MAX]; /* pool box to clear with ref */
+	char			 cid[YX_SHM_CONTAINER_ID_MAX]; /* ASSIGN: the box's */
 };
 
 static yx_sid_hash_fn yx_sid_hook;
@@ -83,7 +87,7 @@ const char *
 yx_slot_state_name(int state)
 {
 	static const char *names[] = { "free", "creating", "active", "warm",
-		"destroying" };
+		"destroying", "pooled" };
 
 	if (state < 0 || state >= YX_SLOT_NSTATES)
 		return "unknown";
@@ -94,9 +98,9 @@ const char *
 yx_acquire_outcome_name(int outcome)
 {
 	static const char *names[] = { "hit", "warm", "discovered",
-		"created" };
+		"created", "pooled" };
 
-	if (outcome < 0 || outcome > YX_ACQUIRE_CREATED)
+	if (outcome < 0 || outcome > YX_ACQUIRE_POOLED)
 		return "unknown";
 	return names[outcome];
 }
@@ -164,9 +168,14 @@ yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx, uint64_t gen,
     const struct yx_shm_pid *me, const char *ref, struct yx_errctx *err)
 {
 	struct yx_shm_slot	*s = &p->table->slots[idx];
+	char			 box[YX_SHM_SANDBOX_ID_MAX];
 	int			 rc, lrc;
 
+	/* ours while claimed: a pool box's mounts go after its container */
+	(void)yx_strlcpy(box, s->sandbox_id, sizeof(box));
 	rc = yx_prov_remove(p, ref, err);
+	if (rc == YX_OK && yx_provider_is_box(box))
+		rc = yx_prov_box_clear(p, box, err);
 	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
 		return rc != YX_OK ? rc : lrc;	/* repair/reaper finish it */
 	if (yx_prov_owned(s, gen, me, YX_SLOT_DESTROYING)) {
@@ -309,6 +318,32 @@ yx_prov_alloc_port(struct yx_provider *p, int32_t *port)
 	return YX_E_CAPACITY;
 }
 
+/*
+ * Locked, slot s just claimed CREATING by us for its thread: when it holds
+ * a pool box, that box (container and mounts) is removed first (st->ref,
+ * st->box) and the slot takes the thread's own sandbox id and name, so the
+ * build makes an ordinary sandbox. YX_OK or YX_E_INTERNAL (slot cleared).
+ */
+static int
+yx_prov_unbox(struct yx_provider *p, struct yx_shm_slot *s,
+    struct yx_prov_step *st)
+{
+	char sid[YX_SHM_SANDBOX_ID_MAX], name[YX_SHM_CONTAINER_NAME_MAX];
+
+	if (!yx_provider_is_box(s->sandbox_id))
+		return YX_OK;
+	(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
+	(void)yx_strlcpy(st->box, s->sandbox_id, sizeof(st->box));
+	if (yx_prov_pick_sid(p, s->thread_id, YX_SANDBOX_ID_LEN, sid, name) !=
+	    YX_OK) {
+		yx_table_slot_clear(p->table, s);
+		return YX_E_INTERNAL;
+	}
+	(void)yx_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
+	(void)yx_strlcpy(s->container_name, name, sizeof(s->container_name));
+	return YX_OK;
+}
+
 /* Locked: drop holds of dead processes from sandboxes; the count dropped. */
 static unsigned
 yx_prov_drop_dead_running(struct yx_provider *p)
@@ -417,6 +452,8 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 		}
 		/* Claimer died (or orphaned removal): take it over. */
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+		if ((rc = yx_prov_unbox(p, s, st)) != YX_OK)
+			return rc;
 		s->container_id[0] = '\0';
 		yx_prov_step_own(st, YX_STEP_BUILD, idx, s);
 		return YX_OK;
@@ -431,6 +468,8 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 		}
 		(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+		if ((rc = yx_prov_unbox(p, s, st)) != YX_OK)
+			return rc;
 		s->container_id[0] = '\0';
 		(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req),
 		    sizeof(s->skills_fp));
@@ -453,10 +492,50 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 	return YX_OK;
 }
 
+/*
+ * Locked, the thread has no slot: take a pool box of req's key for it when
+ * one is ready and the requester may have another sandbox (a full table
+ * does not matter: the box holds its slot already). The slot keeps the
+ * box's sandbox id and container and becomes the thread's, CREATING and
+ * claimed by us; nothing else ever makes a slot POOLED again, so the box
+ * serves this thread only. True with st set (ASSIGN), else false.
+ */
+static bool
+yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, int rc, const struct yx_evict_choice *ch,
+    struct yx_prov_step *st)
+{
+	struct yx_table		*t = p->table;
+	struct yx_shm_slot	*s;
+	uint32_t		 i;
+
+	if (rc != YX_OK && rc != YX_E_CAPACITY)
+		return false;	/* the user's own limit */
+	if (p->cfg->max_sandboxes_per_user > 0 && req->owner_user != NULL &&
+	    req->owner_user[0] != '\0' &&
+	    ch->mine >= (uint32_t)p->cfg->max_sandboxes_per_user)
+		return false;
+	for (i = 0; i < t->hdr->capacity; i++)
+		if (t->slots[i].state == YX_SLOT_POOLED &&
+		    strcmp(t->slots[i].skills_fp, req->pool_key->fp) == 0)
+			break;
+	if (i == t->hdr->capacity)
+		return false;
+	s = &t->slots[i];
+	(void)yx_strlcpy(s->thread_id, req->thread_id, sizeof(s->thread_id));
+	(void)yx_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
+	(void)yx_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
+	(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
+	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
+	yx_prov_step_own(st, YX_STEP_ASSIGN, i, s);
+	(void)yx_strlcpy(st->cid, s->container_id, sizeof(st->cid));
+	return true;
+}
+
 /* Locked: claim a free slot CREATING for the thread. */
 static int
 yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
-    const struct yx_shm_pid *me, struct yx_prov_step *st,
+    const struct yx_shm_pid *me, bool pool, struct yx_prov_step *st,
     struct yx_errctx *err)
 {
 	struct yx_table		*t = p->table;
@@ -468,7 +547,10 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 	uint32_t		 i;
 	int			 rc;
 
-	if ((rc = yx_prov_choose(p, req, &ch)) != YX_OK)
+	rc = yx_prov_choose(p, req, &ch);
+	if (pool && yx_prov_pool_take(p, req, me, rc, &ch, st))
+		return YX_OK;
+	if (rc != YX_OK)
 		return yx_prov_refuse(p, rc, &ch, err);
 	if (ch.victim >= 0) {
 		s = &t->slots[ch.victim];
@@ -505,7 +587,7 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 /* One locked decision. YX_OK with *st set, or an error (lock released). */
 static int
 yx_prov_decide(struct yx_provider *p, const struct yx_acquire_req *req,
-    const struct yx_shm_pid *me, struct yx_prov_step *st,
+    const struct yx_shm_pid *me, bool pool, struct yx_prov_step *st,
     struct yx_lease *lease, struct yx_errctx *err)
 {
 	int i, rc;
@@ -518,7 +600,7 @@ yx_prov_decide(struct yx_provider *p, const struct yx_acquire_req *req,
 		if (rc == YX_E_BUSY)
 			yx_fail(err, rc, "too many operations in flight");
 	} else
-		rc = yx_prov_decide_new(p, req, me, st, err);
+		rc = yx_prov_decide_new(p, req, me, pool, st, err);
 	yx_table_unlock(p->table);
 	return rc;
 }
@@ -656,9 +738,57 @@ yx_prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
 	yx_prov_lease_fill(lease, s, st->slot, me);
 	if (outcome == YX_ACQUIRE_CREATED)
 		YX_PROV_METRIC(p, acquire_created);
+	else if (outcome == YX_ACQUIRE_POOLED)
+		YX_PROV_METRIC(p, acquire_pooled);
 	else
 		YX_PROV_METRIC(p, acquire_discovered);
 	return YX_OK;
+}
+
+/*
+ * Unlocked, we own slot st->slot CREATING with pool box st->sid in it (its
+ * container st->cid): bind the thread's user-data and skills into the box
+ * (the privileged helper), let the caller adopt it, publish it. On any
+ * failure the box is removed, never handed back to the pool (some of the
+ * thread's files may be in it): *pool is then false and the caller takes
+ * the create path. YX_OK with *lease, or an error.
+ */
+static int
+yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
+    const struct yx_shm_pid *me, const struct yx_prov_step *st,
+    struct yx_lease *lease, bool *pool, struct yx_errctx *err)
+{
+	struct yx_container_info	 info;
+	struct yx_shm_slot		*s = &p->table->slots[st->slot];
+	size_t				 i;
+	int				 rc, lrc;
+	bool				 gone = false;
+
+	rc = yx_priv_pool_bind(req->thread_id, st->sid, err);
+	for (i = 0; rc == YX_OK && i < req->nskills; i++)
+		rc = yx_priv_pool_skill(req->skills[i].name, st->sid, err);
+	if (rc == YX_OK && req->pool_adopt != NULL)
+		rc = req->pool_adopt(req->pool_arg, st->sid);
+	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
+		return rc != YX_OK ? rc : lrc;	/* repair voids the claim */
+	if (rc == YX_OK) {
+		memset(&info, 0, sizeof(info));
+		(void)yx_strlcpy(info.id, st->cid, sizeof(info.id));
+		rc = yx_prov_publish(p, me, st, &info, YX_ACQUIRE_POOLED, lease,
+		    err);
+	} else if (yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING)) {
+		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
+		gone = true;
+	}
+	yx_table_unlock(p->table);
+	if (rc == YX_OK)
+		return YX_OK;
+	log_warnx("pool box %s not assigned: %s", st->sid, err != NULL ? err->msg : "");
+	if (gone)
+		(void)yx_prov_destroy_claimed(p, st->slot, st->gen, me, st->cid,
+		    NULL);
+	*pool = false;
+	return rc;
 }
 
 /*
@@ -680,6 +810,8 @@ yx_prov_build(struct yx_provider *p, const struct yx_acquire_req *req,
 	rc = YX_OK;
 	if (st->ref[0] != '\0')
 		rc = yx_prov_remove(p, st->ref, err);
+	if (rc == YX_OK && st->box[0] != '\0')
+		rc = yx_prov_box_clear(p, st->box, err);
 	if (rc == YX_OK)
 		rc = yx_prov_materialise(p, req, me, st, port, &info, &outcome,
 		    err);
@@ -708,16 +840,21 @@ yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
 	struct yx_container_info	 info;
 	struct yx_shm_slot		*s = &p->table->slots[lease->slot];
 	const char			*ref;
+	bool				 mine;
 	int				 rc;
 
 	ref = lease->container_id[0] != '\0' ? lease->container_id :
 					       lease->container_name;
 	memset(&info, 0, sizeof(info));
 	rc = p->driver->ops->inspect(p->driver, ref, &info, err);
-	if (rc == YX_OK && !info.running &&
-	    strcmp(info.thread_id, lease->thread_id) == 0)
+	/* a pool box carries no thread label: its slot names it by id */
+	mine = rc == YX_OK &&
+	    (strcmp(info.thread_id, lease->thread_id) == 0 ||
+		(yx_provider_is_box(lease->sandbox_id) &&
+		    strcmp(info.id, lease->container_id) == 0));
+	if (mine && !info.running)
 		rc = p->driver->ops->start(p->driver, ref, err);
-	if (rc == YX_OK && strcmp(info.thread_id, lease->thread_id) == 0)
+	if (rc == YX_OK && mine)
 		return YX_OK;
 	if (rc != YX_OK && rc != YX_E_NOT_FOUND) {
 		YX_PROV_METRIC(p, engine_errors);
@@ -766,15 +903,18 @@ yx_provider_acquire(struct yx_provider *p, const struct yx_acquire_req *req,
 	struct yx_prov_step	 st;
 	struct yx_shm_pid	 me;
 	int64_t			 deadline;
+	bool			 pool;
 	int			 rc;
 
 	memset(lease, 0, sizeof(*lease));
 	if ((rc = yx_prov_req_check(p, req, err)) != YX_OK)
 		return rc;
+	pool = yx_prov_pool_fits(p, req);
 	yx_proc_self(&me);
 	deadline = yx_now_ms() + p->wait_ms;
 	for (;;) {
-		if ((rc = yx_prov_decide(p, req, &me, &st, lease, err)) != YX_OK)
+		if ((rc = yx_prov_decide(p, req, &me, pool, &st, lease, err)) !=
+		    YX_OK)
 			break;
 		if (st.action == YX_STEP_DONE && p->verify &&
 		    (rc = yx_prov_verify(p, &me, &st, lease, err)) != YX_OK)
@@ -785,6 +925,12 @@ yx_provider_acquire(struct yx_provider *p, const struct yx_acquire_req *req,
 		}
 		if (st.action == YX_STEP_BUILD) {
 			rc = yx_prov_build(p, req, &me, &st, lease, err);
+			break;
+		}
+		if (st.action == YX_STEP_ASSIGN) {
+			rc = yx_prov_assign(p, req, &me, &st, lease, &pool, err);
+			if (rc != YX_OK && !pool)
+				continue;	/* that box is gone: create path */
 			break;
 		}
 		if (st.action == YX_STEP_EVICT) {

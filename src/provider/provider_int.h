@@ -82,6 +82,16 @@ struct yx_evict_choice {
 int		 yx_prov_evict_choose(const struct yx_shm_slot *slots,
     uint32_t n, const struct yx_evict_req *rq, struct yx_evict_choice *out);
 
+/* ---- provider_pool.c: pre-started boxes (docs/design.md §2 "Pool") ---- */
+
+/* May req take a pool box? (a key, a pool, and the thread's user-data and
+ * skills where the privileged helper finds them by name) */
+bool		 yx_prov_pool_fits(const struct yx_provider *p,
+    const struct yx_acquire_req *req);
+/* Remove box's mounts and directories (its container is gone or going). */
+int		 yx_prov_box_clear(struct yx_provider *p, const char *box,
+    struct yx_errctx *err);
+
 /* Mount list of a container spec; strings owned by the list. */
 struct yx_prov_mounts {
 	struct yx_mount	*m;

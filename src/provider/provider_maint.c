@@ -356,7 +356,8 @@ yx_prov_clear_vanished(struct yx_provider *p,
 		return rc;
 	for (i = 0; i < p->table->hdr->capacity; i++) {
 		s = &p->table->slots[i];
-		if ((s->state != YX_SLOT_ACTIVE && s->state != YX_SLOT_WARM) ||
+		if ((s->state != YX_SLOT_ACTIVE && s->state != YX_SLOT_WARM &&
+			s->state != YX_SLOT_POOLED) ||
 		    s->created_at >= t0 || yx_prov_listed(s, cs, n))
 			continue;
 		if (s->nholds > 0)

@@ -30,7 +30,7 @@ setup(void)
 	yx_config_defaults(&cfg);
 	spec = (struct yx_container_spec){ "yuxi-sandbox-abcd1234",
 		"yuxi-sandbox:latest", "thread-1", "abcd1234", "fp1", mounts, 2,
-		0, &cfg, 0, 0, NULL };
+		0, &cfg, 0, 0, NULL, NULL, 0 };
 }
 
 /* Value at a dotted path ("HostConfig.Memory"); NULL if absent. */

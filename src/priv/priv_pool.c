@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * priv_pool.c - the helper's mounts for pre-started sandboxes
+ * (include/yuxi/priv.h "Pool"; docs/design.md §2 "Pool").
+ *
+ * A pool box has its own directory <saves>/pool/<box>/ holding user-data/
+ * and skills/, which the box's container mounts with slave propagation.
+ * Assigning the box to a thread binds the thread's user-data and each
+ * visible skill there; the binds propagate into the running container.
+ * Every path is reached by descriptor: the box directory beneath the pool
+ * root, the thread's directory beneath threads/, a skill beneath the skills
+ * root, each with priv_openat (no symlink, no magic link); the box's own
+ * mount points without crossing a mount, so nothing is stacked twice. The
+ * mounts are made detached (open_tree OPEN_TREE_CLONE), given their flags
+ * (nosuid, nodev; read-only for a skill) before they are attached with
+ * move_mount, so the copies the kernel propagates into the container carry
+ * the same flags from the start.
+ */
+#include "config.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yuxi/ident.h"
+#include "yuxi/log.h"
+#include "yuxi/tree.h"
+#include "priv/priv_int.h"
+
+#define POOL_USERDATA	"user-data"
+#define POOL_SKILLS	"skills"
+#define POOL_RUN	"run"
+
+bool
+priv_box_name_valid(const char *name)
+{
+	size_t n = strnlen(name, PRIV_NAME_MAX + 1);
+
+	return n == strlen(YX_PRIV_BOX_PREFIX) + YX_PRIV_BOX_HEX &&
+	    strncmp(name, YX_PRIV_BOX_PREFIX, strlen(YX_PRIV_BOX_PREFIX)) == 0 &&
+	    strspn(name + strlen(YX_PRIV_BOX_PREFIX), "0123456789abcdef") ==
+	    YX_PRIV_BOX_HEX;
+}
+
+bool
+priv_skill_name_valid(const char *n)
+{
+	size_t len = strnlen(n, PRIV_NAME_MAX + 1);
+
+	if (len == 0 || len > 128 || strcmp(n, ".") == 0 ||
+	    strcmp(n, "..") == 0)
+		return false;
+	return strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._-") == len;
+}
+
+/* Is fd the root of a mount? 1, 0, or -1 with errno. */
+static int
+pool_mount_root(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) == -1)
+		return -1;
+	return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
+/* The box directory (O_PATH): ours, written by nobody else. fd or -1. */
+static int
+pool_box_dir(int pool_fd, const char *box, struct yx_errctx *e)
+{
+	struct stat	st;
+	int		fd;
+
+	if (pool_fd == -1) {
+		(void)yx_fail(e, YX_E_BAD_REQUEST, "no pool directory");
+		return -1;
+	}
+	if ((fd = priv_openat(pool_fd, box, O_PATH | O_DIRECTORY, 0, false)) ==
+	    -1) {
+		(void)yx_fail(e, errno == ENOENT ? YX_E_NOT_FOUND : YX_E_BAD_REQUEST,
+		    "no such pool box");
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) != 0) {
+		close(fd);
+		(void)yx_fail(e, YX_E_BAD_REQUEST, "pool box not the service's own");
+		return -1;
+	}
+	return fd;
+}
+
+/* Clone the mount at src, set attr, attach it on dst. YX_OK or YX_E_IO. */
+static int
+pool_attach(int src, int dst, uint64_t attr, struct yx_errctx *e)
+{
+	struct mount_attr	ma;
+	int			tree, rc = YX_OK;
+
+	if ((tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+		     AT_EMPTY_PATH)) == -1)
+		return yx_fail(e, YX_E_IO, "open_tree: %s", strerror(errno));
+	memset(&ma, 0, sizeof(ma));
+	ma.attr_set = attr;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) == -1)
+		rc = yx_fail(e, YX_E_IO, "mount_setattr: %s", strerror(errno));
+	else if (move_mount(tree, "", dst, "",
+		     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1)
+		rc = yx_fail(e, YX_E_IO, "move_mount: %s", strerror(errno));
+	close(tree);
+	return rc;
+}
+
+/* Open the box's mount point `name` below dirfd, refusing one in use. */
+static int
+pool_target(int dirfd, const char *name, struct yx_errctx *e)
+{
+	int fd;
+
+	/* no xdev: a mount point already covered does not open */
+	if ((fd = priv_openat(dirfd, name, O_PATH | O_DIRECTORY, 0, false)) ==
+	    -1) {
+		(void)yx_fail(e, errno == EXDEV ? YX_E_BUSY : YX_E_NOT_FOUND,
+		    "pool box mount point %s", errno == EXDEV ? "in use" :
+								"missing");
+		return -1;
+	}
+	return fd;
+}
+
+int
+priv_pool_bind(int threads_fd, int pool_fd, const char *tid, const char *box,
+    struct yx_errctx *e)
+{
+	int bfd = -1, tfd = -1, src = -1, dst = -1, rc;
+
+	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1 ||
+	    (tfd = priv_thread_dir(threads_fd, tid, e)) == -1) {
+		rc = e->code;
+		goto done;
+	}
+	/* xdev: user-data may be the root of the thread's disk image */
+	if ((src = priv_openat(tfd, POOL_USERDATA, O_PATH | O_DIRECTORY, 0,
+		 true)) == -1) {
+		rc = yx_fail(e, YX_E_NOT_FOUND, "thread has no user-data");
+		goto done;
+	}
+	if ((dst = pool_target(bfd, POOL_USERDATA, e)) == -1) {
+		rc = e->code;
+		goto done;
+	}
+	rc = pool_attach(src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+	if (rc == YX_OK)
+		log_debug("pool box %s: user-data of %s bound", box, tid);
+done:
+	if (dst != -1)
+		close(dst);
+	if (src != -1)
+		close(src);
+	if (tfd != -1)
+		close(tfd);
+	if (bfd != -1)
+		close(bfd);
+	return rc;
+}
+
+int
+priv_pool_skill(int skills_fd, int pool_fd, const char *skill,
+    const char *box, struct yx_errctx *e)
+{
+	int bfd = -1, sfd = -1, src = -1, dst = -1, rc;
+
+	if (skills_fd == -1) {
+		rc = yx_fail(e, YX_E_BAD_REQUEST, "no skills directory");
+		goto done;
+	}
+	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1) {
+		rc = e->code;
+		goto done;
+	}
+	if ((src = priv_openat(skills_fd, skill, O_PATH | O_DIRECTORY, 0,
+		 false)) == -1) {
+		rc = yx_fail(e, YX_E_NOT_FOUND, "no such skill");
+		goto done;
+	}
+	if ((sfd = priv_openat(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
+		 false)) == -1) {
+		rc = yx_fail(e, YX_E_NOT_FOUND, "pool box has no skills directory");
+		goto done;
+	}
+	if (mkdirat(sfd, skill, 0755) == -1 && errno != EEXIST) {
+		rc = yx_fail(e, YX_E_IO, "skill mount point: %s", strerror(errno));
+		goto done;
+	}
+	if ((dst = pool_target(sfd, skill, e)) == -1) {
+		rc = e->code;
+		goto done;
+	}
+	rc = pool_attach(src, dst,
+	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+done:
+	if (dst != -1)
+		close(dst);
+	if (src != -1)
+		close(src);
+	if (sfd != -1)
+		close(sfd);
+	if (bfd != -1)
+		close(bfd);
+	return rc;
+}
+
+/* Detach whatever is mounted on name below dirfd (stacked: all). 0 or -1. */
+static int
+pool_unmount(int dirfd, const char *name)
+{
+	char	tgt[40];
+	int	fd, r, i;
+
+	for (i = 0; i < 16; i++) {
+		if ((fd = priv_openat(dirfd, name, O_PATH | O_DIRECTORY, 0,
+			 true)) == -1)
+			return errno == ENOENT ? 0 : -1;
+		if ((r = pool_mount_root(fd)) == 1) {
+			snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", fd);
+			r = umount2(tgt, MNT_DETACH) == 0 ? 1 : -1;
+		}
+		close(fd);
+		if (r <= 0)
+			return r;
+	}
+	errno = EBUSY;
+	return -1;
+}
+
+int
+priv_pool_clear(int pool_fd, const char *box, struct yx_errctx *e)
+{
+	struct dirent	*de;
+	DIR		*d = NULL;
+	int		 bfd = -1, sfd = -1, rc = YX_OK;
+
+	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1) {
+		rc = e->code == YX_E_NOT_FOUND ? YX_OK : e->code;
+		goto done;
+	}
+	if (pool_unmount(bfd, POOL_USERDATA) == -1) {
+		rc = yx_fail(e, YX_E_IO, "cannot unmount user-data: %s",
+		    strerror(errno));
+		goto done;
+	}
+	if ((sfd = priv_openat(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
+		 false)) != -1) {
+		if ((d = fdopendir(sfd)) == NULL) {
+			rc = yx_fail(e, YX_E_IO, "skills directory");
+			goto done;
+		}
+		sfd = -1;
+		while ((de = readdir(d)) != NULL) {
+			if (!priv_skill_name_valid(de->d_name))
+				continue;
+			if (pool_unmount(dirfd(d), de->d_name) == -1) {
+				rc = yx_fail(e, YX_E_IO, "cannot unmount a skill");
+				goto done;
+			}
+			(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+		}
+	}
+	/* nothing is mounted below the box any more: remove it */
+	if (yx_tree_remove(pool_fd, box) != YX_OK)
+		rc = yx_fail(e, YX_E_IO, "pool box directory not removed");
+	else
+		log_debug("pool box %s cleared", box);
+done:
+	if (d != NULL)
+		closedir(d);
+	if (sfd != -1)
+		close(sfd);
+	if (bfd != -1)
+		close(bfd);
+	return rc;
+}
+
+int
+priv_pool_prepare(const char *path, int *fdp, struct yx_errctx *e)
+{
+	char	tgt[40];
+	int	fd = -1, r, rc = YX_OK;
+
+	*fdp = -1;
+	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+		return yx_fail(e, YX_E_IO, "pool directory: %s", strerror(errno));
+	if ((fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+		-1 ||
+	    (r = pool_mount_root(fd)) == -1) {
+		rc = yx_fail(e, YX_E_IO, "pool directory: %s", strerror(errno));
+		goto done;
+	}
+	if (r == 0) {
+		/* its own mount, so that it can be shared whatever its parent */
+		snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", fd);
+		if (mount(tgt, tgt, NULL, MS_BIND, NULL) == -1) {
+			rc = yx_fail(e, YX_E_IO, "pool directory: bind: %s",
+			    strerror(errno));
+			goto done;
+		}
+		close(fd);	/* names the directory below the new mount */
+		if ((fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+			 O_CLOEXEC)) == -1) {
+			rc = yx_fail(e, YX_E_IO, "pool directory: %s",
+			    strerror(errno));
+			goto done;
+		}
+	}
+	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", fd);
+	if (mount(NULL, tgt, NULL, MS_SHARED | MS_REC, NULL) == -1) {
+		rc = yx_fail(e, YX_E_IO, "pool directory: make shared: %s",
+		    strerror(errno));
+		goto done;
+	}
+	*fdp = fd;
+	fd = -1;
+done:
+	if (fd != -1)
+		close(fd);
+	return rc;
+}

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: MIT
+"""Pre-started sandboxes (YUXI_POOL_SIZE, docs/design.md §2 "Pool") through
+the real stack: a new thread's first command takes a pool box, which holds
+exactly the thread's files and visible skills (read-only) and the same
+hardening as a created box; the box cannot unmount or move what it got; 50
+parallel first requests with a pool of 8 all succeed in 50 distinct boxes,
+each seeing only its own marker; the pool refills; removing a thread removes
+its box and the box's host mounts."""
+import concurrent.futures
+import os
+import secrets
+import time
+
+import pytest
+
+from conftest import engine_up, wait_for
+from yxsvc import mounts_below
+
+pytestmark = [
+    pytest.mark.skipif(not engine_up(), reason="no docker engine or test image"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount propagation)"),
+]
+
+
+def pooled(inst):
+    return [s for s in inst.sandboxes().values() if s["state"] == "pooled"]
+
+
+def pool_full(inst, n, timeout=120):
+    return wait_for(lambda: len(pooled(inst)) >= n, timeout, step=0.1)
+
+
+def start_pool(factory, size, **ov):
+    inst = factory(YUXI_POOL_SIZE=str(size), YUXI_SANDBOX_UID_RANGE="off", **ov)
+    assert pool_full(inst, size), inst.read_log()
+    return inst
+
+
+def run(inst, tid, cmd):
+    r = inst.execute(tid, cmd)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_first_command_takes_a_pool_box(factory):
+    inst = start_pool(factory, 2)
+    boxes = {s["container"] for s in pooled(inst)}
+    tid = inst.new_thread()
+    marker = secrets.token_hex(8)
+    with open(os.path.join(inst.saves, "threads", tid, "user-data", "workspace",
+                           "marker"), "w") as f:
+        f.write(marker)
+    j = run(inst, tid, "cat /home/yuxi/user-data/workspace/marker; echo; id -u; "
+                       "ls /home/yuxi/user-data")
+    assert j["exit_code"] == 0, j
+    lines = j["output"].split("\n")
+    assert lines[0] == marker, j
+    slot = inst.sandboxes()[tid]
+    assert slot["container"] in boxes, (slot, boxes)
+    # written inside, seen on the host, owned by the sandbox user
+    j = run(inst, tid, "echo from-box > /home/yuxi/user-data/workspace/out")
+    p = os.path.join(inst.saves, "threads", tid, "user-data", "workspace", "out")
+    assert open(p).read() == "from-box\n"
+    # the pool refills: a new box replaces the one taken
+    assert pool_full(inst, 2)
+    assert boxes - {slot["container"]} <= {s["container"] for s in pooled(inst)}
+    m = inst.request(None, "GET", "/metrics").text
+    assert 'yuxi_sandbox_acquires_total{outcome="pooled"} 1' in m, m
+
+
+def test_pool_box_cannot_touch_its_mounts(factory):
+    inst = start_pool(factory, 1, YUXI_COMMAND_PATH_POLICY="off")
+    tid = inst.new_thread()
+    j = run(inst, tid,
+            "umount /home/yuxi/user-data 2>&1; echo umount=$?; "
+            "mount -t tmpfs none /home/yuxi/user-data 2>&1; echo mount=$?; "
+            "mount --move /home/yuxi/user-data /tmp/x 2>&1; echo move=$?; "
+            "touch /home/yuxi/skills/x 2>&1; echo skills=$?; "
+            "grep -c CapEff:.0000000000000000 /proc/self/status; "
+            "grep NoNewPrivs /proc/self/status; grep Seccomp: /proc/self/status; "
+            "touch /usr/x 2>&1; echo root=$?; id -u; "
+            "cat /sys/class/net/*/operstate 2>/dev/null | tr '\\n' ' '; ls /sys/class/net")
+    out = j["output"]
+    for op in ("umount", "mount", "move", "skills", "root"):
+        assert "%s=0" % op not in out, out
+    assert "NoNewPrivs:\t1" in out and "Seccomp:\t2" in out, out
+    assert "\n1\n" in out, out           # CapEff all zero
+    assert out.rstrip().endswith("lo"), out  # --network none: loopback only
+    assert inst.sandboxes()[tid]["container"].split("-")[-2] == "pool", inst.sandboxes()[tid]
+
+
+def test_fifty_parallel_first_requests_pool_of_eight(factory):
+    inst = start_pool(factory, 8, YUXI_SANDBOX_MAX_REPLICAS="80", YUXI_WORKERS="8")
+    tids = [inst.new_thread() for _ in range(50)]
+    marks = {}
+    for t in tids:
+        marks[t] = secrets.token_hex(8)
+        with open(os.path.join(inst.saves, "threads", t, "user-data", "workspace",
+                               "marker"), "w") as f:
+            f.write(marks[t])
+
+    def first(t):
+        r = inst.execute(t, "ls /home/yuxi/user-data/workspace; "
+                            "cat /home/yuxi/user-data/workspace/marker; echo; hostname")
+        return t, r.status_code, r.json() if r.status_code == 200 else r.text
+
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(50) as pool:
+        res = list(pool.map(first, tids))
+    took = time.time() - t0
+    bad = [(t, c, j) for t, c, j in res if c != 200 or j["exit_code"] != 0]
+    assert not bad, bad[:3]
+    hosts = set()
+    for t, _, j in res:
+        lines = j["output"].split("\n")
+        assert lines[0] == "marker" and lines[1] == marks[t], (t, j["output"])
+        hosts.add(lines[2])
+    assert len(hosts) == 50, len(hosts)
+    slots = inst.sandboxes()
+    conts = {slots[t]["container"] for t in tids}
+    assert len(conts) == 50
+    npool = sum(1 for t in tids if "-pool-" in slots[t]["container"])
+    print("50 parallel first requests: %.1f s, %d took a pool box" % (took, npool))
+    assert npool >= 8, npool
+    assert pool_full(inst, 8)
+
+
+def test_removed_thread_removes_its_box_and_mounts(factory):
+    inst = start_pool(factory, 1)
+    tid = inst.new_thread()
+    run(inst, tid, "true")
+    box = inst.sandboxes()[tid]["container"]
+    assert "-pool-" in box
+    name = box[len(inst.prefix):]
+    assert mounts_below(os.path.join(inst.saves, "pool", name))
+    r = inst.request("alice", "DELETE", "/api/threads/" + tid)
+    assert r.status_code in (200, 204), r.text
+    assert wait_for(lambda: box not in [c[1] for c in inst.containers()], 30)
+    assert not os.path.exists(os.path.join(inst.saves, "pool", name))
+    assert not mounts_below(os.path.join(inst.saves, "pool", name))
+    assert pool_full(inst, 1)
