@@ -130,5 +130,8 @@ int	yx_priv_pool_skill(const char *skill, const char *box,
 /* Unmount everything below <box> and remove its directory (YX_OK when
  * there is none). */
 int	yx_priv_pool_clear(const char *box, struct yx_errctx *err);
+/* Only unmount what is below <box>, keeping its directories: used by the
+ * control of single use alone (YX_CONTROL_OFF=poolsingle). */
+int	yx_priv_pool_unbind(const char *box, struct yx_errctx *err);
 
 #endif /* YUXI_PRIV_H */

@@ -481,3 +481,9 @@ yx_priv_pool_clear(const char *box, struct yx_errctx *err)
 {
 	return priv_pool_call(PRIV_POOL_CLEAR, NULL, box, err);
 }
+
+int
+yx_priv_pool_unbind(const char *box, struct yx_errctx *err)
+{
+	return priv_pool_call(PRIV_POOL_UNBIND, NULL, box, err);
+}

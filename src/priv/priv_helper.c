@@ -108,6 +108,8 @@ priv_handle_pool(const struct priv_fds *fds, const struct priv_req *rq,
 			return yx_fail(e, YX_E_BAD_REQUEST, "bad skill name");
 		return priv_pool_skill(fds->skills, fds->pool, rq->name, rq->arg,
 		    e);
+	case PRIV_POOL_UNBIND:
+		return priv_pool_unbind(fds->pool, rq->arg, e);
 	default:
 		return priv_pool_clear(fds->pool, rq->arg, e);
 	}
@@ -124,7 +126,7 @@ priv_handle(const struct priv_fds *fds, const struct priv_req *rq,
 	yx_errctx_clear(&e);
 	if (rq->magic == PRIV_MAGIC && memchr(rq->name, '\0', sizeof(rq->name)) &&
 	    (rq->op == PRIV_POOL_BIND || rq->op == PRIV_POOL_SKILL ||
-		rq->op == PRIV_POOL_CLEAR)) {
+		rq->op == PRIV_POOL_CLEAR || rq->op == PRIV_POOL_UNBIND)) {
 		rc = priv_handle_pool(fds, rq, &e);
 		goto done;
 	}

@@ -39,6 +39,7 @@ enum priv_op {
 	PRIV_POOL_BIND,		/* name: thread id, arg: box */
 	PRIV_POOL_SKILL,	/* name: skill, arg: box */
 	PRIV_POOL_CLEAR,	/* arg: box */
+	PRIV_POOL_UNBIND,	/* arg: box (control builds: mounts only) */
 };
 
 struct priv_req {
@@ -100,6 +101,8 @@ int	priv_pool_skill(int skills_fd, int pool_fd, const char *skill,
 /* Unmount everything below the box and remove its directory (YX_OK also
  * when there is none). */
 int	priv_pool_clear(int pool_fd, const char *box, struct yx_errctx *e);
+/* Only unmount (the directories stay): the control of single use. */
+int	priv_pool_unbind(int pool_fd, const char *box, struct yx_errctx *e);
 
 /* ---- priv_disk.c: each takes the thread directory (O_PATH, checked) --- */
 

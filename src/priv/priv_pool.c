@@ -104,8 +104,7 @@ pool_attach(int src, int dst, uint64_t attr, struct yx_errctx *e)
 	struct mount_attr	ma;
 	int			tree, rc = YX_OK;
 
-	if ((tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-		     AT_EMPTY_PATH)) == -1)
+	if ((tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1)
 		return yx_fail(e, YX_E_IO, "open_tree: %s", strerror(errno));
 	memset(&ma, 0, sizeof(ma));
 	ma.attr_set = attr;
@@ -128,8 +127,7 @@ pool_target(int dirfd, const char *name, struct yx_errctx *e)
 	if ((fd = priv_openat(dirfd, name, O_PATH | O_DIRECTORY, 0, false)) ==
 	    -1) {
 		(void)yx_fail(e, errno == EXDEV ? YX_E_BUSY : YX_E_NOT_FOUND,
-		    "pool box mount point %s", errno == EXDEV ? "in use" :
-								"missing");
+		    "pool box mount point %s", errno == EXDEV ? "in use" : "missing");
 		return -1;
 	}
 	return fd;
@@ -240,51 +238,64 @@ pool_unmount(int dirfd, const char *name)
 	return -1;
 }
 
+/* Unmount user-data and every skill of box bfd, removing the skill mount
+ * points. YX_OK or YX_E_IO. */
+static int
+pool_unbind_all(int bfd, struct yx_errctx *e)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 sfd, rc = YX_OK;
+
+	if (pool_unmount(bfd, POOL_USERDATA) == -1)
+		return yx_fail(e, YX_E_IO, "cannot unmount user-data: %s",
+		    strerror(errno));
+	if ((sfd = priv_openat(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
+		 false)) == -1)
+		return YX_OK;
+	if ((d = fdopendir(sfd)) == NULL) {
+		close(sfd);
+		return yx_fail(e, YX_E_IO, "skills directory");
+	}
+	while (rc == YX_OK && (de = readdir(d)) != NULL) {
+		if (!priv_skill_name_valid(de->d_name))
+			continue;
+		if (pool_unmount(dirfd(d), de->d_name) == -1)
+			rc = yx_fail(e, YX_E_IO, "cannot unmount a skill");
+		else
+			(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+	return rc;
+}
+
 int
 priv_pool_clear(int pool_fd, const char *box, struct yx_errctx *e)
 {
-	struct dirent	*de;
-	DIR		*d = NULL;
-	int		 bfd = -1, sfd = -1, rc = YX_OK;
+	int bfd, rc;
 
-	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1) {
-		rc = e->code == YX_E_NOT_FOUND ? YX_OK : e->code;
-		goto done;
-	}
-	if (pool_unmount(bfd, POOL_USERDATA) == -1) {
-		rc = yx_fail(e, YX_E_IO, "cannot unmount user-data: %s",
-		    strerror(errno));
-		goto done;
-	}
-	if ((sfd = priv_openat(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
-		 false)) != -1) {
-		if ((d = fdopendir(sfd)) == NULL) {
-			rc = yx_fail(e, YX_E_IO, "skills directory");
-			goto done;
-		}
-		sfd = -1;
-		while ((de = readdir(d)) != NULL) {
-			if (!priv_skill_name_valid(de->d_name))
-				continue;
-			if (pool_unmount(dirfd(d), de->d_name) == -1) {
-				rc = yx_fail(e, YX_E_IO, "cannot unmount a skill");
-				goto done;
-			}
-			(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-		}
-	}
+	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1)
+		return e->code == YX_E_NOT_FOUND ? YX_OK : e->code;
+	rc = pool_unbind_all(bfd, e);
+	close(bfd);
+	if (rc != YX_OK)
+		return rc;
 	/* nothing is mounted below the box any more: remove it */
 	if (yx_tree_remove(pool_fd, box) != YX_OK)
-		rc = yx_fail(e, YX_E_IO, "pool box directory not removed");
-	else
-		log_debug("pool box %s cleared", box);
-done:
-	if (d != NULL)
-		closedir(d);
-	if (sfd != -1)
-		close(sfd);
-	if (bfd != -1)
-		close(bfd);
+		return yx_fail(e, YX_E_IO, "pool box directory not removed");
+	log_debug("pool box %s cleared", box);
+	return YX_OK;
+}
+
+int
+priv_pool_unbind(int pool_fd, const char *box, struct yx_errctx *e)
+{
+	int bfd, rc;
+
+	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1)
+		return e->code;
+	rc = pool_unbind_all(bfd, e);
+	close(bfd);
 	return rc;
 }
 
@@ -312,8 +323,7 @@ priv_pool_prepare(const char *path, int *fdp, struct yx_errctx *e)
 			goto done;
 		}
 		close(fd);	/* names the directory below the new mount */
-		if ((fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-			 O_CLOEXEC)) == -1) {
+		if ((fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
 			rc = yx_fail(e, YX_E_IO, "pool directory: %s",
 			    strerror(errno));
 			goto done;

@@ -173,6 +173,13 @@ yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx, uint64_t gen,
 
 	/* ours while claimed: a pool box's mounts go after its container */
 	(void)yx_strlcpy(box, s->sandbox_id, sizeof(box));
+#ifdef YX_CONTROL_UNSAFE
+	/* control: a used box goes back to the pool (single use off) */
+	if (yx_provider_is_box(box) && s->thread_id[0] != '\0' &&
+	    yx_control_off("poolsingle") &&
+	    yx_prov_pool_return(p, idx, gen, me, ref) == YX_OK)
+		return YX_OK;
+#endif
 	rc = yx_prov_remove(p, ref, err);
 	if (rc == YX_OK && yx_provider_is_box(box))
 		rc = yx_prov_box_clear(p, box, err);

@@ -88,6 +88,12 @@ int		 yx_prov_evict_choose(const struct yx_shm_slot *slots,
  * skills where the privileged helper finds them by name) */
 bool		 yx_prov_pool_fits(const struct yx_provider *p,
     const struct yx_acquire_req *req);
+#ifdef YX_CONTROL_UNSAFE
+/* Control (YX_CONTROL_OFF=poolsingle): slot idx, a used pool box claimed
+ * DESTROYING by me, goes back to the pool with its container as it is. */
+int		 yx_prov_pool_return(struct yx_provider *p, uint32_t idx,
+    uint64_t gen, const struct yx_shm_pid *me, const char *ref);
+#endif
 /* Remove box's mounts and directories (its container is gone or going). */
 int		 yx_prov_box_clear(struct yx_provider *p, const char *box,
     struct yx_errctx *err);

@@ -97,6 +97,37 @@ yx_prov_box_clear(struct yx_provider *p, const char *box,
 	return YX_OK;
 }
 
+#ifdef YX_CONTROL_UNSAFE
+int
+yx_prov_pool_return(struct yx_provider *p, uint32_t idx, uint64_t gen,
+    const struct yx_shm_pid *me, const char *ref)
+{
+	struct yx_container_info	 info;
+	struct yx_shm_slot		*s = &p->table->slots[idx];
+	int				 rc;
+
+	memset(&info, 0, sizeof(info));
+	if ((rc = p->driver->ops->inspect(p->driver, ref, &info, NULL)) !=
+		YX_OK ||
+	    (rc = yx_priv_pool_unbind(s->sandbox_id, NULL)) != YX_OK ||
+	    (rc = yx_prov_lock_hard(p)) != YX_OK)
+		return rc;
+	rc = YX_E_NOT_FOUND;
+	if (yx_prov_owned(s, gen, me, YX_SLOT_DESTROYING)) {
+		s->thread_id[0] = s->owner_user[0] = s->agent_id[0] = '\0';
+		(void)yx_strlcpy(s->skills_fp, info.skills_fp,
+		    sizeof(s->skills_fp));
+		s->nholds = 0;
+		memset(&s->owner, 0, sizeof(s->owner));
+		yx_table_set_state(p->table, s, YX_SLOT_POOLED);
+		log_warnx("control: pool box %s back in the pool", s->sandbox_id);
+		rc = YX_OK;
+	}
+	yx_table_unlock(p->table);
+	return rc;
+}
+#endif
+
 /* A fresh box name into name[YX_SHM_SANDBOX_ID_MAX]. */
 static int
 pool_name(char *name)
@@ -168,8 +199,7 @@ pool_mkdirs(struct yx_provider *p, const struct yx_pool_spec *ps,
 
 	if ((pfd = pool_dir(p, YX_PRIV_POOL_DIR)) == -1 ||
 	    mkdirat(pfd, box, 0755) == -1 ||
-	    (bfd = openat(pfd, box, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		 O_CLOEXEC)) == -1 ||
+	    (bfd = openat(pfd, box, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    mkdirat(bfd, "user-data", 0755) == -1 ||
 	    mkdirat(bfd, "skills", 0755) == -1)
 		goto done;
@@ -355,7 +385,7 @@ int
 yx_provider_pool_sweep(struct yx_provider *p, unsigned *ncleared,
     struct yx_errctx *err)
 {
-	char	(*names)[YX_SHM_SANDBOX_ID_MAX];
+	char(*names)[YX_SHM_SANDBOX_ID_MAX];
 	size_t	n, i, max = 256;
 	int	rc, first = YX_OK;
 

@@ -14,7 +14,11 @@ without an explicit binary fails clearly when it is unset), top_srcdir (the
 checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
 image, default yuxi-sandbox-test:latest), YX_TEST_DISK_QUOTA (e.g. "2g":
 every instance runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's
-user-data is its own loop-mounted image; default off).
+user-data is its own loop-mounted image; default off), YX_TEST_POOL (e.g.
+"4": every instance keeps that many pre-started boxes, YUXI_POOL_SIZE, with
+YUXI_SANDBOX_UID_RANGE=off as the pool needs, so new threads run in pool
+boxes; an instance whose overrides name a uid range runs without a pool;
+default off).
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -80,6 +84,7 @@ TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(HER
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 IMAGE = os.environ.get("YUXI_E2E_IMAGE", "yuxi-sandbox-test:latest")
 DISK_QUOTA = os.environ.get("YX_TEST_DISK_QUOTA", "")
+POOL = os.environ.get("YX_TEST_POOL", "")
 # The e2e settings every instance starts from (callers override).
 WORKERS = 3
 BODY_LIMIT = 64 * 1024
@@ -234,6 +239,9 @@ def service_env(base, prefix, shm):
     })
     if DISK_QUOTA:
         env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
+    if POOL and POOL != "0":
+        env["YUXI_POOL_SIZE"] = POOL
+        env["YUXI_SANDBOX_UID_RANGE"] = "off"
     return env
 
 
@@ -309,6 +317,8 @@ class Service:
         self.tokens = {u: secrets.token_hex(24) for u in ("alice", "bob", "admin")}
         self.env = service_env(base, self.prefix, self.shm)
         self.env.update({k: str(v) for k, v in (overrides or {}).items()})
+        if self.env.get("YUXI_SANDBOX_UID_RANGE", "off") != "off":
+            self.env.pop("YUXI_POOL_SIZE", None)	# a pool needs the range off
         self.url_prefix = self.env.get("YUXI_URL_PREFIX", "")
         self.url = self.origin + self.url_prefix	# paths are written without the prefix
         self.workers = int(self.env["YUXI_WORKERS"])
