@@ -428,6 +428,33 @@ done:
 	return rc;
 }
 
+/*
+ * Open thread directory `name` beneath threads_fd (O_PATH), and require a
+ * directory of this user that nobody else may write. fd, or -1 with the
+ * error in e.
+ */
+int
+priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
+{
+	struct stat	st;
+	int		fd;
+
+	if ((fd = priv_openat(threads_fd, name, O_PATH | O_DIRECTORY, 0,
+		 false)) == -1) {
+		(void)yx_fail(e, errno == ENOENT ? YX_E_NOT_FOUND : YX_E_BAD_REQUEST,
+		    "no such thread directory");
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+		close(fd);
+		(void)yx_fail(e, YX_E_BAD_REQUEST,
+		    "thread directory not the service's own");
+		return -1;
+	}
+	return fd;
+}
+
 int
 priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
     struct yx_errctx *e)

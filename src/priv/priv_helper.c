@@ -62,33 +62,6 @@ priv_name_valid(const char *name)
 	return yx_thread_id_valid(name, n) || priv_hidden_valid(name);
 }
 
-/*
- * Open thread directory `name` beneath threads_fd (O_PATH), and require a
- * directory of this user that nobody else may write. fd, or -1 with the
- * error in e.
- */
-int
-priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
-{
-	struct stat	st;
-	int		fd;
-
-	if ((fd = priv_openat(threads_fd, name, O_PATH | O_DIRECTORY, 0,
-		 false)) == -1) {
-		(void)yx_fail(e, errno == ENOENT ? YX_E_NOT_FOUND : YX_E_BAD_REQUEST,
-		    "no such thread directory");
-		return -1;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-		close(fd);
-		(void)yx_fail(e, YX_E_BAD_REQUEST,
-		    "thread directory not the service's own");
-		return -1;
-	}
-	return fd;
-}
-
 /* A pool request: names checked here, descriptors in priv_pool.c. */
 static int
 priv_handle_pool(const struct priv_fds *fds, const struct priv_req *rq,

@@ -10,5 +10,6 @@ libyuxi_a_SOURCES += \
 	src/provider/provider_evict.c \
 	src/provider/provider_maint.c \
 	src/provider/provider_mounts.c \
+	src/provider/provider_box.c \
 	src/provider/provider_pool.c \
 	src/provider/provider_view.c

@@ -163,6 +163,39 @@ yx_prov_lock_hard(struct yx_provider *p)
 	return rc;
 }
 
+#ifdef YX_CONTROL_UNSAFE
+/* Control (YX_CONTROL_OFF=poolsingle): slot idx, a used pool box claimed
+ * DESTROYING by me, goes back to the pool with its container as it is. */
+static int
+yx_prov_pool_return(struct yx_provider *p, uint32_t idx, uint64_t gen,
+    const struct yx_shm_pid *me, const char *ref)
+{
+	struct yx_container_info	 info;
+	struct yx_shm_slot		*s = &p->table->slots[idx];
+	int				 rc;
+
+	memset(&info, 0, sizeof(info));
+	if ((rc = p->driver->ops->inspect(p->driver, ref, &info, NULL)) !=
+		YX_OK ||
+	    (rc = yx_priv_pool_unbind(s->sandbox_id, NULL)) != YX_OK ||
+	    (rc = yx_prov_lock_hard(p)) != YX_OK)
+		return rc;
+	rc = YX_E_NOT_FOUND;
+	if (yx_prov_owned(s, gen, me, YX_SLOT_DESTROYING)) {
+		s->thread_id[0] = s->owner_user[0] = s->agent_id[0] = '\0';
+		(void)yx_strlcpy(s->skills_fp, info.skills_fp,
+		    sizeof(s->skills_fp));
+		s->nholds = 0;
+		memset(&s->owner, 0, sizeof(s->owner));
+		yx_table_set_state(p->table, s, YX_SLOT_POOLED);
+		log_warnx("control: pool box %s back in the pool", s->sandbox_id);
+		rc = YX_OK;
+	}
+	yx_table_unlock(p->table);
+	return rc;
+}
+#endif
+
 int
 yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx, uint64_t gen,
     const struct yx_shm_pid *me, const char *ref, struct yx_errctx *err)

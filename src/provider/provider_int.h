@@ -82,18 +82,15 @@ struct yx_evict_choice {
 int		 yx_prov_evict_choose(const struct yx_shm_slot *slots,
     uint32_t n, const struct yx_evict_req *rq, struct yx_evict_choice *out);
 
-/* ---- provider_pool.c: pre-started boxes (docs/design.md §2 "Pool") ---- */
+/* ---- provider_box.c: pre-started boxes (docs/design.md §2 "Pool") ---- */
+
+/* <saves>/<sub> opened O_RDONLY, made (0711, ours) when absent; -1. */
+int		 yx_prov_pool_dir(const struct yx_provider *p, const char *sub);
 
 /* May req take a pool box? (a key, a pool, and the thread's user-data and
  * skills where the privileged helper finds them by name) */
 bool		 yx_prov_pool_fits(const struct yx_provider *p,
     const struct yx_acquire_req *req);
-#ifdef YX_CONTROL_UNSAFE
-/* Control (YX_CONTROL_OFF=poolsingle): slot idx, a used pool box claimed
- * DESTROYING by me, goes back to the pool with its container as it is. */
-int		 yx_prov_pool_return(struct yx_provider *p, uint32_t idx,
-    uint64_t gen, const struct yx_shm_pid *me, const char *ref);
-#endif
 /* Remove box's mounts and directories (its container is gone or going). */
 int		 yx_prov_box_clear(struct yx_provider *p, const char *box,
     struct yx_errctx *err);

@@ -33,101 +33,6 @@
 #include "yuxi/tree.h"
 #include "provider/provider_int.h"
 
-bool
-yx_provider_is_box(const char *sid)
-{
-	size_t n = strlen(YX_PRIV_BOX_PREFIX);
-
-	return sid != NULL && strncmp(sid, YX_PRIV_BOX_PREFIX, n) == 0 &&
-	    strlen(sid) == n + YX_PRIV_BOX_HEX &&
-	    strspn(sid + n, "0123456789abcdef") == YX_PRIV_BOX_HEX;
-}
-
-bool
-yx_prov_pool_fits(const struct yx_provider *p, const struct yx_acquire_req *req)
-{
-	char	want[YX_CFG_PATH * 2];
-	size_t	i;
-
-	if (req->pool_key == NULL || p->cfg->pool_size <= 0)
-		return false;
-	/* the helper reaches the thread and the skills by name only */
-	snprintf(want, sizeof(want), "%s/threads/%s/user-data",
-	    p->cfg->saves_dir, req->thread_id);
-	if (strcmp(want, req->user_data_host) != 0)
-		return false;
-	for (i = 0; i < req->nskills; i++) {
-		snprintf(want, sizeof(want), "%s/%s", p->cfg->skills_dir,
-		    req->skills[i].name);
-		if (strcmp(want, req->skills[i].host_path) != 0)
-			return false;
-	}
-	return true;
-}
-
-/* <saves>/<sub> opened O_PATH, made (0711, ours) when absent; -1. */
-static int
-pool_dir(const struct yx_provider *p, const char *sub)
-{
-	char	path[YX_CFG_PATH + 32];
-	int	fd;
-
-	snprintf(path, sizeof(path), "%s/%s", p->cfg->saves_dir, sub);
-	if (mkdir(path, 0711) == -1 && errno != EEXIST)
-		return -1;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd;
-}
-
-int
-yx_prov_box_clear(struct yx_provider *p, const char *box,
-    struct yx_errctx *err)
-{
-	int fd, rc;
-
-	if ((rc = yx_priv_pool_clear(box, err)) != YX_OK)
-		return rc;
-	if ((fd = pool_dir(p, YX_POOL_RUN_DIR)) == -1)
-		return yx_fail(err, YX_E_IO, "pool run directory: %s",
-		    strerror(errno));
-	rc = yx_tree_remove(fd, box);
-	close(fd);
-	if (rc != YX_OK)
-		return yx_fail(err, rc, "pool box run directory not removed");
-	return YX_OK;
-}
-
-#ifdef YX_CONTROL_UNSAFE
-int
-yx_prov_pool_return(struct yx_provider *p, uint32_t idx, uint64_t gen,
-    const struct yx_shm_pid *me, const char *ref)
-{
-	struct yx_container_info	 info;
-	struct yx_shm_slot		*s = &p->table->slots[idx];
-	int				 rc;
-
-	memset(&info, 0, sizeof(info));
-	if ((rc = p->driver->ops->inspect(p->driver, ref, &info, NULL)) !=
-		YX_OK ||
-	    (rc = yx_priv_pool_unbind(s->sandbox_id, NULL)) != YX_OK ||
-	    (rc = yx_prov_lock_hard(p)) != YX_OK)
-		return rc;
-	rc = YX_E_NOT_FOUND;
-	if (yx_prov_owned(s, gen, me, YX_SLOT_DESTROYING)) {
-		s->thread_id[0] = s->owner_user[0] = s->agent_id[0] = '\0';
-		(void)yx_strlcpy(s->skills_fp, info.skills_fp,
-		    sizeof(s->skills_fp));
-		s->nholds = 0;
-		memset(&s->owner, 0, sizeof(s->owner));
-		yx_table_set_state(p->table, s, YX_SLOT_POOLED);
-		log_warnx("control: pool box %s back in the pool", s->sandbox_id);
-		rc = YX_OK;
-	}
-	yx_table_unlock(p->table);
-	return rc;
-}
-#endif
-
 /* A fresh box name into name[YX_SHM_SANDBOX_ID_MAX]. */
 static int
 pool_name(char *name)
@@ -197,14 +102,14 @@ pool_mkdirs(struct yx_provider *p, const struct yx_pool_spec *ps,
 {
 	int pfd = -1, bfd = -1, rfd = -1, rc = YX_E_IO;
 
-	if ((pfd = pool_dir(p, YX_PRIV_POOL_DIR)) == -1 ||
+	if ((pfd = yx_prov_pool_dir(p, YX_PRIV_POOL_DIR)) == -1 ||
 	    mkdirat(pfd, box, 0755) == -1 ||
 	    (bfd = openat(pfd, box, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    mkdirat(bfd, "user-data", 0755) == -1 ||
 	    mkdirat(bfd, "skills", 0755) == -1)
 		goto done;
 	if (ps->run_target != NULL &&
-	    ((rfd = pool_dir(p, YX_POOL_RUN_DIR)) == -1 ||
+	    ((rfd = yx_prov_pool_dir(p, YX_POOL_RUN_DIR)) == -1 ||
 		mkdirat(rfd, box, 0700) == -1 ||
 		fchownat(rfd, box, uid, gid, AT_SYMLINK_NOFOLLOW) == -1))
 		goto done;
@@ -363,7 +268,7 @@ pool_orphans(struct yx_provider *p, const char *sub,
 	size_t		 n = 0;
 	int		 fd;
 
-	if ((fd = pool_dir(p, sub)) == -1)
+	if ((fd = yx_prov_pool_dir(p, sub)) == -1)
 		return 0;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
