@@ -81,4 +81,3 @@ yx_prov_box_clear(struct yx_provider *p, const char *box,
 		return yx_fail(err, rc, "pool box run directory not removed");
 	return YX_OK;
 }
-
