@@ -179,10 +179,11 @@ pool_make(struct yx_provider *p, const struct yx_pool_spec *ps,
 	return rc;
 }
 
-/* One more box when the pool is short. 1 made, 0 none needed, or an error. */
+/* One more box when the pool is short. YX_OK (*made: one was started,
+ * else none was needed or possible) or an error. */
 static int
 pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
-    const struct yx_shm_pid *me, struct yx_errctx *err)
+    const struct yx_shm_pid *me, bool *made, struct yx_errctx *err)
 {
 	struct yx_container_info	 info;
 	struct yx_shm_slot		*s;
@@ -191,6 +192,7 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 	uint64_t			 gen = 0;
 	int				 idx, rc, lrc;
 
+	*made = false;
 	if ((rc = pool_name(box)) != YX_OK)
 		return yx_fail(err, rc, "no random box name");
 	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
@@ -201,7 +203,7 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 		    sizeof(name));
 	yx_table_unlock(p->table);
 	if (idx < 0)
-		return 0;
+		return YX_OK;
 	s = &p->table->slots[idx];
 	memset(&info, 0, sizeof(info));
 	rc = pool_make(p, ps, box, name, &info, err);
@@ -217,7 +219,8 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 		yx_table_set_state(p->table, s, YX_SLOT_POOLED);
 		yx_table_unlock(p->table);
 		YX_PROV_METRIC(p, pool_made);
-		return 1;
+		*made = true;
+		return YX_OK;
 	}
 	if (yx_prov_owned(s, gen, me, YX_SLOT_CREATING)) {
 		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
@@ -230,25 +233,70 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 			     yx_fail(err, YX_E_INTERNAL, "pool claim lost");
 }
 
+/*
+ * Remove one box of another key (made before a reload changed the
+ * settings): it would never be taken. YX_OK (*done: one was removed) or
+ * an error.
+ */
+static int
+pool_retire(struct yx_provider *p, const struct yx_pool_spec *ps,
+    const struct yx_shm_pid *me, bool *done, struct yx_errctx *err)
+{
+	struct yx_table		*t = p->table;
+	struct yx_shm_slot	*s;
+	char			 ref[YX_SHM_CONTAINER_NAME_MAX];
+	uint64_t		 gen = 0;
+	uint32_t		 i;
+	int			 idx = -1, rc;
+
+	if ((rc = yx_table_lock(t, err)) != YX_OK)
+		return rc;
+	for (i = 0; i < t->hdr->capacity && idx < 0; i++) {
+		s = &t->slots[i];
+		if (s->state == YX_SLOT_POOLED &&
+		    strcmp(s->skills_fp, ps->key.fp) != 0) {
+			(void)yx_strlcpy(ref, yx_prov_ref(s), sizeof(ref));
+			yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
+			gen = s->generation;
+			idx = (int)i;
+		}
+	}
+	yx_table_unlock(t);
+	*done = false;
+	if (idx < 0)
+		return YX_OK;
+	log_info("pool box %s: settings changed; removing",
+	    t->slots[idx].sandbox_id);
+	rc = yx_prov_destroy_claimed(p, (uint32_t)idx, gen, me, ref, err);
+	*done = rc == YX_OK;
+	return rc;
+}
+
 int
 yx_provider_pool_fill(struct yx_provider *p, const struct yx_pool_spec *ps,
     unsigned *nmade, struct yx_errctx *err)
 {
 	struct yx_shm_pid	me;
 	unsigned		n = 0;
-	int			i, r = 0;
+	bool			done = true;
+	int			i, rc = YX_OK;
 
 	if (nmade != NULL)
 		*nmade = 0;
 	if (p->cfg->pool_size <= 0)
 		return YX_OK;
 	yx_proc_self(&me);
-	for (i = 0; i < p->cfg->pool_size && (r = pool_one(p, ps, &me, err)) == 1;
-	     i++)
-		n++;
+	for (i = 0; i < 64 && rc == YX_OK && done; i++)
+		rc = pool_retire(p, ps, &me, &done, err);
+	if (rc != YX_OK)
+		return rc;
+	done = true;
+	for (i = 0; i < p->cfg->pool_size && rc == YX_OK && done; i++)
+		if ((rc = pool_one(p, ps, &me, &done, err)) == YX_OK && done)
+			n++;
 	if (nmade != NULL)
 		*nmade = n;
-	return r < 0 ? r : YX_OK;
+	return rc;
 }
 
 /* Locked: does a slot name box? */

@@ -155,14 +155,14 @@ Test(privpool, bind_skill_clear)
 	yx_errctx_clear(&e);
 	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_OK, "%s", e.msg);
 	cr_assert_eq(yx_priv_pool_skill("pdf", BOX, &e), YX_OK, "%s", e.msg);
-	cr_assert_geq(fd = open(path(p, sizeof(p), "saves/pool/" BOX
-					  "/user-data/marker"), O_RDONLY), 0);
+	cr_assert_geq(fd = open(path(p, sizeof(p), "saves/pool/" BOX "/user-data/marker"), O_RDONLY), 0);
 	cr_assert_eq(read(fd, buf, sizeof(buf) - 1), 5);
 	close(fd);
 	cr_assert_str_eq(buf, "mine\n");
 	/* the skill is read-only in the box, writable at its source */
 	cr_assert_eq(open(path(p, sizeof(p), "saves/pool/" BOX "/skills/pdf/x"),
-			 O_WRONLY | O_CREAT, 0644), -1);
+			 O_WRONLY | O_CREAT, 0644),
+	    -1);
 	cr_assert_eq(errno, EROFS);
 	/* nothing is stacked twice */
 	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_E_BUSY);
@@ -172,8 +172,7 @@ Test(privpool, bind_skill_clear)
 	cr_assert_eq(mounts_below("saves/pool/" BOX), 0);
 	cr_assert_eq(access(path(p, sizeof(p), "saves/pool/" BOX), F_OK), -1);
 	/* the thread's files are untouched */
-	cr_assert_eq(access(path(p, sizeof(p), "saves/threads/" TID
-					    "/user-data/marker"), F_OK), 0);
+	cr_assert_eq(access(path(p, sizeof(p), "saves/threads/" TID "/user-data/marker"), F_OK), 0);
 	cr_assert_eq(yx_priv_pool_clear(BOX, &e), YX_OK, "absent: nothing to do");
 }
 
