@@ -17,6 +17,7 @@ mount table:
 
 Rounds: YX_POOL_KILL_ROUNDS (default 200). Marked slow (run-e2e.sh runs it
 with YUXI_E2E_SLOW=1)."""
+import concurrent.futures
 import os
 import random
 import secrets
@@ -128,3 +129,8 @@ def test_kill_loop_assignment_and_refill(factory):
         assert box not in free, ("a pooled box has a mount", mp)
     # threads that lost their box in a kill took a new one above: refilled
     assert wait_for(lambda: len(pooled(inst)) >= POOL, 180), inst.read_log()
+    # remove the threads here (their boxes and mounts go with them), so the
+    # teardown has few containers left to remove
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        list(ex.map(lambda t: inst.request("alice", "DELETE", "/api/threads/" + t),
+                    marks))
