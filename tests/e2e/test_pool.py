@@ -26,7 +26,7 @@ def pooled(inst):
     return [s for s in inst.sandboxes().values() if s["state"] == "pooled"]
 
 
-def pool_full(inst, n, timeout=120):
+def pool_full(inst, n, timeout=300):
     return wait_for(lambda: len(pooled(inst)) >= n, timeout, step=0.1)
 
 
