@@ -85,6 +85,7 @@ def test_pool_box_cannot_touch_its_mounts(factory):
         assert "%s=0" % op not in out, out
     assert "NoNewPrivs:\t1" in out and "Seccomp:\t2" in out, out
     assert "\n1\n" in out, out           # CapEff all zero
+    assert "\n1000\n" in out, out        # the sandbox user, not root
     assert out.rstrip().endswith("lo"), out  # --network none: loopback only
     assert inst.sandboxes()[tid]["container"].split("-")[-2] == "pool", inst.sandboxes()[tid]
 
