@@ -275,7 +275,7 @@ spec_hostconfig(const struct yx_container_spec *s, struct json_object *body)
 struct json_object *
 yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
 {
-	struct json_object	*body = json_object_new_object(), *env, *cmd;
+	struct json_object	*body = json_object_new_object(), *env, *cmd = NULL;
 	char			 user[64];
 	int			 rc = YX_E_NOMEM;
 	size_t			 i;
