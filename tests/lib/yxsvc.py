@@ -540,7 +540,22 @@ class Service:
         return {(s["thread_id"] or s["container"]): s for s in r.json()["sandboxes"]}
 
     def containers(self, thread=None, running_only=False):
-        return containers(self.prefix, thread=thread, running_only=running_only)
+        """[(id, name)] of the instance's containers (of one thread). With a
+        pool (YUXI_POOL_SIZE), boxes still waiting in the pool belong to no
+        thread and are left out, and a thread's pool box (no thread label:
+        the table says whose it is) is counted as its container."""
+        got = containers(self.prefix, thread=thread, running_only=running_only)
+        if self.env.get("YUXI_POOL_SIZE", "0") in ("", "0"):
+            return got
+        slots = self.sandboxes()
+        if thread is None:
+            waiting = {v["container"] for v in slots.values() if v["state"] == "pooled"}
+            return [(i, n) for i, n in got if n not in waiting]
+        box = (slots.get(thread) or {}).get("container") or ""
+        if "-pool-" in box:
+            got += [(i, n) for i, n in containers(self.prefix, running_only=running_only)
+                    if n == box]
+        return got
 
 
 def stop_all(services):

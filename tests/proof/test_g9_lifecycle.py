@@ -61,7 +61,7 @@ def slots_clean(svc, threads):
     """(ok, detail): every thread one container, no slot stuck."""
     sb = svc.sandboxes()
     bad = {k: (v["state"], v["holds"]) for k, v in sb.items()
-           if v["state"] not in ("active", "warm") or v["holds"] != 0}
+           if v["state"] not in ("active", "warm", "pooled") or v["holds"] != 0}
     dup = {t: len(svc.containers(thread=t)) for t in threads}
     dup = {t: n for t, n in dup.items() if n != 1}
     return not bad and not dup, {"stuck": bad, "containers": dup}
