@@ -329,40 +329,21 @@ static int
 front_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
-	struct json_object		*o, *checks, *failing, *c;
+	struct yx_ready_json		 j;
 	const char			*st;
 	char				 name[YX_HOST_NAME_MAX + 8];
 	size_t				 i, up = 0;
+	int				 rc;
 
-	o = json_object_new_object();
-	checks = json_object_new_array();
-	failing = json_object_new_array();
-	if (o == NULL || checks == NULL || failing == NULL) {
-		json_object_put(o);
-		json_object_put(checks);
-		json_object_put(failing);
-		return YX_E_NOMEM;
-	}
+	if ((rc = yx_ready_begin(&j)) != YX_OK)
+		return rc;
 	for (i = 0; i < hl->n; i++) {
 		st = yx_front_health(w, i, true);
 		snprintf(name, sizeof(name), "host %s", hl->v[i].name);
 		up += strcmp(st, "ok") == 0;
-		if (strcmp(st, "ok") != 0)
-			json_object_array_add(failing, json_object_new_string(name));
-		if ((c = json_object_new_object()) == NULL)
-			continue;
-		json_object_object_add(c, "name", json_object_new_string(name));
-		json_object_object_add(c, "ok", json_object_new_boolean(strcmp(st, "ok") == 0));
-		json_object_object_add(c, "detail", json_object_new_string(st));
-		json_object_array_add(checks, c);
+		yx_ready_add(&j, name, strcmp(st, "ok") == 0, st);
 	}
-	json_object_object_add(o, "ready", json_object_new_boolean(up > 0));
-	if (json_object_array_length(failing) > 0)
-		json_object_object_add(o, "failing", failing);
-	else
-		json_object_put(failing);
-	json_object_object_add(o, "checks", checks);
-	return yx_http_send_obj(r, up > 0 ? 200 : 503, o);
+	return yx_ready_send(r, &j, up > 0);
 }
 
 /* Is p the host's "thread not found" (it does not know the thread)? */
@@ -741,7 +722,7 @@ front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	yx_remote_resp_init(&p);
-	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_threads_parse_create(w, r, &want)) != YX_OK)
+	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
 		goto done;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((n = front_candidates(w, want.thread_id, cand)) == 0) {
@@ -782,33 +763,56 @@ done:
 	return rc;
 }
 
-/* GET /api/threads/{id}: the front's record, the sandbox from its host. */
+/*
+ * The caller's thread arg and method on its host's /api/threads/{id}
+ * (a GET through front_call, a DELETE straight, with FRONT_LIFECYCLE_MS
+ * more time). *t is the front's record. *called false: a check failed
+ * (401, 404, no host) and its reply is sent; rc is then the check's.
+ */
 static int
-front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+front_thread_op(struct yx_wctx *w, struct yx_http_req *r, const char *arg, const char *method,
+    struct yx_thread *t, struct yx_remote_resp *p, struct yx_errctx *e, bool *called)
 {
-	struct yx_remote_req	 q;
-	struct yx_remote_resp	 p;
-	struct json_object	*o = NULL, *rec, *sb;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
-	char			 path[64 + YX_THREAD_ID_SIZE];
-	size_t			 host;
-	int			 rc;
+	struct yx_remote_req	q;
+	char			path[64 + YX_THREAD_ID_SIZE];
+	size_t			host;
+	int			rc;
 
-	yx_errctx_clear(&e);
-	yx_remote_resp_init(&p);
+	*called = false;
 	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
-	    (rc = yx_front_host(w, r, &t, &host)) != YX_OK)
-		goto done;
-	snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
+	    (rc = yx_load_thread(w, r, arg, strlen(arg), t)) != YX_OK ||
+	    (rc = yx_front_host(w, r, t, &host)) != YX_OK)
+		return rc;
+	snprintf(path, sizeof(path), "/api/threads/%s", t->thread_id);
 	memset(&q, 0, sizeof(q));
-	q.method = "GET";
+	q.method = method;
 	q.path = path;
 	q.user = r->user;
 	q.request_id = r->request_id;
 	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
-	rc = front_call(w, r, &t, host, &q, &p, &e);
+	*called = true;
+	if (strcmp(method, "GET") == 0)
+		return front_call(w, r, t, host, &q, p, e);
+	q.timeout_ms += FRONT_LIFECYCLE_MS;
+	return yx_remote_call(w->remote->rm, host, &q, p, e);
+}
+
+/* GET /api/threads/{id}: the front's record, the sandbox from its host. */
+static int
+front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_remote_resp	 p;
+	struct json_object	*o = NULL, *rec, *sb;
+	struct yx_thread	 t;
+	struct yx_errctx	 e;
+	bool			 called;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	rc = front_thread_op(w, r, arg, "GET", &t, &p, &e, &called);
+	if (!called)
+		goto done;
 	if (rc != YX_OK || p.status != 200 || (o = front_parse(&p)) == NULL ||
 	    !json_object_object_get_ex(o, "sandbox", &sb)) {
 		rc = yx_front_relay(r, rc, &e, &p);
@@ -834,28 +838,17 @@ done:
 static int
 front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_remote_req	 q;
-	struct yx_remote_resp	 p;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
-	char			 path[64 + YX_THREAD_ID_SIZE];
-	size_t			 host;
-	int			 rc;
+	bool			called;
+	int			rc;
+	struct yx_thread	t;
+	struct yx_errctx	e;
+	struct yx_remote_resp	p;
 
-	yx_errctx_clear(&e);
 	yx_remote_resp_init(&p);
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
-	    (rc = yx_front_host(w, r, &t, &host)) != YX_OK)
+	yx_errctx_clear(&e);
+	rc = front_thread_op(w, r, arg, "DELETE", &t, &p, &e, &called);
+	if (!called)
 		goto done;
-	snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
-	memset(&q, 0, sizeof(q));
-	q.method = "DELETE";
-	q.path = path;
-	q.user = r->user;
-	q.request_id = r->request_id;
-	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0) + FRONT_LIFECYCLE_MS;
-	rc = yx_remote_call(w->remote->rm, host, &q, &p, &e);
 	if (rc != YX_OK || (p.status != 204 && p.status != 404)) {
 		rc = yx_front_relay(r, rc, &e, &p);
 		goto done;

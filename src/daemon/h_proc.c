@@ -170,45 +170,13 @@ proc_id_arg(struct yx_http_req *r, const char *arg)
 	return YX_E_NOT_FOUND;
 }
 
-/* Parse the start body: thread id, command, timeout. Sends errors. */
-static int
-proc_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
-    const char **cmd, int *timeout)
-{
-	struct json_object *v;
-
-	*timeout = 0;
-	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
-	    !yx_thread_id_valid(*tid, strlen(*tid))) {
-		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
-		return YX_E_INVALID_THREAD_ID;
-	}
-	if (yx_json_opt_str(body, "command", cmd) != YX_OK || *cmd == NULL ||
-	    (*cmd)[0] == '\0') {
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
-		return YX_E_BAD_REQUEST;
-	}
-	if (json_object_object_get_ex(body, "timeout", &v) &&
-	    !json_object_is_type(v, json_type_null)) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
-			yx_http_send_error(r, YX_E_BAD_REQUEST,
-			    "timeout must be a positive integer number of seconds");
-			return YX_E_BAD_REQUEST;
-		}
-		/* capped at YUXI_PROCESS_LIFETIME, not refused */
-		*timeout = json_object_get_int64(v) > 86400 ? 86400 :
-							      (int)json_object_get_int64(v);
-	}
-	return YX_OK;
-}
-
 int
 yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*body = NULL;
-	struct yx_skill_set	 skills;
 	struct proc_req		 p;
 	struct yx_proc		 proc;
+	struct json_object	*body = NULL;
+	struct yx_skill_set	 skills;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
 	int			 timeout, rc;
@@ -223,7 +191,8 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((rc = proc_parse(r, body, &tid, &cmd, &timeout)) != YX_OK)
+	/* the timeout capped at YUXI_PROCESS_LIFETIME's most, not refused */
+	if ((rc = yx_parse_command(r, body, &tid, &cmd, &timeout, 86400)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
 	if ((rc = proc_open(w, r, tid, strlen(tid), &p)) != YX_OK)
@@ -264,12 +233,10 @@ yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((o = json_object_new_object()) == NULL ||
-	    (a = json_object_new_array()) == NULL) {
+	if ((o = yx_json_list("processes", &a)) == NULL) {
 		rc = YX_E_NOMEM;
 		goto done;
 	}
-	json_object_object_add(o, "processes", a);
 	for (i = 0; i < n; i++)
 		json_object_array_add(a, proc_json(&v[i]));
 	rc = yx_http_send_obj(r, 200, o);

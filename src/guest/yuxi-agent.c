@@ -187,16 +187,16 @@ agent_read_str(int fd, struct agent_req *rq, uint32_t len, long long deadline)
 	return s;
 }
 
-/* A timeout frame: decimal seconds, 0..AGENT_TIMEOUT_MAX. 0 or -1. */
+/* A decimal frame in lo..hi (a timeout in seconds, a ring size). 0 or -1. */
 static int
-agent_parse_timeout(const char *s, long *t)
+agent_parse_long(const char *s, long lo, long hi, long *v)
 {
 	char *end;
 
 	errno = 0;
-	*t = strtol(s, &end, 10);
-	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 &&
-		*t <= AGENT_TIMEOUT_MAX ?
+	*v = strtol(s, &end, 10);
+	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 && *v >= lo &&
+		*v <= hi ?
 	    0 :
 	    -1;
 }
@@ -208,20 +208,6 @@ agent_procid_ok(const char *s)
 	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789");
 
 	return n > 0 && n <= YX_AGENT_PROCID_MAX && s[n] == '\0';
-}
-
-/* A ring size frame: decimal bytes in YX_AGENT_RING_MIN..MAX. 0 or -1. */
-static int
-agent_parse_ring(const char *s, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 &&
-		*v >= YX_AGENT_RING_MIN && *v <= YX_AGENT_RING_MAX ?
-	    0 :
-	    -1;
 }
 
 /* The end of a request: 'G' with the output pipe, or 'B' (background)
@@ -268,7 +254,7 @@ agent_read_req(int fd, struct agent_req *rq)
 			rq->cwd = s;
 			break;
 		case YX_AGENT_T_TIMEOUT:
-			if (agent_parse_timeout(s, &rq->timeout) == -1)
+			if (agent_parse_long(s, 0, AGENT_TIMEOUT_MAX, &rq->timeout) == -1)
 				return -1;
 			break;
 		case YX_AGENT_T_ENV:
@@ -287,7 +273,7 @@ agent_read_req(int fd, struct agent_req *rq)
 			rq->procid = s;
 			break;
 		case YX_AGENT_T_RING:
-			if (agent_parse_ring(s, &rq->ring) == -1)
+			if (agent_parse_long(s, YX_AGENT_RING_MIN, YX_AGENT_RING_MAX, &rq->ring) == -1)
 				return -1;
 			break;
 		default:
