@@ -55,6 +55,13 @@ str_at(struct json_object *o, const char *path)
 	return v ? json_object_get_string(v) : "(absent)";
 }
 
+/* The string member key of o: for keys with dots (labels, tmpfs paths). */
+static const char *
+member(struct json_object *o, const char *key)
+{
+	return json_object_get_string(json_object_object_get(o, key));
+}
+
 Test(spec, create_body_hardening, .init = setup)
 {
 	struct yx_errctx	 err;
@@ -66,18 +73,10 @@ Test(spec, create_body_hardening, .init = setup)
 	cr_expect(at(b, "WorkingDir") == NULL);
 	v = at(b, "Labels");
 	cr_assert(v != NULL);
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox")),
-	    "1");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox.thread")),
-	    "thread-1");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox.id")),
-	    "abcd1234");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox.skills")),
-	    "fp1");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox"), "1");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox.thread"), "thread-1");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox.id"), "abcd1234");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox.skills"), "fp1");
 	cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(
 			     at(b, "Env"), 0)),
 	    "HOME=/home/yuxi");
@@ -101,13 +100,9 @@ Test(spec, create_body_hardening, .init = setup)
 	    "[\"no-new-privileges\"]");
 	v = at(b, "HostConfig.Tmpfs");
 	cr_assert(v != NULL);
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "/tmp")),
-	    "rw,nosuid,nodev,size=67108864");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "/home/yuxi")),
-	    "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
-	    "mode=0755");
+	cr_expect_str_eq(member(v, "/tmp"), "rw,nosuid,nodev,size=67108864");
+	cr_expect_str_eq(member(v, "/home/yuxi"),
+	    "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0755");
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
 							    "HostConfig.Mounts"),
 			     JSON_C_TO_STRING_PLAIN |

@@ -163,6 +163,18 @@ def mounts_below(path):
     return sorted(set(out), key=len, reverse=True)
 
 
+def loops_below(base):
+    """Loop devices whose backing file lies beneath base."""
+    n = 0
+    for dev in os.listdir("/sys/block"):
+        try:
+            with open("/sys/block/%s/loop/backing_file" % dev) as f:
+                n += f.read().startswith(base + "/")
+        except OSError:
+            pass
+    return n
+
+
 def unmount_below(path):
     """Lazily unmount everything at or beneath path (thread disk images are
     kept mounted across a daemon's restarts); their loop devices go with

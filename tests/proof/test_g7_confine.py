@@ -270,14 +270,22 @@ def flood(svc, tid, cid):
     return engine_dir_bytes(cid) - before, secs, cpu
 
 
+def flood_new_box(svc, fmt):
+    """A new thread's box, its log configuration (docker inspect -f fmt) read,
+    then flooded: (tid, container id, log configuration, grew, secs, cpu)."""
+    tid = svc.new_thread()
+    svc.run(tid, "true")
+    cid = container_of(svc, tid)
+    logcfg = docker_out("inspect", "-f", fmt, cid)
+    grew, secs, cpu = flood(svc, tid, cid)
+    return tid, cid, logcfg, grew, secs, cpu
+
+
 def test_engine_log_prod():
     svc = service()
     try:
-        tid = svc.new_thread()
-        svc.run(tid, "true")
-        cid = container_of(svc, tid)
-        logcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}|{{.LogPath}}", cid)
-        grew, secs, cpu = flood(svc, tid, cid)
+        tid, cid, logcfg, grew, secs, cpu = flood_new_box(
+            svc, "{{.HostConfig.LogConfig.Type}}|{{.LogPath}}")
         print("engine log, prod: %s; %d MB to /proc/1/fd/1 and /proc/1/fd/2 in %.1f s: "
               "engine directory grew %d bytes; engine CPU %s s"
               % (logcfg, 2 * FLOOD_MB, secs, grew, "%.2f" % cpu if cpu is not None else "?"))
@@ -300,11 +308,7 @@ def test_control_engine_log_then_recreated():
                          YUXI_SANDBOX_TMP_SIZE="%dm" % TMP_MB,
                          YX_CONTROL_OFF="enginelog").start()
     try:
-        tid = svc.new_thread()
-        svc.run(tid, "true")
-        old = container_of(svc, tid)
-        logcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}", old)
-        grew, secs, cpu = flood(svc, tid, old)
+        tid, old, logcfg, grew, secs, cpu = flood_new_box(svc, "{{.HostConfig.LogConfig.Type}}")
         print("engine log, control (%s): %d MB in %.1f s: engine directory grew %d bytes; "
               "engine CPU %s s" % (logcfg, 2 * FLOOD_MB, secs, grew,
                                     "%.2f" % cpu if cpu is not None else "?"))
