@@ -197,6 +197,15 @@ struct json_object *yx_disk_json(struct yx_wctx *w, const char *id);
 /* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
  * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
+/* h_proc.c: YX_OK when arg can be a process id, else the 404 is sent. */
+int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
+/*
+ * h_proc.c: a long-poll slot (YUXI_PROCESS_WAITERS across the service's
+ * workers; a front's own for the long-polls it forwards): its number, or
+ * -1 when all are taken. yx_proc_wait_give(-1) does nothing.
+ */
+int	yx_proc_wait_take(struct yx_wctx *w);
+void	yx_proc_wait_give(int k);
 /* {key: []}: a new object and, in *a, its empty array (NULL: no memory). */
 struct json_object *yx_json_list(const char *key, struct json_object **a);
 

@@ -160,8 +160,8 @@ proc_json(const struct yx_proc *p)
 }
 
 /* The process id of the route; 404 for one that cannot exist. */
-static int
-proc_id_arg(struct yx_http_req *r, const char *arg)
+int
+yx_need_proc_id(struct yx_http_req *r, const char *arg)
 {
 	if (arg[0] == 'p' && strlen(arg) == YX_PROC_ID_SIZE - 1 &&
 	    strspn(arg + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2)
@@ -260,7 +260,7 @@ yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
-	if ((rc = proc_id_arg(r, arg)) == YX_OK &&
+	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_get(&p.c, arg, &proc, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK)
@@ -284,7 +284,7 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
-	if ((rc = proc_id_arg(r, arg)) == YX_OK &&
+	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_kill(&p.c, arg, &proc, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK) {
@@ -301,8 +301,8 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
  * Take a long-poll slot (see the top): its number, or -1 when as many
  * long-polls as allowed wait already (or the slot file cannot be used).
  */
-static int
-proc_wait_take(struct yx_wctx *w)
+int
+yx_proc_wait_take(struct yx_wctx *w)
 {
 	struct flock	fl;
 	char		path[YX_CFG_PATH + 32];
@@ -331,8 +331,8 @@ proc_wait_take(struct yx_wctx *w)
 	return -1;
 }
 
-static void
-proc_wait_give(int k)
+void
+yx_proc_wait_give(int k)
 {
 	struct flock fl;
 
@@ -409,7 +409,7 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		goto out;
-	if ((rc = proc_id_arg(r, arg)) != YX_OK ||
+	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
 	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
 	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
@@ -419,11 +419,11 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		wait = YX_PROC_WAIT_MAX_MS;
 	if (max == 0)
 		max = YX_PROC_READ_DEFAULT;
-	if (wait > 0 && (slot = proc_wait_take(w)) == -1)
+	if (wait > 0 && (slot = yx_proc_wait_take(w)) == -1)
 		log_debug("output long-poll of %s answered at once: all slots taken", arg);
 	rc = yx_proc_output(&p.c, arg, off, slot >= 0 ? (int)wait : 0, (size_t)max,
 	    &c, &e);
-	proc_wait_give(slot);
+	yx_proc_wait_give(slot);
 	if (rc != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
@@ -456,7 +456,7 @@ yx_h_procs_stdin(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		goto out;
-	if ((rc = proc_id_arg(r, arg)) != YX_OK ||
+	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "eof", 0, 1, &eof)) != YX_OK)
 		goto done;
 	if ((rc = yx_http_read_body(r, &body, &e)) != YX_OK ||
