@@ -70,6 +70,7 @@ yx_config_defaults(struct yx_config *c)
 	c->cpus = 1.0;
 	c->pids = 256;
 	snprintf(c->network, sizeof(c->network), "none");
+	snprintf(c->runtime, sizeof(c->runtime), "runc");
 	c->readonly_rootfs = true;
 	snprintf(c->user, sizeof(c->user), "1000:1000");
 	c->uid = 1000;
@@ -92,6 +93,12 @@ yx_config_defaults(struct yx_config *c)
 	c->request_budget_ms = 5000;
 	c->walk_read_budget = 256 << 20;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
+}
+
+bool
+yx_runtime_valid(const char *s)
+{
+	return s != NULL && (strcmp(s, "runc") == 0 || strcmp(s, "runsc") == 0);
 }
 
 int
@@ -526,6 +533,8 @@ cfg_names(struct cfg_ctx *x, struct yx_config *c)
 	for (p = c->network; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
 			return cfg_fail(x, "YUXI_SANDBOX_NETWORK", "only [A-Za-z0-9_.-] allowed");
+	if (!yx_runtime_valid(c->runtime))
+		return cfg_fail(x, "YUXI_SANDBOX_RUNTIME", "expected runc or runsc");
 	return YX_OK;
 }
 
@@ -596,6 +605,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->memory_bytes = v;
 	TRY(cfg_int(&x, "YUXI_SANDBOX_PIDS", &c->pids, 16, 1 << 20));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_NETWORK", c->network, sizeof(c->network)));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_RUNTIME", c->runtime, sizeof(c->runtime)));
 	TRY(cfg_bool(&x, "YUXI_SANDBOX_READONLY_ROOTFS", &c->readonly_rootfs));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_USER", c->user, sizeof(c->user)));
 	TRY(cfg_user(&x, c));
@@ -631,6 +641,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->walk_read_budget = (uint64_t)v;
 	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
+	TRY(cfg_abspath(&x, "YUXI_EGRESS_HOSTS", c->egress_hosts, sizeof(c->egress_hosts)));
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));
