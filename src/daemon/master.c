@@ -43,6 +43,7 @@
 
 #include "daemon_int.h"
 #include "yuxi/clock.h"
+#include "yuxi/egress.h"
 #include "yuxi/log.h"
 
 #define YX_BACKOFF_MIN_MS	100
@@ -68,6 +69,7 @@ struct master {
 	struct child		*kids;
 	size_t			 nkids;
 	bool			 stopping;
+	pid_t			 egress_pid;	/* yx_egress_start() */
 };
 
 static volatile sig_atomic_t	m_sigchld, m_term, m_alarm;
@@ -346,6 +348,9 @@ master_setup(struct master *m)
 		    rep.index_added, rep.index_dropped,
 		    rep.uids_dropped, rep.runs_dropped);
 	yx_thread_store_fini(&st);
+	/* the egress proxy of profiles with network; dies with us */
+	if (yx_egress_start(m->cfg, &m->egress_pid) != YX_OK)
+		log_warnx("no egress proxy: sandboxes with network answer 503");
 	if ((m->listen_fd = master_listen(m->cfg)) == -1)
 		return YX_E_IO;
 	if (FCGX_Init() != 0) {
