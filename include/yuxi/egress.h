@@ -137,7 +137,7 @@ int	yx_egress_policy_text(const struct yx_egress_policy *p,
  * yx_egress_hosts_redirect: replaces *sa when a redirect names it.
  */
 int	yx_egress_hosts_lookup(const char *file, const char *name,
-    struct sockaddr_storage *out, size_t max, size_t *n);
+     struct sockaddr_storage *out, size_t max, size_t *n);
 void	yx_egress_hosts_redirect(const char *file,
     struct sockaddr_storage		     *sa);
 

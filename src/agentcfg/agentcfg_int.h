@@ -28,7 +28,7 @@ int	agentcfg_keys_check(struct json_object *o, const char *const *known,
  * failure what was parsed is still in *vp for agentcfg_profiles_free.
  */
 int	agentcfg_profiles_parse(struct json_object *a, struct yx_profile **vp,
-    size_t *np, struct yx_errctx *err);
+     size_t *np, struct yx_errctx *err);
 void	agentcfg_profiles_free(struct yx_profile *v, size_t n);
 
 #endif /* YUXI_AGENTCFG_INT_H */

@@ -38,7 +38,8 @@ agentcfg_keys_check(struct json_object *o, const char *const *known,
 {
 	size_t i;
 
-	json_object_object_foreach(o, key, val) {
+	json_object_object_foreach(o, key, val)
+	{
 		(void)val;
 		if (key[0] == '_' || strcmp(key, "description") == 0)
 			continue;
@@ -116,7 +117,8 @@ prof_timeout(struct json_object *v, struct yx_profile *p, const char **why)
 	if (!json_object_is_type(v, json_type_object) ||
 	    json_object_object_length(v) == 0)
 		return YX_E_BAD_REQUEST;
-	json_object_object_foreach(v, key, val) {
+	json_object_object_foreach(v, key, val)
+	{
 		(void)val;
 		if (strcmp(key, "default") != 0 && strcmp(key, "max") != 0)
 			return YX_E_BAD_REQUEST;
@@ -181,7 +183,8 @@ prof_network(struct json_object *v, struct yx_profile *p, char *why,
 	snprintf(why, whylen, "expected \"none\" or {\"allow\": [\"host:port\", ...]}");
 	if (!json_object_is_type(v, json_type_object))
 		return YX_E_BAD_REQUEST;
-	json_object_object_foreach(v, key, val) {
+	json_object_object_foreach(v, key, val)
+	{
 		(void)val;
 		for (i = 0; known[i] != NULL && strcmp(key, known[i]) != 0; i++)
 			;
@@ -235,7 +238,8 @@ prof_env(struct json_object *v, struct yx_profile *p, char *why, size_t whylen)
 		snprintf(why, whylen, "more than %d variables", YX_PROFILE_ENV_MAX);
 		return YX_E_BAD_REQUEST;
 	}
-	json_object_object_foreach(v, key, jv) {
+	json_object_object_foreach(v, key, jv)
+	{
 		if (!prof_env_name_ok(key)) {
 			snprintf(why, whylen, "%s: not a variable name the profile "
 					      "may set ([A-Za-z_][A-Za-z0-9_]*, "
@@ -244,7 +248,8 @@ prof_env(struct json_object *v, struct yx_profile *p, char *why, size_t whylen)
 			return YX_E_BAD_REQUEST;
 		}
 		val = json_object_is_type(jv, json_type_string) ?
-		    json_object_get_string(jv) : NULL;
+		    json_object_get_string(jv) :
+		    NULL;
 		if (val == NULL ||
 		    strlen(val) != (size_t)json_object_get_string_len(jv) ||
 		    strlen(key) + strlen(val) + 2 > YX_PROFILE_ENV_LEN) {
@@ -292,7 +297,8 @@ prof_key(const char *key, struct json_object *v, struct yx_profile *p,
 		    json_object_is_type(v, json_type_double)) {
 			p->cpus = json_object_get_double(v);
 			rc = isfinite(p->cpus) && p->cpus >= 0.01 && p->cpus <= 256 ?
-			    YX_OK : YX_E_BAD_REQUEST;
+			    YX_OK :
+			    YX_E_BAD_REQUEST;
 		}
 		w = "expected a number in [0.01, 256]";
 	} else if (strcmp(key, "pids") == 0) {
@@ -305,7 +311,8 @@ prof_key(const char *key, struct json_object *v, struct yx_profile *p,
 		    (strcmp(json_object_get_string(v), "rw") == 0 ||
 			strcmp(json_object_get_string(v), "ro") == 0)) {
 			p->workspace = json_object_get_string(v)[1] == 'o' ?
-			    YX_WORKSPACE_RO : YX_WORKSPACE_RW;
+			    YX_WORKSPACE_RO :
+			    YX_WORKSPACE_RW;
 			rc = YX_OK;
 		}
 		w = "expected \"rw\" or \"ro\"";
@@ -374,7 +381,8 @@ prof_parse_one(struct json_object *o, size_t idx, struct yx_profile *p,
 	snprintf(where, sizeof(where), "profiles[%zu] (\"%s\")", idx, p->id);
 	if ((rc = agentcfg_keys_check(o, known, where, err)) != YX_OK)
 		return rc;
-	json_object_object_foreach(o, key, v) {
+	json_object_object_foreach(o, key, v)
+	{
 		if (key[0] == '_' || strcmp(key, "id") == 0 ||
 		    strcmp(key, "description") == 0)
 			continue;
@@ -382,7 +390,7 @@ prof_parse_one(struct json_object *o, size_t idx, struct yx_profile *p,
 		if ((rc = prof_key(key, v, p, why, sizeof(why))) != YX_OK)
 			return rc == YX_E_NOMEM ? yx_fail(err, rc, NULL) :
 						  yx_fail(err, rc, "%s.%s: %s",
-							where, key, why);
+						      where, key, why);
 	}
 	if (prof_finish(p) != YX_OK)
 		return yx_fail(err, YX_E_INTERNAL, "%s: cannot fingerprint", where);

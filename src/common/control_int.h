@@ -20,7 +20,11 @@
  * included, reaches the client), mask (no output masking of host paths),
  * clientgone (a walk never learns that its client went away:
  * yx_http_client_gone() says false), crosssite (a browser's cross-site
- * POST or DELETE is served). The broker's own control build
+ * POST or DELETE is served), readonly (a read-only workspace is mounted
+ * and served writable), rolayout (a read-only workspace's writable
+ * folders are not laid out again right before its container is made),
+ * egress (the egress proxy skips the IP-literal, allowlist and address
+ * checks). The broker's own control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  */

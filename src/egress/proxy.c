@@ -233,7 +233,8 @@ egress_setup(struct egress_proxy *px)
 	}
 	cap = px->cfg->max_replicas * 2;
 	px->nregs = cap < EGRESS_REGS_MIN ? EGRESS_REGS_MIN :
-	    cap > EGRESS_REGS_MAX ? EGRESS_REGS_MAX : (size_t)cap;
+	    cap > EGRESS_REGS_MAX	  ? EGRESS_REGS_MAX :
+					    (size_t)cap;
 	if ((px->regs = calloc(px->nregs, sizeof(*px->regs))) == NULL) {
 		log_warnx("egress: out of memory");
 		return -1;

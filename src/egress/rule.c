@@ -230,8 +230,7 @@ egress_v4_at(const unsigned char *b)
 static enum yx_addr_class
 egress_class6(const unsigned char *b)
 {
-	static const unsigned char zero[16], md[16] = { 0xfd, 0, 0x0e, 0xc2,
-		[15] = 0x54, [14] = 0x02 };
+	static const unsigned char zero[16], md[16] = { 0xfd, 0, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 };
 	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
 	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
 
@@ -243,7 +242,8 @@ egress_class6(const unsigned char *b)
 		return YX_ADDR_METADATA;
 	if (b[0] == 0x20 && b[1] == 0x02)	/* 6to4: the IPv4 part decides */
 		return egress_class4(egress_v4_at(b + 2)) == YX_ADDR_PUBLIC ?
-		    YX_ADDR_PUBLIC : YX_ADDR_SPECIAL;
+		    YX_ADDR_PUBLIC :
+		    YX_ADDR_SPECIAL;
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
 		return YX_ADDR_LINKLOCAL;
 	if ((b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) || (b[0] & 0xfe) == 0xfc)

@@ -597,7 +597,7 @@ exec_before_create(void *arg, struct yx_errctx *err)
 	int		 rc;
 
 #ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("readonly"))
+	if (yx_control_off("rolayout"))
 		return YX_OK;
 #endif
 	rc = yx_broker_ensure_layout(&run->broker, &rep, err);
@@ -649,6 +649,10 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		ar.before_create = exec_before_create;
 		ar.before_create_arg = run;
 	}
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("readonly"))	/* the whole user-data writable */
+		ar.user_data_ro = false;
+#endif
 	exec_cmd_init(&cmd, run, req->command, timeout, oc);
 	if (run->rundir_fd != -1) {
 		rc = exec_agent_fast(ex, &ar, run, &cmd.axr, res, &done, err);

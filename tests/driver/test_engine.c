@@ -574,6 +574,24 @@ dt_limits_memory(void)
 	return rt != NULL && strcmp(rt, "runsc") == 0 ? 192 << 20 : 32 << 20;
 }
 
+/* The engine's runtimes as `doctor` checks them. */
+static void
+check_runtimes(void)
+{
+	struct yx_errctx err;
+
+	cr_expect_eq(yx_driver_runtime_check(dt.d, "runc", &err), YX_OK);
+	yx_errctx_clear(&err);
+	cr_expect_eq(yx_driver_runtime_check(dt.d, "yx-no-such-runtime", &err),
+	    YX_E_BACKEND_UNAVAILABLE);
+	cr_expect(strstr(err.msg, "no runtime") != NULL, "%s", err.msg);
+	if (dt_runsc()) {	/* the engine this suite runs on has it */
+		yx_errctx_clear(&err);
+		cr_expect_eq(yx_driver_runtime_check(dt.d, "runsc", &err), YX_OK,
+		    "%s", err.msg);
+	}
+}
+
 #define DRIVER_TESTS(suite, kind)					\
 	static void suite##_init(void)                                         \
 	{                                                                      \
@@ -598,6 +616,11 @@ dt_limits_memory(void)
 	    .timeout = 60)                                                     \
 	{                                                                      \
 		check_remove();                                                \
+	}                                                                      \
+	Test(suite, runtimes, .init = suite##_init, .fini = dt_teardown,       \
+	    .timeout = 60)                                                     \
+	{                                                                      \
+		check_runtimes();                                              \
 	}                                                                      \
 	Test(suite, engine_log, .init = suite##_init, .fini = engine_log_fini, \
 	    .timeout = 180)                                                    \

@@ -6,6 +6,7 @@ EXTRA_DIST += tests/e2e/run-e2e.sh tests/e2e/conftest.py \
 	tests/e2e/test_service.py tests/e2e/test_threads.py tests/e2e/test_fs.py \
 	tests/e2e/test_namespace.py \
 	tests/e2e/test_lifecycle.py tests/e2e/test_capacity.py tests/e2e/test_downloads.py \
+	tests/e2e/test_profiles.py examples/egress-hosts \
 	nginx/dev.conf.in nginx/yuxi-sandbox.conf scripts/run-service.sh \
 	examples/agents.json examples/skills/python-basics/SKILL.md \
 	examples/skills/python-basics/csv_summary.py examples/skills/shell-tips/SKILL.md

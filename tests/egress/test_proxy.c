@@ -90,7 +90,8 @@ setup(void)
 	snprintf(hosts, sizeof(hosts), "%s/hosts", saves);
 	cr_assert_not_null(f = fopen(hosts, "w"));
 	fputs("127.0.0.1 allowed.test private.test other.test\n"
-	      "169.254.169.254 meta.test\n::1 allowed6.test\n", f);
+	      "169.254.169.254 meta.test\n::1 allowed6.test\n",
+	    f);
 	fclose(f);
 	snprintf(cfg.egress_hosts, sizeof(cfg.egress_hosts), "%s", hosts);
 	/* the upstream on 127.0.0.1:<free port> */

@@ -265,7 +265,8 @@ Test(rules, hosts_override)
 	cr_assert_not_null(f = fdopen(fd, "w"));
 	fputs("# test names\n127.0.0.1 allowed.test Denied.Test\n"
 	      "::1 allowed.test # and v6\nbogus line here\n"
-	      "redirect 169.254.169.254 127.0.0.1\n", f);
+	      "redirect 169.254.169.254 127.0.0.1\n",
+	    f);
 	fclose(f);
 	cr_assert_eq(yx_egress_hosts_lookup(path, "allowed.test", out, 4, &n), YX_OK);
 	cr_assert_eq(n, 2);

@@ -12,7 +12,9 @@ Environment: top_builddir (the build directory holding yuxi-sandboxd; set
 by `make check` and the run-*.sh wrappers; there is no fallback: a Service
 without an explicit binary fails clearly when it is unset), top_srcdir (the
 checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
-image, default yuxi-sandbox-test:latest).
+image, default yuxi-sandbox-test:latest), YUXI_TEST_RUNTIME (the
+sandboxes' runtime, YUXI_SANDBOX_RUNTIME: runc, the default, or runsc to
+run a suite under gVisor).
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -165,6 +167,8 @@ def service_env(base, prefix, shm):
         "YUXI_BODY_LIMIT": str(BODY_LIMIT),
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
     })
+    if os.environ.get("YUXI_TEST_RUNTIME"):
+        env["YUXI_SANDBOX_RUNTIME"] = os.environ["YUXI_TEST_RUNTIME"]
     return env
 
 

@@ -214,18 +214,23 @@ Test(profiles, refused_with_path_and_key)
 Test(profiles, fingerprint_covers_every_field)
 {
 	static const char *const variants[] = {
-		"\"image\":\"other:2\"", "\"runtime\":\"runc\"", "\"memory\":\"300m\"",
-		"\"cpus\":2", "\"pids\":100", "\"tmp_size\":\"16m\"",
-		"\"exec_timeout\":{\"default\":30,\"max\":91}", "\"exec_timeout\":31",
+		"\"image\":\"other:2\"",
+		"\"runtime\":\"runc\"",
+		"\"memory\":\"300m\"",
+		"\"cpus\":2",
+		"\"pids\":100",
+		"\"tmp_size\":\"16m\"",
+		"\"exec_timeout\":{\"default\":30,\"max\":91}",
+		"\"exec_timeout\":31",
 		"\"workspace\":\"rw\"",
 		"\"network\":{\"allow\":[\"pypi.example:444\"]}",
 		"\"network\":{\"allow\":[\"pypi.example:443\"],\"allow_private\":[\"pypi.example\"]}",
 		"\"env\":{\"FOO\":\"baz\"}",
 	};
 	const char *basep = "\"image\":\"img:1\",\"runtime\":\"runsc\",\"memory\":\"256m\","
-			    "\"cpus\":1,\"pids\":64,\"tmp_size\":\"32m\","
-			    "\"exec_timeout\":{\"default\":30,\"max\":90},\"workspace\":\"ro\","
-			    "\"network\":{\"allow\":[\"pypi.example:443\"]},\"env\":{\"FOO\":\"bar\"}";
+				  "\"cpus\":1,\"pids\":64,\"tmp_size\":\"32m\","
+				  "\"exec_timeout\":{\"default\":30,\"max\":90},\"workspace\":\"ro\","
+				  "\"network\":{\"allow\":[\"pypi.example:443\"]},\"env\":{\"FOO\":\"bar\"}";
 	char			 text[2048], fp0[YX_SHA256_HEX];
 	struct yx_agents	*ag;
 	size_t			 i;
