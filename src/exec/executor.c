@@ -321,13 +321,15 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
 static int
 exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, const struct yx_exec_req *xr,
-    struct yx_exec_result *res, bool *fallback, struct yx_errctx *err)
+    struct yx_exec_result *res, bool *fallback, bool *startedp,
+    struct yx_errctx *err)
 {
 	struct yx_errctx	e;
 	bool			started = false, tried = false;
 	int			rc, attempt;
 
 	*fallback = false;
+	*startedp = false;
 	yx_errctx_clear(&e);
 	for (attempt = 0; attempt < 2; attempt++) {
 		rc = yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr,
@@ -360,6 +362,7 @@ exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
 	}
 	if (rc != YX_OK && !*fallback && err != NULL)
 		*err = e;
+	*startedp = started;
 	return rc;
 }
 
@@ -430,20 +433,22 @@ exec_rundir_reset(const struct exec_run *run)
 	closedir(d);
 }
 
-/* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
+/* Run the command in the leased container; YX_E_NOT_FOUND when it
+ * vanished; *started when the agent had started it. */
 static int
 exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, const struct exec_cmd *cmd,
-    struct yx_exec_result *res, struct yx_errctx *err)
+    struct yx_exec_result *res, bool *started, struct yx_errctx *err)
 {
 	bool	fallback = true;
 	int	rc;
 
+	*started = false;
 	if (run->rundir_fd != -1) {
 		if (lease->outcome == YX_ACQUIRE_CREATED)
 			exec_rundir_reset(run);
 		rc = exec_via_agent(ex, lease, run, &cmd->axr, res, &fallback,
-		    err);
+		    started, err);
 		if (!fallback)
 			return rc;
 	}
@@ -453,6 +458,42 @@ exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
 	ex->stats.engine_runs++;
 	return ex->drv->ops->exec(ex->drv, lease->container_id, &cmd->xr, res,
 	    err);
+}
+
+static bool	exec_container_gone(struct yx_executor *ex,
+    const struct yx_lease *lease, int rc);
+
+/*
+ * The agent's connection broke after it had started the command: did the
+ * whole sandbox stop under it? That happens under gVisor, where a memory or
+ * fork bomb gets the sandbox (not one process) killed by the host's cgroup.
+ * It is the command's failure, not the service's: exit 137 with a note in
+ * the output, and the sandbox is forgotten (the next command makes a new
+ * one; files are kept). Asked for a second at most: the engine may still
+ * call it running for a moment. True when it stopped (*res and the sink
+ * filled; the lease must already be unheld).
+ */
+static bool
+exec_died(struct yx_executor *ex, const struct yx_lease *lease,
+    const struct yx_exec_req *xr, struct yx_exec_result *res)
+{
+	static const char	note[] = "\n[yuxi: the sandbox stopped during the "
+				   "command (out of memory or processes?); "
+				   "the next command gets a new one]\n";
+	int			i;
+
+	for (i = 0; !exec_container_gone(ex, lease, YX_E_BACKEND_UNAVAILABLE); i++) {
+		if (i == 9)
+			return false;
+		(void)nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
+	}
+	log_info("sandbox %s stopped during a command; making a new one next",
+	    lease->sandbox_id);
+	(void)yx_provider_destroy(&ex->prov, lease->sandbox_id, NULL, NULL);
+	(void)xr->on_output(xr->arg, note, sizeof(note) - 1);
+	res->exit_code = 137;
+	res->timed_out = false;
+	return true;
 }
 
 /*
@@ -484,6 +525,9 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 	rc = yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr, res,
 	    &started, err);
 	yx_provider_unhold(&ex->prov, &lease);
+	if (rc == YX_E_BACKEND_UNAVAILABLE && started &&
+	    exec_died(ex, &lease, xr, res))
+		rc = YX_OK;
 	if (rc == YX_OK)
 		ex->stats.agent_runs++;
 	*done = rc == YX_OK || started;
@@ -622,7 +666,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	char			 spec_fp[YX_SHA256_HEX];
 	size_t			 i, n = req->skills ? req->skills->n : 0;
 	int			 attempt, rc = YX_E_INTERNAL;
-	bool			 done = false;
+	bool			 done = false, started;
 
 	for (i = 0; i < n; i++) {
 		snprintf(skpath[i], sizeof(skpath[i]), "%s/%s", ex->cfg->skills_dir,
@@ -662,8 +706,10 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((rc = yx_provider_acquire(&ex->prov, &ar, &lease, err)) != YX_OK)
 			return rc;
-		rc = exec_in_lease(ex, &lease, run, &cmd, res, err);
+		rc = exec_in_lease(ex, &lease, run, &cmd, res, &started, err);
 		yx_provider_unhold(&ex->prov, &lease);
+		if (rc == YX_E_BACKEND_UNAVAILABLE && started)	/* never twice */
+			return exec_died(ex, &lease, &cmd.axr, res) ? YX_OK : rc;
 		if (rc == YX_OK || oc->total > 0 || !exec_container_gone(ex, &lease, rc))
 			return rc;
 		/* the container vanished or stopped between acquire and exec

@@ -160,10 +160,22 @@ def test_runsc_profile(psvc):
     assert out["truncated"] and len(out["output"]) <= 4096 + 200, len(out["output"])
     # the container runs under runsc, with the profile's memory
     c = [n for i, n in psvc.containers(thread=tid)]
+    first = [i for i, n in psvc.containers(thread=tid)]
     rt = subprocess.run(["docker", "inspect", "-f",
                          "{{.HostConfig.Runtime}} {{.HostConfig.Memory}}", c[0]],
                         capture_output=True, text=True).stdout.split()
     assert rt == ["runsc", str(256 << 20)], rt
+    if psvc.image is None:
+        return
+    # a memory bomb: under gVisor the host's cgroup stops the whole
+    # sandbox; the answer is the command's (137), the next command gets a
+    # new sandbox and the same files
+    run(psvc, tid, "echo kept > %s/workspace/k" % UD)
+    out = run(psvc, tid, "python3 -c 'b = bytearray(600 << 20)'")
+    assert out["exit_code"] == 137, out
+    out = run(psvc, tid, "cat %s/workspace/k" % UD)
+    assert out["output"] == "kept\n", out
+    assert [i for i, n in psvc.containers(thread=tid)] != first
 
 
 def test_moving_to_another_profile(tmp_path):
