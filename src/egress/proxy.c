@@ -639,6 +639,7 @@ sup_main(const struct yx_config *cfg, pid_t master)
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != master)
 		_exit(0);
+	(void)prctl(PR_SET_NAME, "yuxi-egress");	/* ps tells it from workers */
 	log_init("yuxi-egress", cfg->verbose);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = sup_sig;

@@ -368,9 +368,12 @@ class Service:
                                              verify=self.cert, **kw)
 
     def worker_pids(self):
+        """The master's children but the egress proxy's supervisor (named
+        yuxi-egress): the workers and the reaper."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
-        return sorted(int(l.split()[0]) for l in out if l.strip())
+        return sorted(int(l.split()[0]) for l in out
+                      if l.strip() and l.split()[1:] != ["yuxi-egress"])
 
     def pids_from_log(self, kind):
         """Pids the master logged as started `kind` (worker/reaper), in order."""
