@@ -3,10 +3,18 @@
 # scripts/run-service.sh - run yuxi-sandbox for development: yuxi-sandboxd
 # behind a local nginx with TLS on https://127.0.0.1:8443 and bearer tokens.
 #
-# usage: scripts/run-service.sh [--detach | --stop]
+# usage: scripts/run-service.sh [--detach] [--provisioners N] | --stop
 #   (default)  foreground: logs on the terminal, Ctrl-C stops both
 #   --detach   start in the background; returns once /healthz answers
-#   --stop     stop a detached instance
+#   --provisioners N
+#              the remote mode (docs/scaling.md): N sandbox hosts
+#              (YUXI_MODE=provisioner, 1..8) on 127.0.0.1:PORT+1.., each
+#              behind its own nginx with its own state in
+#              var/provisioner-<n>/ (saves, run/yuxi-sandboxd.pid, log with
+#              its audit log, nginx, tls), container prefix yuxi-host<n>- and uid range;
+#              the daemon at PORT is their front (YUXI_MODE=front). The
+#              credential is var/front.token
+#   --stop     stop a detached instance (and its provisioners)
 # environment:
 #   BUILD_DIR           build directory with yuxi-sandboxd (default ./build)
 #   YUXI_DEV_PORT       TLS port on 127.0.0.1 (default 8443)
@@ -15,7 +23,8 @@
 #
 # State lives in ./var (gitignored): var/dev-tokens (one "user token [role]"
 # per line: alice, bob, admin), var/tls (self-signed certificate), var/saves,
-# var/run (socket, pid files), var/nginx (prefix, rendered config), var/log.
+# var/run (socket, pid files), var/nginx (prefix, rendered config), var/log
+# (logs, the audit log audit.jsonl).
 # Installing packages, starting dockerd and building images is done by
 # scripts/setup.sh, not here.
 set -eu
@@ -34,8 +43,8 @@ die() { echo "run-service: $*" >&2; exit 1; }
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-stop_detached() {
-	for f in "$ng_pid" "$sd_pid"; do
+stop_pidfiles() {
+	for f in "$@"; do
 		if alive "$f"; then
 			pid=$(cat "$f")
 			kill -TERM "$pid"
@@ -45,6 +54,13 @@ stop_detached() {
 			done
 		fi
 		rm -f "$f"
+	done
+}
+
+stop_detached() {
+	stop_pidfiles "$ng_pid" "$sd_pid"
+	for d in "$var"/provisioner-*; do
+		[ -d "$d/run" ] && stop_pidfiles "$d/run/nginx.pid" "$d/run/yuxi-sandboxd.pid"
 	done
 	echo "run-service: stopped"
 }
@@ -132,13 +148,97 @@ try:
 MSG
 }
 
+# --- the remote mode (docs/scaling.md) --------------------------------------
+# A sandbox host: its own state, certificate, nginx and daemon, detached.
+start_provisioner() {
+	n=$1
+	pd="$var/provisioner-$n"
+	pport=$((port + n))
+	mkdir -p "$pd/saves" "$pd/run" "$pd/log" "$pd/nginx/client_body" "$pd/nginx/proxy" \
+	    "$pd/nginx/fastcgi" "$pd/nginx/uwsgi" "$pd/nginx/scgi"
+	alive "$pd/run/yuxi-sandboxd.pid" && die "provisioner $n already running; use --stop"
+	if [ ! -s "$pd/tls/cert.pem" ]; then
+		mkdir -p "$pd/tls"
+		openssl req -x509 -newkey rsa:2048 -nodes -days 825 \
+		    -keyout "$pd/tls/key.pem" -out "$pd/tls/cert.pem" -subj "/CN=localhost" \
+		    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null ||
+		    die "openssl could not make a certificate"
+		chmod 600 "$pd/tls/key.pem"
+	fi
+	sed -e "s|@PREFIX@|$pd/nginx|g" -e "s|@PORT@|$pport|g" \
+	    -e "s|@SOCKET@|$pd/run/fcgi.sock|g" -e "s|@SAVES@|$pd/saves|g" \
+	    -e "s|@SKILLS@|$top/examples/skills|g" -e "s|@CERT@|$pd/tls/cert.pem|g" \
+	    -e "s|@KEY@|$pd/tls/key.pem|g" -e "s|@ERRLOG@|$pd/log/nginx-error.log|g" \
+	    -e "s|@ACCESSLOG@|$pd/log/nginx-access.log|g" \
+	    -e "s|@PIDFILE@|$pd/run/nginx.pid|g" -e "s|@UPLOAD@|64m|g" \
+	    "$top/nginx/provisioner.conf.in" > "$pd/nginx/nginx.conf"
+	lo=$((2000000000 + 100000 * n))
+	env YUXI_MODE=provisioner YUXI_PROVISIONER_TOKEN_FILE="$var/front.token" \
+	    YUXI_SAVES_DIR="$pd/saves" YUXI_FCGI_SOCKET="$pd/run/fcgi.sock" \
+	    YUXI_SHM_NAME="/yuxi-host$n" YUXI_SANDBOX_CONTAINER_PREFIX="yuxi-host$n-" \
+	    YUXI_SANDBOX_UID_RANGE="$lo-$((lo + 65535))" \
+	    YUXI_SKILLS_DIR="$top/examples/skills" YUXI_AGENTS_FILE="$top/examples/agents.json" \
+	    YUXI_SANDBOX_IMAGE="$image" YUXI_AUDIT_LOG="$pd/log/audit.jsonl" \
+	    nohup "$build/yuxi-sandboxd" > "$pd/log/sandboxd.log" 2>&1 < /dev/null &
+	echo $! > "$pd/run/yuxi-sandboxd.pid"
+	i=0
+	while [ ! -S "$pd/run/fcgi.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	nohup "$nginx_bin" -p "$pd/nginx" -c "$pd/nginx/nginx.conf" \
+	    -e "$pd/log/nginx-error.log" > "$pd/log/nginx.log" 2>&1 < /dev/null &
+	i=0
+	until curl -fsS --cacert "$pd/tls/cert.pem" "https://127.0.0.1:$pport/healthz" \
+	    >/dev/null 2>&1; do
+		alive "$pd/run/yuxi-sandboxd.pid" ||
+		    die "provisioner $n exited; see $pd/log/sandboxd.log"
+		[ $i -lt 150 ] || die "provisioner $n did not answer; see $pd/log/"
+		sleep 0.2; i=$((i + 1))
+	done
+	hosts="${hosts:+$hosts,}p$n=https://127.0.0.1:$pport"
+	cat "$pd/tls/cert.pem" >> "$var/hosts-ca.pem.tmp"
+	echo "provisioner p$n: https://127.0.0.1:$pport (master pid $(cat "$pd/run/yuxi-sandboxd.pid"))"
+}
+
+# N hosts, then the front's settings and its nginx snippets for them.
+start_provisioners() {
+	if [ ! -s "$var/front.token" ]; then
+		umask 077
+		od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$var/front.token"
+		echo >> "$var/front.token"
+		umask 022
+	fi
+	hosts=
+	: > "$var/hosts-ca.pem.tmp"
+	n=1
+	while [ $n -le "$nprov" ]; do
+		start_provisioner $n
+		n=$((n + 1))
+	done
+	mv "$var/hosts-ca.pem.tmp" "$var/hosts-ca.pem"
+	sh "$top/scripts/remote-nginx-conf.sh" --out "$var/nginx/remote" \
+	    --token-file "$var/front.token" --ca "$var/hosts-ca.pem" --ssl-name localhost \
+	    "$hosts" || die "remote-nginx-conf.sh failed"
+	# the snippets go into the front's nginx: upstreams in http {}, the
+	# internal download locations beside the service's own
+	sed -i -e "s|^http {\$|http {\n\tinclude $var/nginx/remote/yuxi-remote-http.conf;|" \
+	    -e "s|^\(\t\t# X-Accel-Redirect targets\)|\t\tinclude $var/nginx/remote/yuxi-remote-server.conf;\n\n\1|" \
+	    "$var/nginx/nginx.conf"
+	export YUXI_MODE=front YUXI_SANDBOX_PROVISIONER_URL="$hosts"
+	export YUXI_PROVISIONER_TOKEN_FILE="$var/front.token" YUXI_PROVISIONER_CA="$var/hosts-ca.pem"
+	export YUXI_SANDBOX_UID_RANGE=off
+}
+
 mode=fg
-case ${1:-} in
-"") ;;
---detach) mode=detach ;;
---stop) stop_detached; exit 0 ;;
-*) die "usage: $0 [--detach | --stop]" ;;
-esac
+nprov=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--detach) mode=detach; shift ;;
+	--provisioners)
+		nprov=${2:-}; shift 2 || die "--provisioners needs a number"
+		case $nprov in [1-8]) ;; *) die "--provisioners: 1 to 8" ;; esac ;;
+	--stop) stop_detached; exit 0 ;;
+	*) die "usage: $0 [--detach] [--provisioners N] | --stop" ;;
+	esac
+done
 
 [ -x "$build/yuxi-sandboxd" ] || die "no $build/yuxi-sandboxd (set BUILD_DIR)"
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed"
@@ -160,6 +260,9 @@ export YUXI_EGRESS_HOSTS="${YUXI_EGRESS_HOSTS:-$top/examples/egress-hosts}"
 export YUXI_FCGI_SOCKET="$run/fcgi.sock"
 export YUXI_SANDBOX_IMAGE="$image"
 export YUXI_HOST_PROJECT_DIR="${YUXI_HOST_PROJECT_DIR:-}"
+export YUXI_AUDIT_LOG="${YUXI_AUDIT_LOG:-$var/log/audit.jsonl}"
+
+[ "$nprov" -gt 0 ] && start_provisioners
 
 "$build/yuxi-sandboxd" -t || die "configuration refused"
 
@@ -189,7 +292,7 @@ cleanup() {
 	[ -f "$sd_pid" ] && kill -TERM "$(cat "$sd_pid")" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -f "$sd_pid" "$ng_pid"
-	echo "run-service: stopped"
+	stop_detached
 }
 trap cleanup INT TERM EXIT
 wait_health

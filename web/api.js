@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // web/api.js - the workbench's client of the yuxi-sandbox HTTP API
-// (docs/api: threads, viewer, execute). Same origin, paths relative to the
+// (docs/api: threads, viewer, execute and its stream form, background
+// processes). Same origin, paths relative to the
 // page (so the service may live under a URL prefix, e.g. /sandbox/). The
 // identity is the site's own sign-in (a cookie, basic auth, an SSO proxy:
 // credentials "same-origin") or, when one was pasted, a bearer token from
@@ -69,6 +70,12 @@ function describe(status, code, detail, retryAfter) {
 		return "The request is too large.";
 	case "forbidden":
 		return "You are not allowed to do that.";
+	case "process_limit":
+		return "Too many background processes run in this thread" +
+		    (detail ? " (" + detail + ")." : ".");
+	case "agent_unavailable":
+		return "Background processes need the in-sandbox agent, which is " +
+		    "unavailable here.";
 	}
 	if (status === 401)
 		return "Your token is invalid or has expired. Please sign in again.";
@@ -102,14 +109,14 @@ async function failure(res) {
 }
 
 // fetch with the token; resolves to the Response when 2xx, else throws
-// ApiError (network failures included, status 0).
-async function send(method, url, body) {
+// ApiError (network failures included, status 0). `signal` may abort it.
+async function send(method, url, body, signal) {
 	const headers = {};
 	const tok = getToken();
 	if (tok)
 		headers["Authorization"] = "Bearer " + tok;
 	const init = { method, headers, cache: "no-store",
-	    credentials: "same-origin", redirect: "error" };
+	    credentials: "same-origin", redirect: "error", signal };
 	if (body !== undefined) {
 		headers["Content-Type"] = "application/json";
 		init.body = JSON.stringify(body);
@@ -118,6 +125,8 @@ async function send(method, url, body) {
 	try {
 		res = await fetch(url, init);
 	} catch (e) {
+		if (e && e.name === "AbortError")
+			throw e;
 		throw new ApiError(0, "network", "Cannot reach the sandbox service. " +
 		    "Check your connection and try again.");
 	}
@@ -166,4 +175,60 @@ export async function downloadBlob(threadId, path, type) {
 export async function execute(threadId, command) {
 	return (await send("POST", "api/execute",
 	    { thread_id: threadId, command })).json();
+}
+
+// The stream form of execute: onEvent(event) for each line of the answer
+// ({"type":"output","data"}, then {"type":"exit",...} or
+// {"type":"error","error"}) as it arrives. Errors before the stream are
+// thrown as ApiError, like execute's.
+export async function executeStream(threadId, command, onEvent, signal) {
+	const res = await send("POST", "api/execute",
+	    { thread_id: threadId, command, stream: true }, signal);
+	const reader = res.body.getReader();
+	const dec = new TextDecoder("utf-8");
+	let buf = "";
+	for (;;) {
+		let r;
+		try {
+			r = await reader.read();
+		} catch (e) {
+			if (e && e.name === "AbortError")
+				throw e;
+			throw new ApiError(0, "network", "The connection to the sandbox " +
+			    "service broke while the command ran.");
+		}
+		if (r.done)
+			break;
+		buf += dec.decode(r.value, { stream: true });
+		let nl;
+		while ((nl = buf.indexOf("\n")) >= 0) {
+			const line = buf.slice(0, nl);
+			buf = buf.slice(nl + 1);
+			if (line)
+				onEvent(JSON.parse(line));
+		}
+	}
+}
+
+export async function startProcess(threadId, command) {
+	return (await send("POST", "api/processes",
+	    { thread_id: threadId, command })).json();
+}
+
+export async function listProcesses(threadId) {
+	const j = await (await send("GET", "api/processes?" +
+	    qs({ thread_id: threadId }))).json();
+	return Array.isArray(j.processes) ? j.processes : [];
+}
+
+// Output from `offset`, waiting up to waitMs for more (a long-poll).
+export async function processOutput(threadId, pid, offset, waitMs, signal) {
+	return (await send("GET", "api/processes/" + encodeURIComponent(pid) +
+	    "/output?" + qs({ thread_id: threadId, offset, wait_ms: waitMs }),
+	    undefined, signal)).json();
+}
+
+export async function stopProcess(threadId, pid) {
+	return (await send("DELETE", "api/processes/" + encodeURIComponent(pid) +
+	    "?" + qs({ thread_id: threadId }))).json();
 }

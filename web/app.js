@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // web/app.js - the workbench page: sign in with a bearer token, list and
 // create threads, browse the thread's files (tree.js), view text and images,
-// download any file, run a command in the thread and show its result.
+// download any file, run a command in the thread and show its output live
+// (the stream form of execute), start background processes, list them with
+// their live output and stop them.
 // Data from the service is only ever rendered with textContent; images are
 // shown from Blob object URLs of the bytes fetched with the token (png, jpeg,
 // gif and webp only, never SVG); downloads go through a temporary
@@ -30,7 +32,12 @@ const state = {
 	objectUrl: "",		// the viewer image's object URL
 	viewSeq: 0,
 	running: false,
+	procs: [],
+	proc: "",		// the process whose output is shown
+	follow: null,		// AbortController of that output's long-polls
 };
+
+const FOLLOW_WAIT_MS = 10000;	// one output long-poll
 
 let fileTree = null;
 
@@ -95,6 +102,7 @@ function signOut() {
 	$("thread-list").replaceChildren();
 	$("run-result").hidden = true;
 	$("run-output").textContent = "";
+	clearProcs();
 	$("who").textContent = "";
 	$("files-title").textContent = "Files";
 	setThreadControls(false);
@@ -190,6 +198,8 @@ async function newThread(ev) {
 
 function setThreadControls(on) {
 	$("cmd").disabled = !on;
+	$("bg").disabled = !on;
+	$("procs-reload").disabled = !on;
 	$("run-btn").disabled = !on || state.running;
 	$("tree-reload").disabled = !on;
 	$("files-hint").hidden = on;
@@ -209,8 +219,10 @@ async function pickThread(tid) {
 	}
 	clearViewer();
 	$("run-result").hidden = true;
+	clearProcs();
 	setThreadControls(true);
 	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
+	loadProcs();
 	await fileTree.show(tid);
 }
 
@@ -346,6 +358,63 @@ async function download() {
 
 /* ---- command runner ------------------------------------------------- */
 
+function runMeta(r) {
+	const meta = ["exit code " + r.exit_code, r.duration_ms + " ms"];
+	if (r.refused)
+		meta.push("refused by the command path policy (not run)");
+	if (r.layout_repaired)
+		meta.push("repaired: " + r.layout_repaired.join(", "));
+	if (r.timed_out)
+		meta.push("timed out (process tree killed)");
+	if (r.truncated)
+		meta.push("output truncated" + (r.full_output_path ?
+		    "; full output in " + r.full_output_path : ""));
+	$("run-meta").textContent = meta.join(" · ");
+	$("run-meta").className = "run-meta " + (r.exit_code === 0 ? "ok" : "bad");
+}
+
+// Output as it comes: appended as text, the view kept at its end when it
+// was there.
+function appendOutput(pre, text) {
+	const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+	pre.append(document.createTextNode(text));
+	pre.classList.remove("empty");
+	if (atEnd)
+		pre.scrollTop = pre.scrollHeight;
+}
+
+// The streamed run: output events appended live, the exit event ends it.
+async function runStream(tid, cmd) {
+	let last = null;
+	await api.executeStream(tid, cmd, (ev) => {
+		if (tid !== state.thread)
+			return;
+		if (ev.type === "output" && typeof ev.data === "string")
+			appendOutput($("run-output"), ev.data);
+		else if (ev.type === "exit" || ev.type === "error")
+			last = ev;
+	});
+	if (tid !== state.thread)
+		return;
+	if (last && last.type === "exit") {
+		runMeta(last);
+		$("run-output").classList.toggle("empty", $("run-output").textContent === "");
+		return;
+	}
+	$("run-meta").textContent = "The command's result was lost.";
+	$("run-meta").className = "run-meta bad";
+	if (last && last.error)
+		showAlert(String(last.error.message || "The run failed."), "error");
+}
+
+async function runBackground(tid, cmd) {
+	const p = await api.startProcess(tid, cmd);
+	$("run-result").hidden = true;
+	$("bg").checked = false;
+	await loadProcs();
+	showProc(String(p.process_id));
+}
+
 async function run(ev) {
 	if (ev)
 		ev.preventDefault();
@@ -359,27 +428,17 @@ async function run(ev) {
 	$("run-result").hidden = false;
 	$("run-result").setAttribute("aria-busy", "true");
 	$("run-meta").textContent = "Running…";
+	$("run-meta").className = "run-meta";
 	$("run-output").textContent = "";
+	$("run-output").classList.add("empty");
 	const tid = state.thread;
 	try {
-		const r = await api.execute(tid, cmd);
-		if (tid !== state.thread)
-			return;
-		const meta = ["exit code " + r.exit_code, r.duration_ms + " ms"];
-		if (r.refused)
-			meta.push("refused by the command path policy (not run)");
-		if (r.layout_repaired)
-			meta.push("repaired: " + r.layout_repaired.join(", "));
-		if (r.timed_out)
-			meta.push("timed out (process tree killed)");
-		if (r.truncated)
-			meta.push("output truncated" + (r.full_output_path ?
-			    "; full output in " + r.full_output_path : ""));
-		$("run-meta").textContent = meta.join(" · ");
-		$("run-meta").className = "run-meta " + (r.exit_code === 0 ? "ok" : "bad");
-		$("run-output").textContent = typeof r.output === "string" ? r.output : "";
-		$("run-output").classList.toggle("empty", !r.output);
-		await fileTree.refresh();
+		if ($("bg").checked)
+			await runBackground(tid, cmd);
+		else
+			await runStream(tid, cmd);
+		if (tid === state.thread)
+			await fileTree.refresh();
 	} catch (err) {
 		$("run-meta").textContent = "Not run.";
 		$("run-meta").className = "run-meta bad";
@@ -389,6 +448,136 @@ async function run(ev) {
 		$("run-result").removeAttribute("aria-busy");
 		$("run-btn").textContent = "Run";
 		$("run-btn").disabled = !state.thread;
+	}
+}
+
+/* ---- background processes --------------------------------------------- */
+
+function clearProcs() {
+	stopFollow();
+	state.procs = [];
+	state.proc = "";
+	$("proc-list").replaceChildren();
+	$("procs-empty").hidden = false;
+	$("proc-view").hidden = true;
+	$("proc-output").textContent = "";
+}
+
+function stopFollow() {
+	if (state.follow)
+		state.follow.abort();
+	state.follow = null;
+}
+
+function procState(p) {
+	if (p.state === "exited")
+		return "exited " + p.exit_code + (p.timed_out ? " (lifetime over)" : "");
+	return String(p.state);
+}
+
+function renderProcs() {
+	const ul = $("proc-list");
+	ul.replaceChildren();
+	for (const p of state.procs) {
+		const pid = String(p.process_id);
+		const li = el("li", "proc");
+		li.dataset.proc = pid;
+		if (pid === state.proc)
+			li.setAttribute("aria-current", "true");
+		const show = el("button", "proc-cmd ghost");
+		show.type = "button";
+		show.append(el("span", "mono", String(p.command)));
+		show.append(el("span", "pmeta", procState(p) + " · " +
+		    (p.started_at ? fmtTime(p.started_at) : "")));
+		show.setAttribute("aria-label", "Show the output of " + String(p.command));
+		show.addEventListener("click", () => showProc(pid));
+		const stop = el("button", "small stop", p.state === "running" ? "Stop" : "Forget");
+		stop.type = "button";
+		stop.setAttribute("aria-label", (p.state === "running" ? "Stop " : "Forget ") +
+		    String(p.command));
+		stop.addEventListener("click", () => stopProc(pid, stop));
+		li.append(show, stop);
+		ul.append(li);
+	}
+	$("procs-empty").hidden = state.procs.length !== 0;
+}
+
+async function loadProcs() {
+	const tid = state.thread;
+	try {
+		const list = await api.listProcesses(tid);
+		if (tid !== state.thread)
+			return;
+		state.procs = list;
+		renderProcs();
+	} catch (err) {
+		if (tid === state.thread)
+			fail(err);
+	}
+}
+
+async function stopProc(pid, btn) {
+	hideAlert();
+	btn.disabled = true;
+	try {
+		await api.stopProcess(state.thread, pid);
+		if (pid === state.proc) {
+			stopFollow();
+			state.proc = "";
+			$("proc-view").hidden = true;
+		}
+		await loadProcs();
+	} catch (err) {
+		btn.disabled = false;
+		fail(err);
+	}
+}
+
+function procMeta(j) {
+	const m = [j.state === "exited" ? "exited " + j.exit_code : String(j.state)];
+	if (j.dropped)
+		m.push(j.dropped + " older bytes no longer kept");
+	$("proc-meta").textContent = m.join(" · ");
+	$("proc-meta").className = "run-meta" + (j.state === "running" ? "" :
+	    j.state === "exited" && j.exit_code === 0 ? " ok" : " bad");
+}
+
+// Show one process's output from its start and follow it with long-polls
+// until it ends or another one is picked.
+async function showProc(pid) {
+	stopFollow();
+	state.proc = pid;
+	renderProcs();
+	const tid = state.thread;
+	const ctl = new AbortController();
+	state.follow = ctl;
+	$("proc-view").hidden = false;
+	$("proc-output").textContent = "";
+	$("proc-output").classList.add("empty");
+	$("proc-meta").textContent = "…";
+	let offset = 0, wasRunning = true;
+	try {
+		while (!ctl.signal.aborted) {
+			const j = await api.processOutput(tid, pid, offset,
+			    wasRunning ? FOLLOW_WAIT_MS : 0, ctl.signal);
+			if (ctl.signal.aborted || tid !== state.thread)
+				return;
+			if (j.data)
+				appendOutput($("proc-output"), j.data);
+			offset = j.next_offset;
+			procMeta(j);
+			if (!j.running && !j.data)
+				break;
+			if (wasRunning && !j.running)
+				loadProcs();
+			wasRunning = j.running;
+		}
+	} catch (err) {
+		if (!(err && err.name === "AbortError"))
+			fail(err);
+	} finally {
+		if (state.follow === ctl)
+			state.follow = null;
 	}
 }
 
@@ -415,6 +604,10 @@ async function start() {
 	$("newthread-form").addEventListener("submit", newThread);
 	$("tree-reload").addEventListener("click", () => fileTree.refresh());
 	$("run-form").addEventListener("submit", run);
+	$("procs-reload").addEventListener("click", () => {
+		hideAlert();
+		loadProcs();
+	});
 	$("cmd").addEventListener("keydown", cmdKey);
 	$("download-btn").addEventListener("click", download);
 

@@ -23,7 +23,9 @@
  * - Writes go to a fresh O_EXCL temp file in the target directory, chowned to
  *   the sandbox uid/gid, then renamed into place (RENAME_NOREPLACE when not
  *   overwriting). A planted hardlink is replaced, never written through. A
- *   failed write leaves nothing behind.
+ *   failed write leaves nothing behind. When the user-data root is the root
+ *   of a mount (a per-thread disk image, src/priv), running out of space
+ *   there is YX_E_QUOTA_EXCEEDED; EDQUOT always is.
  * - Listings use lstat semantics: a symlink is type "symlink" with size 0,
  *   its target never revealed.
  * - Under the skills root only the thread's visible skills exist; any other
@@ -117,6 +119,7 @@ struct yx_broker {
 	uid_t			 uid;		/* sandbox owner of created files */
 	gid_t			 gid;
 	bool			 ro;		/* YX_BROKER_RO */
+	bool			 quota;		/* user-data is a mount of its own */
 	struct yx_broker_limits	 lim;
 };
 

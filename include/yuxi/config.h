@@ -28,6 +28,13 @@ enum yx_exec_agent_mode {
 	YX_EXEC_AGENT_ONLY,	/* agent only (tests, benchmarks) */
 };
 
+/* YUXI_MODE: one host, or one front and many sandbox hosts (docs/scaling.md). */
+enum yx_mode {
+	YX_MODE_STANDALONE,	/* the engine on this host (default) */
+	YX_MODE_FRONT,		/* the public API; sandboxes on the provisioners */
+	YX_MODE_PROVISIONER,	/* a sandbox host: only the front may call it */
+};
+
 enum yx_cmd_policy {
 	YX_CMD_POLICY_STRICT,	/* validate_execute_command_paths semantics */
 	YX_CMD_POLICY_OFF,
@@ -35,6 +42,10 @@ enum yx_cmd_policy {
 
 #define YX_CFG_STR	256
 #define YX_CFG_PATH	1024
+
+/* Bounds of YUXI_THREAD_DISK_QUOTA (src/priv: an ext4 image per thread). */
+#define YX_DISK_QUOTA_MIN	(8LL << 20)
+#define YX_DISK_QUOTA_MAX	(16LL << 40)
 
 /* Default per-thread uid range (docs/configuration.md): clear of regular
  * users, of Debian's subuid allocations and of systemd's reserved ranges. */
@@ -70,6 +81,7 @@ struct yx_config {
 	int		exec_timeout;			/* YUXI_SANDBOX_EXEC_TIMEOUT (120, max 600) */
 	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
 	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */
+	int64_t		thread_disk_quota;		/* YUXI_THREAD_DISK_QUOTA bytes (0 = off) */
 	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR ($(localstatedir)/lib/yuxi-sandbox) */
 	char		skills_dir[YX_CFG_PATH];	/* YUXI_SKILLS_DIR ("" = no skills) */
 	char		agents_file[YX_CFG_PATH];	/* YUXI_AGENTS_FILE ("" = no agents) */
@@ -89,6 +101,21 @@ struct yx_config {
 	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
 	char		egress_hosts[YX_CFG_PATH];	/* YUXI_EGRESS_HOSTS (tests: the proxy's resolver) */
+	int		max_threads_per_user;		/* YUXI_MAX_THREADS_PER_USER (1000; 0 = no limit) */
+	int		max_sandboxes_per_user;		/* YUXI_MAX_SANDBOXES_PER_USER running (0 = no limit) */
+	int64_t		ready_min_free;			/* YUXI_READY_MIN_FREE bytes (1g; 0 = no check) */
+	int		ready_min_free_pct;		/* ... or percent of the saves filesystem (0 = bytes) */
+	char		audit_log[YX_CFG_PATH];		/* YUXI_AUDIT_LOG (<log dir>/audit.jsonl; "" = none) */
+	bool		trust_request_id;		/* YUXI_TRUST_REQUEST_ID (0): a client X-Request-Id counts */
+	/* background processes (docs/api.md "Background processes") */
+	int		proc_max;			/* YUXI_PROCESS_MAX running per thread (4) */
+	int		proc_lifetime;			/* YUXI_PROCESS_LIFETIME seconds (3600, max 86400) */
+	size_t		proc_output_keep;		/* YUXI_PROCESS_OUTPUT_KEEP bytes per process (1m) */
+	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
+	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
+	enum yx_mode	mode;				/* YUXI_MODE standalone|front|provisioner */
+	char		provisioner_token_file[YX_CFG_PATH]; /* YUXI_PROVISIONER_TOKEN_FILE (front, provisioner) */
+	char		provisioner_ca[YX_CFG_PATH];	/* YUXI_PROVISIONER_CA ("" = system CAs) */
 	int		verbose;			/* YUXI_DEBUG (0) */
 	char		config_file[YX_CFG_PATH];	/* the file read; "" = none */
 };
@@ -111,6 +138,22 @@ void	yx_config_defaults(struct yx_config *cfg);
 
 /* A container runtime the service knows: "runc" or "runsc" (gVisor). */
 bool	yx_runtime_valid(const char *s);
+
+/*
+ * Read the front<->provisioner credential of cfg (YUXI_PROVISIONER_TOKEN_FILE:
+ * one line, 32-256 bytes of [A-Za-z0-9._~+/=-], the file not readable by
+ * others) into out (size outlen >= 257). YX_OK; YX_E_BAD_REQUEST with the
+ * reason in why (never the secret). The secret is never logged.
+ */
+int	yx_config_read_token(const struct yx_config *cfg, char *out, size_t outlen,
+    char *why, size_t whylen);
+
+/*
+ * The host path of the in-sandbox agent binary: YUXI_AGENT_PATH, else
+ * yuxi-agent beside the runner; "" when neither can be named. Writes at
+ * most outlen bytes (NUL included) to out.
+ */
+void	yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen);
 
 /* Parse "512m", "1g", "65536" (bytes, k/m/g suffixes). YX_OK or YX_E_BAD_REQUEST. */
 int	yx_parse_size(const char *s, int64_t *out);

@@ -83,8 +83,19 @@ struct yx_exec_req {
 	const char		*user;		/* "1000:1000", may be NULL (image default) */
 	int			 timeout_sec;	/* > 0: kill the whole process tree after it */
 	yx_output_fn		 on_output;
-	void			*arg;
+	void			*arg;		/* of on_output and on_tick */
+	/*
+	 * Optional, called about every YX_EXEC_TICK_MS while the command runs
+	 * (the agent path: right after it started, then on that period; the
+	 * Engine API path: as libcurl reports progress, about once a second
+	 * when quiet): anything but YX_OK stops the command (its group is
+	 * killed) and is returned, as a sink's error is. A streaming reply
+	 * asks here whether its client is still there.
+	 */
+	int			(*on_tick)(void *arg);
 };
+
+#define YX_EXEC_TICK_MS	200
 
 struct yx_exec_result {
 	int	exit_code;	/* 124 on timeout; 128+N when killed by signal N */

@@ -39,15 +39,22 @@
 	X(AMBIGUOUS_MATCH,     409, "ambiguous_match",     "ambiguous match")      \
 	X(THREAD_EXISTS,       409, "thread_exists",       "thread exists")        \
 	X(PAYLOAD_TOO_LARGE,   413, "payload_too_large",   "payload too large")    \
+	X(THREAD_LIMIT,        429, "thread_limit",        "too many threads")     \
+	X(SANDBOX_LIMIT,       429, "sandbox_limit",       "too many sandboxes")   \
 	X(NOMEM,               500, "internal",            "out of memory")        \
 	X(IO,                  500, "internal",            "input/output error")   \
 	X(NOSPACE,             507, "insufficient_storage", "no space left")       \
+	X(QUOTA_EXCEEDED,      507, "quota_exceeded",      "disk quota exceeded")  \
 	X(INTERNAL,            500, "internal",            "internal error")       \
 	X(TIMEOUT,             504, "timeout",             "timed out")            \
 	X(CAPACITY,            503, "capacity",            "no sandbox capacity")  \
 	X(BACKEND_UNAVAILABLE, 503, "backend_unavailable", "backend unavailable")  \
 	X(IMAGE_MISSING,       503, "backend_unavailable", "sandbox image missing") \
-	X(BUSY,                503, "capacity",            "resource busy")
+	X(BUSY,                503, "capacity",            "resource busy")        \
+	X(AGENT_UNAVAILABLE,   503, "agent_unavailable",   "in-sandbox agent unavailable") \
+	X(PROCESS_LIMIT,       409, "process_limit",       "background process limit reached") \
+	X(NOT_RUNNING,         409, "not_running",         "process not running")  \
+	X(CLIENT_GONE,         499, "client_gone",         "client went away")
 
 enum yx_err {
 #define YX_ERR_ENUM(name, status, code, text) YX_E_##name,

@@ -48,6 +48,20 @@ struct yx_exec_request {
 	unsigned			 uid, gid;
 	bool				 own_uid;
 	int64_t				 instance;	/* the thread's created_ms */
+	/*
+	 * The stream form (docs/api.md "POST /api/execute", "stream"): with
+	 * on_stream set, each piece of the output within the cap goes to it,
+	 * masked, as the command writes it, instead of into out->output (the
+	 * cap, the spill file and the result fields are as always; a refusal's
+	 * reason is still out->output). on_tick (may be NULL) is called right
+	 * after the command started and then every YX_EXEC_TICK_MS while it
+	 * runs. An error from either stops the command (its process group is
+	 * killed) and is what yx_executor_run returns.
+	 */
+	int				(*on_stream)(void *arg, const char *data,
+	    size_t len);
+	int				(*on_tick)(void *arg);
+	void				*stream_arg;
 };
 
 struct yx_exec_output {
@@ -81,6 +95,39 @@ struct yx_provider	*yx_executor_provider(struct yx_executor *ex);
 int	yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
      struct yx_exec_output *out, struct yx_errctx *err);
 void	yx_exec_output_fini(struct yx_exec_output *out);
+
+/*
+ * Start req->command as the thread's background process `id` (docs/api.md
+ * "Background processes"): the same policy check, host layout, sandbox and
+ * agent as a command, then the in-sandbox agent's keeper owns it
+ * (docs/agent.md). req->timeout_sec is its lifetime (not capped at 600 s);
+ * ring the output bytes it keeps. YX_OK once the keeper said it started;
+ * YX_E_PATH_NOT_ALLOWED (refused by the path policy, nothing ran);
+ * YX_E_AGENT_UNAVAILABLE when the agent is not used or cannot be started
+ * (the engine exec path cannot keep a process); acquire's errors.
+ */
+int	yx_executor_spawn(struct yx_executor *ex, const struct yx_exec_request *req,
+    const char *id, size_t ring, struct yx_errctx *err);
+
+/*
+ * The thread's agent run directory, opened as the executor opens it (an
+ * O_PATH fd in *fdp, the caller closes it), and its sandbox uid in *uidp,
+ * for talking to its process keepers. YX_OK or the error of
+ * yx_agent_rundir_open.
+ */
+int	yx_executor_rundir(struct yx_executor *ex,
+    const struct yx_exec_request *req, int *fdp, unsigned *uidp,
+    struct yx_errctx *err);
+
+/* The output masking rules of req's thread, as execute applies them. */
+#define YX_EXEC_MASKS	8
+struct yx_exec_masks {
+	struct yx_mask_rule	rules[YX_EXEC_MASKS];
+	size_t			n;
+	char			from[YX_EXEC_MASKS][YX_CFG_PATH + 200];
+};
+int	yx_executor_mask_rules(struct yx_executor *ex,
+    const struct yx_exec_request *req, struct yx_exec_masks *m);
 
 /* Fill the thread fields of req (id, owner, agent, user) from t. */
 void	yx_exec_request_thread(struct yx_exec_request *req,

@@ -13,7 +13,20 @@
  *     response writers. Every response is JSON (application/json;
  *     charset=utf-8) serialised with JSON_C_TO_STRING_PLAIN |
  *     JSON_C_TO_STRING_NOSLASHESCAPE; every error is
- *     {"error":{"code","message"}} from the error vocabulary.
+ *     {"error":{"code","message","request_id"}} from the error vocabulary.
+ *
+ * Request ids: every request gets one before anything else is parsed: a
+ * client's X-Request-Id when YUXI_TRUST_REQUEST_ID is on, else nginx's
+ * $request_id (the FastCGI param YUXI_REQUEST_ID), else one the worker
+ * makes (32 hex digits); each must match [A-Za-z0-9._-]{1,64}. Every
+ * answer carries it in an X-Request-Id header, every error object in
+ * "request_id".
+ *
+ * Error messages never name a host path (docs/security.md "Errors"): a
+ * server fault (5xx, except the operational 503 capacity, 504 timeout and
+ * 507 insufficient_storage) is answered with the code's generic text, and
+ * so is any message containing one of the host roots given to
+ * yx_http_setup(); the original text goes to the log with the request id.
  *
  * libfcgi's FCGX_FPrintF does not know %zu (NOTES.md): headers are formatted
  * with snprintf and sent with FCGX_PutStr. No header ever carries CR or LF:
@@ -104,6 +117,22 @@ int		 yx_content_disposition(struct yx_buf *b, const char *name);
 /* Does s contain a byte that must not appear in a header value? */
 bool		 yx_header_unsafe(const char *s);
 
+#define YX_REQUEST_ID_MAX	64	/* bytes of a request id */
+#define YX_HTTP_HIDE_MAX	8	/* host roots hidden from error messages */
+
+/* Process-wide options of the request layer (yx_http_setup). */
+struct yx_http_opts {
+	bool		 trust_request_id;	/* a client X-Request-Id counts */
+	/* host roots no error message may name ("" and NULL entries are
+	 * skipped); borrowed: they must outlive every request */
+	const char	*hide[YX_HTTP_HIDE_MAX];
+};
+
+/* Set the options for the requests this process serves (a worker, once). */
+void	 yx_http_setup(const struct yx_http_opts *o);
+/* Is s a request id: 1 to YX_REQUEST_ID_MAX bytes of [A-Za-z0-9._-]? */
+bool	 yx_request_id_valid(const char *s);
+
 /* One accepted request. */
 struct yx_http_req {
 	struct FCGX_Request	*fcgi;
@@ -120,11 +149,16 @@ struct yx_http_req {
 	int			 err;		/* error code sent, YX_OK if none */
 	const char		*route;		/* route name for logs/metrics */
 	char			 thread_id[YX_THREAD_ID_SIZE]; /* for the log; "" if none */
+	char			 request_id[YX_REQUEST_ID_MAX + 1];
+	char			 client[64];	/* REMOTE_ADDR; "" if none */
+	uint64_t		 bytes_in;	/* request body bytes read */
+	uint64_t		 bytes_out;	/* response body bytes (X-Accel: the file's size, set by the handler) */
 };
 
 /*
- * Fill r from the FastCGI params of fcgi. YX_OK; YX_E_BAD_REQUEST when the
- * URI or query is malformed (r is still usable to send the error).
+ * Fill r from the FastCGI params of fcgi, the request id first. YX_OK;
+ * YX_E_BAD_REQUEST when the URI or query is malformed (r is still usable
+ * to send the error, and has its request id).
  */
 int	yx_http_req_init(struct yx_http_req *r, struct FCGX_Request *fcgi,
      size_t body_limit, struct yx_errctx *err);
@@ -177,7 +211,11 @@ int	yx_http_send_json(struct yx_http_req *r, int status, struct json_object *bod
 /* yx_http_send_json() that takes the object: it is put whatever happens;
  * NULL (a failed allocation upstream) gives YX_E_NOMEM, nothing sent. */
 int	yx_http_send_obj(struct yx_http_req *r, int status, struct json_object *o);
-/* Send {"error":{"code","message"}}; msg NULL or "" -> yx_strerror(err). */
+/*
+ * Send {"error":{"code","message","request_id"}}; msg NULL or "" ->
+ * yx_strerror(err). A server fault's message, or one naming a hidden host
+ * root, is logged and replaced by the generic text (see above).
+ */
 int	yx_http_send_error(struct yx_http_req *r, int err, const char *msg);
 /* Same with extra header lines ("Retry-After: 5"), no CR/LF inside. */
 int	yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg,
@@ -193,6 +231,18 @@ int	yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
  * when a value would carry CR/LF, YX_E_IO.
  */
 int	yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename);
+
+/*
+ * A streamed answer (docs/api.md "stream"): the status and headers without
+ * Content-Length, with "X-Accel-Buffering: no" so that nginx passes each
+ * piece on as it comes (fastcgi_buffering off for this response, whatever
+ * the location says, unless fastcgi_ignore_headers names the header), sent
+ * at once. Then yx_http_write() each piece. YX_OK or YX_E_IO.
+ */
+int	yx_http_send_stream(struct yx_http_req *r, int status, const char *ctype);
+/* Send len bytes of a streamed answer now (written and flushed). YX_OK,
+ * or YX_E_IO when nginx's connection is gone. */
+int	yx_http_write(struct yx_http_req *r, const char *data, size_t len);
 
 /* The method from its name. */
 enum yx_method yx_http_method(const char *s);

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "yuxi/buf.h"
 #include "yuxi/config.h"
 #include "yuxi/ident.h"
 
@@ -103,5 +104,31 @@ int	yx_mask_output(const char *in, size_t len, const struct yx_mask_rule *rules,
  * caller may keep its buffer). */
 size_t	yx_mask_hits(const char *in, size_t len, const struct yx_mask_rule *rules,
     size_t nrules);
+
+/*
+ * Masking of a text that arrives in pieces (a streamed command's output, a
+ * background process's output read from an offset), with exactly the
+ * replacements yx_mask_output makes on the whole text: mask the longest
+ * prefix of in that more input cannot change, appending it masked to out,
+ * and set *used to its length. What is left (shorter than the longest
+ * `from`) may start a match cut by the end of the piece: the caller keeps
+ * it and puts it in front of the next piece. With `final` all of in is
+ * masked. YX_OK or out's error (YX_E_NOMEM, YX_E_PAYLOAD_TOO_LARGE).
+ */
+int	yx_mask_prefix(const char *in, size_t len, const struct yx_mask_rule *rules,
+    size_t nrules, bool final, struct yx_buf *out, size_t *used);
+
+/* yx_mask_prefix with the carry kept here (caller storage; rules borrowed). */
+struct yx_mask_stream {
+	const struct yx_mask_rule	*rules;
+	size_t				 nrules;
+	struct yx_buf			 carry;
+};
+void	yx_mask_stream_init(struct yx_mask_stream *ms,
+    const struct yx_mask_rule *rules, size_t nrules);
+void	yx_mask_stream_fini(struct yx_mask_stream *ms);
+/* Mask the carry and the next piece into out (all of it with `final`). */
+int	yx_mask_stream_feed(struct yx_mask_stream *ms, const char *in,
+    size_t len, bool final, struct yx_buf *out);
 
 #endif /* YUXI_PATH_H */

@@ -19,8 +19,13 @@
  * then YX_E_BUSY) or take it over when the claimer died.
  *
  * Capacity: at most min(cfg->max_replicas, table capacity) slots are in use;
- * when full, the least recently used sandbox without holds is evicted (warm
- * ones first), else YX_E_CAPACITY (the HTTP layer adds Retry-After).
+ * when full, an idle sandbox (no holds; warm ones first, then the least
+ * recently used) is evicted, chosen by fair share (provider_evict.c): a
+ * requester at or over its share evicts its own first and never one of a
+ * user within theirs; else YX_E_CAPACITY (the HTTP layer adds
+ * Retry-After). A requester already running cfg->max_sandboxes_per_user
+ * sandboxes evicts its own least recently used idle one, else gets
+ * YX_E_SANDBOX_LIMIT.
  *
  * Host paths handed to the engine are translated with YUXI_HOST_PROJECT_DIR
  * (cfg->host_project_dir): when it is set, a host path equal to or below
@@ -108,6 +113,12 @@ struct yx_provider {
 	int			 poll_ms;	/* sleep between polls (20) */
 	bool			 verify;	/* inspect the container on table hits (true) */
 	char			 local_project_dir[YX_CFG_PATH];
+	/* optional veto of yx_provider_reap, asked without the table lock
+	 * for an idle sandbox's thread: true keeps it (the reaper: a
+	 * background process runs there, docs/api.md) */
+	bool			(*keep)(void *arg, const char *thread_id,
+	    int64_t now_ms);
+	void			*keep_arg;
 };
 
 /* A copy of the table for admin, healthz and the CLI; no lock is kept. */
@@ -129,7 +140,9 @@ void	yx_provider_fini(struct yx_provider *p);
  * filled (call yx_provider_unhold() when done). Errors:
  * YX_E_INVALID_THREAD_ID / YX_E_BAD_REQUEST for a bad request; YX_E_BUSY
  * when the table lock or another process's claim did not clear in time, or
- * the holds array is full; YX_E_CAPACITY when full and nothing is idle; the
+ * the holds array is full; YX_E_CAPACITY when full and nothing may be
+ * evicted; YX_E_SANDBOX_LIMIT when req->owner_user runs its maximum and none
+ * of those is idle; the
  * driver's error (YX_E_BACKEND_UNAVAILABLE, YX_E_IMAGE_MISSING, ...) when the
  * engine failed, with no slot left claimed.
  */
@@ -191,9 +204,35 @@ int	yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
  * YX_OK; YX_E_NOT_FOUND; YX_E_BUSY. */
 int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
     struct yx_shm_slot *out, struct yx_errctx *err);
+/*
+ * Readiness: the table answers its lock and is consistent (every slot in a
+ * valid state with at most YX_SHM_HOLDS_MAX holds, the per-state counters
+ * equal to a recount). Read only: repairs are the lock's and the master's.
+ * YX_OK; YX_E_BACKEND_UNAVAILABLE (no table); YX_E_BUSY (lock timed out);
+ * YX_E_INTERNAL with what disagrees.
+ */
+int	yx_provider_check(struct yx_table *t, struct yx_errctx *err);
 /* The master after a child died: drop its holds and claims (as the next
  * locker would). Returns the count of repairs. */
 unsigned yx_provider_repair(struct yx_table *t);
+
+/* Running sandboxes (creating, active, warm) of one owner. */
+struct yx_user_sandboxes {
+	char		user[YX_SHM_USER_MAX];	/* "" = not known (adopted) */
+	uint32_t	running;
+	uint32_t	nstate[YX_SLOT_NSTATES];
+};
+/*
+ * Per-owner counts of the table, copied under its lock (provider_view.c),
+ * sorted by user. *out is a heap array (caller frees; NULL when *n is 0);
+ * *capacity (may be NULL) the table's. YX_OK; YX_E_BACKEND_UNAVAILABLE (no
+ * table); YX_E_NOMEM; YX_E_BUSY.
+ */
+int	yx_provider_users(struct yx_table *t, struct yx_user_sandboxes **out,
+    size_t *n, uint32_t *capacity, struct yx_errctx *err);
+/* The fair share of `users` owners in `limit` slots: ceil(limit / users)
+ * (limit when users <= 1). */
+uint32_t yx_provider_fair_share(uint32_t limit, uint32_t users);
 
 /* Copy the table. YX_OK (snap owned by the caller), YX_E_NOMEM, YX_E_BUSY. */
 int	yx_provider_list(struct yx_provider *p,

@@ -36,6 +36,21 @@ size_t	yx_utf8_seq(const unsigned char *s, size_t n);
 bool	yx_utf8_valid(const char *s, size_t len);
 
 /*
+ * Where to cut s (len bytes) to keep at most max bytes: max, or less so
+ * that no well-formed sequence is split (its bytes all go); len when it
+ * fits. Ill-formed bytes are cut anywhere (they stay ill-formed).
+ */
+size_t	yx_utf8_cut(const char *s, size_t len, size_t max);
+
+/*
+ * Bytes at the end of s (0..3) that begin a well-formed sequence the end
+ * cut short: a text that arrives in pieces keeps them for the next piece,
+ * so that a character split by a piece boundary is neither replaced nor
+ * lost (and a piece ends on a character boundary).
+ */
+size_t	yx_utf8_tail(const char *s, size_t len);
+
+/*
  * Append s to b with ill-formed sequences replaced by U+FFFD under `mode`.
  * With `cut`, a sequence left incomplete by the end of s (the input was
  * cut at a size limit) is dropped rather than replaced. *changed (may be

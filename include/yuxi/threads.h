@@ -4,7 +4,7 @@
  *
  * A thread is a directory <YUXI_SAVES_DIR>/threads/<thread_id>/ holding the
  * record thread.json ({thread_id, owner, agent_id, agent_config_id,
- * created_at, uid}) beside user-data/ (the sandbox's private tree, owned by
+ * created_at, uid, and on a front the sandbox host it is placed on: host}) beside user-data/ (the sandbox's private tree, owned by
  * the thread's uid/gid) and, with a uid range, the passwd and group files
  * bind-mounted into its sandbox. A thread belongs to the user who created
  * it; every lookup takes the caller and answers YX_E_NOT_FOUND alike for an
@@ -22,6 +22,17 @@
  *   comes back only after the whole range was used.
  * - run/<thread_id>/: the sandbox's agent directory (src/exec), removed with
  *   the thread and when a thread of that id is created again.
+ *
+ * With a disk quota (YUXI_THREAD_DISK_QUOTA, docs/configuration.md) a new
+ * thread's user-data/ is a filesystem of its own: the ext4 image
+ * user-data.img beside it in the thread directory, mounted on it by the
+ * privileged helper (include/yuxi/priv.h) before the thread is published,
+ * so the sandbox and the broker only ever see the mounted image. Beneath
+ * the mount, user-data/ is an empty directory of the service. The mount
+ * moves with the directory's renames; it is unmounted and the image
+ * dropped before the directory is removed (a removal never descends into a
+ * mounted image: it waits for a later sweep instead), and mounted again by
+ * the start-up reconcile (after a reboot).
  *
  * Creation is atomic: the whole directory is built under a hidden temporary
  * name (".tmp-...") and renamed into place with RENAME_NOREPLACE, so a thread
@@ -50,6 +61,7 @@
 #define YX_AGENT_ID_MAX		128	/* bytes of an agent or config id */
 #define YX_THREADS_LIST_MAX	1000	/* threads returned by one listing */
 #define YX_THREADS_SCAN_MAX	100000	/* directory entries one listing reads */
+#define YX_THREAD_HOST_MAX	32	/* bytes of a placement (yuxi/hostlist.h) */
 
 struct yx_thread {
 	char		thread_id[YX_THREAD_ID_SIZE];
@@ -59,6 +71,8 @@ struct yx_thread {
 	int64_t		created_ms;				/* unix ms */
 	unsigned	uid, gid;	/* the sandbox's host uid/gid */
 	bool		own_uid;	/* uid is the thread's own (from the range) */
+	char		host[YX_THREAD_HOST_MAX + 1];	/* a front's placement: the
+							 * sandbox host's name; "" = none */
 };
 
 struct yx_thread_store {
@@ -71,6 +85,7 @@ struct yx_thread_store {
 	unsigned	uid_count;
 	bool		chown_ok;	/* false when not root: skip fchown */
 	int64_t		remove_budget_ms; /* of one remove (request budget); 0 none */
+	int64_t		disk_quota;	/* bytes of a new thread's disk; 0 none */
 };
 
 /* Start-up repair counts (yx_thread_store_reconcile). */
@@ -79,6 +94,26 @@ struct yx_thread_repair {
 	unsigned	index_dropped;	/* stale owner-index entries removed */
 	unsigned	uids_dropped;	/* uid claims of absent threads removed */
 	unsigned	runs_dropped;	/* run directories of absent threads removed */
+	unsigned	disks_mounted;	/* disk images mounted again */
+	unsigned	disks_failed;	/* disk images that could not be */
+};
+
+/* A thread's disk image (yx_thread_disk_usage). */
+struct yx_thread_disk {
+	uint64_t	quota;		/* bytes of the image */
+	uint64_t	size;		/* bytes of its filesystem */
+	uint64_t	used;
+	uint64_t	avail;		/* what the sandbox can still write */
+};
+
+/* All disk images together (yx_thread_disk_totals). */
+struct yx_thread_disk_totals {
+	unsigned	images;		/* threads with a mounted image */
+	unsigned	unmounted;	/* threads whose image is not mounted */
+	unsigned	full;		/* images with less than 5 % available */
+	uint64_t	quota;		/* sums over the mounted images */
+	uint64_t	used;
+	bool		truncated;	/* stopped after YX_THREADS_SCAN_MAX entries */
 };
 
 /*
@@ -100,6 +135,38 @@ void	yx_thread_store_fini(struct yx_thread_store *st);
  */
 int	yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
     struct yx_thread *out, bool *created, struct yx_errctx *err);
+
+/*
+ * yx_thread_create() under the per-user limit (threads_limit.c): refuses
+ * with YX_E_THREAD_LIMIT when `want->owner` already owns `limit` threads
+ * (0: no limit) and `want->thread_id` does not exist yet (an existing id
+ * gets create's answer: the record, or YX_E_THREAD_EXISTS). Counting and
+ * creating are serialised per owner across processes (an flock of
+ * owners/<owner>), so concurrent creates never overshoot; YX_E_BUSY when
+ * that lock does not come within 5 s. Otherwise as yx_thread_create().
+ */
+int	yx_thread_create_limited(struct yx_thread_store *st,
+    const struct yx_thread *want, unsigned limit, struct yx_thread *out,
+    bool *created, struct yx_errctx *err);
+
+#define YX_OWNERS_MAX	10000	/* users one yx_thread_owner_counts() returns */
+
+/* A user of the owner index and the number of its threads. */
+struct yx_owner_threads {
+	char		owner[YX_USER_MAX + 1];
+	unsigned	threads;
+};
+
+/*
+ * Every user with threads and their count (index entries, as the limit
+ * counts them), sorted by name; at most YX_OWNERS_MAX users and
+ * YX_THREADS_SCAN_MAX entries per user (*truncated when a bound stopped
+ * the scan). *out is a heap array (caller frees; NULL when *n is 0).
+ * YX_OK, YX_E_NOMEM, YX_E_IO.
+ */
+int	yx_thread_owner_counts(struct yx_thread_store *st,
+    struct yx_owner_threads **out, size_t *n, bool *truncated,
+    struct yx_errctx *err);
 
 /*
  * Read the record of `id` owned by `owner`. YX_OK; YX_E_INVALID_THREAD_ID;
@@ -182,6 +249,17 @@ int	yx_thread_path(const char *saves_dir, const char *thread_id,
  * Returns a descriptor the caller closes, or -1 with errno set.
  */
 int	yx_thread_dirfd(struct yx_thread_store *st, const char *id);
+
+/*
+ * The disk image of thread `id` (no owner check: callers looked the thread
+ * up). YX_OK with *u; YX_E_NOT_FOUND when it has no mounted image;
+ * YX_E_INVALID_THREAD_ID. statfs only: no privilege needed.
+ */
+int	yx_thread_disk_usage(struct yx_thread_store *st, const char *id,
+    struct yx_thread_disk *u);
+/* Sums over every thread's image (at most YX_THREADS_SCAN_MAX entries). */
+void	yx_thread_disk_totals(struct yx_thread_store *st,
+    struct yx_thread_disk_totals *tot);
 
 /* Remove leftover ".tmp-*" and ".trash-*" entries (start-up, before any
  * worker runs; no time limit). Returns the count removed. */

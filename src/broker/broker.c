@@ -719,6 +719,22 @@ broker_read_only(const struct yx_broker *b, enum yx_root root, const char *rel)
 	return true;
 }
 
+/*
+ * Is the user-data root the root of a mount (a thread's own disk image,
+ * or any filesystem mounted there)? Its ENOSPC is then the thread's quota.
+ */
+static bool
+broker_own_fs(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE,
+		&stx) == -1)
+		return false;
+	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+	    (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
 /* See broker.h. */
 int
 yx_broker_init(struct yx_broker *b, const char *user_data,
@@ -751,6 +767,7 @@ yx_broker_init(struct yx_broker *b, const char *user_data,
 		rc = yx_fail(e, rc, "user-data root belongs to another thread");
 		goto fail;
 	}
+	b->quota = broker_own_fs(b->ud_fd);
 	if (skills_dir != NULL && skills_dir[0] != '\0') {
 		en = broker_open_root(skills_dir, &b->sk_fd);
 		if (en != 0 && en != ENOENT) {

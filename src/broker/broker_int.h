@@ -99,6 +99,7 @@ struct broker_tmp {
 	const char	*base;		/* last component of rel */
 	enum yx_root	 root;
 	const char	*rel;
+	bool		 quota;		/* b->quota: ENOSPC is quota_exceeded */
 };
 
 /* Prepare a write of `rel` (user-data only): check, create parents, check
@@ -106,7 +107,8 @@ struct broker_tmp {
 int	 broker_tmp_open(struct yx_broker *b, enum yx_root root,
     const char *rel, bool overwrite, struct broker_tmp *t,
     struct yx_errctx *e);
-/* Write all of data to the temp. YX_OK, YX_E_NOSPACE, YX_E_IO. */
+/* Write all of data to the temp. YX_OK, YX_E_NOSPACE, YX_E_QUOTA_EXCEEDED,
+ * YX_E_IO. */
 int	 broker_tmp_write(struct broker_tmp *t, const void *data, size_t len,
     struct yx_errctx *e);
 /* chown/chmod and rename into place; on failure the temp is removed. */

@@ -37,6 +37,19 @@ const char *const yx_broker_layout[YX_BROKER_LAYOUT_N] = {
 	"large_tool_results",
 };
 
+/*
+ * errno of a write into t -> error: out of space beneath a user-data root
+ * that is a mount of its own (the thread's disk image) is the thread's
+ * quota, and so is EDQUOT anywhere; the rest as broker_fail_errno.
+ */
+static int
+broker_tmp_fail(const struct broker_tmp *t, int en, struct yx_errctx *e)
+{
+	if (en == EDQUOT || (en == ENOSPC && t->quota))
+		return broker_fail(e, YX_E_QUOTA_EXCEEDED, t->root, t->rel);
+	return broker_fail_errno(e, en, t->root, t->rel);
+}
+
 /* Policy on an existing target entry. YX_OK when absent or replaceable. */
 static int
 broker_target_check(struct broker_tmp *t, bool overwrite, struct yx_errctx *e)
@@ -114,6 +127,7 @@ broker_tmp_open(struct yx_broker *b, enum yx_root root, const char *rel,
 	t->dirfd = t->fd = -1;
 	t->root = root;
 	t->rel = rel;
+	t->quota = b->quota;
 	if (broker_read_only(b, root, rel))
 		return broker_fail(e, YX_E_READ_ONLY, root, rel != NULL ? rel : "");
 	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
@@ -125,15 +139,17 @@ broker_tmp_open(struct yx_broker *b, enum yx_root root, const char *rel,
 	en = broker_mkdirs(b, rootfd, res, rel,
 	    slash != NULL ? (size_t)(slash - rel) : 0, &t->dirfd);
 	if (en != 0)
-		return broker_fail_errno(e, en, root, rel);
+		return broker_tmp_fail(t, en, e);
 	if ((rc = broker_target_check(t, overwrite, e)) != YX_OK)
 		return rc;
 	if ((en = broker_tmp_create(t)) != 0)
-		return broker_fail_errno(e, en, root, rel);
+		return broker_tmp_fail(t, en, e);
 	return YX_OK;
 }
 
-/* Returns YX_OK; YX_E_NOSPACE; YX_E_PAYLOAD_TOO_LARGE (EFBIG); YX_E_IO. */
+/* Returns YX_OK; YX_E_NOSPACE; YX_E_QUOTA_EXCEEDED (out of space in the
+ * thread's own disk image, or EDQUOT); YX_E_PAYLOAD_TOO_LARGE (EFBIG);
+ * YX_E_IO. */
 int
 broker_tmp_write(struct broker_tmp *t, const void *data, size_t len,
     struct yx_errctx *e)
@@ -146,7 +162,7 @@ broker_tmp_write(struct broker_tmp *t, const void *data, size_t len,
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			return broker_fail_errno(e, errno, t->root, t->rel);
+			return broker_tmp_fail(t, errno, e);
 		p += n;
 		len -= (size_t)n;
 	}
@@ -194,7 +210,7 @@ broker_tmp_commit(struct yx_broker *b, struct broker_tmp *t, bool overwrite,
 	if (en == EEXIST || en == ENOTEMPTY)
 		en = overwrite ? EISDIR : EEXIST;
 	if (en != 0)
-		return broker_fail_errno(e, en, t->root, t->rel);
+		return broker_tmp_fail(t, en, e);
 	t->name[0] = '\0';
 #else
 	(void)rc;

@@ -6,8 +6,9 @@
  * attaches to the table yuxi-sandboxd created, or creates it when the
  * service is not running), so an operator can inspect and act on live
  * sandboxes:
- *   doctor                 engine reachable, image present, runner present,
- *                          table healthy, robust-mutex self-test
+ *   doctor [--json]        the readiness checks of /readyz (engine, image,
+ *                          runner, agent, table, disk; yuxi/ready.h) and
+ *                          the robust-mutex self-test; exit 1 when one fails
  *   list [--json]          sandboxes in the table
  *   acquire THREAD         make sure THREAD has a running sandbox
  *   exec THREAD -- CMD...  run CMD in THREAD's sandbox; exit status of CMD
@@ -18,11 +19,18 @@
  *   destroy THREAD|ID      remove the container (user data is kept)
  *   gc [--json]            drop dead holds, reconcile with the engine
  *                          (orphan containers adopted or removed), reap idle
+ *   nginx-conf [OPTIONS]   render the nginx snippets for an existing server
+ *                          (cli_nginx.c; touches neither table nor engine)
+ *   image build [default|test] [NAME]
+ *                          build a sandbox image offline with the installed
+ *                          recipe ($(pkgdatadir)/images/<recipe>/build.sh)
  * Exit codes: 0 success, 1 failure, 2 usage; exec returns the command's code.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,7 @@
 
 #include <json-c/json.h>
 
+#include "cli_int.h"
 #include "yuxi/agents.h"
 #include "yuxi/buf.h"
 #include "yuxi/config.h"
@@ -38,7 +47,9 @@
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/priv.h"
 #include "yuxi/provider.h"
+#include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
 #include "yuxi/threads.h"
 
@@ -89,6 +100,10 @@ cli_open(struct cli *c)
 	if ((rc = yx_thread_store_init(&c->store, &c->cfg, &e)) != YX_OK)
 		return cli_err("thread store", rc, &e);
 	c->store_ok = true;
+	/* a thread made here (exec --owner) gets its disk image too */
+	if (c->cfg.thread_disk_quota > 0 &&
+	    (rc = yx_priv_start(&c->cfg, &e)) != YX_OK)
+		return cli_err("privileged helper", rc, &e);
 	if ((rc = yx_agents_load(&c->agents, c->cfg.agents_file,
 		 c->cfg.skills_dir, &e)) != YX_OK)
 		return cli_err("agents", rc, &e);
@@ -104,9 +119,10 @@ cli_close(struct cli *c)
 	yx_executor_free(c->ex);
 	yx_driver_free(c->drv);
 	yx_table_close(c->table);
+	yx_priv_stop();
 }
 
-/* Print one doctor check; returns 1 when it failed. */
+/* One doctor check, printed or added to the JSON array; 1 when it failed. */
 static int
 doctor_line(struct json_object *arr, const char *name, int rc, const char *detail,
     bool json)
@@ -123,43 +139,33 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
 	return rc != YX_OK;
 }
 
+/*
+ * The checks of GET /readyz, with the operator's details (host paths
+ * included), then the robust-mutex self-test. Exit 1 when one fails.
+ */
 static int
 cmd_doctor(struct cli *c, int argc, char **argv)
 {
 	struct json_object	*arr = json_object_new_array();
-	struct yx_errctx	 e;
+	struct yx_ready_result	 res[YX_READY_N];
+	struct yx_ready		 rd;
 	struct yx_table		*t = NULL;
-	struct yx_provider_stats st;
-	char			 msg[1200];
-	int			 rc, bad = 0;
+	struct yx_errctx	 e;
+	int			 i, rc, bad = 0;
 
+	/* attach only: the table the service made (or cli_open's own) */
 	yx_errctx_clear(&e);
-	rc = c->drv->ops->ping(c->drv, &e);
-	snprintf(msg, sizeof(msg), "%s driver: %s", c->drv->ops->name,
-	    rc == YX_OK ? "engine answers" : e.msg);
-	bad += doctor_line(arr, "engine", rc, msg, c->json);
-	yx_errctx_clear(&e);
-	rc = c->drv->ops->image_present(c->drv, c->cfg.image, &e);
-	snprintf(msg, sizeof(msg), "%s", rc == YX_OK ? c->cfg.image : e.msg);
-	bad += doctor_line(arr, "image", rc, msg, c->json);
-	rc = access(c->cfg.runner_path, X_OK) == 0 ? YX_OK : YX_E_FILE_NOT_FOUND;
-	snprintf(msg, sizeof(msg), "%s%s", c->cfg.runner_path,
-	    rc == YX_OK ? "" : " missing (set YUXI_RUNNER_PATH)");
-	bad += doctor_line(arr, "runner", rc, msg, c->json);
-	yx_errctx_clear(&e);
-	rc = yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
-	if (rc == YX_OK && (rc = yx_provider_stats(t, &st, &e)) == YX_OK)
-		snprintf(msg, sizeof(msg), "%s: %u of %u slots used", c->cfg.shm_name,
-		    st.used, st.capacity);
-	else
-		snprintf(msg, sizeof(msg), "%s: %s", c->cfg.shm_name, e.msg);
+	(void)yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
+	yx_ready_init(&rd, &c->cfg, c->drv, t);
+	(void)yx_ready_run(&rd, res);
 	yx_table_close(t);
-	bad += doctor_line(arr, "table", rc, msg, c->json);
+	for (i = 0; i < YX_READY_N; i++)
+		bad += doctor_line(arr, res[i].name, res[i].rc, res[i].oper, c->json);
 	yx_errctx_clear(&e);
 	rc = yx_table_selftest(&e);
-	snprintf(msg, sizeof(msg), "%s",
-	    rc == YX_OK ? "EOWNERDEAD seen after owner death; repaired" : e.msg);
-	bad += doctor_line(arr, "robust-mutex", rc, msg, c->json);
+	bad += doctor_line(arr, "robust-mutex", rc,
+	    rc == YX_OK ? "EOWNERDEAD seen after owner death; repaired" : e.msg,
+	    c->json);
 	if (c->json)
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(arr);
@@ -467,17 +473,85 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * image build [default|test] [NAME] [--recipes DIR]: run the offline build
+ * script of a sandbox image, DIR/<recipe>/build.sh (DIR: the installed
+ * recipes, $(pkgdatadir)/images; a checkout's images/ for a build tree),
+ * for NAME (default: YUXI_SANDBOX_IMAGE for the default recipe,
+ * yuxi-sandbox-test:latest for the test one). This process becomes the
+ * script: its exit status is the command's. Needs no table or engine
+ * connection of ours; the script talks to the engine through `docker`.
+ */
+static int
+cmd_image(struct cli *c, int argc, char **argv)
+{
+	const char	*dir = YX_IMAGES_DIR, *recipe = "default", *name = NULL;
+	char		 script[PATH_MAX];
+	int		 i, nargs = 0;
+
+	if (argc < 2 || strcmp(argv[1], "build") != 0) {
+		fprintf(stderr, "usage: yuxi-sandbox image build [default|test] "
+				"[NAME] [--recipes DIR]\n");
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--recipes") == 0 && i + 1 < argc)
+			dir = argv[++i];
+		else if (argv[i][0] == '-' || nargs == 2) {
+			fprintf(stderr, "yuxi-sandbox: image build: unexpected "
+					"argument '%s'\n",
+			    argv[i]);
+			return 2;
+		} else if (nargs++ == 0)
+			recipe = argv[i];
+		else
+			name = argv[i];
+	}
+	if (strcmp(recipe, "default") != 0 && strcmp(recipe, "test") != 0) {
+		fprintf(stderr, "yuxi-sandbox: image build: no recipe '%s' "
+				"(default or test)\n",
+		    recipe);
+		return 2;
+	}
+	if (name == NULL)
+		name = strcmp(recipe, "default") == 0 ? c->cfg.image :
+							"yuxi-sandbox-test:latest";
+	if ((size_t)snprintf(script, sizeof(script), "%s/%s/build.sh", dir,
+		recipe) >= sizeof(script)) {
+		fprintf(stderr, "yuxi-sandbox: image build: --recipes: path too long\n");
+		return 2;
+	}
+	if (access(script, R_OK) == -1) {
+		fprintf(stderr, "yuxi-sandbox: image build: %s: %s\n", script,
+		    strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	execl("/bin/sh", "sh", script, name, (char *)NULL);
+	fprintf(stderr, "yuxi-sandbox: image build: /bin/sh: %s\n",
+	    strerror(errno));
+	return 1;
+}
+
+static int
+cmd_nginx_conf(struct cli *c, int argc, char **argv)
+{
+	return cli_nginx_conf(&c->cfg, argc, argv);
+}
+
 static int
 cmd_help(struct cli *c, int argc, char **argv);
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "doctor", "doctor [--json]", "check engine, image, runner, table and robust mutexes", cmd_doctor },
+	{ "doctor", "doctor [--json]", "check what serving needs (engine, image, runner, agent, table, disk; as /readyz) and robust mutexes; exit 1 when a check fails", cmd_doctor },
 	{ "list", "list [--json]", "list sandboxes in the shared table", cmd_list },
 	{ "acquire", "acquire THREAD [--owner USER]", "make sure THREAD has a running sandbox", cmd_acquire },
 	{ "exec", "exec THREAD [--owner USER] -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command); --owner creates a missing thread for USER", cmd_exec },
 	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
 	{ "gc", "gc [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones", cmd_gc },
+	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
+	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },
 	{ "help", "help [COMMAND]", "show help", cmd_help },
 };
 
@@ -581,7 +655,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	log_setverbose(c.cfg.verbose);
-	if ((rc = cli_open(&c)) == 0)
+	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image)
+		rc = cmd->fn(&c, argc, argv);	/* no table, no engine */
+	else if ((rc = cli_open(&c)) == 0)
 		rc = cmd->fn(&c, argc, argv);
 	cli_close(&c);
 	return rc;

@@ -10,6 +10,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "yuxi/hostlist.h"
 
 /*
  * The runner binary (src/guest/yuxi-run) is bind-mounted into every sandbox.
@@ -92,7 +95,30 @@ yx_config_defaults(struct yx_config *c)
 	c->body_limit = 8 << 20;
 	c->request_budget_ms = 5000;
 	c->walk_read_budget = 256 << 20;
+	c->max_threads_per_user = 1000;
+	c->max_sandboxes_per_user = 0;
+	c->proc_max = 4;
+	c->proc_lifetime = 3600;
+	c->proc_output_keep = 1 << 20;
+	c->proc_keepalive = 3600;
 	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
+	c->ready_min_free = 1LL << 30;
+	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
+}
+
+void
+yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen)
+{
+	const char *slash;
+
+	if (outlen == 0)
+		return;
+	out[0] = '\0';
+	if (cfg->agent_path[0] != '\0')
+		snprintf(out, outlen, "%s", cfg->agent_path);
+	else if ((slash = strrchr(cfg->runner_path, '/')) != NULL)
+		snprintf(out, outlen, "%.*s/yuxi-agent",
+		    (int)(slash - cfg->runner_path), cfg->runner_path);
 }
 
 bool
@@ -352,6 +378,23 @@ cfg_size(struct cfg_ctx *x, const char *name, int64_t *out, int64_t lo, int64_t 
 	return YX_OK;
 }
 
+/* YUXI_THREAD_DISK_QUOTA: empty or 0 is off, else a size within bounds. */
+static int
+cfg_disk_quota(struct cfg_ctx *x, struct yx_config *c)
+{
+	int64_t v = c->thread_disk_quota;
+	int	rc;
+
+	if ((rc = cfg_size(x, "YUXI_THREAD_DISK_QUOTA", &v, 0,
+		 YX_DISK_QUOTA_MAX)) != YX_OK)
+		return rc;
+	if (v != 0 && v < YX_DISK_QUOTA_MIN)
+		return cfg_fail(x, "YUXI_THREAD_DISK_QUOTA",
+		    "expected 0 (off) or a size of at least 8m");
+	c->thread_disk_quota = v;
+	return YX_OK;
+}
+
 static int
 cfg_bool(struct cfg_ctx *x, const char *name, bool *out)
 {
@@ -538,6 +581,172 @@ cfg_names(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
+#define CFG_TOKEN_MIN	32	/* bytes of the front<->provisioner credential */
+#define CFG_TOKEN_MAX	256
+
+int
+yx_config_read_token(const struct yx_config *c, char *out, size_t outlen,
+    char *why, size_t whylen)
+{
+	struct stat	 sb;
+	char		 buf[CFG_TOKEN_MAX + 2];
+	ssize_t		 n;
+	size_t		 i;
+	int		 fd, rc = YX_E_BAD_REQUEST;
+
+	out[0] = '\0';
+	if (c->provisioner_token_file[0] == '\0') {
+		snprintf(why, whylen, "not set (needed with YUXI_MODE=front or provisioner)");
+		return rc;
+	}
+	if ((fd = open(c->provisioner_token_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		snprintf(why, whylen, "%s: %s", c->provisioner_token_file, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) || (sb.st_mode & 0007) != 0) {
+		snprintf(why, whylen, "%s: not a regular file, or readable by others",
+		    c->provisioner_token_file);
+		goto done;
+	}
+	if ((n = read(fd, buf, sizeof(buf) - 1)) < 0)
+		n = 0;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	for (i = 0; i < (size_t)n; i++)
+		if (!isalnum((unsigned char)buf[i]) && strchr("._~+/=-", buf[i]) == NULL)
+			break;
+	if (n < CFG_TOKEN_MIN || n > CFG_TOKEN_MAX || i != (size_t)n ||
+	    (size_t)n >= outlen) {
+		snprintf(why, whylen, "%s: expected one line of 32-256 bytes of "
+				      "[A-Za-z0-9._~+/=-]",
+		    c->provisioner_token_file);
+		goto done;
+	}
+	memcpy(out, buf, (size_t)n + 1);
+	rc = YX_OK;
+done:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return rc;
+}
+
+/*
+ * YUXI_MODE and what each mode needs (docs/scaling.md): a front its
+ * provisioners and the credential it presents, a provisioner the
+ * credential it expects.
+ */
+static int
+cfg_remote(struct cfg_ctx *x, struct yx_config *c)
+{
+	struct yx_hostlist	 hl;
+	const char		*s;
+	char			 why[200], tok[CFG_TOKEN_MAX + 1];
+
+	if ((s = cfg_get(x, "YUXI_MODE")) != NULL) {
+		if (strcmp(s, "standalone") == 0)
+			c->mode = YX_MODE_STANDALONE;
+		else if (strcmp(s, "front") == 0)
+			c->mode = YX_MODE_FRONT;
+		else if (strcmp(s, "provisioner") == 0)
+			c->mode = YX_MODE_PROVISIONER;
+		else
+			return cfg_fail(x, "YUXI_MODE", "expected standalone, front or provisioner");
+	}
+	if (yx_hostlist_parse(c->provisioner_url, &hl, why, sizeof(why)) != YX_OK) {
+		cfg_get(x, "YUXI_SANDBOX_PROVISIONER_URL");	/* its line */
+		return cfg_fail(x, "YUXI_SANDBOX_PROVISIONER_URL", why);
+	}
+	if (c->mode == YX_MODE_FRONT && hl.n == 0) {
+		cfg_get(x, "YUXI_MODE");
+		return cfg_fail(x, "YUXI_MODE",
+		    "front needs YUXI_SANDBOX_PROVISIONER_URL (one or more hosts)");
+	}
+	if (c->mode != YX_MODE_STANDALONE) {
+		cfg_get(x, "YUXI_PROVISIONER_TOKEN_FILE");
+		if (yx_config_read_token(c, tok, sizeof(tok), why, sizeof(why)) != YX_OK)
+			return cfg_fail(x, "YUXI_PROVISIONER_TOKEN_FILE", why);
+		explicit_bzero(tok, sizeof(tok));
+	}
+	return YX_OK;
+}
+
+/* Background processes: per thread, lifetime, output kept, keep-alive,
+ * concurrent long-polls (docs/configuration.md). */
+static int
+cfg_procs(struct cfg_ctx *x, struct yx_config *c)
+{
+	int64_t	v = (int64_t)c->proc_output_keep;
+	int	rc;
+
+	if ((rc = cfg_int(x, "YUXI_PROCESS_MAX", &c->proc_max, 1, 64)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_LIFETIME", &c->proc_lifetime, 1,
+		 86400)) != YX_OK ||
+	    (rc = cfg_size(x, "YUXI_PROCESS_OUTPUT_KEEP", &v, 4096,
+		 64LL << 20)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_KEEPALIVE", &c->proc_keepalive, 0,
+		 86400 * 30)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_PROCESS_WAITERS", &c->proc_waiters, 0,
+		 256)) != YX_OK)
+		return rc;
+	c->proc_output_keep = (size_t)v;
+	return YX_OK;
+}
+
+/*
+ * YUXI_READY_MIN_FREE: free space the saves directory's filesystem needs
+ * for /readyz, as a size ("1g") or a percentage ("5%"); "0" turns the
+ * check off.
+ */
+static int
+cfg_min_free(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s = cfg_get(x, "YUXI_READY_MIN_FREE");
+	char		*end;
+	long		 v;
+
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	if (s[strlen(s) - 1] == '%') {
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno != 0 || end == s || *end != '%' || end[1] != '\0' ||
+		    v < 0 || v > 99)
+			return cfg_fail(x, "YUXI_READY_MIN_FREE",
+			    "expected a size such as 1g or a percentage 0%..99%");
+		c->ready_min_free = 0;
+		c->ready_min_free_pct = (int)v;
+		return YX_OK;
+	}
+	if (yx_parse_size(s, &c->ready_min_free) != YX_OK)
+		return cfg_fail(x, "YUXI_READY_MIN_FREE",
+		    "expected a size such as 1g or a percentage 0%..99%");
+	c->ready_min_free_pct = 0;
+	return YX_OK;
+}
+
+/*
+ * YUXI_AUDIT_LOG: an absolute path, or "off" / an explicitly empty value
+ * for no audit log (unset: the default under the log directory).
+ */
+static int
+cfg_audit(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char *s = cfg_get(x, "YUXI_AUDIT_LOG");
+
+	if (s == NULL) {
+		/* set but empty, in the environment or on a file line */
+		if (getenv("YUXI_AUDIT_LOG") != NULL || x->line > 0)
+			c->audit_log[0] = '\0';
+		return YX_OK;
+	}
+	if (strcmp(s, "off") == 0) {
+		c->audit_log[0] = '\0';
+		return YX_OK;
+	}
+	return cfg_abspath(x, "YUXI_AUDIT_LOG", c->audit_log, sizeof(c->audit_log));
+}
+
 /*
  * The configuration file to read: YUXI_CONFIG when set ("none": no file;
  * a path: that file, which must exist), else the installed default when it
@@ -617,6 +826,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	v = c->tmp_size;
 	TRY(cfg_size(&x, "YUXI_SANDBOX_TMP_SIZE", &v, 1LL << 20, 16LL << 30));
 	c->tmp_size = v;
+	TRY(cfg_disk_quota(&x, c));
 	TRY(cfg_abspath(&x, "YUXI_SAVES_DIR", c->saves_dir, sizeof(c->saves_dir)));
 	TRY(cfg_abspath(&x, "YUXI_SKILLS_DIR", c->skills_dir, sizeof(c->skills_dir)));
 	TRY(cfg_abspath(&x, "YUXI_AGENTS_FILE", c->agents_file, sizeof(c->agents_file)));
@@ -642,6 +852,15 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
 	TRY(cfg_abspath(&x, "YUXI_EGRESS_HOSTS", c->egress_hosts, sizeof(c->egress_hosts)));
+	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
+	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
+	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_TOKEN_FILE", c->provisioner_token_file, sizeof(c->provisioner_token_file)));
+	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_CA", c->provisioner_ca, sizeof(c->provisioner_ca)));
+	TRY(cfg_remote(&x, c));
+	TRY(cfg_min_free(&x, c));
+	TRY(cfg_audit(&x, c));
+	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));
+	TRY(cfg_procs(&x, c));
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));

@@ -24,9 +24,25 @@
  * and served writable), rolayout (a read-only workspace's writable
  * folders are not laid out again right before its container is made),
  * egress (the egress proxy skips the IP-literal, allowlist and address
- * checks). The broker's own control build
+ * checks), drain (a reload SIGKILLs the old workers
+ * instead of letting them finish, and a stop serves nothing that was
+ * queued on the socket), fairevict (a full table evicts the globally
+ * least recently used idle sandbox, whoever owns it, instead of choosing
+ * by fair share), limitlock (a user's threads are counted and created
+ * without the owner lock, so racing creates may overshoot the limit),
+ * procowner (the background process routes skip the owner check of the
+ * thread, h_proc.c), quota (a thread gets no disk image: its user-data is
+ * a plain directory on the saves filesystem, as without
+ * YUXI_THREAD_DISK_QUOTA), privdrop (the master, workers and reaper keep
+ * CAP_SYS_ADMIN after the privileged helper started). The broker's own
+ * control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
+ *
+ * The remote mode's (docs/scaling.md, tests/remote): provcred (a sandbox
+ * host takes any request as the front's, believing the X-Yuxi-User it
+ * names), provroutes (the naive front: a request for a route it does not
+ * serve goes to the first host with the front's credential).
  */
 #ifndef YUXI_CONTROL_INT_H
 #define YUXI_CONTROL_INT_H

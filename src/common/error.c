@@ -61,6 +61,7 @@ yx_http_reason(int status)
 	case 409: return "Conflict";
 	case 411: return "Length Required";
 	case 413: return "Payload Too Large";
+	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
@@ -86,8 +87,8 @@ yx_err_from_errno(int errnum)
 	case EROFS: return YX_E_READ_ONLY;
 	case ENAMETOOLONG: return YX_E_INVALID_PATH;
 	case ENOMEM: return YX_E_NOMEM;
-	case ENOSPC:
-	case EDQUOT: return YX_E_NOSPACE;
+	case ENOSPC: return YX_E_NOSPACE;
+	case EDQUOT: return YX_E_QUOTA_EXCEEDED;
 	case EFBIG: return YX_E_PAYLOAD_TOO_LARGE;
 	case ETIMEDOUT: return YX_E_TIMEOUT;
 	case EAGAIN:

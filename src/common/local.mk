@@ -6,6 +6,7 @@ libyuxi_a_SOURCES += \
 	include/yuxi/config.h src/common/config.c \
 	include/yuxi/buf.h src/common/buf.c \
 	include/yuxi/hash.h src/common/hash.c \
+	include/yuxi/hostlist.h src/common/hostlist.c \
 	include/yuxi/clock.h src/common/clock.c \
 	include/yuxi/text.h src/common/text.c \
 	include/yuxi/ident.h src/common/ident.c \

@@ -54,6 +54,22 @@ yx_utf8_valid(const char *s, size_t len)
 	return i == len;
 }
 
+size_t
+yx_utf8_cut(const char *s, size_t len, size_t max)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 k, l;
+
+	if (len <= max)
+		return len;
+	if ((u[max] & 0xc0) != 0x80)	/* the first byte left out starts a character */
+		return max;
+	for (k = max; k > 0 && max - k < 3 && (u[k] & 0xc0) == 0x80; k--)
+		continue;
+	l = yx_utf8_seq(u + k, len - k);
+	return l > 0 && k + l > max ? k : max;
+}
+
 /*
  * At an ill-formed position s (n bytes left): the length of the maximal
  * subpart of a sequence starting there (>= 1), and whether it is a
@@ -86,6 +102,21 @@ utf8_bad(const unsigned char *s, size_t n, bool *trunc)
 	}
 	*trunc = k == n;
 	return k;
+}
+
+size_t
+yx_utf8_tail(const char *s, size_t len)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 k;
+	bool			 trunc;
+
+	for (k = 1; k <= 3 && k <= len; k++)
+		if (u[len - k] >= 0xc2 && u[len - k] <= 0xf4 &&
+		    yx_utf8_seq(u + len - k, k) == 0 &&
+		    utf8_bad(u + len - k, k, &trunc) == k && trunc)
+			return k;
+	return 0;
 }
 
 int

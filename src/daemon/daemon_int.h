@@ -6,9 +6,11 @@
  * provider table and the request-metrics segment (metrics.c), forks the
  * workers (worker.c) and the reaper (reaper.c) and respawns them. Workers
  * route each request (router.c) to a handler (h_threads.c, h_ops.c,
- * h_fs.c, h_exec.c). Every handler answers exactly once through the
+ * h_users.c, h_fs.c, h_exec.c). Every handler answers exactly once through the
  * yx_http_send_* functions and returns YX_OK, or an error code that the
- * router turns into the error response when nothing was sent yet.
+ * router turns into the error response when nothing was sent yet. Every
+ * request ends with one log line, one metrics sample and, for the API, one
+ * audit line (audit.c) with what the handler noted.
  */
 #ifndef YUXI_DAEMON_INT_H
 #define YUXI_DAEMON_INT_H
@@ -23,15 +25,17 @@
 #include "yuxi/driver.h"
 #include "yuxi/http.h"
 #include "yuxi/provider.h"
+#include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
 #include "yuxi/threads.h"
 
 struct yx_executor;
+struct yx_remote_ctx;
 
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
-#define YX_METRIC_ROUTES	40	/* >= number of routes + 1 (unmatched) */
-#define YX_METRIC_STATUSES	16
+#define YX_METRIC_ROUTES	48	/* >= number of routes + 1 (unmatched) */
+#define YX_METRIC_STATUSES	17
 #define YX_METRIC_BUCKETS	12
 
 struct yx_metrics {
@@ -42,6 +46,12 @@ struct yx_metrics {
 	_Atomic uint64_t	child_exits;
 	_Atomic int32_t		workers_alive;
 	_Atomic int64_t		started_ms;
+	_Atomic uint64_t	reloads;	/* SIGHUPs that made a generation */
+	_Atomic uint64_t	reloads_refused;	/* ... whose configuration did not validate */
+	_Atomic uint32_t	generation;	/* of the configuration new workers run */
+	_Atomic int32_t		draining;	/* set by a stopping master, see worker.c */
+	_Atomic uint64_t	audit_lines;	/* audit lines written */
+	_Atomic uint64_t	audit_errors;	/* audit lines lost (open or write failed) */
 };
 
 /* Anonymous MAP_SHARED segment made by the master before fork; NULL on failure. */
@@ -49,9 +59,60 @@ struct yx_metrics	*yx_metrics_new(void);
 void			 yx_metrics_free(struct yx_metrics *m);
 void			 yx_metrics_record(struct yx_metrics *m, int route, int status,
 		  int64_t usec);
-/* Append the Prometheus text exposition to b. */
+/* Append the Prometheus text exposition to b; ready: the readiness
+ * results (YX_READY_N of them) or NULL. */
 int			 yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
-    struct yx_buf *b);
+    const struct yx_ready_result *ready, struct yx_buf *b);
+
+/* ---- audit.c: one JSON line per API request (YUXI_AUDIT_LOG) ------------ */
+
+#define YX_AUDIT_CMD_MAX	4096	/* bytes of a command kept in a line */
+#define YX_AUDIT_PATH_MAX	1024	/* bytes of a path kept in a line */
+
+/* What a handler notes about its request for the audit line; the router
+ * clears it before each request. */
+struct yx_audit_note {
+	bool		has_command;
+	char		command[YX_AUDIT_CMD_MAX + 1];
+	size_t		command_len;	/* bytes kept: cut on a character boundary */
+	uint64_t	command_bytes;	/* bytes of the whole command */
+	bool		has_path;
+	char		path[YX_AUDIT_PATH_MAX + 1];
+	size_t		path_len;
+	bool		has_exit;
+	int		exit_code;
+};
+
+/* A worker's audit log: opened O_APPEND, one write(2) per line. */
+struct yx_audit {
+	const char		*path;		/* borrowed; "" = no audit log */
+	int			 fd;		/* -1 when not open */
+	bool			 failing;	/* a lost line was logged: quiet until one is written */
+	struct yx_metrics	*metrics;	/* counters; may be NULL */
+};
+
+/* Open cfg->audit_log (a failure is logged and counted per lost line). */
+void	yx_audit_init(struct yx_audit *a, const struct yx_config *cfg,
+    struct yx_metrics *m);
+/* Close and open the file again (logrotate, SIGUSR1). */
+void	yx_audit_reopen(struct yx_audit *a);
+void	yx_audit_fini(struct yx_audit *a);
+/* Note the command (kept up to YX_AUDIT_CMD_MAX bytes) or the path. */
+void	yx_audit_note_command(struct yx_audit_note *n, const char *cmd, size_t len);
+void	yx_audit_note_path(struct yx_audit_note *n, const char *path, size_t len);
+/*
+ * The line of request r (operation op, now_ms unix ms, dur_us its
+ * duration) with the newline, appended to b. Pure: unit-tested. YX_OK or
+ * the buffer's error.
+ */
+int	yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
+    const struct yx_audit_note *n, const char *op, int64_t now_ms, int64_t dur_us);
+/* Format and write one line; failures are counted, never fatal. */
+void	yx_audit_write(struct yx_audit *a, const struct yx_http_req *r,
+    const struct yx_audit_note *n, const char *op, int64_t dur_us);
+/* Append the thread disk-image figures (only with a disk quota). */
+int			 yx_metrics_render_disk(const struct yx_config *cfg,
+    struct yx_thread_store *st, struct yx_buf *b);
 
 /* ---- worker context ------------------------------------------------------ */
 
@@ -65,8 +126,10 @@ struct yx_wctx {
 	struct yx_agents	*agents;
 	struct yx_metrics	*metrics;
 	struct yx_executor	*exec;		/* NULL: execute answers 503 */
-	int64_t			 engine_at_ms;	/* last ping, for /healthz */
-	bool			 engine_ok;
+	struct yx_remote_ctx	*remote;	/* front or provisioner (remote_int.h) */
+	struct yx_ready		 ready;		/* readiness checks, cached engine ping */
+	struct yx_audit		 audit;
+	struct yx_audit_note	 note;		/* of the request being served */
 };
 
 typedef int (*yx_handler_fn)(struct yx_wctx *, struct yx_http_req *, const char *arg);
@@ -74,7 +137,7 @@ typedef int (*yx_handler_fn)(struct yx_wctx *, struct yx_http_req *, const char 
 struct yx_route {
 	enum yx_method	 method;
 	const char	*pattern;	/* "/api/threads/{}": {} is one segment */
-	const char	*name;		/* metrics/log label */
+	const char	*name;		/* the operation: audit "op", unique */
 	yx_handler_fn	 fn;
 };
 
@@ -83,6 +146,14 @@ extern const struct yx_route	yx_routes[];
 extern const size_t		yx_nroutes;
 /* Route and answer one request; returns the route index for metrics. */
 int	yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r);
+/*
+ * The end of every request, answered or refused before routing: one
+ * metrics sample (route index idx; yx_nroutes = unmatched), one log line
+ * and, for a path under /api/, one audit line. t0_us: yx_mono_us() at its
+ * start.
+ */
+void	yx_router_finish(struct yx_wctx *w, struct yx_http_req *r, size_t idx,
+    int64_t t0_us);
 /* Path captured by route matching: YX_OK, YX_E_NOT_FOUND, YX_E_METHOD_NOT_ALLOWED. */
 int	yx_router_match(enum yx_method m, const char *path, size_t *idx,
     char *arg, size_t arglen);
@@ -91,6 +162,8 @@ int	yx_router_match(enum yx_method m, const char *path, size_t *idx,
 
 /* 401 unless the request carries an identity. */
 int	yx_need_user(struct yx_http_req *r);
+/* 401 without an identity, 403 forbidden ("admin only") without the role. */
+int	yx_need_admin(struct yx_http_req *r);
 /*
  * The caller's thread named by id: YX_OK with *t; otherwise the error
  * response (400 invalid_thread_id, 404 not_found) has been sent and the
@@ -100,8 +173,11 @@ int	yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
     size_t idlen, struct yx_thread *t);
 /* Send an error from an errctx (falls back to the code's text). */
 int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
-/* Is the engine up? Pings at most every 2 s. */
+/* Is the engine up? Pings at most every YX_READY_CACHE_MS. */
 bool	yx_engine_up(struct yx_wctx *w);
+/* "disk" of thread id: {quota_bytes, used_bytes, available_bytes} of its
+ * mounted disk image, or NULL (JSON null) when it has none. */
+struct json_object *yx_disk_json(struct yx_wctx *w, const char *id);
 /* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
  * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
@@ -112,11 +188,21 @@ int	yx_h_threads_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_metrics(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_release(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_destroy(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_admin_users(struct yx_wctx *, struct yx_http_req *, const char *);
+/* h_users.c: append the bounded per-user gauges of GET /metrics to b. */
+int	yx_users_metrics(struct yx_wctx *w, struct yx_buf *b);
 int	yx_h_execute(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_start(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_get(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_kill(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_output(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_stdin(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_ls(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_cat(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_write(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -130,6 +216,16 @@ int	yx_h_viewer_tree(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_file(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_download(struct yx_wctx *, struct yx_http_req *, const char *);
 
+/* h_stream.c: the result fields of an execute ("exit_code":...,"duration_ms":...
+ * and the optional ones), shared by the plain reply and the stream's exit
+ * event. YX_OK or the buffer's error. */
+struct yx_exec_output;
+struct yx_exec_request;
+int	yx_exec_fields(const struct yx_exec_output *out, struct yx_buf *b);
+/* h_stream.c: run req and answer with the stream form (docs/api.md). */
+int	yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
+    struct yx_exec_request *req);
+
 /* ---- processes ----------------------------------------------------------- */
 
 /* worker.c: serve until SIGTERM; returns the exit status. */
@@ -141,11 +237,33 @@ int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table);
 int	yx_master_main(const struct yx_config *cfg);
 
 /*
+ * reload.c: yx_daemon_check_files() checks what the workers load on their
+ * own (the skills directory and the agents file): YX_OK, or an error with
+ * "YUXI_X: why" in eb. yx_reload_config() fills next (caller storage) from
+ * the configuration file and environment the running cur was read from,
+ * checks those files, and keeps cur's value of every setting that changes
+ * at restart only (logging each): YX_OK, or an error with the loader's
+ * message ("FILE:LINE: YUXI_X: why") in eb, next then undefined.
+ */
+int	yx_daemon_check_files(const struct yx_config *cfg, char *eb, size_t el);
+int	yx_reload_config(const struct yx_config *cur, struct yx_config *next,
+    char *eb, size_t el);
+
+/*
  * signals.c: child-side signal setup (after fork): TERM/INT/HUP handlers set
- * yx_child_stop and stay blocked except where the child chooses to wait
+ * yx_child_stop, the USR1 handler yx_child_reopen (reopen the audit log);
+ * they stay blocked except where the child chooses to wait
  * (ppoll/sigtimedwait with *waitmask); every other signal is reset.
  */
 extern volatile sig_atomic_t	yx_child_stop;
+extern volatile sig_atomic_t	yx_child_reopen;
 void	yx_child_signals(sigset_t *waitmask);
+/*
+ * True when a stop was asked: yx_child_stop, or a TERM/INT/HUP still
+ * pending (blocked), which a wait that returned ready has not delivered.
+ */
+bool	yx_child_stopping(void);
+/* True once per SIGUSR1, delivered or still pending (reopen the audit log). */
+bool	yx_child_reopen_due(void);
 
 #endif /* YUXI_DAEMON_INT_H */

@@ -2,8 +2,9 @@
 /*
  * h_common.c - what every handler shares: identity (401), the caller's
  * thread with the one 404 for unknown and foreign threads alike, error
- * replies from an errctx, optional JSON string fields, and the cached
- * engine ping.
+ * replies from an errctx, optional JSON string fields, the cached engine
+ * ping (the readiness checks' cache, yuxi/ready.h) and a thread's disk
+ * figures.
  */
 #include "config.h"
 
@@ -13,9 +14,6 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
-#include "yuxi/clock.h"
-
-#define YX_ENGINE_CACHE_MS	2000	/* /healthz pings the engine at most this often */
 
 int
 yx_need_user(struct yx_http_req *r)
@@ -28,14 +26,48 @@ yx_need_user(struct yx_http_req *r)
 }
 
 int
+yx_need_admin(struct yx_http_req *r)
+{
+	int rc;
+
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	if (r->admin)
+		return YX_OK;
+	yx_http_send_error(r, YX_E_FORBIDDEN, "admin only");
+	return YX_E_FORBIDDEN;
+}
+
+/*
+ * Retry-After for the refusals that pass (docs/api.md "Responses"): a
+ * busy table or a full one frees up within seconds; a user's running
+ * sandboxes are free again when their commands end; a thread limit only
+ * when the user deletes threads, so asking again soon is pointless.
+ */
+static const char *
+retry_after(int rc)
+{
+	switch (rc) {
+	case YX_E_BUSY:
+	case YX_E_CAPACITY:
+	case YX_E_SANDBOX_LIMIT:
+		return "Retry-After: 5\r\n";
+	case YX_E_THREAD_LIMIT:
+		return "Retry-After: 60\r\n";
+	default:
+		return NULL;
+	}
+}
+
+int
 yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e)
 {
-	const char *msg = NULL;
+	const char *msg = NULL, *hdr;
 
 	if (e != NULL && e->code == rc && e->msg[0] != '\0')
 		msg = e->msg;
-	if (rc == YX_E_BUSY || rc == YX_E_CAPACITY)
-		return yx_http_send_error_hdr(r, rc, msg, "Retry-After: 5\r\n");
+	if ((hdr = retry_after(rc)) != NULL)
+		return yx_http_send_error_hdr(r, rc, msg, hdr);
 	return yx_http_send_error(r, rc, msg);
 }
 
@@ -78,11 +110,21 @@ yx_json_opt_str(struct json_object *o, const char *key, const char **out)
 bool
 yx_engine_up(struct yx_wctx *w)
 {
-	int64_t now = yx_mono_ms();
+	return yx_ready_engine_up(&w->ready);
+}
 
-	if (w->engine_at_ms != 0 && now - w->engine_at_ms < YX_ENGINE_CACHE_MS)
-		return w->engine_ok;
-	w->engine_ok = w->drv != NULL && w->drv->ops->ping(w->drv, NULL) == YX_OK;
-	w->engine_at_ms = yx_mono_ms();
-	return w->engine_ok;
+struct json_object *
+yx_disk_json(struct yx_wctx *w, const char *id)
+{
+	struct yx_thread_disk	 u;
+	struct json_object	*o;
+
+	if (yx_thread_disk_usage(&w->store, id, &u) != YX_OK ||
+	    (o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "quota_bytes", json_object_new_int64((int64_t)u.quota));
+	json_object_object_add(o, "used_bytes", json_object_new_int64((int64_t)u.used));
+	json_object_object_add(o, "available_bytes",
+	    json_object_new_int64((int64_t)u.avail));
+	return o;
 }

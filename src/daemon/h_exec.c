@@ -4,7 +4,8 @@
  * the thread's sandbox through the executor (include/yuxi/executor.h),
  * which acquires the container lazily, enforces the timeout and the output
  * cap, and masks host paths. The output is made valid UTF-8 (U+FFFD for
- * invalid bytes) as it is written into the JSON reply.
+ * invalid bytes) as it is written into the JSON reply. With "stream": true
+ * the answer is streamed instead (h_stream.c).
  */
 #include "config.h"
 
@@ -15,7 +16,6 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
-#include "yuxi/broker.h"
 #include "yuxi/buf.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
@@ -28,27 +28,6 @@
  * can be megabytes, and json-c would copy it and escape it byte by byte
  * (~20% of a worker's time on a 1 MiB reply). Same JSON, same key order.
  */
-/*
- * ,"layout_repaired":["/home/yuxi/user-data/<folder>",...]: folders of the
- * layout that were something else (e.g. a symlink the sandbox made) and
- * have been moved aside and made again before the command ran.
- */
-static int
-exec_repaired(const struct yx_exec_output *out, struct yx_buf *b)
-{
-	size_t	i;
-	int	rc, n = 0;
-
-	if ((rc = yx_buf_puts(b, ",\"layout_repaired\":[")) != YX_OK)
-		return rc;
-	for (i = 0; i < YX_BROKER_LAYOUT_N; i++)
-		if ((out->layout_repaired & (1u << i)) != 0 &&
-		    (rc = yx_buf_printf(b, "%s\"%s/%s\"", n++ ? "," : "",
-			 YX_VROOT_USER_DATA, yx_broker_layout[i])) != YX_OK)
-			return rc;
-	return yx_buf_puts(b, "]");
-}
-
 static int
 exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 {
@@ -57,34 +36,31 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 	if ((rc = yx_buf_puts(b, "{\"output\":")) != YX_OK ||
 	    (rc = yx_json_str_append(b, out->output != NULL ? out->output : "",
 		 out->output != NULL ? out->len : 0)) != YX_OK ||
-	    (rc = yx_buf_printf(b, ",\"exit_code\":%d,\"truncated\":%s,"
-				   "\"timed_out\":%s,\"duration_ms\":%lld",
-		 out->exit_code,
-		 out->truncated ? "true" : "false", out->timed_out ? "true" : "false",
-		 (long long)out->duration_ms)) != YX_OK)
-		return rc;
-	if (out->truncated && out->full_output_path[0] != '\0' &&
-	    ((rc = yx_buf_puts(b, ",\"full_output_path\":")) != YX_OK ||
-		(rc = yx_json_str_append(b, out->full_output_path,
-		     strlen(out->full_output_path))) != YX_OK))
-		return rc;
-	if (out->layout_repaired != 0 && (rc = exec_repaired(out, b)) != YX_OK)
-		return rc;
-	if (out->refused != NULL &&
-	    (rc = yx_buf_printf(b, ",\"refused\":\"%s\"",
-		 out->refused)) != YX_OK)
+	    (rc = yx_buf_puts(b, ",")) != YX_OK ||
+	    (rc = yx_exec_fields(out, b)) != YX_OK)
 		return rc;
 	return yx_buf_puts(b, "}");
 }
 
-/* Parse the body: thread id, command, timeout. Sends errors itself. */
+/* Parse the body: thread id, command, timeout, stream. Sends errors
+ * itself. */
 static int
 exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
-    const char **cmd, int *timeout)
+    const char **cmd, int *timeout, bool *stream)
 {
 	struct json_object *v;
 
 	*timeout = 0;
+	*stream = false;
+	if (json_object_object_get_ex(body, "stream", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			yx_http_send_error(r, YX_E_BAD_REQUEST,
+			    "stream must be true or false");
+			return YX_E_BAD_REQUEST;
+		}
+		*stream = json_object_get_boolean(v);
+	}
 	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
 	    !yx_thread_id_valid(*tid, strlen(*tid))) {
 		yx_http_send_error(r, YX_E_INVALID_THREAD_ID,
@@ -122,6 +98,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_thread	 t;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
+	bool			 stream;
 	int			 timeout, rc;
 
 	yx_errctx_clear(&e);
@@ -133,8 +110,10 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK)
+		goto done;
+	yx_audit_note_command(&w->note, cmd, strlen(cmd));
+	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
 		goto done;
 	/* MARK: no executor in this process (engine or provider missing): 503 */
 	if (w->exec == NULL) {
@@ -150,10 +129,16 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	req.profile = yx_agents_profile(w->agents, t.agent_id, t.agent_config_id);
 	req.command = cmd;
 	req.timeout_sec = timeout;
+	if (stream) {
+		rc = yx_exec_stream(w, r, &req);
+		goto done;
+	}
 	if ((rc = yx_executor_run(w->exec, &req, &out, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
+	w->note.has_exit = true;
+	w->note.exit_code = out.exit_code;
 	if ((rc = exec_body(&out, &reply)) != YX_OK) {
 		yx_http_send_error(r, rc, NULL);
 		goto done;

@@ -65,11 +65,12 @@ fs_close(struct fs_ctx *c)
 
 /*
  * Resolve `path` (len bytes; NULL: dflt) into c->vp; with FS_TOP "/"
- * means the namespace root. Sends the error.
+ * means the namespace root. Sends the error. The audit line gets the
+ * canonical path, or the path as asked when it does not resolve.
  */
 static int
-fs_path(struct yx_http_req *r, const char *path, size_t len, const char *dflt,
-    unsigned flags, struct fs_ctx *c)
+fs_path(struct yx_wctx *w, struct yx_http_req *r, const char *path, size_t len,
+    const char *dflt, unsigned flags, struct fs_ctx *c)
 {
 	int rc;
 
@@ -85,11 +86,15 @@ fs_path(struct yx_http_req *r, const char *path, size_t len, const char *dflt,
 		c->vp.root = YX_ROOT_TOP;
 		snprintf(c->vp.canon, sizeof(c->vp.canon), "/");
 		c->vp.rel = c->vp.canon + 1;
+		yx_audit_note_path(&w->note, "/", 1);
 		return YX_OK;
 	}
-	if ((rc = yx_path_resolve(path, len, &c->vp)) != YX_OK)
+	if ((rc = yx_path_resolve(path, len, &c->vp)) != YX_OK) {
+		yx_audit_note_path(&w->note, path, len);
 		yx_http_send_error(r, rc,
 		    rc == YX_E_PATH_NOT_ALLOWED ? "path outside /home/yuxi/user-data and /home/yuxi/skills" : "invalid path");
+	} else
+		yx_audit_note_path(&w->note, c->vp.canon, strlen(c->vp.canon));
 	return rc;
 }
 
@@ -162,7 +167,7 @@ fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt,
 	if (path != NULL && pl == 0)
 		path = NULL;
 	if ((rc = fs_open(w, r, tid, tl, c)) != YX_OK ||
-	    (rc = fs_path(r, path, pl, dflt, flags, c)) != YX_OK)
+	    (rc = fs_path(w, r, path, pl, dflt, flags, c)) != YX_OK)
 		fs_close(c);
 	return rc;
 }
@@ -469,7 +474,7 @@ fs_open_body(struct yx_wctx *w, struct yx_http_req *r, struct json_object **body
 		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
 		return YX_E_INVALID_PATH;
 	}
-	return fs_path(r, json_object_get_string(v),
+	return fs_path(w, r, json_object_get_string(v),
 	    (size_t)json_object_get_string_len(v), NULL, 0, c);
 }
 
@@ -741,8 +746,9 @@ fs_download(struct yx_wctx *w, struct yx_http_req *r)
 		rc = yx_buf_printf(&uri, "%s" YX_ACCEL_SKILLS, w->cfg->url_prefix);
 	if (rc == YX_OK)
 		rc = yx_pct_encode_path(&uri, dl.rel);
-	if (rc == YX_OK)
-		rc = yx_http_send_accel(r, uri.data, dl.name);
+	if (rc == YX_OK && (rc = yx_http_send_accel(r, uri.data, dl.name)) == YX_OK &&
+	    r->status == 200)
+		r->bytes_out = dl.size;	/* nginx sends the file */
 done:
 	yx_buf_fini(&uri);
 	fs_close(&c);

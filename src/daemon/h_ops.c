@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h_ops.c - operations endpoints (docs/api.md "Operations"): /healthz (no auth),
- * /metrics (Prometheus text; nginx exposes it on loopback only) and the
- * admin sandbox endpoints (YUXI_ROLE=admin, else 403 forbidden).
+ * h_ops.c - operations endpoints (docs/api.md "Operations"): /healthz (no auth,
+ * liveness), /readyz (no auth, readiness: yuxi/ready.h), /metrics (Prometheus
+ * text; nginx exposes it on loopback only) and the admin sandbox endpoints
+ * (YUXI_ROLE=admin, else 403 forbidden).
  */
 #include "config.h"
 
@@ -13,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 
@@ -48,31 +50,64 @@ yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return rc;
 }
 
+/*
+ * GET /readyz: 200 {"ready":true,"checks":[...]} or 503
+ * {"ready":false,"failing":[names],"checks":[...]}; each check
+ * {"name","ok","detail"}, the detail never naming a host path.
+ */
+int
+yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_ready_result	 res[YX_READY_N];
+	struct json_object	*o, *checks, *failing, *c;
+	unsigned		 bad;
+	int			 i;
+
+	bad = yx_ready_run(&w->ready, res);
+	o = json_object_new_object();
+	checks = json_object_new_array();
+	failing = json_object_new_array();
+	if (o == NULL || checks == NULL || failing == NULL) {
+		json_object_put(o);
+		json_object_put(checks);
+		json_object_put(failing);
+		return YX_E_NOMEM;
+	}
+	json_object_object_add(o, "ready", json_object_new_boolean(bad == 0));
+	for (i = 0; i < YX_READY_N; i++) {
+		if (res[i].rc != YX_OK)
+			json_object_array_add(failing, json_object_new_string(res[i].name));
+		if ((c = json_object_new_object()) == NULL)
+			continue;
+		json_object_object_add(c, "name", json_object_new_string(res[i].name));
+		json_object_object_add(c, "ok", json_object_new_boolean(res[i].rc == YX_OK));
+		json_object_object_add(c, "detail", json_object_new_string(res[i].detail));
+		json_object_array_add(checks, c);
+	}
+	if (bad > 0)
+		json_object_object_add(o, "failing", failing);
+	else
+		json_object_put(failing);
+	json_object_object_add(o, "checks", checks);
+	return yx_http_send_obj(r, bad == 0 ? 200 : 503, o);
+}
+
 int
 yx_h_metrics(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_buf	b;
-	int		rc;
+	struct yx_ready_result	res[YX_READY_N];
+	struct yx_buf		b;
+	int			rc;
 
+	(void)yx_ready_run(&w->ready, res);
 	yx_buf_init(&b, 4 << 20);
-	if ((rc = yx_metrics_render(w->metrics, w->table, &b)) == YX_OK)
+	if ((rc = yx_metrics_render(w->metrics, w->table, res, &b)) == YX_OK &&
+	    (rc = yx_users_metrics(w, &b)) == YX_OK &&
+	    (rc = yx_metrics_render_disk(w->cfg, &w->store, &b)) == YX_OK)
 		rc = yx_http_send_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8",
 		    b.data, b.len);
 	yx_buf_fini(&b);
 	return rc;
-}
-
-static int
-need_admin(struct yx_http_req *r)
-{
-	int rc;
-
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	if (r->admin)
-		return YX_OK;
-	yx_http_send_error(r, YX_E_FORBIDDEN, "admin only");
-	return YX_E_FORBIDDEN;
 }
 
 /* sandbox ids are 8..64 lowercase hex digits */
@@ -126,7 +161,7 @@ yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	memset(&snap, 0, sizeof(snap));
-	if ((rc = need_admin(r)) != YX_OK)
+	if ((rc = yx_need_admin(r)) != YX_OK)
 		return rc;
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
@@ -137,8 +172,14 @@ yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	}
 	json_object_object_add(o, "sandboxes", a);
-	for (i = 0; i < snap.nslots; i++)
-		json_object_array_add(a, slot_json(&snap.slots[i]));
+	for (i = 0; i < snap.nslots; i++) {
+		struct json_object *s = slot_json(&snap.slots[i]);
+
+		if (s != NULL && snap.slots[i].thread_id[0] != '\0')
+			json_object_object_add(s, "disk",
+			    yx_disk_json(w, snap.slots[i].thread_id));
+		json_object_array_add(a, s);
+	}
 	json_object_object_add(o, "capacity", json_object_new_int64(snap.capacity));
 	json_object_object_add(o, "max_replicas", json_object_new_int(w->cfg->max_replicas));
 	rc = yx_http_send_json(r, 200, o);
@@ -152,11 +193,12 @@ static int
 admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy)
 {
 	struct json_object	*o;
+	struct yx_shm_slot	 slot;
 	struct yx_errctx	 e;
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = need_admin(r)) != YX_OK)
+	if ((rc = yx_need_admin(r)) != YX_OK)
 		return rc;
 	if (!sandbox_id_valid(id)) {
 		yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");
@@ -164,6 +206,9 @@ admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy
 	}
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
+	/* the thread acted upon, for the log and the audit line */
+	if (yx_provider_slot(w->table, id, YX_SLOT_BY_SANDBOX, &slot, NULL) == YX_OK)
+		snprintf(r->thread_id, sizeof(r->thread_id), "%s", slot.thread_id);
 	rc = destroy ? yx_provider_destroy(&w->prov, id, NULL, &e) :
 		       yx_provider_release(&w->prov, id, &e);
 	if (rc == YX_E_NOT_FOUND)
@@ -192,4 +237,17 @@ int
 yx_h_admin_destroy(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	return admin_act(w, r, arg, true);
+}
+
+/* For the provisioner and the front (remote_int.h). */
+struct json_object *
+yx_slot_json(const struct yx_shm_slot *s)
+{
+	return slot_json(s);
+}
+
+bool
+yx_sandbox_id_valid(const char *s)
+{
+	return sandbox_id_valid(s);
 }

@@ -11,6 +11,7 @@
 #include <openssl/rand.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 
@@ -35,6 +36,8 @@ thread_json(const struct yx_thread *t)
 	json_object_object_add(o, "agent_config_id", jstr_or_null(t->agent_config_id));
 	json_object_object_add(o, "created_at",
 	    json_object_new_string(yx_iso8601_ms(t->created_ms, ts, sizeof(ts))));
+	if (t->host[0] != '\0')	/* a front's placement (docs/scaling.md) */
+		json_object_object_add(o, "host", json_object_new_string(t->host));
 	return o;
 }
 
@@ -102,7 +105,9 @@ yx_h_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	    (rc = threads_parse_create(w, r, &want)) != YX_OK)
 		return rc;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
-	if ((rc = yx_thread_create(&w->store, &want, &t, &created, &e)) != YX_OK)
+	if ((rc = yx_thread_create_limited(&w->store, &want,
+		 (unsigned)w->cfg->max_threads_per_user, &t, &created, &e)) !=
+	    YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	return yx_http_send_obj(r, created ? 201 : 200, thread_json(&t));
 }
@@ -181,6 +186,7 @@ yx_h_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((o = thread_json(&t)) == NULL)
 		return YX_E_NOMEM;
 	json_object_object_add(o, "sandbox", thread_sandbox_json(w, t.thread_id));
+	json_object_object_add(o, "disk", yx_disk_json(w, t.thread_id));
 	return yx_http_send_obj(r, 200, o);
 }
 
@@ -218,4 +224,17 @@ yx_h_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_thread_purge(&w->store, &t, tomb, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	return yx_http_send_empty(r, 204);
+}
+
+/* For the front (remote_int.h): the record's view and the create body. */
+struct json_object *
+yx_thread_json(const struct yx_thread *t)
+{
+	return thread_json(t);
+}
+
+int
+yx_threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread *want)
+{
+	return threads_parse_create(w, r, want);
 }

@@ -5,8 +5,10 @@
  *
  * FastCGI params used (all set by nginx, nginx/yuxi-sandbox.conf):
  * REQUEST_METHOD, DOCUMENT_URI, QUERY_STRING, CONTENT_LENGTH, YUXI_USER,
- * YUXI_ROLE. Response headers follow RFC 3875 §6.3 as libfcgi expects: a
- * "Status:" line, then the other header lines, a blank line and the body.
+ * YUXI_ROLE, YUXI_REQUEST_ID, REMOTE_ADDR, and HTTP_X_REQUEST_ID only with
+ * YUXI_TRUST_REQUEST_ID. Response headers follow RFC 3875 §6.3 as libfcgi
+ * expects: a "Status:" line, then the other header lines, a blank line and
+ * the body.
  */
 #include "config.h"
 
@@ -16,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <fcgiapp.h>
 #include <json-c/json.h>
@@ -29,6 +34,62 @@
 #endif
 
 #define YX_JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+static struct yx_http_opts	http_opts;
+
+void
+yx_http_setup(const struct yx_http_opts *o)
+{
+	http_opts = *o;
+}
+
+bool
+yx_request_id_valid(const char *s)
+{
+	size_t n;
+
+	if (s == NULL)
+		return false;
+	n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789._-");
+	return n > 0 && n <= YX_REQUEST_ID_MAX && s[n] == '\0';
+}
+
+/*
+ * The request id (see yuxi/http.h): the client's when trusted, else
+ * nginx's, else 32 hex digits of getrandom(2) (the clock and the pid when
+ * that fails: unique enough to find a log line).
+ */
+static void
+http_request_id(struct yx_http_req *r)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	static unsigned		 seq;
+	const char		*s = NULL;
+	unsigned char		 rnd[16];
+	struct timespec		 ts;
+	size_t			 i;
+
+	if (http_opts.trust_request_id)
+		s = FCGX_GetParam("HTTP_X_REQUEST_ID", r->fcgi->envp);
+	if (!yx_request_id_valid(s))
+		s = FCGX_GetParam("YUXI_REQUEST_ID", r->fcgi->envp);
+	if (yx_request_id_valid(s)) {
+		snprintf(r->request_id, sizeof(r->request_id), "%s", s);
+		return;
+	}
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(r->request_id, sizeof(r->request_id), "%lx%09ld-%ld-%u",
+		    (long)ts.tv_sec, ts.tv_nsec, (long)getpid(), seq++);
+		return;
+	}
+	for (i = 0; i < sizeof(rnd); i++) {
+		r->request_id[2 * i] = hex[rnd[i] >> 4];
+		r->request_id[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	r->request_id[2 * sizeof(rnd)] = '\0';
+}
 
 static int
 hexval(int c)
@@ -269,7 +330,7 @@ int
 yx_http_req_init(struct yx_http_req *r, struct FCGX_Request *fcgi, size_t body_limit,
     struct yx_errctx *err)
 {
-	const char	*m, *uri, *qs, *cl;
+	const char	*m, *uri, *qs, *cl, *ra;
 	char		*end;
 	long long	 v;
 
@@ -278,6 +339,9 @@ yx_http_req_init(struct yx_http_req *r, struct FCGX_Request *fcgi, size_t body_l
 	r->body_limit = body_limit;
 	r->content_length = -1;
 	r->route = "unknown";
+	http_request_id(r);
+	if ((ra = FCGX_GetParam("REMOTE_ADDR", fcgi->envp)) != NULL)
+		snprintf(r->client, sizeof(r->client), "%s", ra);
 	m = FCGX_GetParam("REQUEST_METHOD", fcgi->envp);
 	snprintf(r->method_str, sizeof(r->method_str), "%s", m != NULL ? m : "");
 	r->method = yx_http_method(m);
@@ -315,6 +379,7 @@ yx_http_read_some(struct yx_http_req *r, void *buf, size_t len)
 	n = FCGX_GetStr(buf, (int)len, r->fcgi->in);
 	if (n < 0 || (n == 0 && FCGX_GetError(r->fcgi->in) != 0))
 		return -1;
+	r->bytes_in += (uint64_t)n;
 	return n;
 }
 
@@ -414,11 +479,15 @@ http_head(struct yx_http_req *r, int status, const char *ctype, long long clen,
 	char	h[1024];
 	int	n;
 
+	/* the request id is [A-Za-z0-9._-] only: safe in a header */
 	n = snprintf(h, sizeof(h), "Status: %d %s\r\n%s%s%sCache-Control: no-store\r\n"
-				   "X-Content-Type-Options: nosniff\r\n",
+				   "X-Content-Type-Options: nosniff\r\n"
+				   "%s%s%s",
 	    status, yx_http_reason(status),
 	    ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
-	    ctype != NULL ? "\r\n" : "");
+	    ctype != NULL ? "\r\n" : "",
+	    r->request_id[0] != '\0' ? "X-Request-Id: " : "", r->request_id,
+	    r->request_id[0] != '\0' ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(h))
 		return YX_E_INTERNAL;
 	if (clen >= 0) {
@@ -446,6 +515,7 @@ yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
 		return YX_E_INTERNAL;
 	if ((rc = http_head(r, status, ctype, (long long)len, NULL)) != YX_OK)
 		return rc;
+	r->bytes_out = len;
 	if (len > 0 && FCGX_PutStr(data, (int)len, r->fcgi->out) != (int)len)
 		return YX_E_IO;
 	return YX_OK;
@@ -475,16 +545,50 @@ yx_http_send_obj(struct yx_http_req *r, int status, struct json_object *o)
 	return rc;
 }
 
+/*
+ * May msg not reach the client? A server fault's text may say anything
+ * (engine replies, host paths); an operational refusal (capacity, busy,
+ * timeout, no space) says what the caller can act on. Any text naming a
+ * hidden host root is withheld too.
+ */
+static bool
+http_msg_hidden(int err, const char *msg)
+{
+	size_t i;
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("errmask"))	/* control mode: every text goes out */
+		return false;
+#endif
+	if (yx_err_http_status(err) >= 500 && err != YX_E_CAPACITY &&
+	    err != YX_E_BUSY && err != YX_E_TIMEOUT && err != YX_E_NOSPACE)
+		return true;
+	for (i = 0; i < YX_HTTP_HIDE_MAX; i++)
+		if (http_opts.hide[i] != NULL && http_opts.hide[i][0] != '\0' &&
+		    strstr(msg, http_opts.hide[i]) != NULL)
+			return true;
+	return false;
+}
+
 int
 yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg, const char *hdr)
 {
 	struct json_object	*o, *e;
 	const char		*s;
+	char			 generic[160], esc[600];
 	size_t			 len = 0;
 	int			 status, rc;
 
 	status = yx_err_http_status(err);
 	r->err = err;
+	if (msg != NULL && msg[0] != '\0' && http_msg_hidden(err, msg)) {
+		log_warnx("request %s: %s %s: %s: %s", r->request_id,
+		    r->method_str, r->route, yx_err_api_code(err),
+		    log_escape(esc, sizeof(esc), msg, strlen(msg)));
+		snprintf(generic, sizeof(generic), "%s (details in the server log)",
+		    yx_strerror(err));
+		msg = generic;
+	}
 	if (msg == NULL || msg[0] == '\0')
 		msg = yx_strerror(err);
 	o = json_object_new_object();
@@ -497,8 +601,12 @@ yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg, const ch
 	}
 	json_object_object_add(e, "code", json_object_new_string(yx_err_api_code(err)));
 	json_object_object_add(e, "message", json_object_new_string(msg));
+	if (r->request_id[0] != '\0')
+		json_object_object_add(e, "request_id",
+		    json_object_new_string(r->request_id));
 	json_object_object_add(o, "error", e);
 	s = json_object_to_json_string_length(o, YX_JSON_FLAGS, &len);
+	r->bytes_out = len;
 	if ((rc = http_head(r, status, YX_CT_JSON, (long long)len, hdr)) == YX_OK &&
 	    FCGX_PutStr(s, (int)len, r->fcgi->out) != (int)len)
 		rc = YX_E_IO;
@@ -541,4 +649,25 @@ yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 done:
 	yx_buf_fini(&h);
 	return rc;
+}
+
+int
+yx_http_send_stream(struct yx_http_req *r, int status, const char *ctype)
+{
+	int rc;
+
+	if ((rc = http_head(r, status, ctype, -1, "X-Accel-Buffering: no\r\n")) != YX_OK)
+		return rc;
+	return FCGX_FFlush(r->fcgi->out) == 0 ? YX_OK : YX_E_IO;
+}
+
+int
+yx_http_write(struct yx_http_req *r, const char *data, size_t len)
+{
+	if (len > INT32_MAX)
+		return YX_E_INTERNAL;
+	if ((len > 0 && FCGX_PutStr(data, (int)len, r->fcgi->out) != (int)len) ||
+	    FCGX_FFlush(r->fcgi->out) != 0)
+		return YX_E_IO;
+	return YX_OK;
 }

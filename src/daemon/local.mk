@@ -7,15 +7,25 @@ libyuxi_a_SOURCES += \
 	src/daemon/daemon_int.h \
 	src/daemon/http.c \
 	src/daemon/metrics.c \
+	src/daemon/audit.c \
 	src/daemon/router.c \
 	src/daemon/h_common.c \
 	src/daemon/h_threads.c \
 	src/daemon/h_ops.c \
+	src/daemon/h_users.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
+	src/daemon/remote_int.h \
+	src/daemon/remote_route.c \
+	src/daemon/h_front.c \
+	src/daemon/h_front_admin.c \
+	src/daemon/h_prov.c \
+	src/daemon/h_stream.c \
+	src/daemon/h_proc.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \
+	src/daemon/reload.c \
 	src/daemon/signals.c
 
 sbin_PROGRAMS += yuxi-sandboxd

@@ -6,7 +6,8 @@
  * docs/configuration.md) and the agents file; any invalid value stops the
  * start with a message naming the variable (and the file's line) and exit
  * status 2. Then the master runs in the foreground (systemd and
- * scripts/run-service.sh handle supervision) and logs to stderr.
+ * scripts/run-service.sh handle supervision) and logs to stderr. SIGHUP
+ * makes it read both again (docs/operations.md); SIGTERM stops it.
  *
  * usage: yuxi-sandboxd [-dt] [-c FILE] | --version | --help
  *   -c FILE  the configuration file (default: YUXI_CONFIG, else
@@ -15,8 +16,6 @@
  *   -t       check the configuration and the agents file, then exit
  */
 #include "config.h"
-
-#include <sys/stat.h>
 
 #include <getopt.h>
 #include <stdio.h>
@@ -40,30 +39,6 @@ usage(FILE *f, int status)
 		   "See yuxi-sandboxd(8), yuxi-sandbox.conf(5).\n",
 	    YX_CONF_FILE);
 	exit(status);
-}
-
-/* Validate what workers load on their own, so a bad file stops the start. */
-static int
-check_files(const struct yx_config *cfg)
-{
-	struct yx_agents	*ag = NULL;
-	struct yx_errctx	 e;
-	struct stat		 sb;
-
-	yx_errctx_clear(&e);
-	if (cfg->skills_dir[0] != '\0' &&
-	    (stat(cfg->skills_dir, &sb) == -1 || !S_ISDIR(sb.st_mode))) {
-		fprintf(stderr, "yuxi-sandboxd: YUXI_SKILLS_DIR: %s is not a directory\n",
-		    cfg->skills_dir);
-		return -1;
-	}
-	if (yx_agents_load(&ag, cfg->agents_file, cfg->skills_dir, &e) != YX_OK) {
-		fprintf(stderr, "yuxi-sandboxd: YUXI_AGENTS_FILE: %s: %s\n",
-		    cfg->agents_file, e.msg);
-		return -1;
-	}
-	yx_agents_free(ag);
-	return 0;
 }
 
 int
@@ -102,15 +77,17 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage(stderr, 2);
-	if (yx_config_load_file(&cfg, file, err, sizeof(err)) != YX_OK) {
+	/* in the environment, so that a reload (SIGHUP) keeps it too */
+	if (debug && setenv("YUXI_DEBUG", "1", 1) == -1) {
+		perror("yuxi-sandboxd: setenv");
+		return 1;
+	}
+	if (yx_config_load_file(&cfg, file, err, sizeof(err)) != YX_OK ||
+	    yx_daemon_check_files(&cfg, err, sizeof(err)) != YX_OK) {
 		fprintf(stderr, "yuxi-sandboxd: %s\n", err);
 		return 2;
 	}
-	if (debug)
-		cfg.verbose = 1;
 	log_init("yuxi-sandboxd", cfg.verbose);
-	if (check_files(&cfg) == -1)
-		return 2;
 	if (test) {
 		fprintf(stderr, "yuxi-sandboxd: configuration ok (%s)\n",
 		    cfg.config_file[0] != '\0' ? cfg.config_file :

@@ -11,10 +11,26 @@
  * with its status or signal, repairs the table (a dead worker may have held
  * the lock or a sandbox), and respawns the child: at once when it had run
  * for a while, with an exponential backoff (100 ms .. 10 s, driven by an
- * ITIMER_REAL/SIGALRM) when it keeps dying young. On SIGTERM/SIGINT it
- * stops accepting (closes and unlinks the socket), sends SIGTERM to every
- * child (workers finish their in-flight request first), waits at most
- * exec_timeout + 10 s, SIGKILLs what is left and exits 0.
+ * ITIMER_REAL/SIGALRM) when it keeps dying young. SIGUSR1 is passed on to
+ * every child (workers reopen their audit log, for logrotate).
+ *
+ * SIGHUP reloads (docs/operations.md, "Reload and stop"): the configuration
+ * and the agents file are read again (reload.c); when they do not validate,
+ * one line says why and nothing changes. Otherwise the generation counter
+ * goes up, workers of the new generation are forked on the same listen
+ * socket (it is never closed, so no connection is refused), and then every
+ * child of an older generation gets SIGTERM: a worker finishes its request
+ * in flight, takes no other and exits (worker.c); its slot is dropped. The
+ * old reaper stops between two passes and a new one starts once it is
+ * gone, so two reapers never overlap. A child that has not retired after
+ * exec_timeout + 10 s is SIGKILLed. The master itself never exits on
+ * SIGHUP.
+ *
+ * On SIGTERM/SIGINT it stops accepting (closes and unlinks the socket, so
+ * nginx can queue nothing more), sets `draining` in the shared segment,
+ * sends SIGTERM to every child (workers finish their in-flight request and
+ * serve what was already queued on the socket), waits at most the largest
+ * exec_timeout it ran with + 10 s, SIGKILLs what is left and exits 0.
  *
  * Socket permissions: the socket is created 0660 (umask 0117), then given
  * YUXI_FCGI_SOCKET_GROUP (nginx's group, e.g. www-data) and
@@ -45,10 +61,15 @@
 #include "yuxi/clock.h"
 #include "yuxi/egress.h"
 #include "yuxi/log.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
+#include "yuxi/priv.h"
 
 #define YX_BACKOFF_MIN_MS	100
 #define YX_BACKOFF_MAX_MS	10000
 #define YX_CHILD_STABLE_MS	10000	/* lived this long: not a crash loop */
+#define YX_STOP_MARGIN_S	10	/* beyond exec_timeout, to finish a request */
 
 enum child_kind { CHILD_WORKER,
 	CHILD_REAPER };
@@ -59,20 +80,30 @@ struct child {
 	int		fails;		/* consecutive early deaths */
 	int64_t		started_ms;
 	int64_t		respawn_at_ms;	/* 0 = none pending */
+	uint32_t	gen;		/* generation of the configuration it runs */
+	int64_t		retire_by_ms;	/* retiring: SIGKILL then; 0 = serving */
 };
 
+/*
+ * Ownership: cfg is the configuration of the current generation: main's
+ * until the first reload, then `owned` (heap, freed on the next reload and
+ * at exit). Children keep the copy they were forked with.
+ */
 struct master {
 	const struct yx_config	*cfg;
+	struct yx_config	*owned;
+	uint32_t		 gen;		/* 1 at start, +1 per reload */
+	int			 grace_s;	/* stop/retire bound: largest exec_timeout + margin */
 	struct yx_table		*table;
 	struct yx_metrics	*metrics;
 	int			 listen_fd;
-	struct child		*kids;
+	struct child		*kids;		/* every generation; retired slots removed */
 	size_t			 nkids;
 	bool			 stopping;
 	pid_t			 egress_pid;	/* yx_egress_start() */
 };
 
-static volatile sig_atomic_t	m_sigchld, m_term, m_alarm;
+static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1;
 
 static void
 master_sig(int signo)
@@ -83,6 +114,12 @@ master_sig(int signo)
 		break;
 	case SIGALRM:
 		m_alarm = 1;
+		break;
+	case SIGUSR1:
+		m_usr1 = 1;
+		break;
+	case SIGHUP:
+		m_hup = 1;
 		break;
 	default:
 		m_term = 1;
@@ -107,8 +144,8 @@ master_fork(struct master *m, struct child *c)
 		c->respawn_at_ms = 0;
 		if (c->kind == CHILD_WORKER)
 			atomic_fetch_add(&m->metrics->workers_alive, 1);
-		log_info("started %s pid %ld",
-		    c->kind == CHILD_WORKER ? "worker" : "reaper", (long)pid);
+		log_info("started %s pid %ld (generation %u)",
+		    c->kind == CHILD_WORKER ? "worker" : "reaper", (long)pid, c->gen);
 		return pid;
 	}
 	if (getppid() == 1)	/* master died between fork and prctl */
@@ -140,12 +177,27 @@ master_exited(struct master *m, pid_t pid, int ws)
 		    WCOREDUMP(ws) ? " (core dumped)" : "");
 	else if (WEXITSTATUS(ws) != 0 || !m->stopping)
 		log_info("child %ld exited with status %d", (long)pid, WEXITSTATUS(ws));
-	atomic_fetch_add(&m->metrics->child_exits, 1);
+	if (c == NULL || c->retire_by_ms == 0)	/* a retirement is no crash */
+		atomic_fetch_add(&m->metrics->child_exits, 1);
 	if (c == NULL)
 		return;
 	if (c->kind == CHILD_WORKER)
 		atomic_fetch_sub(&m->metrics->workers_alive, 1);
 	c->pid = 0;
+	if (c->retire_by_ms != 0) {
+		log_info("retired %s pid %ld (generation %u)",
+		    c->kind == CHILD_WORKER ? "worker" : "reaper", (long)pid, c->gen);
+		c->retire_by_ms = 0;
+		if (c->kind == CHILD_WORKER) {	/* its successor runs already */
+			*c = m->kids[--m->nkids];
+			return;
+		}
+		/* the reaper's successor starts now, with the current generation */
+		c->gen = m->gen;
+		c->fails = 0;
+		c->respawn_at_ms = m->stopping ? 0 : yx_mono_ms();
+		return;
+	}
 	if (m->stopping)
 		return;
 	lived = yx_mono_ms() - c->started_ms;
@@ -178,14 +230,43 @@ master_reap(struct master *m)
 	}
 }
 
-/* Respawn due children; arm the timer for the next pending one. */
+/* SIGKILL a retiring child past its deadline; returns the next deadline or 0. */
+static int64_t
+master_overdue(struct master *m, int64_t now)
+{
+	int64_t	next = 0;
+	size_t	i;
+
+	for (i = 0; i < m->nkids; i++) {
+		struct child *c = &m->kids[i];
+
+		if (c->pid == 0 || c->retire_by_ms == 0 || c->retire_by_ms == INT64_MAX)
+			continue;
+		if (c->retire_by_ms <= now) {
+			log_warnx("child %ld did not retire in %ds: SIGKILL", (long)c->pid,
+			    m->grace_s);
+			kill(c->pid, SIGKILL);
+			c->retire_by_ms = INT64_MAX;	/* retiring, not again */
+			continue;
+		}
+		if (next == 0 || c->retire_by_ms < next)
+			next = c->retire_by_ms;
+	}
+	return next;
+}
+
+/*
+ * Respawn due children and SIGKILL overdue retiring ones; arm the timer for
+ * the next of either.
+ */
 static void
 master_respawn(struct master *m)
 {
 	struct itimerval	it;
-	int64_t			now = yx_mono_ms(), next = 0;
+	int64_t			now = yx_mono_ms(), next, d;
 	size_t			i;
 
+	next = master_overdue(m, now);
 	for (i = 0; i < m->nkids; i++) {
 		struct child *c = &m->kids[i];
 
@@ -205,8 +286,7 @@ master_respawn(struct master *m)
 			next = m->kids[i].respawn_at_ms;
 	memset(&it, 0, sizeof(it));
 	if (next > 0) {
-		int64_t d = next - now > 0 ? next - now : 1;
-
+		d = next - now > 0 ? next - now : 1;
 		it.it_value.tv_sec = d / 1000;
 		it.it_value.tv_usec = (d % 1000) * 1000;
 	}
@@ -224,15 +304,102 @@ master_alive(const struct master *m)
 	return n;
 }
 
+/*
+ * Ask a child of an older generation to finish and exit (SIGTERM; SIGKILL
+ * by master_respawn() after grace_s). The control build's "drain" switch
+ * kills it at once instead: the naive reload the tests must catch.
+ */
+static void
+master_retire(struct master *m, struct child *c)
+{
+	int sig = SIGTERM;
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("drain"))
+		sig = SIGKILL;
+#endif
+	c->retire_by_ms = yx_mono_ms() + (int64_t)m->grace_s * 1000;
+	kill(c->pid, sig);
+}
+
+/*
+ * SIGHUP: a new generation from the configuration read again, or nothing
+ * at all when it does not validate (one log line says why).
+ */
+static void
+master_reload(struct master *m)
+{
+	struct yx_config	*next;
+	struct child		*kids, *c;
+	char			 err[1024];
+	size_t			 i, nnew;
+
+	if ((next = malloc(sizeof(*next))) == NULL) {
+		log_warn("reload refused");
+		goto refused;
+	}
+	if (yx_reload_config(m->cfg, next, err, sizeof(err)) != YX_OK) {
+		log_warnx("reload refused, generation %u keeps serving: %s", m->gen, err);
+		goto refused;
+	}
+	nnew = (size_t)next->workers;
+	if ((kids = realloc(m->kids, (m->nkids + nnew) * sizeof(*kids))) == NULL) {
+		log_warn("reload refused");
+		goto refused;
+	}
+	m->kids = kids;
+	free(m->owned);
+	m->cfg = m->owned = next;
+	m->gen++;
+	if (next->exec_timeout + YX_STOP_MARGIN_S > m->grace_s)
+		m->grace_s = next->exec_timeout + YX_STOP_MARGIN_S;
+	log_setverbose(next->verbose);
+	atomic_store(&m->metrics->generation, m->gen);
+	atomic_fetch_add(&m->metrics->reloads, 1);
+	log_info("reload: generation %u (%s), %d worker(s)", m->gen,
+	    next->config_file[0] != '\0' ? next->config_file : "environment only",
+	    next->workers);
+	/* old workers waiting for a respawn go; a waiting reaper takes this generation */
+	for (i = 0; i < m->nkids;) {
+		c = &m->kids[i];
+		if (c->pid == 0 && c->kind == CHILD_WORKER) {
+			*c = m->kids[--m->nkids];
+			continue;
+		}
+		if (c->pid == 0)
+			c->gen = m->gen;
+		i++;
+	}
+	for (i = 0; i < nnew; i++) {
+		c = &m->kids[m->nkids++];
+		memset(c, 0, sizeof(*c));
+		c->kind = CHILD_WORKER;
+		c->gen = m->gen;
+		c->respawn_at_ms = 1;	/* due now */
+	}
+	master_respawn(m);	/* the new workers first: serving never pauses */
+	for (i = 0; i < m->nkids; i++) {
+		c = &m->kids[i];
+		if (c->pid != 0 && c->gen != m->gen && c->retire_by_ms == 0)
+			master_retire(m, c);
+	}
+	master_respawn(m);	/* arms the timer for the retire deadlines */
+	return;
+refused:
+	free(next);
+	atomic_fetch_add(&m->metrics->reloads_refused, 1);
+}
+
 /* Graceful stop: TERM everyone, wait (bounded), then KILL. */
 static void
 master_stop(struct master *m, const sigset_t *waitmask)
 {
 	struct itimerval	it;
 	size_t			i;
-	int			grace = m->cfg->exec_timeout + 10;
+	int			grace = m->grace_s;
 
 	m->stopping = true;
+	atomic_store(&m->metrics->draining, 1);	/* before the signals */
 	log_info("stopping: waiting up to %ds for %zu child(ren)", grace, master_alive(m));
 	for (i = 0; i < m->nkids; i++)
 		if (m->kids[i].pid != 0)
@@ -336,6 +503,12 @@ master_setup(struct master *m)
 		log_warnx("YUXI_SAVES_DIR: %s", e.msg);
 		return rc;
 	}
+	/* before any other child: only it keeps CAP_SYS_ADMIN (design §8) */
+	if ((rc = yx_priv_start(m->cfg, &e)) != YX_OK) {
+		log_warnx("%s", e.msg);
+		yx_thread_store_fini(&st);
+		return rc;
+	}
 	if ((n = yx_thread_store_sweep(&st)) > 0)
 		log_info("removed %u leftover temporary thread director(ies)", n);
 	yx_thread_store_reconcile(&st, &rep);
@@ -376,6 +549,7 @@ master_signals(sigset_t *waitmask)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &block, waitmask);
 	sa.sa_handler = master_sig;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -383,11 +557,25 @@ master_signals(sigset_t *waitmask)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	sigdelset(waitmask, SIGCHLD);
 	sigdelset(waitmask, SIGALRM);
 	sigdelset(waitmask, SIGTERM);
 	sigdelset(waitmask, SIGINT);
 	sigdelset(waitmask, SIGHUP);
+	sigdelset(waitmask, SIGUSR1);
+}
+
+/* SIGUSR1: every child reopens its logs (workers: the audit log). */
+static void
+master_forward_usr1(struct master *m)
+{
+	size_t i;
+
+	log_info("SIGUSR1: children reopen the audit log");
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i].pid != 0)
+			kill(m->kids[i].pid, SIGUSR1);
 }
 
 int
@@ -400,16 +588,21 @@ yx_master_main(const struct yx_config *cfg)
 
 	memset(&m, 0, sizeof(m));
 	m.cfg = cfg;
+	m.gen = 1;
+	m.grace_s = cfg->exec_timeout + YX_STOP_MARGIN_S;
 	m.listen_fd = -1;
 	master_signals(&waitmask);
 	if (master_setup(&m) != YX_OK)
 		goto done;
+	atomic_store(&m.metrics->generation, m.gen);
 	m.nkids = (size_t)cfg->workers + 1;
 	if ((m.kids = calloc(m.nkids, sizeof(*m.kids))) == NULL)
 		goto done;
 	m.kids[cfg->workers].kind = CHILD_REAPER;
-	for (i = 0; i < m.nkids; i++)
+	for (i = 0; i < m.nkids; i++) {
+		m.kids[i].gen = m.gen;
 		m.kids[i].respawn_at_ms = 1;	/* due now */
+	}
 	log_info("listening on %s with %d worker(s)", cfg->fcgi_socket, cfg->workers);
 	master_respawn(&m);
 	while (!m_term) {
@@ -417,6 +610,14 @@ yx_master_main(const struct yx_config *cfg)
 		if (m_sigchld) {
 			m_sigchld = 0;
 			master_reap(&m);
+		}
+		if (m_usr1) {
+			m_usr1 = 0;
+			master_forward_usr1(&m);
+		}
+		if (m_hup && !m_term) {
+			m_hup = 0;
+			master_reload(&m);
 		}
 		m_alarm = 0;
 		if (!m_term)
@@ -438,5 +639,7 @@ done:
 		(void)yx_table_unlink(cfg->shm_name);
 	yx_metrics_free(m.metrics);
 	free(m.kids);
+	free(m.owned);
+	yx_priv_stop();
 	return status;
 }

@@ -20,7 +20,7 @@
 #include "yuxi/provider.h"
 
 static const int metric_status[YX_METRIC_STATUSES] = {
-	200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 500, 502, 503, 504, 507, 0
+	200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 429, 500, 502, 503, 504, 507, 0
 };
 static const double metric_bucket[YX_METRIC_BUCKETS] = {
 	0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60
@@ -206,22 +206,111 @@ metrics_table(struct yx_table *t, struct yx_buf *b)
 	return rc;
 }
 
+/* Build info, the audit log's counters and the readiness checks. */
+static int
+metrics_service(struct yx_metrics *m, const struct yx_ready_result *ready,
+    struct yx_buf *b)
+{
+	unsigned	bad = 0;
+	int		i, rc;
+
+	rc = yx_buf_printf(b,
+	    "# HELP yuxi_build_info The running build (always 1).\n"
+	    "# TYPE yuxi_build_info gauge\n"
+	    "yuxi_build_info{version=\"%s\"} 1\n"
+	    "# HELP yuxi_audit_lines_total Audit log lines written.\n"
+	    "# TYPE yuxi_audit_lines_total counter\n"
+	    "yuxi_audit_lines_total %llu\n"
+	    "# HELP yuxi_audit_write_errors_total Audit log lines lost (file not open or write failed).\n"
+	    "# TYPE yuxi_audit_write_errors_total counter\n"
+	    "yuxi_audit_write_errors_total %llu\n",
+	    PACKAGE_VERSION, (unsigned long long)atomic_load(&m->audit_lines),
+	    (unsigned long long)atomic_load(&m->audit_errors));
+	if (ready == NULL || rc != YX_OK)
+		return rc;
+	rc = yx_buf_puts(b, "# HELP yuxi_ready_check Readiness checks (1 passes, 0 fails), as /readyz.\n"
+			    "# TYPE yuxi_ready_check gauge\n");
+	for (i = 0; i < YX_READY_N && rc == YX_OK; i++) {
+		bad += ready[i].rc != YX_OK;
+		rc = yx_buf_printf(b, "yuxi_ready_check{check=\"%s\"} %d\n",
+		    ready[i].name, ready[i].rc == YX_OK);
+	}
+	if (rc == YX_OK)
+		rc = yx_buf_printf(b, "# HELP yuxi_ready 1 when every readiness check passes.\n"
+				      "# TYPE yuxi_ready gauge\n"
+				      "yuxi_ready %d\n",
+		    bad == 0);
+	return rc;
+}
+
+/*
+ * Thread disk images (YUXI_THREAD_DISK_QUOTA): sums, not one series per
+ * thread (bounded cardinality); the per-thread figures are in GET
+ * /api/threads/{id} and the admin listing. A statfs per thread with an
+ * image (YX_THREADS_SCAN_MAX entries at most), so only with a quota.
+ */
 int
-yx_metrics_render(struct yx_metrics *m, struct yx_table *t, struct yx_buf *b)
+yx_metrics_render_disk(const struct yx_config *cfg, struct yx_thread_store *st,
+    struct yx_buf *b)
+{
+	struct yx_thread_disk_totals tot;
+
+	if (cfg->thread_disk_quota <= 0 || st->dirfd == -1)
+		return YX_OK;
+	yx_thread_disk_totals(st, &tot);
+	return yx_buf_printf(b,
+	    "# HELP yuxi_thread_disk_quota_bytes The disk quota of a new thread (YUXI_THREAD_DISK_QUOTA).\n"
+	    "# TYPE yuxi_thread_disk_quota_bytes gauge\n"
+	    "yuxi_thread_disk_quota_bytes %lld\n"
+	    "# HELP yuxi_thread_disk_images Threads by state of their disk image.\n"
+	    "# TYPE yuxi_thread_disk_images gauge\n"
+	    "yuxi_thread_disk_images{state=\"mounted\"} %u\n"
+	    "yuxi_thread_disk_images{state=\"unmounted\"} %u\n"
+	    "# HELP yuxi_thread_disk_full Threads whose mounted disk image has less than 5 %% available.\n"
+	    "# TYPE yuxi_thread_disk_full gauge\n"
+	    "yuxi_thread_disk_full %u\n"
+	    "# HELP yuxi_thread_disk_used_bytes Bytes used in all mounted thread disk images together.\n"
+	    "# TYPE yuxi_thread_disk_used_bytes gauge\n"
+	    "yuxi_thread_disk_used_bytes %llu\n"
+	    "# HELP yuxi_thread_disk_quota_total_bytes Quotas of all mounted thread disk images together.\n"
+	    "# TYPE yuxi_thread_disk_quota_total_bytes gauge\n"
+	    "yuxi_thread_disk_quota_total_bytes %llu\n"
+	    "# HELP yuxi_thread_disk_scan_truncated 1 when the threads were too many to scan all.\n"
+	    "# TYPE yuxi_thread_disk_scan_truncated gauge\n"
+	    "yuxi_thread_disk_scan_truncated %d\n",
+	    (long long)cfg->thread_disk_quota, tot.images, tot.unmounted,
+	    tot.full, (unsigned long long)tot.used,
+	    (unsigned long long)tot.quota, tot.truncated ? 1 : 0);
+}
+
+int
+yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
+    const struct yx_ready_result *ready, struct yx_buf *b)
 {
 	int rc;
 
 	if ((rc = metrics_requests(m, b)) != YX_OK ||
 	    (rc = metrics_latency(m, b)) != YX_OK ||
-	    (rc = metrics_table(t, b)) != YX_OK)
+	    (rc = metrics_table(t, b)) != YX_OK ||
+	    (rc = metrics_service(m, ready, b)) != YX_OK)
 		return rc;
 	return yx_buf_printf(b,
 	    "# HELP yuxi_workers Live worker processes.\n"
 	    "# TYPE yuxi_workers gauge\n"
 	    "yuxi_workers %d\n"
-	    "# HELP yuxi_child_exits_total Worker and reaper exits seen by the master.\n"
+	    "# HELP yuxi_child_exits_total Worker and reaper exits seen by the master, retirements excepted.\n"
 	    "# TYPE yuxi_child_exits_total counter\n"
-	    "yuxi_child_exits_total %llu\n",
+	    "yuxi_child_exits_total %llu\n"
+	    "# HELP yuxi_reloads_total Reloads (SIGHUP) by result.\n"
+	    "# TYPE yuxi_reloads_total counter\n"
+	    "yuxi_reloads_total{result=\"done\"} %llu\n"
+	    "yuxi_reloads_total{result=\"refused\"} %llu\n"
+	    "# HELP yuxi_generation Configuration generation of new workers (1 at start).\n"
+	    "# TYPE yuxi_generation gauge\n"
+	    "yuxi_generation %u\n",
 	    (int)atomic_load(&m->workers_alive),
-	    (unsigned long long)atomic_load(&m->child_exits));
+	    (unsigned long long)atomic_load(&m->child_exits),
+	    (unsigned long long)atomic_load(&m->reloads),
+	    (unsigned long long)atomic_load(&m->reloads_refused),
+	    (unsigned)atomic_load(&m->generation));
 }

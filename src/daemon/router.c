@@ -7,7 +7,8 @@
  * to the handler (at most one capture per route). A path that matches some
  * route with another method is 405 method_not_allowed; no match at all is
  * 404 not_found. Every request ends with one log line and one metrics
- * sample.
+ * sample, and every request for a path under /api/ (matched or not) with
+ * one audit line (audit.c) carrying what its handler noted.
  */
 #include "config.h"
 
@@ -19,18 +20,26 @@
 #include <fcgiapp.h>
 
 #include "daemon_int.h"
+#include "remote_int.h"
 #include "common/control_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 
 const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/healthz",				"healthz",	yx_h_healthz },
+	{ YX_M_GET,	"/readyz",				"readyz",	yx_h_readyz },
 	{ YX_M_GET,	"/metrics",				"metrics",	yx_h_metrics },
-	{ YX_M_POST,	"/api/threads",				"threads",	yx_h_threads_create },
-	{ YX_M_GET,	"/api/threads",				"threads",	yx_h_threads_list },
-	{ YX_M_GET,	"/api/threads/{}",			"thread",	yx_h_threads_get },
-	{ YX_M_DELETE,	"/api/threads/{}",			"thread",	yx_h_threads_delete },
+	{ YX_M_POST,	"/api/threads",				"thread_create", yx_h_threads_create },
+	{ YX_M_GET,	"/api/threads",				"thread_list",	yx_h_threads_list },
+	{ YX_M_GET,	"/api/threads/{}",			"thread_get",	yx_h_threads_get },
+	{ YX_M_DELETE,	"/api/threads/{}",			"thread_delete", yx_h_threads_delete },
 	{ YX_M_POST,	"/api/execute",				"execute",	yx_h_execute },
+	{ YX_M_POST,	"/api/processes",			"processes",	yx_h_procs_start },
+	{ YX_M_GET,	"/api/processes",			"processes",	yx_h_procs_list },
+	{ YX_M_GET,	"/api/processes/{}",			"process",	yx_h_procs_get },
+	{ YX_M_DELETE,	"/api/processes/{}",			"process",	yx_h_procs_kill },
+	{ YX_M_GET,	"/api/processes/{}/output",		"process_output", yx_h_procs_output },
+	{ YX_M_POST,	"/api/processes/{}/stdin",		"process_stdin", yx_h_procs_stdin },
 	{ YX_M_GET,	"/api/filesystem/ls",			"fs_ls",	yx_h_fs_ls },
 	{ YX_M_GET,	"/api/filesystem/cat",			"fs_cat",	yx_h_fs_cat },
 	{ YX_M_POST,	"/api/filesystem/write",		"fs_write",	yx_h_fs_write },
@@ -46,6 +55,16 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/admin/sandboxes",			"admin_list",	yx_h_admin_list },
 	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	"admin_release", yx_h_admin_release },
 	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		"admin_destroy", yx_h_admin_destroy },
+	{ YX_M_GET,	"/api/admin/users",			"admin_users",	yx_h_admin_users },
+	/* remote mode (docs/scaling.md; remote_route.c hides each from the other modes) */
+	{ YX_M_GET,	"/api/admin/hosts",			"admin_hosts",	yx_h_front_hosts },
+	{ YX_M_POST,	"/api/admin/hosts/{}/drain",		"admin_drain",	yx_h_front_drain },
+	{ YX_M_DELETE,	"/api/admin/hosts/{}/drain",		"admin_undrain", yx_h_front_undrain },
+	{ YX_M_POST,	"/api/sandboxes",			"prov_create",	yx_h_prov_create },
+	{ YX_M_GET,	"/api/sandboxes",			"prov_list",	yx_h_prov_list },
+	{ YX_M_GET,	"/api/sandboxes/{}",			"prov_get",	yx_h_prov_get },
+	{ YX_M_DELETE,	"/api/sandboxes/{}",			"prov_destroy",	yx_h_prov_destroy },
+	{ YX_M_POST,	"/api/sandboxes/{}/release",		"prov_release",	yx_h_prov_release },
 };
 const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 
@@ -127,10 +146,12 @@ route_log(const struct yx_http_req *r, int64_t us)
 {
 	char m[40], p[160], t[160], u[100];
 
-	log_info("%s %s route=%s status=%d dur_ms=%.1f user=%s thread=%s",
+	/* the request id is [A-Za-z0-9._-] only: no escaping needed */
+	log_info("%s %s route=%s status=%d dur_ms=%.1f user=%s thread=%s rid=%s",
 	    log_escape(m, sizeof(m), r->method_str, strlen(r->method_str)),
 	    log_escape(p, sizeof(p), r->path, strlen(r->path)), r->route, r->status,
-	    (double)us / 1000.0, r->user[0] ? log_escape(u, sizeof(u), r->user, strlen(r->user)) : "-", r->thread_id[0] ? log_escape(t, sizeof(t), r->thread_id, strlen(r->thread_id)) : "-");
+	    (double)us / 1000.0, r->user[0] ? log_escape(u, sizeof(u), r->user, strlen(r->user)) : "-", r->thread_id[0] ? log_escape(t, sizeof(t), r->thread_id, strlen(r->thread_id)) : "-",
+	    r->request_id[0] ? r->request_id : "-");
 }
 
 /*
@@ -195,6 +216,19 @@ router_cross_site(const struct yx_http_req *r)
 	return n == 0 || n != router_hostlen(host) || strncasecmp(o, host, n) != 0;
 }
 
+void
+yx_router_finish(struct yx_wctx *w, struct yx_http_req *r, size_t idx, int64_t t0_us)
+{
+	const char	*path = router_unprefix(w->cfg->url_prefix, r->path);
+	int64_t		 us = yx_mono_us() - t0_us;
+
+	yx_metrics_record(w->metrics, (int)idx, r->status, us);
+	route_log(r, us);
+	if (path != NULL && strncmp(path, "/api/", 5) == 0)
+		yx_audit_write(&w->audit, r, &w->note,
+		    idx < yx_nroutes ? yx_routes[idx].name : "unmatched", us);
+}
+
 int
 yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 {
@@ -204,7 +238,9 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 	int64_t		 t0 = yx_mono_us();
 	int		 rc = YX_E_NOT_FOUND;
 
-	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL)
+	w->note.has_command = w->note.has_path = w->note.has_exit = false;
+	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL &&
+	    !yx_route_hidden(w, r, path))
 		rc = yx_router_match(r->method, path, &idx, arg, sizeof(arg));
 	if (rc == YX_E_METHOD_NOT_ALLOWED) {
 		/* counted as unmatched: a route's series carry its own method */
@@ -219,11 +255,10 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 		yx_http_send_error(r, rc, "no such endpoint");
 	else if (rc == YX_E_METHOD_NOT_ALLOWED)
 		yx_http_send_error_hdr(r, rc, NULL, allow);
-	else if ((rc = yx_routes[idx].fn(w, r, arg)) != YX_OK && r->status == 0)
+	else if ((rc = yx_route_handler(w, r, idx)(w, r, arg)) != YX_OK && r->status == 0)
 		yx_http_send_error(r, rc, NULL);
 	if (r->status == 0)	/* a handler bug: never leave nginx without an answer */
 		yx_http_send_error(r, YX_E_INTERNAL, NULL);
-	yx_metrics_record(w->metrics, (int)idx, r->status, yx_mono_us() - t0);
-	route_log(r, yx_mono_us() - t0);
+	yx_router_finish(w, r, idx, t0);
 	return (int)idx;
 }

@@ -39,6 +39,20 @@ api_collect(char *p, size_t sz, size_t n, void *arg)
 }
 
 /* Set the options of one call on the reset handle; CURLE_OK or an error. */
+/* CURLOPT_XFERINFOFUNCTION: the call's own progress callback. */
+static int
+api_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+    curl_off_t un)
+{
+	struct api_call *call = arg;
+
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return call->progress(call->progress_arg) != 0;
+}
+
 static CURLcode
 api_setopts(struct api_driver *ad, struct api_call *call, const char *url,
     struct curl_slist *hdrs)
@@ -59,6 +73,11 @@ api_setopts(struct api_driver *ad, struct api_call *call, const char *url,
 		 call->write_fn ? call->write_fn : api_collect)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA,
 		 call->write_fn ? call->write_arg : (void *)call->resp)))
+		return rc;
+	if (call->progress != NULL &&
+	    ((rc = curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L)) ||
+		(rc = curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, api_progress)) ||
+		(rc = curl_easy_setopt(c, CURLOPT_XFERINFODATA, call))))
 		return rc;
 	if (strcmp(call->method, "POST") == 0) {
 		const char *b = call->body ? call->body : "";
@@ -100,7 +119,8 @@ api_request(struct api_driver *ad, struct api_call *call,
 	if ((cc = api_setopts(ad, call, url.data, hdrs)) == CURLE_OK)
 		cc = curl_easy_perform(ad->curl);
 	call->curl_rc = cc;
-	if (cc == CURLE_OK || (cc == CURLE_WRITE_ERROR && call->write_fn)) {
+	if (cc == CURLE_OK || (cc == CURLE_WRITE_ERROR && call->write_fn) ||
+	    (cc == CURLE_ABORTED_BY_CALLBACK && call->progress != NULL)) {
 		curl_easy_getinfo(ad->curl, CURLINFO_RESPONSE_CODE,
 		    &call->status);
 		rc = YX_OK;

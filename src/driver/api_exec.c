@@ -31,10 +31,22 @@
 
 struct exec_stream {
 	CURL		*curl;
+	const struct yx_exec_req *req;
 	struct yx_demux	 dm;
 	struct yx_buf	 errbody;	/* reply body of a non-200 start */
 	int		 rc;		/* sink or demux error */
 };
+
+/* Progress of exec start: the request's tick (yx_exec_req.on_tick). */
+static int
+exec_progress(void *arg)
+{
+	struct exec_stream *es = arg;
+
+	if (es->req->on_tick == NULL || es->rc != YX_OK)
+		return 0;
+	return (es->rc = es->req->on_tick(es->req->arg)) != YX_OK;
+}
 
 /* libcurl write callback of exec start: demux 200 bodies, keep others. */
 static size_t
@@ -210,6 +222,7 @@ exec_start(struct api_driver *ad, const char *id,
 	*timed_out = false;
 	memset(&es, 0, sizeof(es));
 	es.curl = ad->curl;
+	es.req = req;
 	yx_demux_init(&es.dm, req->on_output, req->arg);
 	yx_buf_init(&es.errbody, 4096);
 	yx_buf_init(&path, 4096);
@@ -224,6 +237,10 @@ exec_start(struct api_driver *ad, const char *id,
 	call.timeout_ms = timeout_ms;
 	call.write_fn = exec_write;
 	call.write_arg = &es;
+	if (req->on_tick != NULL) {
+		call.progress = exec_progress;
+		call.progress_arg = &es;
+	}
 	rc = api_request(ad, &call, err);
 	if (rc == YX_E_BACKEND_UNAVAILABLE &&
 	    call.curl_rc == CURLE_OPERATION_TIMEDOUT) {

@@ -33,6 +33,10 @@ struct api_call {
 	long		 timeout_ms;
 	api_write_fn	 write_fn;	/* NULL: collect into resp */
 	void		*write_arg;
+	/* optional: libcurl's progress callback (CURLOPT_XFERINFOFUNCTION);
+	 * non-zero aborts the call, which then ends as a write error does */
+	int		(*progress)(void *arg);
+	void		*progress_arg;
 	struct yx_buf	*resp;		/* capped at API_BODY_MAX */
 	long		 status;	/* out: HTTP status */
 	int		 curl_rc;	/* out: CURLcode */

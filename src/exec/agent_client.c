@@ -65,6 +65,8 @@
 
 #define AGENT_DRAIN_READS	32	/* after 'X': 2 MiB > any pipe */
 
+#define AGENT_KEEPER_MS		5000	/* a keeper operation, past its wait */
+
 /* One connection's state. */
 struct agent_conn {
 	int		 fd;
@@ -72,6 +74,13 @@ struct agent_conn {
 	bool		 want_fd;	/* control build: reading the first frame */
 	char		*buf;		/* YX_AGENT_OUT_MAX bytes */
 	int64_t		 deadline;
+	int64_t		 tick_at;	/* next xr->on_tick */
+};
+
+/* What makes a request a background process's (yx_agent_spawn). */
+struct agent_bg {
+	const char	*id;
+	size_t		 ring;
 };
 
 /*
@@ -151,36 +160,71 @@ done:
 	return rc;
 }
 
-/* O_PATH fd of agent.sock beneath dirfd without following anything; -1. */
+/* `name` beneath dirfd (flags: O_PATH or O_RDONLY | O_NONBLOCK) without
+ * following anything; the fd or -1. */
 static int
-agent_sock_open(int dirfd)
+agent_open_beneath(int dirfd, const char *name, int flags)
 {
 	struct open_how	how;
 	int		fd;
 
 	if (!AGENT_CHECKS)
-		return openat(dirfd, YX_AGENT_SOCK_NAME, O_PATH | O_CLOEXEC);
+		return openat(dirfd, name, flags | O_CLOEXEC);
 	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	how.flags = (unsigned)(flags | O_NOFOLLOW | O_CLOEXEC);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-	fd = (int)syscall(SYS_openat2, dirfd, YX_AGENT_SOCK_NAME, &how,
-	    sizeof(how));
+	fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 	if (fd == -1 && errno == ENOSYS)	/* one component: same effect */
-		fd = openat(dirfd, YX_AGENT_SOCK_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
 	return fd;
+}
+
+/* O_PATH fd of `name` beneath dirfd without following anything; -1. */
+static int
+agent_sock_open(int dirfd, const char *name)
+{
+	return agent_open_beneath(dirfd, name, O_PATH);
+}
+
+ssize_t
+yx_agent_read_small(int rundir_fd, const char *name, unsigned uid, char *buf,
+    size_t len)
+{
+	struct stat	st;
+	ssize_t		n = -1;
+	int		fd;
+
+	if ((fd = agent_open_beneath(rundir_fd, name, O_RDONLY | O_NONBLOCK)) == -1)
+		return -1;
+	/* a FIFO or a device could block or be endless: regular files only */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (!AGENT_CHECKS || st.st_uid == uid) && st.st_size < (off_t)len)
+		n = read(fd, buf, len - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
 }
 
 int
 yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
     struct yx_errctx *err)
 {
+	return yx_agent_connect_to(rundir_fd, YX_AGENT_SOCK_NAME, uid, sockp,
+	    err);
+}
+
+int
+yx_agent_connect_to(int rundir_fd, const char *name, unsigned uid,
+    int *sockp, struct yx_errctx *err)
+{
 	struct sockaddr_un	sun;
 	struct stat		st;
 	int			pfd = -1, s = -1, rc = YX_E_BACKEND_UNAVAILABLE;
 
 	*sockp = -1;
-	if ((pfd = agent_sock_open(rundir_fd)) == -1) {
+	if ((pfd = agent_sock_open(rundir_fd, name)) == -1) {
 		yx_fail(err, rc, "agent socket: %s", strerror(errno));
 		goto done;
 	}
@@ -385,6 +429,13 @@ agent_frame_get(struct agent_conn *c, int *type, uint32_t *len)
 	case YX_AGENT_T_FAIL:
 		hi = YX_AGENT_FAIL_MAX;
 		break;
+	case YX_AGENT_T_DATA:	/* a keeper's (yx_agent_keeper_op) */
+		lo = 1;
+		hi = YX_AGENT_OUT_MAX;
+		break;
+	case YX_AGENT_T_STATE:
+		hi = YX_AGENT_STATUS_MAX;
+		break;
 	default:
 		return YX_E_IO;
 	}
@@ -442,10 +493,28 @@ agent_send_go(struct agent_conn *c, int w)
 	return agent_write_all(c, h + n, sizeof(h) - (size_t)n);
 }
 
-/* Connect, send the request, wait for 'S'. YX_OK or UNAVAILABLE. */
+/* A background request's end: its id, its ring, 'B'. */
+static int
+agent_req_bg(struct yx_buf *b, const struct agent_bg *bg)
+{
+	char	n[32];
+	int	rc;
+
+	snprintf(n, sizeof(n), "%zu", bg->ring);
+	if ((rc = agent_frame_put(b, YX_AGENT_T_PROCID, bg->id)) == YX_OK &&
+	    (rc = agent_frame_put(b, YX_AGENT_T_RING, n)) == YX_OK)
+		rc = agent_frame_put(b, YX_AGENT_T_BACKGROUND, NULL);
+	return rc;
+}
+
+/*
+ * Connect, send the request, wait for 'S'. YX_OK or UNAVAILABLE. With bg,
+ * a background process's request: no output pipe, ended by 'B'.
+ */
 static int
 agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
-    const struct yx_exec_req *xr, int start_ms, struct yx_errctx *err)
+    const struct yx_exec_req *xr, const struct agent_bg *bg, int start_ms,
+    struct yx_errctx *err)
 {
 	struct yx_buf	req;
 	char		why[128];
@@ -455,7 +524,7 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 	yx_buf_init(&req, YX_AGENT_REQ_MAX);
 	if ((rc = yx_agent_connect(rundir_fd, uid, &c->fd, err)) != YX_OK)
 		goto done;
-	if ((rc = agent_pipe_open(c, &w)) != YX_OK) {
+	if (bg == NULL && (rc = agent_pipe_open(c, &w)) != YX_OK) {
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "output pipe: %s",
 		    strerror(errno));
 		goto done;
@@ -463,8 +532,9 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 	c->deadline = yx_mono_ms() + start_ms;
 	c->want_fd = true;
 	if ((rc = agent_req_encode(&req, xr)) != YX_OK ||
+	    (bg != NULL && (rc = agent_req_bg(&req, bg)) != YX_OK) ||
 	    (rc = agent_write_all(c, req.data, req.len)) != YX_OK ||
-	    (rc = agent_send_go(c, w)) != YX_OK ||
+	    (bg == NULL && (rc = agent_send_go(c, w)) != YX_OK) ||
 	    (rc = agent_frame_get(c, &type, &len)) != YX_OK) {
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "agent did not start the command: %s", yx_strerror(rc));
@@ -526,21 +596,31 @@ agent_pipe_drain(struct agent_conn *c, const struct yx_exec_req *xr)
 }
 
 /*
- * Wait for the socket (a frame) or the output pipe, relaying the pipe.
- * YX_OK when a frame can be read, YX_E_TIMEOUT, YX_E_IO, or the sink's
- * error.
+ * Wait for the socket (a frame) or the output pipe, relaying the pipe and
+ * calling xr->on_tick on its period. YX_OK when a frame can be read,
+ * YX_E_TIMEOUT, YX_E_IO, or the sink's or tick's error.
  */
 static int
 agent_wait_frame(struct agent_conn *c, const struct yx_exec_req *xr)
 {
 	struct pollfd	pfd[2];
-	int64_t		left;
+	int64_t		left, now;
 	bool		more;
 	int		n, rc;
 
-	while (c->pipefd != -1) {
-		if ((left = c->deadline - yx_mono_ms()) <= 0)
+	for (;;) {
+		now = yx_mono_ms();
+		if ((left = c->deadline - now) <= 0)
 			return YX_E_TIMEOUT;
+		if (xr->on_tick != NULL) {
+			if (now >= c->tick_at) {
+				if ((rc = xr->on_tick(xr->arg)) != YX_OK)
+					return rc;
+				c->tick_at = now + YX_EXEC_TICK_MS;
+			}
+			if (left > c->tick_at - now)
+				left = c->tick_at - now;
+		}
 		pfd[0].fd = c->fd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = c->pipefd;
@@ -549,13 +629,12 @@ agent_wait_frame(struct agent_conn *c, const struct yx_exec_req *xr)
 		n = poll(pfd, 2, left > INT32_MAX ? INT32_MAX : (int)left);
 		if (n == -1 && errno != EINTR)
 			return YX_E_IO;
-		if (pfd[1].revents != 0 &&
+		if (pfd[1].revents != 0 && c->pipefd != -1 &&
 		    (rc = agent_pipe_read(c, xr, &more)) != YX_OK && rc != YX_E_IO)
 			return rc;
 		if (pfd[0].revents != 0)
 			return YX_OK;
 	}
-	return YX_OK;
 }
 
 /*
@@ -596,7 +675,7 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
     const struct yx_exec_req *xr, struct yx_exec_result *res,
     bool *started, struct yx_errctx *err)
 {
-	struct agent_conn	c = { -1, -1, false, NULL, 0 };
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
 	int64_t			t0 = yx_mono_ms();
 	int			limit, start_ms, grace_ms, code = -1, rc;
 
@@ -611,9 +690,11 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "agent: no memory");
 		goto done;
 	}
-	if ((rc = agent_begin(&c, rundir_fd, uid, xr, start_ms, err)) != YX_OK)
+	if ((rc = agent_begin(&c, rundir_fd, uid, xr, NULL, start_ms,
+		 err)) != YX_OK)
 		goto done;
 	*started = true;
+	c.tick_at = yx_mono_ms();	/* the first tick: right after 'S' */
 	c.deadline = t0 + (int64_t)limit * 1000 + grace_ms;
 	rc = agent_relay(&c, xr, &code);
 	if (rc == YX_E_TIMEOUT) {
@@ -635,5 +716,108 @@ done:
 		close(c.fd);	/* the agent kills the command if still running */
 	free(c.buf);
 	res->duration_ms = yx_mono_ms() - t0;
+	return rc;
+}
+
+int
+yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
+    const struct yx_exec_req *xr, const char *id, size_t ring, bool *started,
+    struct yx_errctx *err)
+{
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	struct agent_bg		bg = { id, ring };
+	int			rc;
+
+	*started = false;
+	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "agent: no memory");
+		goto done;
+	}
+	rc = agent_begin(&c, rundir_fd, uid, xr, &bg,
+	    o && o->start_wait_ms > 0 ? o->start_wait_ms : AGENT_DEFAULT_START_MS,
+	    err);
+	*started = rc == YX_OK;
+done:
+	if (c.fd != -1)
+		close(c.fd);
+	free(c.buf);
+	return rc;
+}
+
+/* Read the keeper's reply: 'D' frames into sink, then 'Z' into status. */
+static int
+agent_keeper_reply(struct agent_conn *c, yx_output_fn sink, void *arg,
+    char *status, struct yx_errctx *err)
+{
+	char		why[128];
+	uint32_t	len;
+	int		type, rc;
+
+	for (;;) {
+		if ((rc = agent_frame_get(c, &type, &len)) != YX_OK)
+			return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+			    "process keeper: %s", rc == YX_E_TIMEOUT ? "no answer in time" : "broken reply");
+		if (type == YX_AGENT_T_DATA) {
+			if (sink != NULL && (rc = sink(arg, c->buf, len)) != YX_OK)
+				return rc;
+			continue;
+		}
+		if (type == YX_AGENT_T_STATE) {
+			memcpy(status, c->buf, len);
+			status[len] = '\0';
+			return memchr(status, '\0', len) == NULL ? YX_OK :
+								   yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+								       "process keeper: broken status");
+		}
+		if (type == YX_AGENT_T_FAIL)
+			log_escape(why, sizeof(why), c->buf, len);
+		else
+			snprintf(why, sizeof(why), "frame out of order");
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "process keeper refused: %s", why);
+	}
+}
+
+int
+yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
+    const char *payload, size_t len, int wait_ms, yx_output_fn sink,
+    void *arg, char *status, struct yx_errctx *err)
+{
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	unsigned char		h[2 * YX_AGENT_HDR + 4];
+	char			name[YX_AGENT_PROCID_MAX + 16];
+	int			rc;
+
+	status[0] = '\0';
+	if (len > YX_AGENT_OUT_MAX || strlen(id) > YX_AGENT_PROCID_MAX)
+		return yx_fail(err, YX_E_BAD_REQUEST, "process operation too large");
+	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.sock", id);
+	if (yx_agent_connect_to(rundir_fd, name, uid, &c.fd, NULL) != YX_OK)
+		return yx_fail(err, YX_E_NOT_FOUND, "the process keeper is gone");
+	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
+		rc = yx_fail(err, YX_E_NOMEM, NULL);
+		goto done;
+	}
+	c.deadline = yx_mono_ms() + AGENT_KEEPER_MS + (wait_ms > 0 ? wait_ms : 0);
+	h[0] = YX_AGENT_T_HELLO;
+	h[1] = h[2] = h[3] = 0;
+	h[4] = 4;
+	memcpy(h + YX_AGENT_HDR, YX_AGENT_MAGIC, 4);
+	h[YX_AGENT_HDR + 4] = (unsigned char)op;
+	h[YX_AGENT_HDR + 5] = (unsigned char)(len >> 24);
+	h[YX_AGENT_HDR + 6] = (unsigned char)(len >> 16);
+	h[YX_AGENT_HDR + 7] = (unsigned char)(len >> 8);
+	h[YX_AGENT_HDR + 8] = (unsigned char)len;
+	if ((rc = agent_write_all(&c, (const char *)h, sizeof(h))) != YX_OK ||
+	    (len > 0 && (rc = agent_write_all(&c, payload, len)) != YX_OK)) {
+		/* a keeper that left between connect and write: gone */
+		rc = yx_fail(err, YX_E_NOT_FOUND, "the process keeper is gone");
+		goto done;
+	}
+	rc = agent_keeper_reply(&c, sink, arg, status, err);
+done:
+	if (c.fd != -1)
+		close(c.fd);
+	free(c.buf);
 	return rc;
 }

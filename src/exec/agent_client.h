@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
@@ -66,5 +67,42 @@ int	yx_agent_connect(int rundir_fd, unsigned uid, int *sockp,
 int	yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
     const struct yx_exec_req *xr, struct yx_exec_result *res,
     bool *started, struct yx_errctx *err);
+
+/* yx_agent_connect() to another socket of the run directory (a keeper's
+ * proc.<id>.sock), with the same checks. */
+int	yx_agent_connect_to(int rundir_fd, const char *name, unsigned uid,
+    int *sockp, struct yx_errctx *err);
+
+/*
+ * Read the small regular file `name` of the run directory (resolved as the
+ * sockets are, owned by uid, shorter than len) into buf, NUL-terminated.
+ * Its length, or -1 (absent, not such a file, too long).
+ */
+ssize_t	yx_agent_read_small(int rundir_fd, const char *name, unsigned uid,
+    char *buf, size_t len);
+
+/*
+ * Start xr (argv, env, workdir, timeout = the process's lifetime) as the
+ * background process `id` ([a-z0-9], <= YX_AGENT_PROCID_MAX) keeping `ring`
+ * bytes of its output (docs/agent.md "Background processes"). YX_OK once
+ * the agent's keeper said it started (*started true). Otherwise
+ * YX_E_BACKEND_UNAVAILABLE; *started false: nothing ran.
+ */
+int	yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
+    const struct yx_exec_req *xr, const char *id, size_t ring, bool *started,
+    struct yx_errctx *err);
+
+/*
+ * One operation on process id's keeper (agent_proto.h: op 'Q', 'R', 'W',
+ * 'K' with its payload). The 'D' output frames go to sink (may be NULL),
+ * the 'Z' status text into status (YX_AGENT_STATUS_MAX + 1 bytes). The
+ * deadline is wait_ms (the keeper's own wait) + 5 s. YX_OK; YX_E_NOT_FOUND
+ * when no keeper answers on its socket (it left, or the container is
+ * gone); YX_E_BACKEND_UNAVAILABLE for a refusal, a broken reply or the
+ * deadline; the sink's error.
+ */
+int	yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
+    const char *payload, size_t len, int wait_ms, yx_output_fn sink,
+    void *arg, char *status, struct yx_errctx *err);
 
 #endif /* YUXI_EXEC_AGENT_CLIENT_H */

@@ -77,6 +77,12 @@ struct yx_executor {
 	unsigned		 nostart_next;
 };
 
+/* A background process to start instead of a command (yx_executor_spawn). */
+struct exec_bg {
+	const char	*id;
+	size_t		 ring;
+};
+
 /* Per-run state shared with the spill callback. */
 struct exec_run {
 	struct yx_broker	 broker;
@@ -94,6 +100,12 @@ struct exec_run {
 	const char		*env[YX_EXEC_ENV_MAX + 1];	/* of commands */
 	char			 egress[YX_CFG_PATH + 200];	/* "": no network */
 	char			 ro_rw[2][YX_CFG_PATH + 240];	/* ro: rw subfolders */
+	/* where the output goes: yx_outcap_write(oc), or the stream sink */
+	struct yx_outcap	*oc;
+	yx_output_fn		 sink;
+	int			(*tick)(void *);
+	void			*sink_arg;
+	const struct exec_bg	*bg;		/* NULL: a command */
 };
 
 static const char *const exec_env[] = { "HOME=/home/yuxi",
@@ -113,8 +125,6 @@ static const char *const exec_ro_rw[2] = { "outputs", "large_tool_results" };
 static void
 exec_agent_setup(struct yx_executor *ex)
 {
-	const char *slash;
-
 	switch (ex->cfg->exec_agent) {
 	case YX_EXEC_AGENT_OFF:
 		ex->transport = YX_EXEC_TRANSPORT_ENGINE;
@@ -126,11 +136,7 @@ exec_agent_setup(struct yx_executor *ex)
 		ex->transport = YX_EXEC_TRANSPORT_AUTO;
 		break;
 	}
-	if (ex->cfg->agent_path[0] != '\0')
-		snprintf(ex->agent_host, sizeof(ex->agent_host), "%s", ex->cfg->agent_path);
-	else if ((slash = strrchr(ex->cfg->runner_path, '/')) != NULL)
-		snprintf(ex->agent_host, sizeof(ex->agent_host), "%.*s/yuxi-agent",
-		    (int)(slash - ex->cfg->runner_path), ex->cfg->runner_path);
+	yx_config_agent_path(ex->cfg, ex->agent_host, sizeof(ex->agent_host));
 	if (ex->agent_host[0] != '\0' && access(ex->agent_host, X_OK) == -1) {
 		log_debug("no agent binary at %s: engine exec only", ex->agent_host);
 		ex->agent_host[0] = '\0';
@@ -238,6 +244,13 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 	    run->uid, run->gid, NULL, YX_BROKER_CREATE | (req->own_uid ? YX_BROKER_OWNED : 0), err);
 	if (rc == YX_OK)
 		rc = yx_broker_ensure_layout(&run->broker, &run->repaired, err);
+	if (rc == YX_E_NOSPACE || rc == YX_E_QUOTA_EXCEEDED) {
+		/* a full disk (or quota) must not stop the `rm` that frees it */
+		log_info("thread %s: user-data layout not made: no space",
+		    req->thread_id);
+		yx_errctx_clear(err);
+		rc = YX_OK;
+	}
 	if (rc == YX_OK && run->repaired != 0)
 		log_info("thread %s: user-data layout repaired (0x%x)",
 		    req->thread_id, run->repaired);
@@ -313,6 +326,21 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
 	return rc;
 }
 
+/* The agent's part: run the command, or start the background process. */
+static int
+exec_agent_call(struct yx_executor *ex, const struct exec_run *run,
+    const struct yx_exec_req *xr, struct yx_exec_result *res, bool *started,
+    struct yx_errctx *err)
+{
+	if (run->bg != NULL) {
+		memset(res, 0, sizeof(*res));
+		return yx_agent_spawn(run->rundir_fd, run->uid, &ex->aopts, xr,
+		    run->bg->id, run->bg->ring, started, err);
+	}
+	return yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr, res,
+	    started, err);
+}
+
 /*
  * Try the agent: ask it, (re)start it when it does not answer, ask again.
  * Sets *fallback when nothing ran and the engine path may be used; else
@@ -332,8 +360,7 @@ exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
 	*startedp = false;
 	yx_errctx_clear(&e);
 	for (attempt = 0; attempt < 2; attempt++) {
-		rc = yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr,
-		    res, &started, &e);
+		rc = exec_agent_call(ex, run, xr, res, &started, &e);
 		if (rc == YX_OK || started)
 			break;
 		if (attempt > 0 || exec_nostart_has(ex, lease->container_id)) {
@@ -383,7 +410,7 @@ struct exec_cmd {
 
 static void
 exec_cmd_init(struct exec_cmd *c, const struct exec_run *run,
-    const char *command, int timeout, struct yx_outcap *oc)
+    const char *command, int timeout)
 {
 	const char *argv[] = { YX_RUNNER_TARGET, "-t", c->tbuf, "-C",
 		YX_VROOT_WORKSPACE, "--", "/bin/sh", "-c", command, NULL };
@@ -396,8 +423,9 @@ exec_cmd_init(struct exec_cmd *c, const struct exec_run *run,
 	c->xr.workdir = YX_VROOT_WORKSPACE;
 	c->xr.user = run->user;
 	c->xr.timeout_sec = timeout;
-	c->xr.on_output = yx_outcap_write;
-	c->xr.arg = oc;
+	c->xr.on_output = run->sink;
+	c->xr.on_tick = run->tick;
+	c->xr.arg = run->sink_arg;
 	c->axr = c->xr;
 	c->axr.argv = c->argv + EXEC_SH_ARGV;
 }
@@ -452,6 +480,10 @@ exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
 		if (!fallback)
 			return rc;
 	}
+	if (run->bg != NULL)	/* only the agent keeps a process */
+		return yx_fail(err, YX_E_AGENT_UNAVAILABLE,
+		    "background processes need the in-sandbox agent, "
+		    "which is unavailable in this sandbox");
 	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
 		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "agent transport required but the agent is unavailable");
@@ -522,10 +554,9 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 	}
 	if (lease.outcome == YX_ACQUIRE_CREATED)
 		exec_rundir_reset(run);
-	rc = yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr, res,
-	    &started, err);
+	rc = exec_agent_call(ex, run, xr, res, &started, err);
 	yx_provider_unhold(&ex->prov, &lease);
-	if (rc == YX_E_BACKEND_UNAVAILABLE && started &&
+	if (rc == YX_E_BACKEND_UNAVAILABLE && started && run->bg == NULL &&
 	    exec_died(ex, &lease, xr, res))
 		rc = YX_OK;
 	if (rc == YX_OK)
@@ -652,8 +683,8 @@ exec_before_create(void *arg, struct yx_errctx *err)
 /* Acquire, run, unhold; retry once on a vanished container. */
 static int
 exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
-    struct exec_run *run, int timeout, struct yx_outcap *oc,
-    struct yx_exec_result *res, struct yx_errctx *err)
+    struct exec_run *run, int timeout, struct yx_exec_result *res,
+    struct yx_errctx *err)
 {
 	struct yx_skill_mount	 sk[YX_SKILLS_MAX];
 	char			 skpath[YX_SKILLS_MAX][YX_CFG_PATH + YX_SKILL_NAME_MAX + 2];
@@ -697,7 +728,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	if (yx_control_off("readonly"))	/* the whole user-data writable */
 		ar.user_data_ro = false;
 #endif
-	exec_cmd_init(&cmd, run, req->command, timeout, oc);
+	exec_cmd_init(&cmd, run, req->command, timeout);
 	if (run->rundir_fd != -1) {
 		rc = exec_agent_fast(ex, &ar, run, &cmd.axr, res, &done, err);
 		if (done)
@@ -708,9 +739,13 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 			return rc;
 		rc = exec_in_lease(ex, &lease, run, &cmd, res, &started, err);
 		yx_provider_unhold(&ex->prov, &lease);
-		if (rc == YX_E_BACKEND_UNAVAILABLE && started)	/* never twice */
-			return exec_died(ex, &lease, &cmd.axr, res) ? YX_OK : rc;
-		if (rc == YX_OK || oc->total > 0 || !exec_container_gone(ex, &lease, rc))
+		if (rc == YX_E_BACKEND_UNAVAILABLE && started) {	/* never twice */
+			if (run->bg == NULL && exec_died(ex, &lease, &cmd.axr, res))
+				return YX_OK;
+			return rc;
+		}
+		if (rc == YX_OK || run->oc->total > 0 ||
+		    !exec_container_gone(ex, &lease, rc))
 			return rc;
 		/* the container vanished or stopped between acquire and exec
 		 * (killed behind our back, engine restarted): forget it */
@@ -759,18 +794,18 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
  * /proc/self/mountinfo` prints each of them. Masking reduces leaks, it is
  * no boundary (mask.c).
  */
-static int
-exec_mask(struct yx_executor *ex, const struct exec_run *run,
-    struct yx_exec_output *out)
+#define EXEC_MASK_RULES	YX_EXEC_MASKS
+
+/* The masking rules of this run (see exec_mask) into rules; their count. */
+static size_t
+exec_mask_rules(const struct yx_executor *ex, const struct exec_run *run,
+    struct yx_mask_rule rules[EXEC_MASK_RULES])
 {
-	struct yx_mask_rule	 rules[8];
-	size_t			 n = 0, len, i;
-	char			*masked;
-	int			 rc;
+	size_t n = 0, i;
 
 #ifdef YX_CONTROL_UNSAFE
 	if (yx_control_off("mask"))
-		return YX_OK;
+		return 0;
 #endif
 	rules[n].from = run->user_data;
 	rules[n++].to = YX_VROOT_USER_DATA;
@@ -796,6 +831,20 @@ exec_mask(struct yx_executor *ex, const struct exec_run *run,
 		rules[n].from = run->etc[i];
 		rules[n++].to = i == 0 ? "/etc/passwd" : "/etc/group";
 	}
+	return n;
+}
+
+static int
+exec_mask(struct yx_executor *ex, const struct exec_run *run,
+    struct yx_exec_output *out)
+{
+	struct yx_mask_rule	 rules[EXEC_MASK_RULES];
+	size_t			 n, len;
+	char			*masked;
+	int			 rc;
+
+	if ((n = exec_mask_rules(ex, run, rules)) == 0)
+		return YX_OK;
 	if (yx_mask_hits(out->output, out->len, rules, n) == 0)
 		return YX_OK;	/* the usual case: no copy */
 	if ((rc = yx_mask_output(out->output, out->len, rules, n, &masked, &len)) != YX_OK)
@@ -926,15 +975,56 @@ exec_prepare_egress(struct yx_executor *ex, const struct yx_exec_request *req,
 	    &run->prof->net, run->egress, sizeof(run->egress), err);
 }
 
+/* The outcome of a finished run into *out (kept bytes, masked, unless the
+ * stream form has sent them already). */
+static int
+exec_result(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, const struct yx_exec_result *res,
+    struct yx_exec_output *out, struct yx_errctx *err)
+{
+	struct yx_outcap *oc = run->oc;
+
+	out->exit_code = res->exit_code;
+	out->timed_out = res->timed_out;
+	out->duration_ms = res->duration_ms;
+	out->truncated = oc->truncated;
+	out->layout_repaired = run->repaired;
+	if (oc->truncated && run->spill_opened)
+		snprintf(out->full_output_path, sizeof(out->full_output_path),
+		    "%s/large_tool_results/%s", YX_VROOT_USER_DATA, run->spill_name);
+	if (req->on_stream != NULL)
+		return YX_OK;
+	if ((out->output = yx_outcap_take(oc, &out->len)) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	return exec_mask(ex, run, out);
+}
+
+/* Set up run (the sandbox user and profile, the host layout, the agent
+ * directory, the egress socket). */
+static int
+exec_setup(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, struct yx_errctx *err)
+{
+	int rc;
+
+	if ((rc = exec_run_init(ex, req, run, err)) != YX_OK ||
+	    (rc = exec_prepare_host(ex, req, run, err)) != YX_OK ||
+	    (rc = exec_prepare_agent(ex, req, run, err)) != YX_OK)
+		return rc;
+	return exec_prepare_egress(ex, req, run, err);
+}
+
 int
 yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
     struct yx_exec_output *out, struct yx_errctx *err)
 {
 	struct exec_run		 run;
+	struct yx_outstream	 st;
+	struct yx_mask_rule	 rules[EXEC_MASK_RULES];
 	struct yx_outcap	 oc;
 	struct yx_exec_result	 res;
 	char			 bad[128];
-	int			 timeout, rc;
+	int			 rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&run, 0, sizeof(run));
@@ -942,6 +1032,16 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	run.broker.ud_fd = run.broker.sk_fd = -1;
 	run.rundir_fd = -1;
 	yx_outcap_init(&oc, ex->cfg->output_limit, YX_SPILL_CAP, exec_spill_open, &run);
+	yx_outstream_init(&st, &oc, rules, 0, req->on_stream, req->on_tick,
+	    req->stream_arg);
+	run.oc = &oc;
+	run.sink = yx_outcap_write;
+	run.sink_arg = &oc;
+	if (req->on_stream != NULL) {
+		run.sink = yx_outstream_write;
+		run.tick = yx_outstream_tick;
+		run.sink_arg = &st;
+	}
 	if (req->command == NULL || req->command[0] == '\0') {
 		rc = yx_fail(err, YX_E_BAD_REQUEST, "command is empty");
 		goto done;
@@ -951,29 +1051,18 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		rc = exec_refused(out, bad, err);
 		goto done;
 	}
-	if ((rc = exec_run_init(ex, req, &run, err)) != YX_OK ||
-	    (rc = exec_prepare_host(ex, req, &run, err)) != YX_OK ||
-	    (rc = exec_prepare_agent(ex, req, &run, err)) != YX_OK ||
-	    (rc = exec_prepare_egress(ex, req, &run, err)) != YX_OK)
+	if ((rc = exec_setup(ex, req, &run, err)) != YX_OK)
 		goto done;
-	timeout = yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec);
-	rc = exec_acquire_run(ex, req, &run, timeout, &oc, &res, err);
-	if (rc != YX_OK)
-		goto done;
-	out->exit_code = res.exit_code;
-	out->timed_out = res.timed_out;
-	out->duration_ms = res.duration_ms;
-	out->truncated = oc.truncated;
-	out->layout_repaired = run.repaired;
-	if (oc.truncated && run.spill_opened)
-		snprintf(out->full_output_path, sizeof(out->full_output_path),
-		    "%s/large_tool_results/%s", YX_VROOT_USER_DATA, run.spill_name);
-	if ((out->output = yx_outcap_take(&oc, &out->len)) == NULL) {
-		rc = yx_fail(err, YX_E_NOMEM, NULL);
-		goto done;
-	}
-	rc = exec_mask(ex, &run, out);
+	st.ms.nrules = exec_mask_rules(ex, &run, rules);
+	rc = exec_acquire_run(ex, req, &run,
+	    yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec), &res, err);
+	/* the stream form: what masking held back */
+	if (rc == YX_OK && req->on_stream != NULL)
+		rc = yx_outstream_flush(&st);
+	if (rc == YX_OK)
+		rc = exec_result(ex, req, &run, &res, out, err);
 done:
+	yx_outstream_fini(&st);
 	yx_outcap_fini(&oc);
 	yx_broker_fini(&run.broker);
 	if (run.rundir_fd != -1)
@@ -981,4 +1070,89 @@ done:
 	if (rc != YX_OK)
 		yx_exec_output_fini(out);
 	return rc;
+}
+
+int
+yx_executor_spawn(struct yx_executor *ex, const struct yx_exec_request *req,
+    const char *id, size_t ring, struct yx_errctx *err)
+{
+	struct exec_run		 run;
+	struct exec_bg		 bg = { id, ring };
+	struct yx_outcap	 oc;
+	struct yx_exec_result	 res;
+	char			 bad[128];
+	int			 rc;
+
+	memset(&run, 0, sizeof(run));
+	run.broker.ud_fd = run.broker.sk_fd = -1;
+	run.rundir_fd = -1;
+	yx_outcap_init(&oc, 0, 0, NULL, NULL);
+	run.oc = &oc;
+	run.bg = &bg;
+	if (req->command == NULL || req->command[0] == '\0') {
+		rc = yx_fail(err, YX_E_BAD_REQUEST, "command is empty");
+		goto done;
+	}
+	if (yx_cmd_check(req->command, ex->cfg->cmd_policy, bad, sizeof(bad)) != YX_OK) {
+		rc = yx_fail(err, YX_E_PATH_NOT_ALLOWED,
+		    "command refers to a path outside the sandbox: %s", bad);
+		goto done;
+	}
+	if (ex->transport == YX_EXEC_TRANSPORT_ENGINE || ex->agent_host[0] == '\0') {
+		rc = yx_fail(err, YX_E_AGENT_UNAVAILABLE,
+		    "background processes need the in-sandbox agent, which this "
+		    "service does not use (YUXI_EXEC_AGENT=off or no agent binary)");
+		goto done;
+	}
+	if ((rc = exec_setup(ex, req, &run, err)) != YX_OK)
+		goto done;
+	if (run.rundir_fd == -1) {
+		rc = yx_fail(err, YX_E_AGENT_UNAVAILABLE,
+		    "the in-sandbox agent cannot be used (details in the server log)");
+		goto done;
+	}
+	/* the lifetime is the keeper's, not an execute's 600 s */
+	rc = exec_acquire_run(ex, req, &run, req->timeout_sec, &res, err);
+done:
+	yx_outcap_fini(&oc);
+	yx_broker_fini(&run.broker);
+	if (run.rundir_fd != -1)
+		close(run.rundir_fd);
+	return rc;
+}
+
+int
+yx_executor_rundir(struct yx_executor *ex, const struct yx_exec_request *req,
+    int *fdp, unsigned *uidp, struct yx_errctx *err)
+{
+	struct exec_run	run;
+	int		rc;
+
+	*fdp = -1;
+	memset(&run, 0, sizeof(run));
+	if ((rc = exec_run_init(ex, req, &run, err)) != YX_OK)
+		return rc;
+	*uidp = run.uid;
+	return yx_agent_rundir_open(ex->cfg->saves_dir, req->thread_id, run.uid,
+	    run.gid, run.rundir, sizeof(run.rundir), fdp, err);
+}
+
+int
+yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct yx_exec_masks *m)
+{
+	struct exec_run	run;
+	size_t		i;
+	int		rc;
+
+	memset(m, 0, sizeof(*m));
+	memset(&run, 0, sizeof(run));
+	if ((rc = exec_run_init(ex, req, &run, NULL)) != YX_OK)
+		return rc;
+	m->n = exec_mask_rules(ex, &run, m->rules);
+	for (i = 0; i < m->n; i++) {
+		snprintf(m->from[i], sizeof(m->from[i]), "%s", m->rules[i].from);
+		m->rules[i].from = m->from[i];
+	}
+	return YX_OK;
 }

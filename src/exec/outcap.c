@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outcap.c - bounded output sink with spill-to-file; see outcap.h.
+ * outcap.c - bounded output sink with spill-to-file, and its stream form;
+ * see outcap.h.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "yuxi/error.h"
@@ -93,4 +95,64 @@ char *
 yx_outcap_take(struct yx_outcap *oc, size_t *lenp)
 {
 	return yx_buf_steal(&oc->mem, lenp);
+}
+
+void
+yx_outstream_init(struct yx_outstream *st, struct yx_outcap *oc,
+    const struct yx_mask_rule *rules, size_t nrules,
+    int (*fn)(void *, const char *, size_t), int (*tick)(void *), void *arg)
+{
+	st->oc = oc;
+	yx_mask_stream_init(&st->ms, rules, nrules);
+	yx_buf_init(&st->out, SIZE_MAX);
+	st->fn = fn;
+	st->tick = tick;
+	st->arg = arg;
+}
+
+void
+yx_outstream_fini(struct yx_outstream *st)
+{
+	yx_mask_stream_fini(&st->ms);
+	yx_buf_fini(&st->out);
+}
+
+/* The next piece of the kept output, masked, to fn (all with `final`). */
+static int
+outstream_emit(struct yx_outstream *st, const char *p, size_t n, bool final)
+{
+	int rc;
+
+	yx_buf_reset(&st->out);
+	if ((rc = yx_mask_stream_feed(&st->ms, p, n, final, &st->out)) != YX_OK)
+		return rc;
+	return st->out.len > 0 ? st->fn(st->arg, st->out.data, st->out.len) :
+				 YX_OK;
+}
+
+int
+yx_outstream_write(void *arg, const char *data, size_t len)
+{
+	struct yx_outstream	*st = arg;
+	size_t			 before = st->oc->mem.len;
+
+	(void)yx_outcap_write(st->oc, data, len);
+	if (st->oc->mem.len == before)
+		return YX_OK;	/* past the cap: only the spill file has it */
+	return outstream_emit(st, st->oc->mem.data + before,
+	    st->oc->mem.len - before, false);
+}
+
+int
+yx_outstream_tick(void *arg)
+{
+	struct yx_outstream *st = arg;
+
+	return st->tick != NULL ? st->tick(st->arg) : YX_OK;
+}
+
+int
+yx_outstream_flush(struct yx_outstream *st)
+{
+	return outstream_emit(st, NULL, 0, true);
 }

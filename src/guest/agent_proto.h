@@ -7,7 +7,7 @@
  * One request per connection on a unix stream socket. Every message is a
  * frame: 1 type byte, a 4-byte big-endian payload length, the payload.
  *
- * host -> agent:  'H' "YXA2" (first), 'C' workdir, 'T' timeout in decimal
+ * host -> agent:  'H' YX_AGENT_MAGIC (first), 'C' workdir, 'T' timeout in decimal
  *                 seconds (0..86400, 0 = none), 'E' "K=V" (repeated),
  *                 'A' argv element (repeated, >= 1), 'G' (empty: go),
  *                 carrying with its first byte (SCM_RIGHTS) the write end
@@ -24,13 +24,36 @@
  *                 path). The agent passes no descriptors: the host refuses
  *                 them (SO_PASSRIGHTS off, and any that arrive are closed
  *                 unread and fail the request).
+ * Background processes (docs/agent.md "Background processes"): the same
+ * request with 'I' the process id ([a-z0-9], 1..YX_AGENT_PROCID_MAX) and 'M'
+ * the output ring's size (decimal bytes, YX_AGENT_RING_MIN..MAX) ends with
+ * 'B' (empty, no descriptor) instead of 'G'. The handler becomes the
+ * process's keeper: it starts argv with stdin and stdout+stderr on pipes of
+ * its own, listens on proc.<id>.sock beside agent.sock, answers 'S' (or
+ * 'F') and hangs up. The keeper outlives the agent daemon and any host
+ * worker; it keeps the last `ring` bytes of output and, once the process
+ * ended, leaves proc.<id>.exit ("code=N ended=MS timedout=0|1").
+ *
+ * host -> keeper: 'H' YX_AGENT_MAGIC, then one operation:
+ *                 'Q' (empty: status), 'R' "OFFSET HAVE WAIT_MS MAX" (the
+ *                 output from OFFSET, after waiting up to WAIT_MS while the
+ *                 process runs and has no byte past HAVE), 'W' bytes for
+ *                 its stdin (0..YX_AGENT_OUT_MAX; empty: close stdin),
+ *                 'K' (empty: kill the process group; the keeper ends).
+ * keeper -> host: 'D' output bytes (1..YX_AGENT_OUT_MAX, for 'R'), then
+ *                 'Z' the status, space-separated KEY=N words: from, to
+ *                 (the output range sent), total, run (0/1), code (-1
+ *                 while running), timedout, killed, written (for 'W'),
+ *                 stdin (0 once closed), ended (unix ms, 0 while running);
+ *                 or 'F' a reason. Then it hangs up.
+ *
  * Strings carry no NUL. Any other type, an over-long frame or a frame out of
  * order is a protocol error: the reader closes the connection.
  */
 #ifndef YUXI_AGENT_PROTO_H
 #define YUXI_AGENT_PROTO_H
 
-#define YX_AGENT_MAGIC		"YXA2"	/* bumped whenever the format changes */
+#define YX_AGENT_MAGIC		"YXA3"	/* bumped whenever the format changes */
 #define YX_AGENT_HDR		5		/* type + length */
 #define YX_AGENT_OUT_MAX	65536		/* largest 'O' payload */
 #define YX_AGENT_FAIL_MAX	1024		/* largest 'F' payload */
@@ -38,6 +61,10 @@
 #define YX_AGENT_REQ_MAX	(1024 * 1024)	/* all request payloads together */
 #define YX_AGENT_ARGS_MAX	64		/* argv elements */
 #define YX_AGENT_ENVS_MAX	64		/* env entries */
+#define YX_AGENT_PROCID_MAX		32		/* bytes of a process id */
+#define YX_AGENT_RING_MIN	4096		/* a keeper's output ring */
+#define YX_AGENT_RING_MAX	(64 * 1024 * 1024)
+#define YX_AGENT_STATUS_MAX	512		/* largest 'Z' payload */
 
 #define YX_AGENT_T_HELLO	'H'
 #define YX_AGENT_T_CWD		'C'
@@ -49,11 +76,21 @@
 #define YX_AGENT_T_OUTPUT	'O'
 #define YX_AGENT_T_EXIT		'X'
 #define YX_AGENT_T_FAIL		'F'
+#define YX_AGENT_T_PROCID	'I'	/* background: the process id */
+#define YX_AGENT_T_RING		'M'	/* background: output kept, bytes */
+#define YX_AGENT_T_BACKGROUND	'B'	/* background: go (ends the request) */
+#define YX_AGENT_T_STATUS	'Q'	/* keeper ops */
+#define YX_AGENT_T_READ		'R'
+#define YX_AGENT_T_STDIN	'W'
+#define YX_AGENT_T_KILL		'K'
+#define YX_AGENT_T_DATA		'D'	/* keeper replies */
+#define YX_AGENT_T_STATE	'Z'
 
 /* Paths inside the sandbox. */
 #define YX_AGENT_TARGET		"/opt/yuxi/bin/yuxi-agent"
 #define YX_AGENT_RUN_TARGET	"/opt/yuxi/run"
 #define YX_AGENT_SOCK_NAME	"agent.sock"
 #define YX_AGENT_SOCK_TARGET	YX_AGENT_RUN_TARGET "/" YX_AGENT_SOCK_NAME
+#define YX_AGENT_PROC_PREFIX	"proc."	/* proc.<id>.sock, proc.<id>.exit */
 
 #endif /* YUXI_AGENT_PROTO_H */

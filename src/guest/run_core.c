@@ -86,14 +86,15 @@ run_init(void)
 
 /*
  * In a new child, before the exec: own group, death with the parent,
- * default signals, empty mask, stdin /dev/null, 1 and 2 on the pipe w.
- * Async-signal-safe calls only (it runs in a vfork child). 0 or -1.
+ * default signals, empty mask, stdin `in` (-1: /dev/null), 1 and 2 on the
+ * pipe w (both > 2). Async-signal-safe calls only (it runs in a vfork
+ * child). 0 or -1.
  */
 static int
-run_child_setup(int w)
+run_child_setup(int w, int in)
 {
 	sigset_t	none;
-	int		fd, sig;
+	int		fd = in, sig;
 
 	if (setpgid(0, 0) == -1)
 		return -1;
@@ -105,11 +106,11 @@ run_child_setup(int w)
 			(void)signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	if ((fd = open("/dev/null", O_RDONLY)) == -1 || dup2(fd, 0) == -1 ||
-	    dup2(w, 1) == -1 || dup2(w, 2) == -1)
+	if ((fd == -1 && (fd = open("/dev/null", O_RDONLY)) == -1) ||
+	    dup2(fd, 0) == -1 || dup2(w, 1) == -1 || dup2(w, 2) == -1)
 		return -1;
 	/* the command inherits 0, 1 and 2 only (docs/security.md, group 7) */
-	if (fd > 2)
+	if (fd > 2 && fd != in)
 		(void)close(fd);
 	return 0;
 }
@@ -147,7 +148,7 @@ static void __attribute__((noreturn))
 run_child(const struct run_args *a, int w, pid_t parent)
 {
 	/* the supervisor may have died before PR_SET_PDEATHSIG took hold */
-	if (run_child_setup(w) == -1 || getppid() != parent)
+	if (run_child_setup(w, a->in) == -1 || getppid() != parent)
 		_exit(RUN_STATUS_USAGE);
 	run_child_exec(a);
 }

@@ -9,7 +9,8 @@
  *
  * Semantics (docs/api.md "execute", docs/agent.md):
  *  - the command is spawned (vfork + exec, no copy of the caller) in its own
- *    process group with stdin on /dev/null and stdout+stderr on one pipe, so
+ *    process group with stdin on /dev/null (or a pipe of a background
+ *    process's keeper) and stdout+stderr on one pipe, so
  *    output keeps its write order; it inherits descriptors 0, 1 and 2 only
  *    and gets SIGKILL if its supervisor dies (PR_SET_PDEATHSIG);
  *  - at the deadline the whole group is killed (SIGKILL): status 124;
@@ -72,6 +73,7 @@ struct run_args {
 	const char	*cwd;		/* NULL: stay */
 	char *const	*argv;
 	char *const	*envp;
+	int		 in;		/* its stdin; -1: /dev/null */
 };
 
 /*

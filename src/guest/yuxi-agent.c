@@ -22,7 +22,9 @@
  * it itself, so the bytes never pass through the agent (nor count against
  * the sandbox's CPU quota), and the host's end is its own open file, which
  * nothing in the sandbox can turn blocking. The handler ends with the exit
- * status. If the host hangs up, the group is killed.
+ * status. If the host hangs up, the group is killed. A request that ends
+ * with 'B' instead asks for a background process: the handler becomes its
+ * keeper (agent_keeper.c), which outlives the daemon and the host worker.
  *
  * A handler that dies mid-command (killed from inside the sandbox) cannot
  * clean up: its command's main process gets SIGKILL (PR_SET_PDEATHSIG), and
@@ -56,6 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest/agent_keeper.h"
 #include "guest/agent_proto.h"
 #include "guest/agent_scm.h"
 #include "guest/relay.h"
@@ -77,6 +80,9 @@ struct agent_req {
 	char		*env[YX_AGENT_ENVS_MAX + 1];
 	long		 timeout;	/* seconds, 0 = none */
 	int		 out;		/* the output pipe's write end, passed */
+	int		 background;	/* ended by 'B': a background process */
+	char		*procid;	/* 'I' */
+	long		 ring;		/* 'M' */
 	size_t		 nargv, nenv, used;
 	struct run_args	 args;
 	char		 arena[YX_AGENT_REQ_MAX + YX_AGENT_ARGS_MAX +
@@ -84,6 +90,7 @@ struct agent_req {
 };
 static int	 agent_lockfd = -1;
 static int	 agent_dirfd = -1;	/* where the records are */
+static char	 agent_sockdir[108];	/* agent.sock's directory */
 
 static void
 agent_msg(const char *a, const char *b)
@@ -195,6 +202,42 @@ agent_parse_timeout(const char *s, long *t)
 	    -1;
 }
 
+/* A process id: [a-z0-9], 1..YX_AGENT_PROCID_MAX bytes (it names files). */
+static int
+agent_procid_ok(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789");
+
+	return n > 0 && n <= YX_AGENT_PROCID_MAX && s[n] == '\0';
+}
+
+/* A ring size frame: decimal bytes in YX_AGENT_RING_MIN..MAX. 0 or -1. */
+static int
+agent_parse_ring(const char *s, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 &&
+		*v >= YX_AGENT_RING_MIN && *v <= YX_AGENT_RING_MAX ?
+	    0 :
+	    -1;
+}
+
+/* The end of a request: 'G' with the output pipe, or 'B' (background)
+ * after its id and ring size. 0 or -1. */
+static int
+agent_req_end(int type, uint32_t len, struct agent_req *rq)
+{
+	if (len != 0 || rq->nargv == 0)
+		return -1;
+	if (type == YX_AGENT_T_GO)
+		return rq->out != -1 && rq->procid == NULL ? 0 : -1;
+	rq->background = 1;
+	return rq->out == -1 && rq->procid != NULL && rq->ring != 0 ? 0 : -1;
+}
+
 /* Read one request (agent_proto.h). 0, or -1 on any protocol error. */
 static int
 agent_read_req(int fd, struct agent_req *rq)
@@ -212,8 +255,8 @@ agent_read_req(int fd, struct agent_req *rq)
 		    (uint32_t)h[3] << 8 | h[4];
 		if (first != (h[0] == YX_AGENT_T_HELLO))
 			return -1;
-		if (h[0] == YX_AGENT_T_GO)	/* with the output pipe */
-			return len == 0 && rq->nargv > 0 && rq->out != -1 ? 0 : -1;
+		if (h[0] == YX_AGENT_T_GO || h[0] == YX_AGENT_T_BACKGROUND)
+			return agent_req_end(h[0], len, rq);
 		if ((s = agent_read_str(fd, rq, len, deadline)) == NULL)
 			return -1;
 		first = 0;
@@ -238,6 +281,15 @@ agent_read_req(int fd, struct agent_req *rq)
 			if (rq->nargv == YX_AGENT_ARGS_MAX)
 				return -1;
 			rq->argv[rq->nargv++] = s;
+			break;
+		case YX_AGENT_T_PROCID:
+			if (!agent_procid_ok(s))
+				return -1;
+			rq->procid = s;
+			break;
+		case YX_AGENT_T_RING:
+			if (agent_parse_ring(s, &rq->ring) == -1)
+				return -1;
 			break;
 		default:
 			return -1;
@@ -272,8 +324,23 @@ agent_exit(const char *rec, int code)
 	_exit(code);
 }
 
+/* A background process: this handler becomes its keeper. Exits. */
+static void __attribute__((noreturn))
+agent_background(int conn, const struct agent_req *rq)
+{
+	struct keep_req k;
+
+	k.args = &rq->args;
+	k.timeout = rq->timeout;
+	k.id = rq->procid;
+	k.ring = (size_t)rq->ring;
+	k.dir = agent_sockdir;
+	k.recdir = agent_dirfd;
+	agent_keep(conn, &k);
+}
+
 /* Serve one connection: read the request, start it with its output on the
- * pipe the host passed, supervise, report. Exits. */
+ * pipe the host passed (or hand it to a keeper), supervise, report. Exits. */
 static void __attribute__((noreturn))
 agent_handle(int conn)
 {
@@ -291,6 +358,9 @@ agent_handle(int conn)
 	rq.args.cwd = rq.cwd;
 	rq.args.argv = rq.argv;
 	rq.args.envp = rq.env;
+	rq.args.in = -1;
+	if (rq.background)
+		agent_background(conn, &rq);
 	memset(&c, 0, sizeof(c));
 	if (run_spawn(&c, &rq.args, rq.out) != 0) {
 		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "cannot start", 12);
@@ -400,9 +470,14 @@ agent_listen(const char *path)
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path))
+	if (strlen(path) >= sizeof(sun.sun_path) ||
+	    strlen(path) >= sizeof(agent_sockdir))
 		return -1;
 	memcpy(sun.sun_path, path, strlen(path));
+	memcpy(agent_sockdir, path, strlen(path) + 1);
+	*strrchr(agent_sockdir, '/') = '\0';	/* path is absolute */
+	if (agent_sockdir[0] == '\0')
+		snprintf(agent_sockdir, sizeof(agent_sockdir), "/");
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	if ((agent_lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
 		return -1;

@@ -11,6 +11,15 @@
  * another never splits the longer match. Rules with an empty or NULL `from`
  * are ignored; a NULL `to` means "". Output is built in two passes (size,
  * then copy) so the single allocation is exact and checked.
+ *
+ * A text that arrives in pieces is masked the same way (yx_mask_prefix):
+ * the scan stops at the first position where a rule's `from` could still
+ * match once more bytes come (what is left there is a proper prefix of
+ * some `from`). Every position before it is decided by the bytes already
+ * there - a longer match at an earlier position would have made that
+ * position the stop - so the pieces together give exactly the replacements
+ * of the whole text, and what is held back is shorter than the longest
+ * `from`.
  */
 #include "config.h"
 
@@ -18,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "yuxi/buf.h"
 #include "yuxi/error.h"
 #include "yuxi/path.h"
 
@@ -162,4 +172,86 @@ yx_mask_hits(const char *in, size_t len, const struct yx_mask_rule *rules,
 		return 0;
 	(void)mask_pass(in, len, rules, nrules, NULL, &hits);
 	return hits;
+}
+
+/* Is in[i..len) a proper prefix of some rule's `from` (more input could
+ * make it match)? */
+static bool
+mask_partial(const char *in, size_t len, size_t i,
+    const struct yx_mask_rule *rules, size_t nrules)
+{
+	size_t r;
+
+	for (r = 0; r < nrules; r++)
+		if (rules[r].from != NULL && strlen(rules[r].from) > len - i &&
+		    memcmp(in + i, rules[r].from, len - i) == 0)
+			return true;
+	return false;
+}
+
+int
+yx_mask_prefix(const char *in, size_t len, const struct yx_mask_rule *rules,
+    size_t nrules, bool final, struct yx_buf *out, size_t *used)
+{
+	const char	*to;
+	size_t		 i = 0, j, r;
+	int		 rc = YX_OK;
+
+	if (rules == NULL)
+		nrules = 0;
+	while (i < len && rc == YX_OK) {
+		j = mask_next(in, len, i, rules, nrules);
+		if ((rc = yx_buf_append(out, in + i, j - i)) != YX_OK ||
+		    (i = j) == len)
+			break;
+		if (!final && mask_partial(in, len, i, rules, nrules))
+			break;
+		if ((r = mask_match(in, len, i, rules, nrules)) == nrules) {
+			rc = yx_buf_append(out, in + i++, 1);
+			continue;
+		}
+		to = rules[r].to != NULL ? rules[r].to : "";
+		rc = yx_buf_append(out, to, strlen(to));
+		i += strlen(rules[r].from);
+	}
+	*used = i;
+	return rc;
+}
+
+void
+yx_mask_stream_init(struct yx_mask_stream *ms, const struct yx_mask_rule *rules,
+    size_t nrules)
+{
+	ms->rules = rules;
+	ms->nrules = nrules;
+	yx_buf_init(&ms->carry, SIZE_MAX);
+}
+
+void
+yx_mask_stream_fini(struct yx_mask_stream *ms)
+{
+	yx_buf_fini(&ms->carry);
+}
+
+int
+yx_mask_stream_feed(struct yx_mask_stream *ms, const char *in, size_t len,
+    bool final, struct yx_buf *out)
+{
+	size_t	used;
+	int	rc;
+
+	if (ms->carry.len == 0) {	/* the usual case: no copy */
+		if ((rc = yx_mask_prefix(in, len, ms->rules, ms->nrules, final,
+			 out, &used)) != YX_OK)
+			return rc;
+		yx_buf_reset(&ms->carry);
+		return yx_buf_append(&ms->carry, in + used, len - used);
+	}
+	if ((rc = yx_buf_append(&ms->carry, in, len)) != YX_OK ||
+	    (rc = yx_mask_prefix(ms->carry.data, ms->carry.len, ms->rules,
+		 ms->nrules, final, out, &used)) != YX_OK)
+		return rc;
+	memmove(ms->carry.data, ms->carry.data + used, ms->carry.len - used);
+	ms->carry.len -= used;
+	return YX_OK;
 }

@@ -7,6 +7,7 @@ libyuxi_a_SOURCES += \
 	src/provider/provider_int.h \
 	src/provider/shm_table.c \
 	src/provider/provider.c \
+	src/provider/provider_evict.c \
 	src/provider/provider_maint.c \
 	src/provider/provider_mounts.c \
 	src/provider/provider_view.c

@@ -25,6 +25,9 @@
 #include "yuxi/hash.h"
 #include "yuxi/log.h"
 #include "provider/provider_int.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
 
 enum yx_prov_action {
 	YX_STEP_DONE,
@@ -306,29 +309,69 @@ yx_prov_alloc_port(struct yx_provider *p, int32_t *port)
 	return YX_E_CAPACITY;
 }
 
-/* Under the lock: LRU idle slot (warm first, then active), or -1. */
+/* Locked: drop holds of dead processes from sandboxes; the count dropped. */
+static unsigned
+yx_prov_drop_dead_running(struct yx_provider *p)
+{
+	struct yx_shm_slot	*s;
+	uint32_t		 i;
+	unsigned		 n = 0;
+
+	for (i = 0; i < p->table->hdr->capacity; i++) {
+		s = &p->table->slots[i];
+		if ((s->state == YX_SLOT_ACTIVE || s->state == YX_SLOT_WARM) &&
+		    s->nholds > 0)
+			n += yx_table_slot_drop_dead(s);
+	}
+	return n;
+}
+
+/*
+ * Locked: room for a new sandbox of req (provider_evict.c decides). A
+ * refusal is checked again after dropping holds of dead processes, which
+ * the pure choice counts as live. YX_OK with ch->victim (-1: room) or
+ * YX_E_CAPACITY / YX_E_SANDBOX_LIMIT.
+ */
 static int
-yx_prov_pick_victim(struct yx_provider *p)
+yx_prov_choose(struct yx_provider *p, const struct yx_acquire_req *req,
+    struct yx_evict_choice *ch)
 {
 	struct yx_table		*t = p->table;
-	struct yx_shm_slot	*s;
-	int			 best = -1, pass;
-	uint32_t		 i;
+	struct yx_evict_req	 rq;
+	int			 rc;
 
-	for (pass = 0; pass < 2 && best < 0; pass++)
-		for (i = 0; i < t->hdr->capacity; i++) {
-			s = &t->slots[i];
-			if (s->state != (pass == 0 ? YX_SLOT_WARM : YX_SLOT_ACTIVE))
-				continue;
-			if (s->nholds > 0)
-				(void)yx_table_slot_drop_dead(s);
-			if (s->nholds > 0)
-				continue;
-			if (best < 0 ||
-			    s->last_used_at < t->slots[best].last_used_at)
-				best = (int)i;
-		}
-	return best;
+	memset(&rq, 0, sizeof(rq));
+	rq.user = req->owner_user;
+	rq.limit = yx_prov_limit(p);
+	if (p->cfg->max_sandboxes_per_user > 0)
+		rq.user_max = (uint32_t)p->cfg->max_sandboxes_per_user;
+	rq.fair = true;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("fairevict"))	/* control: global LRU */
+		rq.fair = false;
+#endif
+	rc = yx_prov_evict_choose(t->slots, t->hdr->capacity, &rq, ch);
+	if (rc != YX_OK && yx_prov_drop_dead_running(p) > 0)
+		rc = yx_prov_evict_choose(t->slots, t->hdr->capacity, &rq, ch);
+	return rc;
+}
+
+/* The refusal of yx_prov_choose() in words for the caller. */
+static int
+yx_prov_refuse(struct yx_provider *p, int rc, const struct yx_evict_choice *ch,
+    struct yx_errctx *err)
+{
+	if (rc == YX_E_SANDBOX_LIMIT)
+		return yx_fail(err, rc,
+		    "all %u of your sandboxes are in use (at most %d running "
+		    "per user)",
+		    ch->mine, p->cfg->max_sandboxes_per_user);
+	if (ch->share > 0 && ch->users > 1 && ch->mine >= ch->share)
+		return yx_fail(err, rc,
+		    "all %u sandboxes are in use; you run %u, your fair share",
+		    yx_prov_limit(p), ch->mine);
+	return yx_fail(err, rc, "all %u sandboxes are in use",
+	    yx_prov_limit(p));
 }
 
 static void
@@ -396,6 +439,10 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 	}
 	if ((rc = yx_table_hold_add(s, me)) != YX_OK)
 		return rc;
+	/* adopted after a restart, the slot learns its owner on first use */
+	if (s->owner_user[0] == '\0' && req->owner_user != NULL)
+		(void)yx_strlcpy(s->owner_user, req->owner_user,
+		    sizeof(s->owner_user));
 	lease->outcome = s->state == YX_SLOT_WARM ? YX_ACQUIRE_WARM :
 						    YX_ACQUIRE_HIT;
 	if (s->state == YX_SLOT_WARM)
@@ -414,20 +461,20 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 {
 	struct yx_table		*t = p->table;
 	struct yx_shm_slot	*s;
+	struct yx_evict_choice	 ch;
 	char			 sid[YX_SHM_SANDBOX_ID_MAX];
 	char			 name[YX_SHM_CONTAINER_NAME_MAX];
 	int32_t			 port;
 	uint32_t		 i;
-	int			 v, rc;
+	int			 rc;
 
-	if (yx_table_used(t) >= yx_prov_limit(p)) {
-		if ((v = yx_prov_pick_victim(p)) < 0)
-			return yx_fail(err, YX_E_CAPACITY,
-			    "all %u sandboxes are in use", yx_prov_limit(p));
-		s = &t->slots[v];
+	if ((rc = yx_prov_choose(p, req, &ch)) != YX_OK)
+		return yx_prov_refuse(p, rc, &ch, err);
+	if (ch.victim >= 0) {
+		s = &t->slots[ch.victim];
 		(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
-		yx_prov_step_own(st, YX_STEP_EVICT, (uint32_t)v, s);
+		yx_prov_step_own(st, YX_STEP_EVICT, (uint32_t)ch.victim, s);
 		return YX_OK;
 	}
 	for (i = 0; i < t->hdr->capacity; i++)

@@ -51,6 +51,37 @@ int		 yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx,
 const char	*yx_prov_ref(const struct yx_shm_slot *s);
 /* Copy with truncation to a fixed-size field. */
 
+/* ---- provider_evict.c: which sandbox makes room (docs/design.md §2) ---- */
+
+#define YX_EVICT_SLOTS_MAX	4096	/* fair choice up to this many slots */
+
+/* A request for a new sandbox, as the eviction choice sees it. */
+struct yx_evict_req {
+	const char	*user;		/* the requester; NULL or "" = unknown */
+	uint32_t	 limit;		/* slots allowed in use (yx_prov_limit) */
+	uint32_t	 user_max;	/* running sandboxes per user; 0 = none */
+	bool		 fair;		/* false: global LRU (control "fairevict") */
+};
+
+/* The choice and the figures behind it (messages, tests). */
+struct yx_evict_choice {
+	int		 victim;	/* slot to evict, -1 = none */
+	uint32_t	 mine;		/* the requester's running sandboxes */
+	uint32_t	 users;		/* owners of running ones + requester (full table) */
+	uint32_t	 share;		/* fair share (full table, fair mode); else 0 */
+};
+
+/*
+ * Pure: may a new sandbox be had for rq over slots[0..n), and what must go
+ * first? Reads nothing but its arguments (holds of dead processes count as
+ * holds: the caller drops them and asks again). YX_OK with victim -1 (room
+ * left) or the slot to evict; YX_E_SANDBOX_LIMIT when the requester runs
+ * user_max sandboxes and none of them is idle; YX_E_CAPACITY when the
+ * table is full and no idle sandbox may be taken.
+ */
+int		 yx_prov_evict_choose(const struct yx_shm_slot *slots,
+    uint32_t n, const struct yx_evict_req *rq, struct yx_evict_choice *out);
+
 /* Mount list of a container spec; strings owned by the list. */
 struct yx_prov_mounts {
 	struct yx_mount	*m;

@@ -124,6 +124,26 @@ yx_prov_reap_candidate(const struct yx_shm_slot *s, int64_t now_ms,
 	    used + idle_ms <= now_ms;
 }
 
+/*
+ * The caller's veto (p->keep) for an idle active or warm slot, asked
+ * without the lock on a copy of its thread id: slow work (the reaper asks
+ * the sandbox) never runs under the lock, and the locked re-check still
+ * decides. A torn copy only asks about the wrong thread once.
+ */
+static bool
+yx_prov_kept(struct yx_provider *p, const struct yx_shm_slot *s,
+    int64_t now_ms)
+{
+	char tid[YX_SHM_THREAD_ID_MAX];
+
+	if (p->keep == NULL ||
+	    __atomic_load_n(&s->state, __ATOMIC_RELAXED) == YX_SLOT_DESTROYING)
+		return false;
+	memcpy(tid, s->thread_id, sizeof(tid));
+	tid[sizeof(tid) - 1] = '\0';
+	return tid[0] != '\0' && p->keep(p->keep_arg, tid, now_ms);
+}
+
 int
 yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
     struct yx_errctx *err)
@@ -140,7 +160,8 @@ yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
 	yx_proc_self(&me);
 	for (i = 0; i < p->table->hdr->capacity; i++) {
 		s = &p->table->slots[i];
-		if (!yx_prov_reap_candidate(s, now_ms, idle_ms))
+		if (!yx_prov_reap_candidate(s, now_ms, idle_ms) ||
+		    yx_prov_kept(p, s, now_ms))
 			continue;
 		if ((rc = yx_table_lock(p->table, err)) != YX_OK) {
 			first = rc;

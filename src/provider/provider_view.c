@@ -2,12 +2,14 @@
 /*
  * provider_view.c - what the rest of the service may know of the shared
  * table, copied out under its lock: counts and counters (health, metrics,
- * doctor), one slot (a thread's sandbox, an operator's argument), and the
- * master's repair after a child died. Nothing outside src/provider takes
+ * doctor), running sandboxes per owner (admin, metrics), one slot (a
+ * thread's sandbox, an operator's argument), and the master's repair after
+ * a child died. Nothing outside src/provider takes
  * the table lock; see include/yuxi/provider.h.
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "provider/provider_int.h"
@@ -28,6 +30,75 @@ yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
 	memcpy(out->nstate, t->hdr->nstate, sizeof(out->nstate));
 	out->metrics = t->hdr->metrics;
 	yx_table_unlock(t);
+	return YX_OK;
+}
+
+static int
+prov_users_cmp(const void *a, const void *b)
+{
+	const struct yx_user_sandboxes *x = a, *y = b;
+
+	return strcmp(x->user, y->user);
+}
+
+/* Merge the sorted one-slot entries of v[0..n) per user; returns the count. */
+static size_t
+prov_users_merge(struct yx_user_sandboxes *v, size_t n)
+{
+	size_t i, k, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m > 0 && strcmp(v[m - 1].user, v[i].user) == 0) {
+			v[m - 1].running += v[i].running;
+			for (k = 0; k < YX_SLOT_NSTATES; k++)
+				v[m - 1].nstate[k] += v[i].nstate[k];
+		} else if (m++ != i)
+			v[m - 1] = v[i];
+	}
+	return m;
+}
+
+int
+yx_provider_users(struct yx_table *t, struct yx_user_sandboxes **out,
+    size_t *n, uint32_t *capacity, struct yx_errctx *err)
+{
+	struct yx_user_sandboxes	*v = NULL;
+	const struct yx_shm_slot	*s;
+	uint32_t			 i, cap;
+	size_t				 m = 0;
+	int				 rc;
+
+	*out = NULL;
+	*n = 0;
+	if (t == NULL)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "no shared table");
+	cap = t->hdr->capacity;
+	/* allocate before locking: no allocator calls under the lock */
+	if ((v = calloc(cap > 0 ? cap : 1, sizeof(*v))) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	if ((rc = yx_table_lock(t, err)) != YX_OK) {
+		free(v);
+		return rc;
+	}
+	for (i = 0; i < cap; i++) {
+		s = &t->slots[i];
+		if (s->state != YX_SLOT_CREATING && s->state != YX_SLOT_ACTIVE &&
+		    s->state != YX_SLOT_WARM)
+			continue;
+		(void)yx_strlcpy(v[m].user, s->owner_user, sizeof(v[m].user));
+		v[m].running = 1;
+		v[m++].nstate[s->state] = 1;
+	}
+	yx_table_unlock(t);
+	if (m > 0)
+		qsort(v, m, sizeof(*v), prov_users_cmp);
+	if ((*n = prov_users_merge(v, m)) == 0) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	if (capacity != NULL)
+		*capacity = cap;
 	return YX_OK;
 }
 
@@ -62,4 +133,32 @@ yx_provider_repair(struct yx_table *t)
 		yx_table_unlock(t);
 	}
 	return n;
+}
+
+int
+yx_provider_check(struct yx_table *t, struct yx_errctx *err)
+{
+	uint32_t	cnt[YX_SLOT_NSTATES] = { 0 }, i, bad = 0;
+	int		rc;
+
+	if (t == NULL)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "no shared table");
+	if ((rc = yx_table_lock(t, err)) != YX_OK)
+		return rc;
+	for (i = 0; i < t->hdr->capacity; i++) {
+		const struct yx_shm_slot *s = &t->slots[i];
+
+		if (s->state >= YX_SLOT_NSTATES || s->nholds > YX_SHM_HOLDS_MAX)
+			bad++;
+		else
+			cnt[s->state]++;
+	}
+	if (bad == 0 && memcmp(cnt, t->hdr->nstate, sizeof(cnt)) != 0)
+		rc = yx_fail(err, YX_E_INTERNAL,
+		    "per-state counters disagree with the slots");
+	else if (bad > 0)
+		rc = yx_fail(err, YX_E_INTERNAL, "%u slot(s) with an invalid state",
+		    bad);
+	yx_table_unlock(t);
+	return rc;
 }

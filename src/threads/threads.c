@@ -40,6 +40,7 @@
 #include "yuxi/path.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
+#include "threads/threads_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
 #endif
@@ -122,6 +123,7 @@ yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
 	if (!st->chown_ok)	/* files could not be given to other uids */
 		st->uid_count = 0;
 	st->remove_budget_ms = cfg->request_budget_ms;
+	st->disk_quota = cfg->thread_disk_quota;
 	if (mkdir(saves, 0755) == -1 && errno != EEXIST) {
 		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s: %s",
 		    saves, strerror(errno));
@@ -182,6 +184,8 @@ thread_to_json(const struct yx_thread *t)
 	    json_object_new_string(yx_iso8601_ms(t->created_ms, ts, sizeof(ts))));
 	if (t->own_uid)
 		json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+	if (t->host[0] != '\0')	/* a front's placement, fixed for life */
+		json_object_object_add(o, "host", json_object_new_string(t->host));
 	s = strdup(json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -245,6 +249,9 @@ thread_from_json(const char *s, size_t len, struct yx_thread *t)
 		sizeof(t->agent_config_id)) ||
 	    thread_json_str(o, "created_at", ts, sizeof(ts)) ||
 	    thread_json_uid(o, t) != YX_OK)
+		goto done;
+	if (json_object_object_get_ex(o, "host", NULL) &&
+	    thread_json_str(o, "host", t->host, sizeof(t->host)) != YX_OK)
 		goto done;
 	if ((t->created_ms = thread_parse_time(ts)) < 0)
 		goto done;
@@ -422,6 +429,15 @@ yx_thread_path(const char *saves_dir, const char *thread_id,
 	return YX_OK;
 }
 
+/* Remove directory `name` of threads/ unless a disk image stays mounted
+ * in it (then a later sweep does). */
+static void
+thread_tree_drop(struct yx_thread_store *st, const char *name)
+{
+	if (thread_disk_drop(st, name) == YX_OK)
+		(void)yx_tree_remove(st->dirfd, name);
+}
+
 /* Build the thread under a hidden name; the name is returned in tmp. */
 static int
 thread_build(struct yx_thread_store *st, const struct yx_thread *t, char *tmp, size_t len)
@@ -434,13 +450,14 @@ thread_build(struct yx_thread_store *st, const struct yx_thread *t, char *tmp, s
 	tfd = openat(st->dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tfd == -1)
 		rc = yx_err_from_errno(errno);
-	else if ((rc = thread_mklayout(st, tfd, t)) == YX_OK &&
+	else if ((rc = thread_disk_make(st, tfd, tmp, t)) == YX_OK &&
+	    (rc = thread_mklayout(st, tfd, t)) == YX_OK &&
 	    (!t->own_uid || (rc = thread_write_etc(tfd, t)) == YX_OK))
 		rc = thread_write(tfd, t);
 	if (tfd != -1)
 		close(tfd);
 	if (rc != YX_OK)
-		(void)yx_tree_remove(st->dirfd, tmp);
+		thread_tree_drop(st, tmp);
 	return rc;
 }
 
@@ -721,7 +738,7 @@ yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
 		return YX_OK;
 	}
 	thread_uid_free(st, &t);
-	(void)yx_tree_remove(st->dirfd, tmp);
+	thread_tree_drop(st, tmp);
 	if (rc == YX_E_FILE_EXISTS)
 		return thread_existing(st, want, out, err);
 	return yx_fail(err, rc, "cannot create thread directory");
@@ -869,7 +886,7 @@ int
 yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
     const char *tomb, struct yx_errctx *err)
 {
-	int rc = YX_OK;
+	int rc = YX_OK, gone;
 
 	/* a thread of the same id created since has its own run dir */
 	if (thread_load(st, t->thread_id, &(struct yx_thread){ 0 }) ==
@@ -878,7 +895,10 @@ yx_thread_purge(struct yx_thread_store *st, const struct yx_thread *t,
 		log_warnx("thread %s: run directory not fully removed", t->thread_id);
 		rc = yx_fail(err, YX_E_IO, "thread data not fully removed");
 	}
-	switch (yx_tree_remove_for(st->dirfd, tomb, st->remove_budget_ms)) {
+	/* a disk image still mounted in it (BUSY) waits for the sweep too */
+	if ((gone = thread_disk_drop(st, tomb)) == YX_OK)
+		gone = yx_tree_remove_for(st->dirfd, tomb, st->remove_budget_ms);
+	switch (gone) {
 	case YX_OK:
 		break;
 	case YX_E_TIMEOUT:
@@ -1035,6 +1055,11 @@ yx_thread_store_reconcile(struct yx_thread_store *st, struct yx_thread_repair *r
 	if (st->uidfd != -1)
 		thread_each(st, st->uidfd, thread_fix_uid, &r);
 	thread_each(st, st->runfd, thread_fix_run, &r);
+	thread_each(st, st->dirfd, thread_disk_fix, &r);
+	if (r.disks_mounted + r.disks_failed > 0)
+		log_info("thread store: %u disk image(s) mounted again, %u "
+			 "failed",
+		    r.disks_mounted, r.disks_failed);
 	if (rep != NULL)
 		*rep = r;
 }
@@ -1064,6 +1089,7 @@ thread_sweep(struct yx_thread_store *st, bool tmp, int64_t deadline,
 		    strncmp(de->d_name, ".trash-", 7) != 0)
 			continue;
 		if ((deadline == 0 || yx_mono_ms() < deadline) &&
+		    thread_disk_drop(st, de->d_name) == YX_OK &&
 		    yx_tree_remove_until(st->dirfd, de->d_name, deadline) == YX_OK) {
 			thread_uid_release_tomb(st, de->d_name);
 			n++;

@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "priv/priv_int.h"
 
 struct fx fx;
 
@@ -71,6 +73,22 @@ fx_symlink(const char *target, const char *rel)
 {
 	if (symlink(target, fx_path(rel)) == -1)
 		fx_die(rel);
+}
+
+void
+fx_link_secret(const char *rel)
+{
+	int rc = link(fx.secret, fx_path(rel));
+
+	if (!fx.quota) {
+		cr_assert_eq(rc, 0, "link: %s", strerror(errno));
+		return;
+	}
+	cr_assert_eq(rc, -1, "a hardlink across filesystems was made");
+	cr_assert_eq(errno, EXDEV, "link: %s", strerror(errno));
+	fx_teardown();	/* a skipped test gets no .fini */
+	cr_skip_test("user-data is a disk image: a hardlink to an outside file "
+		     "cannot exist (EXDEV)");
 }
 
 char *
@@ -164,6 +182,31 @@ fx_open(const struct yx_broker_limits *lim)
 	fx.open = true;
 }
 
+/* YX_TEST_DISK_QUOTA: the user-data root as a mounted disk image. */
+static void
+fx_quota(void)
+{
+	const char		*q = getenv("YX_TEST_DISK_QUOTA");
+	struct yx_config	 cfg;
+	struct yx_errctx	 e;
+	int64_t			 size;
+
+	if (q == NULL || q[0] == '\0' || yx_parse_size(q, &size) != YX_OK ||
+	    size == 0)
+		return;
+	yx_config_defaults(&cfg);
+	snprintf(cfg.saves_dir, sizeof(cfg.saves_dir), "%s", fx.top);
+	cfg.thread_disk_quota = size;
+	yx_errctx_clear(&e);
+	if (priv_start(&cfg, false, &e) != YX_OK ||
+	    yx_priv_create_image("t1", size, FX_UID, FX_GID, &e) != YX_OK ||
+	    yx_priv_mount("t1", &e) != YX_OK) {
+		fprintf(stderr, "fixture: disk image: %s\n", e.msg);
+		abort();
+	}
+	fx.quota = true;
+}
+
 void
 fx_setup_lim(const struct yx_broker_limits *lim)
 {
@@ -180,6 +223,7 @@ fx_setup_lim(const struct yx_broker_limits *lim)
 	fx_mkdir_abs(p);
 	snprintf(fx.ud, sizeof(fx.ud), "%s/threads/t1/user-data", fx.top);
 	fx_mkdir_abs(fx.ud);
+	fx_quota();
 	snprintf(fx.out, sizeof(fx.out), "%s/outside", fx.top);
 	fx_mkdir_abs(fx.out);
 	snprintf(fx.secret, sizeof(fx.secret), "%s/secret.txt", fx.out);
@@ -223,6 +267,12 @@ fx_teardown(void)
 	if (fx.open)
 		yx_broker_fini(&fx.b);
 	fx.open = false;
+	if (fx.quota) {
+		if (yx_priv_remove("t1", NULL) != YX_OK)
+			fprintf(stderr, "fixture: disk image not removed\n");
+		yx_priv_stop();
+		fx.quota = false;
+	}
 	if (fx.top[0] != '\0')
 		fx_rmrf(fx.top);
 }

@@ -3,6 +3,11 @@
  * helpers.h - fixtures for the broker tests: a throw-away tree under /tmp
  * holding a thread's user-data root, a skills root and an "outside" area
  * with a distinctive secret that must never come back through the broker.
+ *
+ * With YX_TEST_DISK_QUOTA set (a size, e.g. 64m; as root) the user-data
+ * root is a thread disk image made and mounted by the real privileged
+ * helper (src/priv), as with YUXI_THREAD_DISK_QUOTA: every broker test then
+ * runs beneath a mount of its own (fx.quota).
  */
 #ifndef YUXI_TEST_BROKER_HELPERS_H
 #define YUXI_TEST_BROKER_HELPERS_H
@@ -25,6 +30,7 @@ struct fx {
 	char		secret[192];		/* outside/secret.txt */
 	struct yx_broker b;
 	bool		 open;
+	bool		 quota;			/* user-data is a disk image */
 };
 
 extern struct fx fx;
@@ -43,6 +49,9 @@ void	 fx_put(const char *rel, const void *data, size_t len);
 void	 fx_puts(const char *rel, const char *s);
 void	 fx_mkdir(const char *rel);
 void	 fx_symlink(const char *target, const char *rel);
+/* A hardlink at rel to the outside secret. On a disk image (fx.quota) it
+ * cannot exist: link(2) must fail with EXDEV, and the test is skipped. */
+void	 fx_link_secret(const char *rel);
 /* Whole file into a heap NUL-terminated buffer (NULL if absent). */
 char	*fx_slurp(const char *abspath, size_t *lenp);
 /* Names in directory rel of the user-data root, joined by ',' (static). */

@@ -270,8 +270,7 @@ hardlink_case(int op)
 	char		*after;
 	int		 rc;
 
-	cr_assert_eq(link(fx.secret, fx_path("workspace/hl.txt")), 0,
-	    "link: %s", strerror(errno));
+	fx_link_secret("workspace/hl.txt");
 	if (op == 0)
 		rc = yx_broker_write(&fx.b, YX_ROOT_USER_DATA, "workspace/hl.txt",
 		    body, strlen(body), true, NULL);
@@ -322,7 +321,7 @@ Test(SUITE, hardlink_upload)
 	char		*after;
 	int		 rc;
 
-	cr_assert_eq(link(fx.secret, fx_path("workspace/up.bin")), 0);
+	fx_link_secret("workspace/up.bin");
 	rc = yx_broker_upload(&fx.b, YX_ROOT_USER_DATA, "workspace/up.bin",
 	    membody_read, &m, true, NULL, NULL);
 	cr_assert_eq(rc, YX_OK, "rc %s", yx_strerror(rc));

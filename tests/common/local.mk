@@ -4,7 +4,10 @@
 #   test_conffile  the configuration file and its errors
 #   test_config    configuration from the environment, yx_parse_size
 #   test_log       log_escape (untrusted bytes in log lines)
+#   test_hostlist  the sandbox hosts of a front, rendezvous placement
+#   test_remote_config  YUXI_MODE, the front's hosts and the credential file
 COMMON_TESTS = tests/common/test_text tests/common/test_conffile \
-	tests/common/test_config tests/common/test_log
+	tests/common/test_config tests/common/test_log \
+	tests/common/test_hostlist tests/common/test_remote_config
 check_PROGRAMS += $(COMMON_TESTS)
 TESTS += $(COMMON_TESTS)

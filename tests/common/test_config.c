@@ -119,7 +119,50 @@ Test(config, defaults)
 	cr_expect_eq(c.request_budget_ms, 5000);
 	cr_expect_eq(c.walk_read_budget, 256 << 20);
 	cr_expect_eq(c.exec_agent, YX_EXEC_AGENT_AUTO);
+	cr_expect_eq(c.max_threads_per_user, 1000);
+	cr_expect_eq(c.max_sandboxes_per_user, 0);
 	cr_expect_eq(c.verbose, 0);
+	cr_expect_eq(c.ready_min_free, 1LL << 30);
+	cr_expect_eq(c.ready_min_free_pct, 0);
+	cr_expect_str_eq(c.audit_log, YX_LOG_DIR "/audit.jsonl");
+	cr_expect(!c.trust_request_id);
+}
+
+/* Readiness, audit log and request-id settings (docs/configuration.md). */
+Test(config, observe_settings)
+{
+	struct yx_config	c;
+	char			p[YX_CFG_PATH];
+
+	expect_taken("YUXI_READY_MIN_FREE", "5%", &c);
+	cr_expect(c.ready_min_free == 0 && c.ready_min_free_pct == 5);
+	expect_taken("YUXI_READY_MIN_FREE", "512m", &c);
+	cr_expect(c.ready_min_free == 512LL << 20 && c.ready_min_free_pct == 0);
+	expect_taken("YUXI_READY_MIN_FREE", "0", &c);
+	cr_expect(c.ready_min_free == 0 && c.ready_min_free_pct == 0);
+	expect_refused("YUXI_READY_MIN_FREE", "100%");
+	expect_refused("YUXI_READY_MIN_FREE", "-1%");
+	expect_refused("YUXI_READY_MIN_FREE", "5%%");
+	expect_refused("YUXI_READY_MIN_FREE", "lots");
+	expect_taken("YUXI_AUDIT_LOG", "/srv/audit/a.jsonl", &c);
+	cr_expect_str_eq(c.audit_log, "/srv/audit/a.jsonl");
+	expect_taken("YUXI_AUDIT_LOG", "off", &c);
+	cr_expect_str_eq(c.audit_log, "");
+	/* unlike other settings, an explicitly empty value is "none" */
+	expect_taken("YUXI_AUDIT_LOG", "", &c);
+	cr_expect_str_eq(c.audit_log, "");
+	expect_refused("YUXI_AUDIT_LOG", "audit.jsonl");
+	expect_taken("YUXI_TRUST_REQUEST_ID", "1", &c);
+	cr_expect(c.trust_request_id);
+	expect_refused("YUXI_TRUST_REQUEST_ID", "sometimes");
+	/* the agent binary: its own setting, else beside the runner */
+	expect_taken("YUXI_RUNNER_PATH", "/opt/y/bin/yuxi-run", &c);
+	yx_config_agent_path(&c, p, sizeof(p));
+	cr_expect_str_eq(p, "/opt/y/bin/yuxi-agent");
+	cr_assert_eq(setenv("YUXI_AGENT_PATH", "/opt/a/agent", 1), 0);
+	expect_taken("YUXI_RUNNER_PATH", "/opt/y/bin/yuxi-run", &c);
+	yx_config_agent_path(&c, p, sizeof(p));
+	cr_expect_str_eq(p, "/opt/a/agent");
 }
 
 /* An empty value is the same as an unset one, for every kind. */
@@ -139,6 +182,24 @@ Test(config, empty_value_means_default)
 }
 
 /* Each kind of bad value, and the variable it names. */
+Test(config, thread_disk_quota)
+{
+	struct yx_config c;
+
+	yx_config_defaults(&c);
+	cr_assert_eq(c.thread_disk_quota, 0);	/* off */
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "", &c);
+	cr_assert_eq(c.thread_disk_quota, 0);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "0", &c);
+	cr_assert_eq(c.thread_disk_quota, 0);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "8m", &c);
+	cr_assert_eq(c.thread_disk_quota, 8LL << 20);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "1G", &c);
+	cr_assert_eq(c.thread_disk_quota, 1LL << 30);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "16384g", &c);
+	cr_assert_eq(c.thread_disk_quota, 16LL << 40);
+}
+
 Test(config, bad_values_name_their_variable)
 {
 	static const struct {
@@ -154,6 +215,9 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_SANDBOX_EXEC_TIMEOUT", "601" },
 		{ "YUXI_SANDBOX_BASE_PORT", "65001" },
 		{ "YUXI_REQUEST_BUDGET_MS", "-5" },
+		{ "YUXI_MAX_THREADS_PER_USER", "-1" },
+		{ "YUXI_MAX_THREADS_PER_USER", "1000001" },
+		{ "YUXI_MAX_SANDBOXES_PER_USER", "4097" },
 		/* strings: a line break (would split a log line or a header) */
 		{ "YUXI_SANDBOX_IMAGE", "img\nX-Injected: 1" },
 		{ "YUXI_SANDBOX_HOST", "a\rb" },
@@ -168,6 +232,10 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_SANDBOX_MEMORY", "2t" },
 		{ "YUXI_UPLOAD_LIMIT", "1023" },
 		{ "YUXI_BODY_LIMIT", "2g" },
+		{ "YUXI_THREAD_DISK_QUOTA", "1m" },
+		{ "YUXI_THREAD_DISK_QUOTA", "16385g" },
+		{ "YUXI_THREAD_DISK_QUOTA", "-1" },
+		{ "YUXI_THREAD_DISK_QUOTA", "lots" },
 		/* booleans */
 		{ "YUXI_SANDBOX_READONLY_ROOTFS", "maybe" },
 		{ "YUXI_DEBUG", "2" },
@@ -248,6 +316,10 @@ Test(config, integer_bounds_inclusive)
 	cr_expect_eq(c.exec_timeout, 600);
 	expect_taken("YUXI_REQUEST_BUDGET_MS", "0", &c);
 	cr_expect_eq(c.request_budget_ms, 0);
+	expect_taken("YUXI_MAX_THREADS_PER_USER", "0", &c);
+	cr_expect_eq(c.max_threads_per_user, 0);
+	expect_taken("YUXI_MAX_SANDBOXES_PER_USER", "4096", &c);
+	cr_expect_eq(c.max_sandboxes_per_user, 4096);
 }
 
 Test(config, booleans)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_text.c - the UTF-8 scanner, the two U+FFFD rules and the JSON
- * string writer (src/common/text.c), by golden cases: every invalid form
- * of RFC 3629 table 3-7, cut sequences, control bytes and long runs.
+ * test_text.c - the UTF-8 scanner, the two U+FFFD rules, cutting on a
+ * character boundary and the JSON string writer (src/common/text.c), by
+ * golden cases: every invalid form of RFC 3629 table 3-7, cut sequences,
+ * control bytes and long runs.
  */
 #include "config.h"
 
@@ -55,6 +56,38 @@ Test(text, scanner)
 	cr_assert(yx_utf8_valid("h\xc3\xa9llo", 6));
 	cr_assert(!yx_utf8_valid("h\xc3llo", 5));
 	cr_assert(yx_utf8_valid("", 0));
+}
+
+/* yx_utf8_cut: at most max bytes, never half a well-formed character. */
+Test(text, cut_on_boundary)
+{
+	static const struct {
+		const char *s;
+		size_t	    max, want;
+	} t[] = {
+		{ "abc", 5, 3 }, { "abc", 3, 3 }, { "abcd", 3, 3 },
+		{ "a\xc3\xa9"
+		  "b",
+		    1, 1 }, /* before the 2-byte char */
+		{ "a\xc3\xa9"
+		  "b",
+		    2, 1 }, /* inside it: back to 1 */
+		{ "a\xc3\xa9"
+		  "b",
+		    3, 3 }, /* after it */
+		{ "\xe2\x82\xac\xe2\x82\xac", 4, 3 },
+		{ "\xe2\x82\xac\xe2\x82\xac", 5, 3 },
+		{ "\xf0\x9f\x98\x80!", 1, 0 },
+		{ "\xf0\x9f\x98\x80!", 3, 0 },
+		{ "\xf0\x9f\x98\x80!", 4, 4 },
+		{ "ab\x80\x80\x80\x80", 4, 4 },	/* ill-formed: cut anywhere */
+		{ "\xe2\x82x", 2, 2 },		/* ill-formed lead */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_expect_eq(yx_utf8_cut(t[i].s, strlen(t[i].s), t[i].max), t[i].want,
+		    "case %zu", i);
 }
 
 Test(text, replacement_rules)
@@ -121,4 +154,61 @@ Test(text, json_text_object)
 	o = yx_json_text("plain", 5);
 	cr_assert_str_eq(json_object_get_string(o), "plain");
 	json_object_put(o);
+}
+
+/* What a text arriving in pieces holds back for the next piece. */
+Test(text, utf8_tail)
+{
+	static const struct {
+		const char *s;
+		size_t	    want;
+	} t[] = {
+		{ "", 0 }, { "abc", 0 }, { "a\xc3", 1 }, { "a\xc3\xa9", 0 },
+		{ "\xe2\x82", 2 }, { "\xe2", 1 }, { "\xe2\x82\xac", 0 },
+		{ "x\xf0\x9f\x98", 3 }, { "\xf0\x9f", 2 },
+		{ "\xf0\x9f\x98\x80", 0 },
+		{ "a\x80", 0 },		/* a stray continuation: invalid now */
+		{ "a\xc0", 0 },		/* never a lead byte */
+		{ "\xe0\x80", 0 },	/* overlong: invalid whatever follows */
+		{ "\xed\xa0", 0 },	/* surrogate */
+		{ "\xc3\xc3", 1 },	/* the first is invalid, the second cut */
+		{ "\xf4\x90", 0 },	/* > U+10FFFF */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_expect_eq(yx_utf8_tail(t[i].s, strlen(t[i].s)), t[i].want,
+		    "case %zu", i);
+}
+
+/*
+ * Cut anywhere, carried and cleaned piece by piece, a text gives what
+ * cleaning it whole gives (the stream form of execute relies on it).
+ */
+Test(text, utf8_pieces)
+{
+	static const char s[] = "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80 \xff\xe2\x82 z";
+	struct yx_buf	whole, parts, tmp;
+	size_t		n = sizeof(s) - 1, cut, k;
+
+	yx_buf_init(&whole, SIZE_MAX);
+	cr_assert_eq(yx_utf8_clean(&whole, s, n, YX_FFFD_BYTE, false, NULL), YX_OK);
+	for (cut = 0; cut <= n; cut++) {
+		yx_buf_init(&parts, SIZE_MAX);
+		yx_buf_init(&tmp, SIZE_MAX);
+		k = yx_utf8_tail(s, cut);
+		cr_assert_eq(yx_utf8_clean(&parts, s, cut - k, YX_FFFD_BYTE, false,
+				 NULL),
+		    YX_OK);
+		cr_assert_eq(yx_buf_append(&tmp, s + cut - k, n - cut + k), YX_OK);
+		cr_assert_eq(yx_utf8_clean(&parts, tmp.data, tmp.len, YX_FFFD_BYTE,
+				 false, NULL),
+		    YX_OK);
+		cr_expect(parts.len == whole.len &&
+			memcmp(parts.data, whole.data, whole.len) == 0,
+		    "cut at %zu", cut);
+		yx_buf_fini(&parts);
+		yx_buf_fini(&tmp);
+	}
+	yx_buf_fini(&whole);
 }

@@ -135,7 +135,7 @@ dt_sh(const char *cmd, int timeout, struct yx_buf *out,
 		       "/home/yuxi/user-data", "--", "/bin/sh", "-c", cmd, NULL };
 	const char		*env[] = { "LANG=C", NULL };
 	struct yx_exec_req	req = { argv, env, "/home/yuxi", "1000:1000",
-		timeout, dt_sink, out };
+		timeout, dt_sink, out, NULL };
 	int			rc;
 
 	snprintf(t, sizeof(t), "%d", timeout);

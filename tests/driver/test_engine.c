@@ -260,7 +260,8 @@ check_errors(void)
 	struct yx_exec_result	res;
 	struct yx_container_info info;
 	const char		*argv[] = { "/bin/true", NULL };
-	struct yx_exec_req	req = { argv, NULL, NULL, NULL, 5, NULL, NULL };
+	struct yx_exec_req	req = { argv, NULL, NULL, NULL, 5, NULL, NULL,
+		      NULL };
 
 	cr_expect_eq(dt.d->ops->exec(dt.d, "yuxi-drvtest-no-such-box", &req,
 			 &res, &err),
@@ -464,7 +465,7 @@ engine_flood(const char *ref)
 	const char		*argv[] = { DT_RUNNER, "-t", t, "--", "/bin/sh",
 			  "-c", cmd, NULL };
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 60,
-		   dt_sink, NULL };
+		   dt_sink, NULL, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 	struct yx_buf		 o;
@@ -636,7 +637,7 @@ Test(api, safety_net, .init = api_init, .fini = dt_teardown, .timeout = 60)
 {
 	const char		*argv[] = { "/bin/sleep", "309", NULL };
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 1,
-		   NULL, NULL };
+		   NULL, NULL, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 	struct yx_buf		 o;
@@ -674,7 +675,7 @@ check_sink_stop(void)
 			  "--", "/bin/sh", "-c", "yes yxsink", NULL };
 	size_t			 total = 0;
 	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000",
-		   dt_runsc() ? 3 : 20, sink_stop, &total };
+		   dt_runsc() ? 3 : 20, sink_stop, &total, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 

@@ -227,7 +227,8 @@ Test(fault, api_corrupt_stream, .fini = fake_stop, .timeout = 30)
 	struct yx_errctx	 err;
 	struct yx_exec_result	 res;
 	const char		*argv[] = { "true", NULL };
-	struct yx_exec_req	 req = { argv, NULL, NULL, NULL, 5, sink, NULL };
+	struct yx_exec_req	 req = { argv, NULL, NULL, NULL, 5, sink, NULL,
+		   NULL };
 
 	base_cfg(YX_DRIVER_API);
 	fake_start('c');
@@ -246,7 +247,7 @@ engine_down(enum yx_driver_kind kind)
 	struct yx_container_info	 info;
 	const char			*argv[] = { "true", NULL };
 	struct yx_exec_req		 req = { argv, NULL, NULL, NULL, 5, sink,
-		      NULL };
+		      NULL, NULL };
 	struct yx_exec_result		 res;
 	struct yx_mount			 m = { "/tmp", "/x", true };
 	struct yx_container_spec	 spec = { "yuxi-drvtest-down", cfg.image,

@@ -6,7 +6,11 @@ The session fixture `svc` starts the service exactly like production does
 saves directory, the test image, short idle settings, its own shared-memory
 name and container prefix, and nginx rendered from nginx/dev.conf.in on a
 free 127.0.0.1 port with generated bearer tokens. Teardown stops both and
-removes every container carrying the prefix.
+removes every container carrying the prefix. Before that, every answer a
+worker gave to an /api/ request of the session must have left exactly one
+line with its request id (the X-Request-Id the client saw) and its status in
+the instance's audit log (yxsvc.Service.audit_problems); the teardown fails
+otherwise, for the session instance and for every `factory` instance.
 
 Environment: top_srcdir (the checkout), top_builddir (build dir holding
 yuxi-sandboxd; required, set by `make check` and run-e2e.sh),
@@ -49,8 +53,17 @@ def svc():
     try:
         s.start()
         yield s
+        check_audit(s)
     finally:
         s.stop()
+
+
+def check_audit(s):
+    """Every worker answer to an /api/ request left one audit line with its id."""
+    bad, n = s.audit_problems()
+    print("audit log of %s: %d API answers, %d without their one line"
+          % (s.prefix, n, len(bad)))
+    assert not bad, bad[:10]
 
 
 def make_instance(**overrides):
@@ -73,8 +86,12 @@ def factory():
         s.start()
         return s
     yield make
-    for s in made:
-        drop_instance(s)
+    try:
+        for s in made:
+            check_audit(s)
+    finally:
+        for s in made:
+            drop_instance(s)
 
 
 @pytest.fixture(scope="session")

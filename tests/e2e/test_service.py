@@ -74,7 +74,8 @@ def test_unknown_route_404(alice):
     r = alice.get("/api/nope")
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "not_found"
-    assert set(r.json()["error"]) == {"code", "message"}
+    assert set(r.json()["error"]) == {"code", "message", "request_id"}
+    assert r.json()["error"]["request_id"] == r.headers["X-Request-Id"]
 
 
 def test_wrong_method_405(alice):

@@ -187,6 +187,9 @@ static const char *const fcgi_names[] = {
 	"YUXI_ROLE",
 	"HTTP_X_YUXI_USER",
 	"HTTP_X_YUXI_ROLE",
+	"YUXI_REQUEST_ID",
+	"HTTP_X_REQUEST_ID",
+	"REMOTE_ADDR",
 };
 #define FCGI_NPARAMS	(sizeof(fcgi_names) / sizeof(fcgi_names[0]))
 
@@ -242,6 +245,15 @@ fcgi_props_check(const uint8_t *data, size_t size)
 		why = "relative URI accepted";
 	else if (rc != YX_OK && rc != YX_E_BAD_REQUEST && rc != YX_E_NOMEM)
 		why = "req_init returned an unexpected code";
+	/* a request id always, of the safe alphabet (it goes into a header);
+	 * nginx's when valid; a client's never (not trusted by default) */
+	else if (!yx_request_id_valid(r.request_id))
+		why = "request id missing or unsafe";
+	else if (yx_request_id_valid(val[8]) && strcmp(r.request_id, val[8]) != 0)
+		why = "request id not taken from YUXI_REQUEST_ID";
+	else if (val[9] != NULL && strcmp(r.request_id, val[9]) == 0 &&
+	    (val[8] == NULL || strcmp(val[8], val[9]) != 0))
+		why = "client X-Request-Id trusted";
 	if (why == NULL && rc == YX_OK) {
 		rc = yx_router_match(r.method, r.path, &idx, arg, sizeof(arg));
 		if (rc == YX_OK && (idx >= yx_nroutes || strchr(arg, '/') != NULL || strlen(arg) >= sizeof(arg)))

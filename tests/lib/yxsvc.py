@@ -14,7 +14,9 @@ without an explicit binary fails clearly when it is unset), top_srcdir (the
 checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
 image, default yuxi-sandbox-test:latest), YUXI_TEST_RUNTIME (the
 sandboxes' runtime, YUXI_SANDBOX_RUNTIME: runc, the default, or runsc to
-run a suite under gVisor).
+run a suite under gVisor), YX_TEST_DISK_QUOTA (e.g. "2g": every instance
+runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's user-data is its
+own loop-mounted image; default off).
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -25,14 +27,41 @@ run a suite under gVisor).
   `edit_conf(text)` (change the rendered nginx/dev.conf.in) and
   `render_conf()` (write a whole other nginx.conf). `start()` / `halt()`
   (SIGTERM, containers kept) / `stop()` (also removes the containers, the
-  shm object and, when `cleanup` is set, the base directory).
+  mounts beneath base (thread disk images), the shm object and, when
+  `cleanup` is set, the base directory).
+  Every answer `request()` gets is remembered (`answers`: method, path,
+  X-Request-Id, status); `audit_problems()` checks that each answer of a
+  worker to an /api/ path left exactly one line with its request id and
+  status in the instance's audit log (`<base>/audit.jsonl`).
   With `stem`, the instance is named "<stem><pid>n<k>" and lives in a fresh
   temporary directory, removed on stop unless YUXI_E2E_KEEP=1.
+  The instance's `url` ends in its YUXI_URL_PREFIX (overrides), so paths
+  are written without it; `origin` is the bare https://127.0.0.1:port.
+  Hook `auth_headers(who)`: how `who` proves its identity (default: its
+  bearer token).
+- `SiteService(auth, ...)`: an instance behind a site nginx that includes
+  the two snippets `yuxi-sandbox nginx-conf` renders (docs/nginx.md) for an
+  identity recipe, under an optional URL prefix, next to the site's own
+  locations; `nginx_conf_cli()` runs that command; `start_auth(tokens)` is
+  a small auth service for auth_request (bearer token -> X-Auth-User).
+- Remote mode (docs/scaling.md): `ProvisionerService(token_file, name)` a
+  sandbox host (YUXI_MODE=provisioner) behind nginx/provisioner.conf.in,
+  requests made as the front makes them, `bare()` ones without the
+  credential, `kill()` (SIGKILL of the daemon, nginx kept) and
+  `start_daemon()`; `FrontService(provisioners, token_file)` the front
+  (YUXI_MODE=front) behind nginx/dev.conf.in plus the snippets of
+  scripts/remote-nginx-conf.sh (hook `edit_remote(text)`);
+  `Cluster(n)` one front and hosts p1..pn sharing a fresh credential
+  (`make_secret`), `hosts_of(tid)` where a thread's files are.
 - `Stats`: per-group counters of the proof suites merged into a results
   JSON file at exit; `Stats.summary(path)` prints the per-group table.
-- `serve(svc, info_path, info)`: run a started-on-demand instance for a
-  non-Python test runner (deepagents, web) until SIGTERM/SIGINT.
+- `serve(svc, info_path, info)`: run a started-on-demand instance (and
+  optionally further ones) for a non-Python test runner (deepagents, web)
+  until SIGTERM/SIGINT.
 """
+import base64
+import ctypes
+import http.server
 import json
 import os
 import secrets
@@ -52,12 +81,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(HERE))
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 IMAGE = os.environ.get("YUXI_E2E_IMAGE", "yuxi-sandbox-test:latest")
+DISK_QUOTA = os.environ.get("YX_TEST_DISK_QUOTA", "")
 # The e2e settings every instance starts from (callers override).
 WORKERS = 3
 BODY_LIMIT = 64 * 1024
 UPLOAD_LIMIT = 1024 * 1024
 SOCKET_WAIT = 10	# seconds for the FastCGI socket to appear
 HEALTH_WAIT = 15	# seconds for /healthz to answer through nginx
+ANSWERS_KEPT = 200000	# answers remembered per instance (benchmarks send more)
 
 urllib3.disable_warnings()
 
@@ -116,6 +147,41 @@ def containers(prefix, thread=None, running_only=False):
     return [(i, n) for i, n in rows if n.startswith(prefix)]
 
 
+def mounts_below(path):
+    """Mount points at or beneath path (deepest first), from mountinfo."""
+    path = os.path.realpath(path).rstrip("/")
+    out = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                mp = line.split()[4]
+                # mountinfo escapes space, tab, newline and backslash in octal
+                mp = mp.encode().decode("unicode_escape").encode("latin-1").decode(
+                    "utf-8", "surrogateescape")
+                if mp == path or mp.startswith(path + "/"):
+                    out.append(mp)
+    except OSError:
+        pass
+    return sorted(set(out), key=len, reverse=True)
+
+
+def unmount_below(path):
+    """Lazily unmount everything at or beneath path (thread disk images are
+    kept mounted across a daemon's restarts); their loop devices go with
+    their last user. umount2(2) itself: umount(8) reads the whole mount
+    table for each, which with thousands of images takes minutes. Returns
+    the mount points."""
+    mps = mounts_below(path)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        libc = None
+    for mp in mps:
+        if libc is None or libc.umount2(os.fsencode(mp), 2) != 0:	# MNT_DETACH
+            subprocess.run(["umount", "-l", mp], capture_output=True)
+    return mps
+
+
 def shm_unlink(name):
     try:
         os.unlink("/dev/shm/" + name.lstrip("/"))
@@ -166,9 +232,12 @@ def service_env(base, prefix, shm):
         "YUXI_WORKERS": str(WORKERS),
         "YUXI_BODY_LIMIT": str(BODY_LIMIT),
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
+        "YUXI_AUDIT_LOG": os.path.join(base, "audit.jsonl"),
     })
     if os.environ.get("YUXI_TEST_RUNTIME"):
         env["YUXI_SANDBOX_RUNTIME"] = os.environ["YUXI_TEST_RUNTIME"]
+    if DISK_QUOTA:
+        env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
     return env
 
 
@@ -239,11 +308,13 @@ class Service:
         self.prefix = prefix or "qyxe2e%d-" % self.pid
         self.shm = shm or "/qyxe2e%d" % self.pid
         self.port = free_port()
-        self.url = "https://127.0.0.1:%d" % self.port
+        self.origin = "https://127.0.0.1:%d" % self.port
         self.cert = os.path.join(base, "cert.pem")
         self.tokens = {u: secrets.token_hex(24) for u in ("alice", "bob", "admin")}
         self.env = service_env(base, self.prefix, self.shm)
         self.env.update({k: str(v) for k, v in (overrides or {}).items()})
+        self.url_prefix = self.env.get("YUXI_URL_PREFIX", "")
+        self.url = self.origin + self.url_prefix	# paths are written without the prefix
         self.workers = int(self.env["YUXI_WORKERS"])
         self.saves = self.env["YUXI_SAVES_DIR"]
         self.sock = self.env["YUXI_FCGI_SOCKET"]
@@ -254,6 +325,7 @@ class Service:
         self.log = None
         self.ready = False
         self._session = None
+        self.answers = []	# (method, path, X-Request-Id, status) of every answer
 
     def setup(self):
         """One-time preparation: run directory and the self-signed pair."""
@@ -267,6 +339,10 @@ class Service:
         self.ready = True
 
     # --- hooks -------------------------------------------------------------
+    def auth_headers(self, who):
+        """The headers by which `who` (not None) proves its identity."""
+        return {"Authorization": "Bearer " + self.tokens[who]}
+
     def edit_conf(self, text):
         """Change the rendered dev configuration (default: as shipped)."""
         return text
@@ -345,6 +421,7 @@ class Service:
         try:
             self.halt()
             docker_rm_prefix(self.prefix)
+            unmount_below(self.base)
             shm_unlink(self.shm)
         finally:
             self._session = None
@@ -361,19 +438,70 @@ class Service:
             session = self._session
         h = dict(headers or {})
         if who is not None:
-            h["Authorization"] = "Bearer " + self.tokens[who]
+            h.update(self.auth_headers(who))
         kw.setdefault("timeout", 90)
         kw.setdefault("allow_redirects", False)
-        return (session or requests).request(method, self.url + path, headers=h,
-                                             verify=self.cert, **kw)
+        r = (session or requests).request(method, self.url + path, headers=h,
+                                          verify=self.cert, **kw)
+        if len(self.answers) < ANSWERS_KEPT:
+            self.answers.append((method, path, r.headers.get("X-Request-Id"), r.status_code))
+        return r
+
+    # --- the audit log -------------------------------------------------------
+    def audit_path(self):
+        """The audit log file, or None when the instance has none."""
+        p = self.env.get("YUXI_AUDIT_LOG", "")
+        return p if p not in ("", "off") else None
+
+    def audit_lines(self, rotated=True):
+        """The audit log's lines, parsed (a line that is not JSON fails);
+        with rotated, those of a rotated "<file>.1" first."""
+        p = self.audit_path()
+        out = []
+        for f in ([p + ".1"] if rotated and p else []) + [p]:
+            if f is None or not os.path.exists(f):
+                continue
+            with open(f, "rb") as fh:
+                out += [json.loads(l) for l in fh.read().decode("utf-8").splitlines()]
+        return out
+
+    def audit_problems(self):
+        """Answers of a worker (those with an X-Request-Id) to /api/ paths
+        without exactly one audit line of that id and status. Answers nginx
+        made itself (429, 413, 502) carry no id and are not counted.
+        Returns (problems, answers checked)."""
+        if self.audit_path() is None:
+            return [], 0
+        api = "/api/"	# request() paths are below the URL prefix
+        by_id = {}
+        for line in self.audit_lines():
+            by_id.setdefault(line.get("request_id"), []).append(line)
+        bad, n = [], 0
+        for method, path, rid, status in list(self.answers):
+            if rid is None or not path.startswith(api):
+                continue
+            n += 1
+            got = by_id.get(rid, [])
+            if len(got) != 1 or got[0].get("status") != status:
+                bad.append((method, path.split("?")[0], rid, status,
+                            [(g.get("op"), g.get("status")) for g in got]))
+        return bad, n
 
     def worker_pids(self):
-        """The master's children but the egress proxy's supervisor (named
-        yuxi-egress): the workers and the reaper."""
+        """Children of the master: workers and the reaper, not the
+        privileged helper (named yuxi-priv) nor the egress proxy's
+        supervisor (named yuxi-egress)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
         return sorted(int(l.split()[0]) for l in out
-                      if l.strip() and l.split()[1:] != ["yuxi-egress"])
+                      if l.strip() and l.split()[1:] not in (["yuxi-priv"], ["yuxi-egress"]))
+
+    def helper_pid(self):
+        """The privileged helper's pid (None when there is none)."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
+                             capture_output=True, text=True).stdout.split("\n")
+        pids = [int(l.split()[0]) for l in out if l.split()[1:] == ["yuxi-priv"]]
+        return pids[0] if pids else None
 
     def pids_from_log(self, kind):
         """Pids the master logged as started `kind` (worker/reaper), in order."""
@@ -436,6 +564,171 @@ class Client:
 
     def put(self, path, **kw):
         return self.svc.request(self.who, "PUT", path, **kw)
+
+
+# ------------------------------------------------------- site with snippets
+class _Auth(http.server.BaseHTTPRequestHandler):
+    """auth_request's auth service: 200 with X-Auth-User (and X-Auth-Role:
+    admin for "admin") for a known bearer token, else 401."""
+    tokens = {}
+
+    def do_GET(self):
+        user = self.tokens.get(self.headers.get("Authorization", ""))
+        if user is None:
+            self.send_response(401)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("X-Auth-User", user)
+        self.send_header("X-Auth-Role", "admin" if user == "admin" else "")
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+def start_auth(tokens):
+    """A running auth service on 127.0.0.1 for {user: token}; .shutdown() it."""
+    handler = type("Auth", (_Auth,), {"tokens": {"Bearer " + t: u for u, t in tokens.items()}})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def nginx_conf_cli(env, out, args):
+    """`yuxi-sandbox nginx-conf ARGS --out OUT` with the configuration of the
+    daemon's environment env, this checkout's templates and web/; returns
+    the completed process (check: a failure raises)."""
+    cmd = [build_path("yuxi-sandbox"), "nginx-conf", "--templates",
+           os.path.join(TOP_SRCDIR, "nginx"), "--web-root", os.path.join(TOP_SRCDIR, "web"),
+           "--out", out] + list(args)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, check=True)
+
+
+def site_conf(svc, http_conf, server_conf, server_extra="", http_extra=""):
+    """nginx.conf of a site that already serves other things (server_extra:
+    its own locations) and includes the two snippets; returns the text.
+    The main context and the server-level settings are those docs/nginx.md
+    asks the site for."""
+    ng = nginx_dirs(svc.base)
+    temp = "".join("\t%s_temp_path %s/%s;\n" % (d, ng, d)
+                   for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    return """user root;
+worker_processes 1;
+worker_rlimit_nofile 20000;
+daemon off;
+pid %(ng)s/nginx.pid;
+error_log %(base)s/nginx-error.log info;
+events { worker_connections 8192; }
+http {
+	include /etc/nginx/mime.types;
+	default_type application/octet-stream;
+	access_log %(base)s/nginx-access.log;
+	sendfile on;
+	server_tokens off;
+%(temp)s	include %(http)s;
+%(http_extra)s
+	server {
+		listen 127.0.0.1:%(port)d ssl;
+		server_name localhost;
+		ssl_certificate %(base)s/cert.pem;
+		ssl_certificate_key %(base)s/key.pem;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		client_header_timeout 10s;
+		keepalive_timeout 15s;
+%(server_extra)s
+		include %(server)s;
+	}
+}
+""" % {"ng": ng, "base": svc.base, "temp": temp, "http": http_conf, "server": server_conf,
+       "port": svc.port, "server_extra": server_extra, "http_extra": http_extra}
+
+
+class SiteService(Service):
+    """An instance behind a site nginx that includes the rendered snippets.
+
+    auth: the recipe ("basic", "request" or "header"); args: more options of
+    nginx-conf (--admin, --trusted-proxy, ...). basic: `passwords` {user:
+    password} go to an htpasswd file and `who` signs in with them; request:
+    an auth service (start_auth) knows the bearer tokens. url_prefix becomes
+    YUXI_URL_PREFIX; server_extra/http_extra are the site's own lines. Hook
+    `edit_snippets(http_text, server_text)` changes the rendered snippets
+    (control configurations)."""
+
+    def __init__(self, auth, args=(), url_prefix="", passwords=None, server_extra="",
+                 http_extra="", overrides=None, stem="qyxst", **kw):
+        o = dict(overrides or {})
+        if url_prefix:
+            o["YUXI_URL_PREFIX"] = url_prefix
+        super().__init__(overrides=o, stem=stem, **kw)
+        self.auth, self.args = auth, list(args)
+        self.passwords = dict(passwords or {})
+        self.server_extra, self.http_extra = server_extra, http_extra
+        self.htpasswd = os.path.join(self.base, "htpasswd")
+        self.snippets = os.path.join(self.base, "nginx", "snippets")
+        self.auth_srv = None
+
+    def setup(self):
+        super().setup()
+        with open(self.htpasswd, "w") as f:
+            for user, pw in self.passwords.items():
+                h = subprocess.run(["openssl", "passwd", "-6", "-stdin"], input=pw,
+                                   capture_output=True, text=True, check=True).stdout.strip()
+                f.write("%s:%s\n" % (user, h))
+
+    def auth_headers(self, who):
+        if self.auth == "basic":
+            cred = "%s:%s" % (who, self.passwords[who])
+            return {"Authorization": "Basic " + base64.b64encode(cred.encode()).decode()}
+        return super().auth_headers(who)
+
+    def edit_snippets(self, http_text, server_text):
+        return http_text, server_text
+
+    def nginx_args(self):
+        a = ["--auth", self.auth]
+        if self.auth == "basic":
+            a += ["--htpasswd", self.htpasswd]
+        elif self.auth == "request":
+            if self.auth_srv is None:
+                self.auth_srv = start_auth(self.tokens)
+            a += ["--auth-url", "http://127.0.0.1:%d/verify" % self.auth_srv.server_address[1]]
+        return a + self.args
+
+    def render_conf(self):
+        os.makedirs(self.snippets, exist_ok=True)
+        nginx_conf_cli(self.env, self.snippets, self.nginx_args())
+        paths = [os.path.join(self.snippets, n)
+                 for n in ("yuxi-sandbox-http.conf", "yuxi-sandbox-server.conf")]
+        texts = []
+        for p in paths:
+            with open(p) as f:
+                texts.append(f.read())
+        for p, t in zip(paths, self.edit_snippets(*texts)):
+            with open(p, "w") as f:
+                f.write(t)
+        conf = os.path.join(self.base, "nginx", "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(site_conf(self, paths[0], paths[1], self.server_extra, self.http_extra))
+        return conf
+
+    def stop(self):
+        try:
+            super().stop()
+        finally:
+            if self.auth_srv is not None:
+                self.auth_srv.shutdown()
+                self.auth_srv = None
+
+    def requests_seen(self):
+        """The request lines of the daemon's log: [(method, path)]."""
+        out = []
+        for line in self.read_log(tail=None).splitlines():
+            if " route=" in line and ": " in line:
+                w = line.split(": ", 1)[1].split()
+                if len(w) >= 2:
+                    out.append((w[0], w[1]))
+        return out
 
 
 # -------------------------------------------------------------- statistics
@@ -560,12 +853,13 @@ class Stats:
 
 
 # ------------------------------------------------------------------ serving
-def serve(svc, info_path, info=None, check=None, keep=False):
-    """Start svc, run check(svc) if given, write info(svc) (a dict, with
-    url, base, prefix, saves and image added) to info_path atomically, then
-    run until SIGTERM/SIGINT or until a service process exits; stop
-    everything (nginx, the daemon, every container with svc's prefix) and
-    remove svc.base unless keep. Returns the exit status (0 or 1)."""
+def serve(svc, info_path, info=None, check=None, keep=False, also=()):
+    """Start svc and the services of `also`, run check(svc) if given, write
+    info(svc) (a dict, with url, base, prefix, saves and image added) to
+    info_path atomically, then run until SIGTERM/SIGINT or until a service
+    process exits; stop everything (nginx, the daemons, every container with
+    their prefixes) and remove their directories unless keep. Returns the
+    exit status (0 or 1)."""
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: done.set())
     signal.signal(signal.SIGINT, lambda *a: done.set())
@@ -573,6 +867,8 @@ def serve(svc, info_path, info=None, check=None, keep=False):
     rc = 0
     try:
         svc.start()
+        for s in also:
+            s.start()
         if check is not None:
             check(svc)
         out = {"url": svc.url, "base": svc.base, "prefix": svc.prefix,
@@ -585,7 +881,8 @@ def serve(svc, info_path, info=None, check=None, keep=False):
         print("%s: up at %s (image %s, state %s)" % (name, svc.url, out["image"], svc.base),
               flush=True)
         while not done.wait(1):
-            if svc.sandboxd.poll() is not None or svc.nginx.poll() is not None:
+            if any(s.sandboxd.poll() is not None or s.nginx.poll() is not None
+                   for s in (svc,) + tuple(also)):
                 print("%s: a service process exited early" % name, file=sys.stderr)
                 print(svc.read_log(), file=sys.stderr)
                 rc = 1
@@ -600,9 +897,208 @@ def serve(svc, info_path, info=None, check=None, keep=False):
                 pass
         rc = 1
     finally:
-        svc.cleanup = not keep
-        svc.stop()
-        left = docker_rm_prefix(svc.prefix)
-        if left:
-            print("%s: removed leftover containers %s" % (name, left), file=sys.stderr)
+        for s in (svc,) + tuple(also):
+            s.cleanup = not keep
+            s.stop()
+            left = docker_rm_prefix(s.prefix)
+            if left:
+                print("%s: removed leftover containers %s" % (name, left), file=sys.stderr)
     return rc
+
+
+# ------------------------------------------------ remote mode (docs/scaling.md)
+def make_secret(path):
+    """Write a fresh front<->provisioner credential to path (mode 0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(32) + "\n")
+    return path
+
+
+class ProvisionerService(Service):
+    """A sandbox host: yuxi-sandboxd with YUXI_MODE=provisioner behind its
+    own nginx (nginx/provisioner.conf.in) on a free 127.0.0.1 port, with
+    its own saves directory, shm name and container prefix. request() talks
+    to it as the front does (its credential, X-Yuxi-User); `bare` requests
+    carry no credential. kill() SIGKILLs the daemon (master and children)
+    and leaves nginx up; start_daemon() starts the daemon again."""
+
+    def __init__(self, token_file, name="p1", stem="qyxpv", overrides=None, **kw):
+        o = {"YUXI_MODE": "provisioner", "YUXI_PROVISIONER_TOKEN_FILE": token_file}
+        o.update(overrides or {})
+        super().__init__(stem=stem, overrides=o, **kw)
+        self.name, self.token_file = name, token_file
+
+    def secret(self):
+        with open(self.token_file) as f:
+            return f.read().strip()
+
+    def spec(self):
+        """This host in YUXI_SANDBOX_PROVISIONER_URL."""
+        return "%s=%s" % (self.name, self.origin)
+
+    def auth_headers(self, who):
+        return {"Authorization": "Bearer " + self.secret(), "X-Yuxi-User": who,
+                "X-Yuxi-Role": "admin" if who == "admin" else ""}
+
+    def bare(self, method, path, headers=None, **kw):
+        """A request without the front's credential."""
+        kw.setdefault("timeout", 30)
+        return requests.request(method, self.url + path, headers=headers or {},
+                                verify=self.cert, **kw)
+
+    def render_conf(self):
+        ng = nginx_dirs(self.base)
+        subs = {
+            "@PREFIX@": ng, "@PORT@": str(self.port), "@SOCKET@": self.sock,
+            "@SAVES@": self.saves, "@SKILLS@": self.env["YUXI_SKILLS_DIR"],
+            "@CERT@": self.cert, "@KEY@": os.path.join(self.base, "key.pem"),
+            "@ERRLOG@": os.path.join(self.base, "nginx-error.log"),
+            "@ACCESSLOG@": os.path.join(self.base, "nginx-access.log"),
+            "@PIDFILE@": os.path.join(ng, "nginx.pid"),
+            "@UPLOAD@": self.env.get("YUXI_UPLOAD_LIMIT", "64m"),
+        }
+        with open(os.path.join(TOP_SRCDIR, "nginx", "provisioner.conf.in")) as f:
+            text = f.read()
+        for k, v in subs.items():
+            text = text.replace(k, v)
+        conf = os.path.join(ng, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(self.edit_conf(text))
+        return conf
+
+    def daemon_pids(self):
+        """The master and its children."""
+        if self.sandboxd is None:
+            return []
+        return [self.sandboxd.pid] + self.worker_pids()
+
+    def kill(self):
+        """SIGKILL the master and every child of it; nginx stays up."""
+        pids = self.daemon_pids()
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.sandboxd.wait(timeout=30)
+        for p in pids:
+            wait_for(lambda: not os.path.exists("/proc/%d" % p) or
+                     open("/proc/%d/stat" % p).read().split()[2] == "Z", 10, 0.05)
+        self.sandboxd = None
+        return pids
+
+    def start_daemon(self):
+        """Start the daemon again (after kill()) and wait for /healthz."""
+        self.log = self.log or open(os.path.join(self.base, "sandboxd.log"), "ab")
+        self.sandboxd = subprocess.Popen([self.binary], env=self.env, stdout=self.log,
+                                         stderr=subprocess.STDOUT)
+        if not wait_for(lambda: self._healthy() or self.sandboxd.poll() is not None,
+                        HEALTH_WAIT, 0.1) or self.sandboxd.poll() is not None:
+            raise HarnessError("provisioner did not come back:\n" + self.read_log())
+
+    def _healthy(self):
+        try:
+            r = self.bare("GET", "/healthz", timeout=2)
+            return r.status_code == 200 and r.json().get("status") == "ok"
+        except (requests.RequestException, ValueError):
+            return False
+
+    def has_thread(self, tid):
+        return os.path.isdir(os.path.join(self.saves, "threads", tid))
+
+
+# where the front's remote snippets go in the rendered nginx/dev.conf.in
+FRONT_HTTP_MARK = "http {\n"
+FRONT_SERVER_MARK = "\t\t# X-Accel-Redirect targets"
+
+
+class FrontService(Service):
+    """The public API of the remote mode: yuxi-sandboxd with YUXI_MODE=front
+    behind nginx/dev.conf.in plus the snippets of
+    scripts/remote-nginx-conf.sh (the internal locations that proxy
+    downloads to the hosts). The hosts' certificates are its CA bundle.
+    Hook edit_remote(server_text): change the server snippet (controls)."""
+
+    def __init__(self, provisioners, token_file, stem="qyxfr", overrides=None, **kw):
+        o = {"YUXI_MODE": "front", "YUXI_PROVISIONER_TOKEN_FILE": token_file,
+             "YUXI_SANDBOX_PROVISIONER_URL": ",".join(p.spec() for p in provisioners)}
+        o.update(overrides or {})
+        super().__init__(stem=stem, overrides=o, **kw)
+        self.provisioners = list(provisioners)
+        self.token_file = token_file
+        self.ca = os.path.join(self.base, "hosts-ca.pem")
+        self.env.setdefault("YUXI_PROVISIONER_CA", self.ca)
+        self.remote_dir = os.path.join(self.base, "nginx", "remote")
+
+    def setup(self):
+        super().setup()
+        with open(self.ca, "w") as out:
+            for p in self.provisioners:
+                with open(p.cert) as f:
+                    out.write(f.read())
+
+    def edit_remote(self, server_text):
+        return server_text
+
+    def edit_conf(self, text):
+        subprocess.run(["sh", os.path.join(TOP_SRCDIR, "scripts", "remote-nginx-conf.sh"),
+                        "--out", self.remote_dir, "--token-file", self.token_file,
+                        "--ca", self.ca, "--ssl-name", "localhost",
+                        "--prefix", self.url_prefix,
+                        self.env["YUXI_SANDBOX_PROVISIONER_URL"]],
+                       check=True, capture_output=True, text=True)
+        server = os.path.join(self.remote_dir, "yuxi-remote-server.conf")
+        with open(server) as f:
+            st = f.read()
+        with open(server, "w") as f:
+            f.write(self.edit_remote(st))
+        assert FRONT_HTTP_MARK in text and FRONT_SERVER_MARK in text, \
+            "nginx/dev.conf.in changed: no place for the remote snippets"
+        text = text.replace(FRONT_HTTP_MARK, FRONT_HTTP_MARK + "\tinclude %s;\n" % os.path.join(
+            self.remote_dir, "yuxi-remote-http.conf"), 1)
+        return text.replace(FRONT_SERVER_MARK, "\t\tinclude %s;\n\n" % server +
+                            FRONT_SERVER_MARK, 1)
+
+
+class Cluster:
+    """One front and n provisioners on the one engine, as
+    `scripts/run.sh --provisioners N` runs them: the hosts p1..pn first,
+    then the front. front_binary / prov_binary: other daemons (the control
+    build); overrides go to the front / to every host."""
+
+    def __init__(self, n=2, front_overrides=None, prov_overrides=None, front_binary=None,
+                 prov_binary=None, front_cls=None):
+        self.dir = tempfile.mkdtemp(prefix=new_tag("qyxcl") + "-")
+        self.token_file = make_secret(os.path.join(self.dir, "front.token"))
+        self.provs = [ProvisionerService(self.token_file, name="p%d" % (i + 1),
+                                         overrides=prov_overrides, binary=prov_binary)
+                      for i in range(n)]
+        self.front = (front_cls or FrontService)(self.provs, self.token_file,
+                                                 overrides=front_overrides, binary=front_binary)
+
+    def start(self):
+        try:
+            for p in self.provs:
+                p.start()
+            self.front.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        for s in [self.front] + self.provs:
+            try:
+                s.stop()
+            except Exception:
+                pass
+        if os.environ.get("YUXI_E2E_KEEP") != "1":
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def prov(self, name):
+        return [p for p in self.provs if p.name == name][0]
+
+    def hosts_of(self, tid):
+        """Names of the hosts that have thread tid's files."""
+        return [p.name for p in self.provs if p.has_thread(tid)]

@@ -138,3 +138,105 @@ Test(mask, binary_input)
 	cr_expect(memcmp(out, "a\0/c\0b", 7) == 0);
 	free(out);
 }
+
+/*
+ * The text in pieces: every way of cutting it in two and in three gives
+ * exactly the replacements of the whole (yx_mask_output), and what a piece
+ * holds back stays shorter than the longest `from`.
+ */
+static void
+expect_pieces(const char *in, const struct yx_mask_rule *rules, size_t n)
+{
+	struct yx_mask_stream	ms;
+	struct yx_buf		out;
+	char			*want = NULL;
+	size_t			 len = strlen(in), wlen, i, j, k, cuts[4], longest = 0;
+
+	for (k = 0; k < n; k++)
+		if (rules[k].from != NULL && strlen(rules[k].from) > longest)
+			longest = strlen(rules[k].from);
+	cr_assert_eq(yx_mask_output(in, len, rules, n, &want, &wlen), YX_OK);
+	for (i = 0; i <= len; i++)
+		for (j = i; j <= len; j++) {
+			cuts[0] = 0;
+			cuts[1] = i;
+			cuts[2] = j;
+			cuts[3] = len;
+			yx_mask_stream_init(&ms, rules, n);
+			yx_buf_init(&out, SIZE_MAX);
+			for (k = 0; k < 3; k++) {
+				cr_assert_eq(yx_mask_stream_feed(&ms, in + cuts[k],
+						 cuts[k + 1] - cuts[k], false, &out),
+				    YX_OK);
+				cr_expect(ms.carry.len < (longest > 0 ? longest : 1),
+				    "%s cut at %zu, %zu: %zu held back", in, i, j,
+				    ms.carry.len);
+			}
+			cr_assert_eq(yx_mask_stream_feed(&ms, NULL, 0, true, &out), YX_OK);
+			cr_expect(out.len == wlen &&
+				(wlen == 0 || memcmp(out.data, want, wlen) == 0),
+			    "%s cut at %zu, %zu: %.*s", in, i, j, (int)out.len,
+			    out.data);
+			cr_expect_eq(ms.carry.len, 0);
+			yx_buf_fini(&out);
+			yx_mask_stream_fini(&ms);
+		}
+	free(want);
+}
+
+Test(mask, pieces)
+{
+	static const struct yx_mask_rule r[] = {
+		{ "/data", "<D>" },
+		{ "/data/threads/t1", "<T1>" },
+		{ "/data/threads", "<TH>" },
+		{ "~/x", "~/y" },
+	};
+	static const struct yx_mask_rule aa[] = { { "aa", "X" } };
+
+	expect_pieces("see /data/threads/t1/x and /data/threads/t2 /dat/data", r, 4);
+	expect_pieces("/data/threads/t", r, 4);
+	expect_pieces("~/x~/x~~/x/", r, 4);
+	expect_pieces("plain text, no rule at all", r, 4);
+	expect_pieces("aaaaa", aa, 1);
+	expect_pieces("", r, 4);
+	expect_pieces("/data/threads", host_rules, 2);
+}
+
+/* A prefix that cannot be decided yet is held back; final decides it. */
+Test(mask, prefix_held_back)
+{
+	struct yx_buf	out;
+	size_t		used = 99;
+
+	yx_buf_init(&out, SIZE_MAX);
+	cr_assert_eq(yx_mask_prefix("ls /srv/sk", 10, host_rules, 2, false, &out,
+			 &used),
+	    YX_OK);
+	cr_expect_eq(used, 3);
+	cr_expect(out.len == 3 && memcmp(out.data, "ls ", 3) == 0);
+	yx_buf_reset(&out);
+	cr_assert_eq(yx_mask_prefix("ls /srv/sk", 10, host_rules, 2, true, &out,
+			 &used),
+	    YX_OK);
+	cr_expect_eq(used, 10);
+	cr_expect(out.len == 10 && memcmp(out.data, "ls /srv/sk", 10) == 0);
+	yx_buf_reset(&out);
+	/* a whole match at the end that a longer rule could extend waits */
+	{
+		static const struct yx_mask_rule r[] = {
+			{ "/a/b", "S" },
+			{ "/a/bc", "L" },
+		};
+
+		cr_assert_eq(yx_mask_prefix("x/a/b", 5, r, 2, false, &out, &used),
+		    YX_OK);
+		cr_expect_eq(used, 1);
+		yx_buf_reset(&out);
+		cr_assert_eq(yx_mask_prefix("x/a/b!", 6, r, 2, false, &out, &used),
+		    YX_OK);
+		cr_expect_eq(used, 6);
+		cr_expect(out.len == 3 && memcmp(out.data, "xS!", 3) == 0);
+	}
+	yx_buf_fini(&out);
+}

@@ -3,7 +3,9 @@
 # and 9), run by pytest against the real service (nginx + TLS + workers +
 # reaper + dockerd). Group 3's controls use the security suite's control
 # daemon tests/security/yuxi-sandboxd-control-broker; group 9 uses
-# tests/proof/lockhold, which takes the shared table's lock and stops itself.
+# tests/proof/lockhold, which takes the shared table's lock and stops itself,
+# and for the controls of reload and stop (test_g9_reload.py) the control
+# daemon tests/security/yuxi-sandboxd-control with YX_CONTROL_OFF=drain.
 # `make check` runs the quick sizes (run-proof.sh), `make check-soak` the
 # full ones (run-proof-soak.sh: 10,000 race tries, long kill loops, the
 # provider kill-loop soak's numbers, and the engine restart when
@@ -18,5 +20,6 @@ EXTRA_DIST += tests/proof/run-proof.sh tests/proof/run-proof-soak.sh \
 	tests/proof/prooffix.py \
 	tests/proof/test_g3_hostside.py tests/proof/test_g7_confine.py \
 	tests/proof/test_g8_exhaust.py tests/proof/test_g8_budget.py \
-	tests/proof/test_g9_lifecycle.py tests/proof/test_g12_tenants.py
+	tests/proof/test_g9_lifecycle.py tests/proof/test_g9_reload.py \
+	tests/proof/test_g12_tenants.py tests/proof/test_g8_quota.py
 CLEANFILES += tests/proof/results.json

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/proof/run-proof.sh - the quick proof suites of docs/security.md,
-# part B (groups 3, 7, 8, 9, 12): pytest against the real service built in
+# part B (groups 3, 7, 8, 9, 12; group 9 includes reload and stop): pytest against the real service built in
 # $top_builddir, then the per-group table. Exit status: pytest's, or 1 when
 # a group has an escape, a leak, a hang, a lost request beyond the killed
 # worker's, a leaked container, or a control case that did not catch its
@@ -15,9 +15,10 @@ docker version >/dev/null 2>&1 || { echo "proof: no container engine"; exit 77; 
 cd "$srcdir/tests/proof" || exit 99
 "$py" -m pytest -p no:cacheprovider -q -s -o console_output_style=classic "$@" \
 	"$srcdir/tests/proof/test_g3_hostside.py" "$srcdir/tests/proof/test_g7_confine.py" \
-	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g8_exhaust.py" \
+	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g9_reload.py" \
+	"$srcdir/tests/proof/test_g8_exhaust.py" \
 	"$srcdir/tests/proof/test_g12_tenants.py" \
-	"$srcdir/tests/proof/test_g8_budget.py"
+	"$srcdir/tests/proof/test_g8_budget.py" "$srcdir/tests/proof/test_g8_quota.py"
 rc=$?
 "$py" "$srcdir/tests/proof/prooffix.py" summary "$PROOF_RESULTS" || rc=1
 exit $rc

@@ -47,8 +47,10 @@ def create(svc, who, tid):
 def prod():
     if not P.image_present(P.FULL_IMAGE):
         pytest.skip("image %s missing" % P.FULL_IMAGE)
+    # bob makes FOREIGN threads for the listing cost: no per-user limit
     svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE,
-                         YUXI_COMMAND_PATH_POLICY="off").start()
+                         YUXI_COMMAND_PATH_POLICY="off",
+                         YUXI_MAX_THREADS_PER_USER=0).start()
     yield svc
     svc.stop()
 
@@ -263,7 +265,7 @@ def test_listing_costs_what_the_caller_owns(prod):
 
 
 def test_listing_control():
-    svc = control("ownerindex")
+    svc = control("ownerindex", YUXI_MAX_THREADS_PER_USER=0)
     try:
         base, after, made = listing_cost(svc)
         ratio = after / max(base, 0.01)

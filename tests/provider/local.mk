@@ -2,7 +2,7 @@
 # tests/provider: the shared table and the provider with real processes and
 # an in-test fake engine (fault injection the real engine cannot do).
 PROVIDER_TESTS = tests/provider/test_table tests/provider/test_provider \
-	tests/provider/test_killloop
+	tests/provider/test_killloop tests/provider/test_evict
 check_PROGRAMS += $(PROVIDER_TESTS) tests/provider/test_killloop_soak
 TESTS += $(PROVIDER_TESTS)
 tests_lib_libyxtest_a_SOURCES += tests/provider/prov_test.c \

@@ -14,7 +14,8 @@ tests/lib/yxsvc.py's, with this suite's daemon and nginx variants as hooks.
   "dev-unprotected" without the front-end limits (main's 2 x 1,024 worker
   connections, nginx's default timeouts, no limit_conn / limit_req: the
   control of group 11), "prod" the production site file
-  nginx/yuxi-sandbox.conf with a local auth service, in an nginx.conf
+  nginx/yuxi-sandbox.conf around the snippets `yuxi-sandbox nginx-conf
+  --auth request` renders, with a local auth service, in an nginx.conf
   whose main context has the settings docs/deployment.md asks for.
   Every instance has its own container prefix and shm name (with our pid).
 - `stats`: per-group counters (cases, escapes, leaks, hangs, control cases
@@ -22,13 +23,11 @@ tests/lib/yxsvc.py's, with this suite's daemon and nginx variants as hooks.
   $SEC_RESULTS (JSON) and printed by `secfix.py summary FILE`.
 """
 import atexit
-import http.server
 import os
 import re
 import socket
 import ssl
 import sys
-import threading
 
 import pytest
 
@@ -64,57 +63,36 @@ atexit.register(stats.dump)
 
 
 # ------------------------------------------------------------- auth service
-class _Auth(http.server.BaseHTTPRequestHandler):
-    tokens = {}
-
-    def do_GET(self):
-        user = self.tokens.get(self.headers.get("Authorization", ""))
-        if user is None:
-            self.send_response(401)
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("X-Auth-User", user)
-        self.send_header("X-Auth-Role", "admin" if user == "admin" else "")
-        self.end_headers()
-
-    def log_message(self, *a):
-        pass
-
-
-def start_auth(tokens):
-    handler = type("Auth", (_Auth,), {"tokens": {"Bearer " + t: u for u, t in tokens.items()}})
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
+start_auth = yxsvc.start_auth
 
 
 # ----------------------------------------------------------------- services
 def render_prod_conf(svc, auth_port):
-    """nginx/yuxi-sandbox.conf as shipped, only the ADJUST values replaced."""
+    """nginx/yuxi-sandbox.conf as shipped around the two snippets that
+    `yuxi-sandbox nginx-conf --auth request` renders for this instance; only
+    the ADJUST values and the snippets' directory replaced."""
+    ng = yxsvc.nginx_dirs(svc.base)
+    out = os.path.join(ng, "snippets")
+    os.makedirs(out, exist_ok=True)
+    # client_max_body_size at the documented default (64m), as in the dev
+    # configuration: group 11's slow 10 MB bodies must pass nginx's size
+    # check to meet limit_conn (with the suite's 1 MiB they get 413 at once)
+    env = dict(svc.env, YUXI_UPLOAD_LIMIT="64m")
+    yxsvc.nginx_conf_cli(env, out, ["--auth", "request", "--auth-url",
+                                    "http://127.0.0.1:%d/verify" % auth_port])
     with open(os.path.join(TOP_SRCDIR, "nginx", "yuxi-sandbox.conf")) as f:
         site = f.read()
     site = site[:site.index("# Redirect plain HTTP")]
-    saves = svc.saves
-    skills = os.path.join(TOP_SRCDIR, "examples", "skills")
     reps = [
         (r"listen 443 ssl http2;", "listen 127.0.0.1:%d ssl http2;" % svc.port),
         (r"listen \[::\]:443 ssl http2;", ""),
         (r"ssl_certificate /etc/ssl/certs/\S+;", "ssl_certificate %s/cert.pem;" % svc.base),
         (r"ssl_certificate_key /etc/ssl/private/\S+;", "ssl_certificate_key %s/key.pem;" % svc.base),
-        (r"http://127\.0\.0\.1:9000/verify", "http://127.0.0.1:%d/verify" % auth_port),
-        (r"unix:/run/yuxi-sandbox/fcgi\.sock", "unix:" + svc.env["YUXI_FCGI_SOCKET"]),
-        (r"/var/lib/yuxi-sandbox/threads", os.path.join(saves, "threads")),
-        (r"/srv/yuxi/skills", skills),
+        (r"include /etc/nginx/yuxi-sandbox/", "include %s/" % out),
     ]
     for a, b in reps:
         site, n = re.subn(a, b, site)
         assert n >= 1, "production config changed: %s not found" % a
-    # optional pieces (the workbench snippet), when the config has them
-    site = site.replace("/etc/nginx/snippets/yuxi-workbench.conf",
-                        os.path.join(TOP_SRCDIR, "nginx", "workbench.conf"))
-    site = site.replace("/usr/share/yuxi-sandbox/web", os.path.join(TOP_SRCDIR, "web"))
-    ng = yxsvc.nginx_dirs(svc.base)
     text = ("user root;\nworker_processes 2;\ndaemon off;\npid %s/nginx.pid;\n"
             "error_log %s/nginx-error.log info;\n%s"
             "http {\ninclude /etc/nginx/mime.types;\ndefault_type application/octet-stream;\n"

@@ -184,8 +184,11 @@ def foreign_answers(svc, owner_tid, unknown_tid):
                                                   thread_endpoints(unknown_tid)):
         r = svc.request("bob", m, u, **kw)
         r2 = svc.request("bob", m2, u2.replace(unknown_tid, unknown_tid), **kw2)
-        body = r.content.replace(owner_tid.encode(), b"<tid>")
-        body2 = r2.content.replace(unknown_tid.encode(), b"<tid>")
+        # the same bytes but for the thread id and the request's own id
+        body = r.content.replace(owner_tid.encode(), b"<tid>").replace(
+            r.headers.get("X-Request-Id", "-").encode(), b"<rid>")
+        body2 = r2.content.replace(unknown_tid.encode(), b"<tid>").replace(
+            r2.headers.get("X-Request-Id", "-").encode(), b"<rid>")
         out.append((name, r.status_code, body, r2.status_code, body2))
     return out
 

@@ -159,8 +159,11 @@ def check_protected(label, svc):
     # below nginx's default of 60 s
     cut = done["cut"]["header"] > 0 and hp95 is not None and hp95 <= 2 * HEADER_TIMEOUT
     # slow bodies from one address: held to limit_conn (the median of the
-    # per-second samples; one just opened may not have its 429 yet)
-    capped = body[len(body) // 2] <= CONN_LIMIT and done["answers"]["body"].get("429", 0) > 0
+    # per-second samples; connections just opened may not have their 429
+    # yet: on a loaded machine the attacker counts a few of them as held,
+    # hence a quarter of margin; the unprotected control holds hundreds)
+    capped = (body[len(body) // 2] <= CONN_LIMIT + CONN_LIMIT // 4
+              and done["answers"]["body"].get("429", 0) > 0)
     stats.case(G, escape=not ok, what="%s: legitimate %.1f %% answered" % (label, 100 * res["rate"]))
     stats.case(G, escape=not cut, what="%s: trickled headers cut (p95 %s s)" % (label, hp95))
     stats.case(G, escape=not capped, what="%s: slow bodies held %s" % (label, body[len(body) // 2]))

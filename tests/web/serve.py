@@ -7,11 +7,19 @@ test image, its own shared-memory name and container prefix, a free
 workbench page (web/ of this checkout, nginx/workbench.conf) at `/`, which
 is checked before the service is reported up.
 
-usage: serve.py INFO_JSON   writes {"url","tokens","cert",...} to INFO_JSON
-once /healthz and / answer, then runs until SIGTERM/SIGINT and stops
-everything (nginx, yuxi-sandboxd, every container with the run's prefix).
+A second instance is the site case (docs/nginx.md): a site nginx with
+the snippets of `yuxi-sandbox nginx-conf --auth basic` under the URL
+prefix /sandbox, where the site signs the user in (HTTP basic auth) and
+the workbench needs no token; its URL, user and password are "site" in
+the info.
+
+usage: serve.py INFO_JSON   writes {"url","tokens","cert","site",...} to
+INFO_JSON once /healthz and / answer, then runs until SIGTERM/SIGINT and
+stops everything (nginx, yuxi-sandboxd, every container with the run's
+prefixes).
 """
 import os
+import secrets
 import sys
 import tempfile
 
@@ -28,8 +36,14 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: serve.py INFO_JSON")
     svc = yxsvc.Service(tempfile.mkdtemp(prefix="yxweb-"))
-    sys.exit(yxsvc.serve(svc, sys.argv[1], lambda s: {"tokens": s.tokens, "cert": s.cert},
-                         check=check_page, keep=os.environ.get("YUXI_WEB_KEEP") == "1"))
+    site = yxsvc.SiteService("basic", url_prefix="/sandbox", stem="yxwbs",
+                             passwords={"alice": secrets.token_hex(8)},
+                             server_extra='\t\tlocation / { return 200 "the site\\n"; }\n')
+    info = lambda s: {"tokens": s.tokens, "cert": s.cert,
+                      "site": {"url": site.url, "user": "alice",
+                               "password": site.passwords["alice"]}}
+    sys.exit(yxsvc.serve(svc, sys.argv[1], info, check=check_page,
+                         keep=os.environ.get("YUXI_WEB_KEEP") == "1", also=(site,)))
 
 
 if __name__ == "__main__":

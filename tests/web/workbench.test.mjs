@@ -2,7 +2,9 @@
 // tests/web/workbench.test.mjs - the workbench page in headless Chromium
 // against the real service (nginx + yuxi-sandboxd + Docker), started by
 // run-web.sh, which passes the service's URL and tokens in the file named
-// by YUXI_WEB_INFO. Every page is instrumented: a Content-Security-Policy
+// by YUXI_WEB_INFO (and, as "site", a second instance behind a site nginx
+// with the `yuxi-sandbox nginx-conf --auth basic` snippets under the URL
+// prefix /sandbox, where the site signs the user in). Every page is instrumented: a Content-Security-Policy
 // violation, a dialog (alert/confirm/prompt), a call of window.alert, an
 // uncaught page error or the hostile file's global flag fails the test.
 // Screenshots go to YUXI_WEB_ARTIFACTS (default tests/web/artifacts).
@@ -125,13 +127,14 @@ after(async () => {
 		await browser.close();
 });
 
-// A fresh, instrumented page in its own context (own sessionStorage).
-async function openPage(viewport) {
-	const ctx = await browser.newContext({
+// A fresh, instrumented page in its own context (own sessionStorage);
+// `extra`: more context options (httpCredentials).
+async function openPage(viewport, extra) {
+	const ctx = await browser.newContext(Object.assign({
 		ignoreHTTPSErrors: true,
 		acceptDownloads: true,
 		viewport: viewport || { width: 1280, height: 800 },
-	});
+	}, extra || {}));
 	ctx.setDefaultTimeout(15000);
 	const page = await ctx.newPage();
 	const rec = { dialogs: [], errors: [], cspConsole: [] };
@@ -394,6 +397,51 @@ test("a new file made by a command appears after the run", async () => {
 	await assertClean(alice);
 });
 
+test("a command's output shows while it runs (the stream form)", async () => {
+	await alice.fill("#cmd", "echo first; sleep 3; echo second");
+	const t0 = Date.now();
+	await alice.click("#run-btn");
+	await alice.waitForFunction(() =>
+	    document.querySelector("#run-output").textContent === "first\n",
+	    null, { timeout: 30000 });
+	const first = Date.now() - t0;
+	// seen before the command ended
+	assert.equal(await alice.textContent("#run-meta"), "Running…");
+	await alice.waitForSelector("#run-meta.ok", { timeout: 30000 });
+	assert.equal(await alice.textContent("#run-output"), "first\nsecond\n");
+	assert.match(await alice.textContent("#run-meta"), /^exit code 0 · \d+ ms$/);
+	console.log("stream in the page: first output shown %d ms after Run", first);
+	assert.ok(first < 2500, String(first));
+	await assertClean(alice);
+});
+
+test("background processes are listed with live output and a stop button", async () => {
+	await alice.check("#bg");
+	await alice.fill("#cmd", "i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.5; done");
+	await alice.click("#run-btn");
+	const item = alice.locator("#proc-list li.proc");
+	await item.first().waitFor({ timeout: 30000 });
+	assert.equal(await item.count(), 1);
+	assert.match(await item.first().textContent(), /tick \$i.*running/s);
+	assert.equal(await item.first().locator("button.stop").textContent(), "Stop");
+	assert.equal(await alice.isChecked("#bg"), false);
+	// the output grows while we watch
+	await alice.waitForFunction(() =>
+	    /tick 0\ntick 1\ntick 2\n/.test(document.querySelector("#proc-output").textContent),
+	    null, { timeout: 30000 });
+	await shot(alice, "procs-1280");
+	await item.first().locator("button.stop").click();
+	await alice.waitForFunction(() =>
+	    document.querySelectorAll("#proc-list li.proc").length === 0, null, { timeout: 30000 });
+	assert.equal(await alice.isVisible("#procs-empty"), true);
+	const res = await alice.request.post(INFO.url + "/api/execute", {
+		headers: { "Authorization": "Bearer " + INFO.tokens.alice },
+		data: { thread_id: THREAD, command: "ps -eo args" },
+	});
+	assert.doesNotMatch((await res.json()).output, /tick/);
+	await assertClean(alice);
+});
+
 test("service errors are shown as readable messages", async () => {
 	const json = (status, code, msg, extra) => ({
 		status,
@@ -501,4 +549,58 @@ test("the layout is readable at 390x844", async () => {
 	const cols = await alice.evaluate(() => ["threads", "files", "work"].map((c) =>
 	    document.querySelector(".pane." + c).getBoundingClientRect().x));
 	assert.ok(cols[0] < cols[1] && cols[1] < cols[2], JSON.stringify(cols));
+});
+
+test("signed in by the site (basic auth, under /sandbox): the bench opens without a token", async () => {
+	const S = INFO.site;
+	const base = S.url + "/";
+	assert.match(base, /\/sandbox\/$/);
+	// without the site's sign-in the server asks for it; no bench
+	const anon = await browser.newContext({ ignoreHTTPSErrors: true });
+	const res0 = await anon.request.get(base);
+	assert.equal(res0.status(), 401);
+	assert.match(res0.headers()["www-authenticate"], /^Basic /);
+	await anon.close();
+	const page = await openPage(undefined, {
+		httpCredentials: { username: S.user, password: S.password },
+	});
+	const api = [];
+	page.on("request", (r) => {
+		const u = new URL(r.url());
+		if (u.pathname.includes("/api/"))
+			api.push(u.pathname);
+	});
+	const res = await page.goto(base);
+	assert.equal(res.status(), 200);
+	assert.equal(res.headers()["content-security-policy"], CSP);
+	await page.waitForSelector("#bench:not([hidden])");
+	assert.equal(await page.isVisible("#signin-view"), false);
+	// the site's session: no token, nothing to sign out of here
+	assert.equal(await page.isVisible("#signout"), false);
+	assert.equal(await page.evaluate(() => sessionStorage.getItem("yuxi.token")), null);
+	const tid = "site-" + crypto.randomBytes(4).toString("hex");
+	await page.fill("#nt-id", tid);
+	await page.fill("#nt-agent", "coder");
+	await page.click("#newthread-btn");
+	await page.waitForSelector(`button.thread[data-thread="${tid}"][aria-current="true"]`);
+	await page.fill("#cmd", "echo signed-in-by-the-site > site.txt && cat site.txt");
+	await page.click("#run-btn");
+	await page.waitForSelector("#run-meta.ok, #run-meta.bad", { timeout: 90000 });
+	assert.match(await page.textContent("#run-meta"), /^exit code 0 /);
+	assert.match(await page.textContent("#run-output"), /signed-in-by-the-site/);
+	await expand(page, WS);
+	await node(page, WS + "/site.txt").click();
+	await page.waitForFunction(() => {
+		const e = document.querySelector("#viewer-body pre.text");
+		return e && e.textContent === "signed-in-by-the-site\n";
+	});
+	const dl = await downloadBytes(page);
+	assert.equal(dl.bytes.toString(), "signed-in-by-the-site\n");
+	// every API call went to the prefix's API, relative to the page
+	assert.ok(api.length >= 5, api.join(" "));
+	for (const p of api)
+		assert.ok(p.startsWith("/sandbox/api/"), p);
+	await shot(page, "site-basic-1280");
+	await assertClean(page);
+	await page.context().close();
 });

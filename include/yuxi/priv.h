@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * yuxi/priv.h - the privileged helper (docs/design.md §8 "Privileges").
+ *
+ * One small process keeps CAP_SYS_ADMIN. The master forks it before any
+ * worker (yx_priv_start); from then on the master and everything it forks
+ * later (workers, reaper) run without CAP_SYS_ADMIN in their effective,
+ * permitted, inheritable, ambient and bounding sets: they cannot mount,
+ * and no program they exec gets it back. What needs the capability - a
+ * thread's disk image (YUXI_THREAD_DISK_QUOTA) made, loop-mounted on its
+ * user-data, unmounted and removed - they ask the helper for, over a
+ * SOCK_SEQPACKET socketpair inherited across fork.
+ *
+ * Protocol (src/priv/priv_int.h): one fixed-size request per message, each
+ * carrying a fresh socket (SCM_RIGHTS) on which the helper writes its one
+ * reply. Callers in different processes share the helper's socket but
+ * never see each other's replies, and a caller that dies mid-request
+ * leaves nothing in it. The helper serves one request at a time.
+ *
+ * Names: a request names one directory of <saves>/threads, never a path:
+ * a thread id (yx_thread_id_valid) or one of the store's hidden
+ * temporaries and tombstones (".tmp-<hex>", ".trash-<hex>[-<uid>]"). The
+ * helper checks the name, opens it beneath <saves>/threads with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV), requires a directory of its own user, and acts only on
+ * YX_PRIV_IMAGE (a regular file of its own user, one link) and user-data/
+ * beneath it, both reached the same way; mount(2) and umount2(2) get the
+ * opened directory as /proc/self/fd/N, so no path is resolved twice.
+ *
+ * The image is a sparse file formatted ext4 by mke2fs (fixed argv, clean
+ * environment), no reserved blocks, its root owned by the thread's uid;
+ * attached to a loop device (LOOP_CTL_GET_FREE, LOOP_CONFIGURE with
+ * autoclear: the device goes with the last user of the filesystem) and
+ * mounted nosuid,nodev (not noexec: commands run scripts and programs from
+ * the workspace, as without a quota) with discard, so space freed inside
+ * goes back to the host. An image is never attached twice: a mount first
+ * tries the loop device the helper last attached it to (named in the
+ * image's trusted.yuxi.loop xattr, checked with LOOP_GET_STATUS64), which
+ * may still be held by a sandbox after the host mount went.
+ *
+ * The helper dies with the master (PR_SET_PDEATHSIG) and when every
+ * client end of its socket is closed. It is not respawned: when it is
+ * gone, the requests answer YX_E_BACKEND_UNAVAILABLE.
+ *
+ * Ownership: the client state is process-wide (the inherited socket);
+ * nothing is allocated. Messages put in errctx are safe for API callers
+ * (no host paths).
+ */
+#ifndef YUXI_PRIV_H
+#define YUXI_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "yuxi/config.h"
+#include "yuxi/error.h"
+
+/* The image's name in the thread's directory, beside user-data/. */
+#define YX_PRIV_IMAGE	"user-data.img"
+
+/* A mounted image's filesystem figures (statfs). */
+struct yx_priv_usage {
+	uint64_t	size;		/* bytes of the filesystem */
+	uint64_t	used;		/* bytes in use */
+	uint64_t	avail;		/* bytes a sandbox can still write */
+	uint64_t	files;		/* inodes */
+	uint64_t	files_free;
+};
+
+/*
+ * Fork the helper for cfg->saves_dir (its threads/ must exist), then drop
+ * CAP_SYS_ADMIN from this process. Without CAP_SYS_ADMIN (neither root
+ * nor granted it) no helper starts: YX_OK when cfg->thread_disk_quota is
+ * 0, else YX_E_FORBIDDEN naming YUXI_THREAD_DISK_QUOTA. YX_E_IO when the
+ * helper cannot be started or the capability not dropped.
+ */
+int	yx_priv_start(const struct yx_config *cfg, struct yx_errctx *err);
+/* Stop the helper this process started (bounded wait) and close the
+ * client end; in other processes only close it. Idempotent. */
+void	yx_priv_stop(void);
+/* Is there a helper to ask (started here, or inherited)? */
+bool	yx_priv_running(void);
+
+/*
+ * The requests. `name` as above. Each returns YX_OK; YX_E_BACKEND_UNAVAILABLE
+ * (no helper, or it did not answer within YX_PRIV_TIMEOUT_MS);
+ * YX_E_BAD_REQUEST (a name, size or uid the helper refuses);
+ * YX_E_NOT_FOUND (no such directory or image); YX_E_BUSY (something else
+ * is mounted on user-data); YX_E_IO and errno-mapped errors otherwise.
+ */
+#define YX_PRIV_TIMEOUT_MS	120000
+
+/* Create YX_PRIV_IMAGE (size bytes, rounded up to 4 KiB) in `name`, an
+ * empty ext4 whose root belongs to uid:gid (both > 0). Never replaces. */
+int	yx_priv_create_image(const char *name, int64_t size, unsigned uid,
+    unsigned gid, struct yx_errctx *err);
+/* Mount the image of `name` on its user-data/ (YX_OK when it already is). */
+int	yx_priv_mount(const char *name, struct yx_errctx *err);
+/* Unmount it (YX_OK when nothing is mounted there). */
+int	yx_priv_unmount(const char *name, struct yx_errctx *err);
+/* Unmount it and delete the image (YX_OK when there is none). */
+int	yx_priv_remove(const char *name, struct yx_errctx *err);
+/* Figures of the mounted image of `name`; YX_E_NOT_FOUND when not mounted. */
+int	yx_priv_usage(const char *name, struct yx_priv_usage *u,
+    struct yx_errctx *err);
+
+#endif /* YUXI_PRIV_H */

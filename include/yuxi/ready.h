@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * yuxi/ready.h - the readiness checks: what serving needs, checked the same
+ * way by GET /readyz, the master at start-up and `yuxi-sandbox doctor`
+ * (docs/operations-observe.md "Readiness").
+ *
+ * The checks, in order:
+ *   engine   the container engine answers a ping;
+ *   image    YUXI_SANDBOX_IMAGE is present in the engine;
+ *   runner   the in-sandbox runner (YUXI_RUNNER_PATH) is a regular,
+ *            executable file;
+ *   agent    the in-sandbox agent binary likewise (passes as "not used"
+ *            with YUXI_EXEC_AGENT=off);
+ *   table    the shared provider table answers its lock and is consistent;
+ *   disk     the saves directory's filesystem has YUXI_READY_MIN_FREE free.
+ * The engine and image answers are cached for YX_READY_CACHE_MS, so a
+ * load balancer may poll /readyz often; the others are a few system calls.
+ *
+ * Every result carries two texts: `detail`, safe for any API caller (never
+ * a host path, never engine text), and `oper`, for the operator (the log,
+ * the CLI), which may name host paths.
+ *
+ * Ownership: struct yx_ready is caller storage; it borrows the config, the
+ * driver and the table (any may be NULL: the checks that need them fail),
+ * which must outlive it. One per process; not thread-safe.
+ */
+#ifndef YUXI_READY_H
+#define YUXI_READY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "yuxi/config.h"
+#include "yuxi/error.h"
+
+#define YX_READY_CACHE_MS	2000
+
+enum yx_ready_id {
+	YX_READY_ENGINE,
+	YX_READY_IMAGE,
+	YX_READY_RUNNER,
+	YX_READY_AGENT,
+	YX_READY_TABLE,
+	YX_READY_DISK,
+	YX_READY_N
+};
+
+struct yx_ready_result {
+	const char	*name;		/* "engine", ... (static) */
+	int		 rc;		/* YX_OK when the check passes */
+	char		 detail[160];	/* for API callers: no host path */
+	char		 oper[YX_CFG_PATH + 256]; /* for operators: may name host paths */
+};
+
+struct yx_driver;
+struct yx_table;
+
+struct yx_ready {
+	const struct yx_config	*cfg;
+	struct yx_driver	*drv;
+	struct yx_table		*table;
+	int64_t			 engine_at_ms;	/* mono ms of the cached answers; 0 = none */
+	struct yx_ready_result	 engine, image;
+};
+
+void	yx_ready_init(struct yx_ready *rd, const struct yx_config *cfg,
+    struct yx_driver *drv, struct yx_table *table);
+/*
+ * Run every check into res[YX_READY_N] (indexed by enum yx_ready_id).
+ * Returns the number of checks that failed (0: ready).
+ */
+unsigned yx_ready_run(struct yx_ready *rd, struct yx_ready_result *res);
+/* Just the engine ping, through the same cache: true when it answers. */
+bool	yx_ready_engine_up(struct yx_ready *rd);
+/* The name of check id ("engine", ...); "?" for an unknown id. */
+const char *yx_ready_name(int id);
+
+#endif /* YUXI_READY_H */

@@ -1,0 +1,905 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h_front.c - the front of the remote mode (YUXI_MODE=front,
+ * docs/scaling.md): the public API, unchanged for clients, over sandbox
+ * hosts that keep the threads' files and run their sandboxes.
+ *
+ * What stays here, before any call goes out: identity (401), the thread id
+ * (400), the thread's owner (the one 404 for unknown and foreign threads,
+ * from the front's own records), the path model (400 invalid_path, 403
+ * path_not_allowed, 403 read_only for writes under /home/yuxi/skills), the
+ * JSON body's shape and execute's fields (400), an upload's size (413).
+ * What a host answers is relayed as it is (status, Content-Type,
+ * Retry-After, body): the answers that depend on the thread's files
+ * (404 file_not_found, 400 is_directory, 409 ..., a command's output).
+ * A host that does not answer gives 503 backend_unavailable with
+ * Retry-After; other hosts' threads are not affected.
+ *
+ * Placement: a new thread tries the hosts in rendezvous order of its id
+ * (include/yuxi/hostlist.h), passing over draining hosts and, until the
+ * others have failed, hosts this worker saw fail; the first host that
+ * registers it (POST /api/sandboxes) is written into the thread's record
+ * ("host") when the record is made, and never changes.
+ *
+ * Downloads: the worker checks and answers X-Accel-Redirect to
+ * <prefix>/_yuxi_remote/<host>/<user><route>?<query>, an internal location
+ * of the front's nginx that proxies the request to the host's nginx with
+ * the credential (scripts/remote-nginx-conf.sh): the host checks again and
+ * its nginx sends the file; no worker of either side streams file bytes.
+ *
+ * The forwarded routes are one table (fwd_routes): a route is forwarded by
+ * adding its line. Routes that are in neither this table nor the admin
+ * ones run their own handler (the thread list, /metrics). Execute with
+ * "stream": true is relayed piece by piece as the host sends it (a client
+ * that leaves stops the call, and the host sees its client go). The
+ * background process routes answer 503 on a front for now: their
+ * long-polls would hold a front worker besides the host's.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+#include <json-c/json.h>
+
+#include "remote_int.h"
+#include "yuxi/clock.h"
+#include "yuxi/log.h"
+#include "yuxi/path.h"
+
+_Static_assert(YX_THREAD_HOST_MAX == YX_HOST_NAME_MAX, "a placement is a host name");
+
+#define FRONT_MARGIN_MS		30000	/* beyond the host's own bound of a request */
+#define FRONT_LIFECYCLE_MS	60000	/* a registration, a delete */
+#define FRONT_HEALTH_TMO_MS	2000	/* a host's /healthz */
+#define FRONT_RETRY_HDR		"Retry-After: " YX_REMOTE_RETRY_AFTER "\r\n"
+
+/* How a forwarded route is checked here (struct fwd_route.flags). */
+#define FWD_BODY	0x01	/* thread_id and path in the JSON body, else the query */
+#define FWD_PATH	0x02	/* a path, checked here */
+#define FWD_TOP		0x04	/* "/" is the namespace root */
+#define FWD_WRITE	0x08	/* writes: /home/yuxi/skills is read-only */
+#define FWD_EXEC	0x10	/* execute: command and timeout */
+#define FWD_STREAM	0x20	/* the body is streamed to the host (upload) */
+#define FWD_ACCEL	0x40	/* a download: nginx fetches it from the host */
+
+struct fwd_route {
+	enum yx_method	 method;
+	const char	*pattern;	/* as in yx_routes[] */
+	unsigned	 flags;
+	const char	*dflt;		/* path when absent; NULL: required */
+	yx_handler_fn	 fn;		/* a handler of its own; NULL: forwarded */
+};
+
+static int	front_forward(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_not_yet(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
+static int	front_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
+
+/* The routes of a front that are not the route's own handler. */
+static const struct fwd_route fwd_routes[] = {
+	{ YX_M_GET,	"/healthz",				0, NULL, front_healthz },
+	{ YX_M_GET,	"/readyz",				0, NULL, front_readyz },
+	{ YX_M_POST,	"/api/threads",				0, NULL, front_threads_create },
+	{ YX_M_GET,	"/api/threads/{}",			0, NULL, front_threads_get },
+	{ YX_M_DELETE,	"/api/threads/{}",			0, NULL, front_threads_delete },
+	{ YX_M_POST,	"/api/execute",				FWD_BODY | FWD_EXEC, NULL, NULL },
+	/* background processes: not through a front yet (503) */
+	{ YX_M_POST,	"/api/processes",			0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/processes",			0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/processes/{}",			0, NULL, front_not_yet },
+	{ YX_M_DELETE,	"/api/processes/{}",			0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/processes/{}/output",		0, NULL, front_not_yet },
+	{ YX_M_POST,	"/api/processes/{}/stdin",		0, NULL, front_not_yet },
+	{ YX_M_GET,	"/api/filesystem/ls",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
+	{ YX_M_GET,	"/api/filesystem/cat",			FWD_PATH, NULL, NULL },
+	{ YX_M_POST,	"/api/filesystem/write",		FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
+	{ YX_M_POST,	"/api/filesystem/edit",			FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
+	{ YX_M_POST,	"/api/filesystem/delete",		FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
+	{ YX_M_GET,	"/api/filesystem/glob",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
+	{ YX_M_GET,	"/api/filesystem/grep",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
+	{ YX_M_POST,	"/api/filesystem/upload",		FWD_PATH | FWD_WRITE | FWD_STREAM, NULL, NULL },
+	{ YX_M_GET,	"/api/filesystem/download",		FWD_PATH | FWD_ACCEL, NULL, NULL },
+	{ YX_M_GET,	"/api/viewer/filesystem/tree",		FWD_PATH | FWD_TOP, "/", NULL },
+	{ YX_M_GET,	"/api/viewer/filesystem/file",		FWD_PATH, NULL, NULL },
+	{ YX_M_GET,	"/api/viewer/filesystem/download",	FWD_PATH | FWD_ACCEL, NULL, NULL },
+	{ YX_M_GET,	"/api/admin/sandboxes",			0, NULL, yx_h_front_admin_list },
+	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	0, NULL, yx_h_front_admin_release },
+	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		0, NULL, yx_h_front_admin_destroy },
+};
+
+/* One forwarded request, checked. */
+struct fwd_req {
+	const struct fwd_route	*route;
+	struct yx_buf		 body;		/* the JSON body as it came */
+	struct json_object	*json;
+	struct yx_thread	 t;
+	struct yx_vpath		 vp;
+	int			 timeout_s;	/* execute's; 0: the host's default */
+};
+
+static const struct fwd_route *
+fwd_find(enum yx_method m, const char *pattern)
+{
+	size_t i;
+
+	if (m == YX_M_HEAD)
+		m = YX_M_GET;
+	for (i = 0; i < sizeof(fwd_routes) / sizeof(fwd_routes[0]); i++)
+		if (fwd_routes[i].method == m && strcmp(fwd_routes[i].pattern, pattern) == 0)
+			return &fwd_routes[i];
+	return NULL;
+}
+
+yx_handler_fn
+yx_front_handler(enum yx_method m, const char *pattern)
+{
+	const struct fwd_route *f = fwd_find(m, pattern);
+
+	if (f == NULL)
+		return NULL;
+	return f->fn != NULL ? f->fn : front_forward;
+}
+
+/* How long the host may take: its own bound of the request and a margin. */
+static long
+front_timeout_ms(const struct yx_config *cfg, const struct fwd_route *f, int exec_s)
+{
+	if (f != NULL && (f->flags & FWD_EXEC) != 0)
+		return (long)(exec_s > 0 ? exec_s : cfg->exec_timeout) * 1000 + FRONT_MARGIN_MS;
+	return (cfg->request_budget_ms > 0 ? cfg->request_budget_ms : 600000) + FRONT_MARGIN_MS;
+}
+
+/* The enum of an API error code the host answered with status, or -1. */
+static int
+front_err_code(const char *code, long status)
+{
+	int e;
+
+	for (e = YX_E_OK + 1; e < YX_E__COUNT; e++)
+		if (yx_err_http_status(e) == status && strcmp(yx_err_api_code(e), code) == 0)
+			return e;
+	return -1;
+}
+
+/* error.code and error.message of a JSON error answer (borrowed from o). */
+static bool
+front_json_error(struct json_object *o, const char **code, const char **msg)
+{
+	struct json_object *e, *c, *m;
+
+	if (o == NULL || !json_object_object_get_ex(o, "error", &e) ||
+	    !json_object_object_get_ex(e, "code", &c) ||
+	    !json_object_object_get_ex(e, "message", &m) ||
+	    !json_object_is_type(c, json_type_string) || !json_object_is_type(m, json_type_string))
+		return false;
+	*code = json_object_get_string(c);
+	*msg = json_object_get_string(m);
+	return true;
+}
+
+static struct json_object *
+front_parse(const struct yx_remote_resp *p)
+{
+	struct json_object *o = NULL;
+
+	if (!yx_remote_resp_json(p) ||
+	    yx_json_parse_object(p->body.data, p->body.len, &o, NULL) != YX_OK)
+		return NULL;
+	return o;
+}
+
+int
+yx_front_relay(struct yx_http_req *r, int rc, const struct yx_errctx *e,
+    const struct yx_remote_resp *p)
+{
+	struct json_object	*o;
+	const char		*code, *msg, *ct;
+	char			 hdr[48];
+	int			 err;
+
+	if (rc == YX_E_BACKEND_UNAVAILABLE)
+		return yx_http_send_error_hdr(r, rc, e != NULL ? e->msg : NULL, FRONT_RETRY_HDR),
+		       rc;
+	if (rc != YX_OK)
+		return yx_send_errctx(r, rc, e), rc;
+	if (p->status < 200 || p->status > 599)
+		return yx_http_send_error_hdr(r, YX_E_BACKEND_UNAVAILABLE,
+			   "sandbox host answered nonsense", FRONT_RETRY_HDR),
+		       YX_E_BACKEND_UNAVAILABLE;
+	if (p->status == 204)
+		return yx_http_send_empty(r, 204);
+	/* an error with Retry-After: our own writer, which carries headers */
+	if (p->retry_after[0] != '\0' && p->status >= 400 &&
+	    strspn(p->retry_after, "0123456789") == strlen(p->retry_after) &&
+	    strlen(p->retry_after) <= 6 && (o = front_parse(p)) != NULL) {
+		err = front_json_error(o, &code, &msg) ? front_err_code(code, p->status) : -1;
+		if (err > 0) {
+			snprintf(hdr, sizeof(hdr), "Retry-After: %s\r\n", p->retry_after);
+			rc = yx_http_send_error_hdr(r, err, msg, hdr);
+			json_object_put(o);
+			return rc;
+		}
+		json_object_put(o);
+	}
+	ct = p->content_type[0] != '\0' && !yx_header_unsafe(p->content_type) ?
+	    p->content_type :
+	    YX_CT_JSON;
+	return yx_http_send_raw(r, (int)p->status, ct, p->body.data, p->body.len);
+}
+
+int
+yx_front_host(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t,
+    size_t *host)
+{
+	int i;
+
+	if (t->host[0] == '\0' ||
+	    (i = yx_hostlist_find(yx_remote_hosts(w->remote->rm), t->host)) < 0) {
+		log_warnx("thread %s: its sandbox host \"%s\" is not configured",
+		    t->thread_id, t->host);
+		yx_http_send_error_hdr(r, YX_E_BACKEND_UNAVAILABLE,
+		    "the sandbox host of this thread is not configured", FRONT_RETRY_HDR);
+		return YX_E_BACKEND_UNAVAILABLE;
+	}
+	*host = (size_t)i;
+	return YX_OK;
+}
+
+bool
+yx_front_draining(const struct yx_wctx *w, const char *name)
+{
+	char p[YX_CFG_PATH + 64];
+
+	snprintf(p, sizeof(p), "%s/hosts/%s.draining", w->cfg->saves_dir, name);
+	return access(p, F_OK) == 0;
+}
+
+const char *
+yx_front_health(struct yx_wctx *w, size_t i, bool fresh)
+{
+	struct yx_remote_ctx	*x = w->remote;
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 p;
+	struct json_object	*o, *s;
+	const char		*state = "down";
+	int64_t			 now = yx_mono_ms();
+
+	if (!fresh && x->health_at_ms[i] != 0 && now - x->health_at_ms[i] < YX_FRONT_HEALTH_MS)
+		return x->health[i];
+	memset(&q, 0, sizeof(q));
+	q.method = "GET";
+	q.path = "/healthz";
+	q.timeout_ms = FRONT_HEALTH_TMO_MS;
+	yx_remote_resp_init(&p);
+	if (yx_remote_call(x->rm, i, &q, &p, NULL) == YX_OK && p.status == 200) {
+		state = "degraded";
+		if ((o = front_parse(&p)) != NULL) {
+			if (json_object_object_get_ex(o, "status", &s) &&
+			    json_object_is_type(s, json_type_string) &&
+			    strcmp(json_object_get_string(s), "ok") == 0)
+				state = "ok";
+			json_object_put(o);
+		}
+	}
+	yx_remote_resp_fini(&p);
+	snprintf(x->health[i], sizeof(x->health[i]), "%s", state);
+	x->health_at_ms[i] = yx_mono_ms();
+	return x->health[i];
+}
+
+/* GET /healthz of a front: its workers and each host's state. */
+static int
+front_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
+	struct json_object		*o, *h;
+	const char			*st;
+	bool				 all = true;
+	size_t				 i;
+
+	if ((o = json_object_new_object()) == NULL || (h = json_object_new_object()) == NULL) {
+		json_object_put(o);
+		return YX_E_NOMEM;
+	}
+	for (i = 0; i < hl->n; i++) {
+		st = yx_front_health(w, i, false);
+		all = all && strcmp(st, "ok") == 0;
+		json_object_object_add(h, hl->v[i].name, json_object_new_string(st));
+	}
+	json_object_object_add(o, "status", json_object_new_string(all ? "ok" : "degraded"));
+	json_object_object_add(o, "mode", json_object_new_string("front"));
+	json_object_object_add(o, "workers",
+	    json_object_new_int(atomic_load(&w->metrics->workers_alive)));
+	json_object_object_add(o, "hosts", h);
+	return yx_http_send_obj(r, 200, o);
+}
+
+/*
+ * GET /readyz of a front: ready when at least one host is (threads can be
+ * made and served); each host a check ("host <name>"), asked now.
+ */
+static int
+front_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
+	struct json_object		*o, *checks, *failing, *c;
+	const char			*st;
+	char				 name[YX_HOST_NAME_MAX + 8];
+	size_t				 i, up = 0;
+
+	o = json_object_new_object();
+	checks = json_object_new_array();
+	failing = json_object_new_array();
+	if (o == NULL || checks == NULL || failing == NULL) {
+		json_object_put(o);
+		json_object_put(checks);
+		json_object_put(failing);
+		return YX_E_NOMEM;
+	}
+	for (i = 0; i < hl->n; i++) {
+		st = yx_front_health(w, i, true);
+		snprintf(name, sizeof(name), "host %s", hl->v[i].name);
+		up += strcmp(st, "ok") == 0;
+		if (strcmp(st, "ok") != 0)
+			json_object_array_add(failing, json_object_new_string(name));
+		if ((c = json_object_new_object()) == NULL)
+			continue;
+		json_object_object_add(c, "name", json_object_new_string(name));
+		json_object_object_add(c, "ok", json_object_new_boolean(strcmp(st, "ok") == 0));
+		json_object_object_add(c, "detail", json_object_new_string(st));
+		json_object_array_add(checks, c);
+	}
+	json_object_object_add(o, "ready", json_object_new_boolean(up > 0));
+	if (json_object_array_length(failing) > 0)
+		json_object_object_add(o, "failing", failing);
+	else
+		json_object_put(failing);
+	json_object_object_add(o, "checks", checks);
+	return yx_http_send_obj(r, up > 0 ? 200 : 503, o);
+}
+
+/* Is p the host's "thread not found" (it does not know the thread)? */
+static bool
+front_unknown_thread(const struct yx_remote_resp *p)
+{
+	struct json_object	*o;
+	const char		*code, *msg;
+	bool			 yes = false;
+
+	if (p->status != 404 || (o = front_parse(p)) == NULL)
+		return false;
+	yes = front_json_error(o, &code, &msg) && strcmp(code, "not_found") == 0 &&
+	    strcmp(msg, "thread not found") == 0;
+	json_object_put(o);
+	return yes;
+}
+
+/*
+ * Register thread t on host i (POST /api/sandboxes as its owner). YX_OK
+ * with the host's answer in p (201 or 200 when registered, else its
+ * refusal); yx_remote_call's errors.
+ */
+static int
+front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t, const char *rid,
+    struct yx_remote_resp *p, struct yx_errctx *e)
+{
+	struct yx_remote_req	 q;
+	struct json_object	*o;
+	const char		*s;
+	size_t			 len = 0;
+	int			 rc;
+
+	if ((o = json_object_new_object()) == NULL)
+		return yx_fail(e, YX_E_NOMEM, NULL);
+	json_object_object_add(o, "thread_id", json_object_new_string(t->thread_id));
+	if (t->agent_id[0] != '\0')
+		json_object_object_add(o, "agent_id", json_object_new_string(t->agent_id));
+	if (t->agent_config_id[0] != '\0')
+		json_object_object_add(o, "agent_config_id",
+		    json_object_new_string(t->agent_config_id));
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	memset(&q, 0, sizeof(q));
+	q.method = "POST";
+	q.path = "/api/sandboxes";
+	q.user = t->owner;
+	q.request_id = rid;
+	q.body = s;
+	q.body_len = len;
+	q.timeout_ms = FRONT_LIFECYCLE_MS;
+	rc = s != NULL ? yx_remote_call(w->remote->rm, i, &q, p, e) : yx_fail(e, YX_E_NOMEM, NULL);
+	json_object_put(o);
+	return rc;
+}
+
+/*
+ * Call the thread's host. When the host does not know the thread (a
+ * registration the front could not finish: it was stopped in between, or
+ * the host lost it), the thread is registered there again and the call
+ * made once more; a streamed body cannot be sent twice, so an upload is
+ * not repeated (it answers the 404, and the next request registers).
+ */
+static int
+front_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t, size_t i,
+    const struct yx_remote_req *q, struct yx_remote_resp *p, struct yx_errctx *e)
+{
+	struct yx_remote_resp	reg;
+	struct yx_thread	still;
+	int			rc;
+
+	if ((rc = yx_remote_call(w->remote->rm, i, q, p, e)) != YX_OK || !front_unknown_thread(p))
+		return rc;
+	/* a thread deleted meanwhile is not made again */
+	if (yx_thread_get(&w->store, t->thread_id, t->owner, &still, NULL) != YX_OK)
+		return rc;
+	log_warnx("thread %s: host %s did not know it; registered again (files it had "
+		  "there, if any, are gone)",
+	    t->thread_id, t->host);
+	yx_remote_resp_init(&reg);
+	rc = front_register(w, i, t, q->request_id, &reg, e);
+	if (rc == YX_OK && (reg.status == 200 || reg.status == 201)) {
+		if (q->read != NULL)
+			log_warnx("thread %s: upload not repeated", t->thread_id);
+		else
+			rc = yx_remote_call(w->remote->rm, i, q, p, e);
+	}
+	yx_remote_resp_fini(&reg);
+	return rc;
+}
+
+/* The path of f for the request (query or body), checked. Answers errors. */
+static int
+fwd_path(struct yx_http_req *r, struct fwd_req *fq)
+{
+	const struct fwd_route	*f = fq->route;
+	struct json_object	*v;
+	const char		*path = NULL;
+	size_t			 len = 0;
+	int			 rc;
+
+	if ((f->flags & FWD_BODY) != 0) {
+		if (!json_object_object_get_ex(fq->json, "path", &v) ||
+		    !json_object_is_type(v, json_type_string)) {
+			yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
+			return YX_E_INVALID_PATH;
+		}
+		path = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+	} else if ((path = yx_query_get(&r->query, "path", &len)) != NULL && len == 0)
+		path = NULL;
+	if (path == NULL && f->dflt == NULL) {
+		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
+		return YX_E_INVALID_PATH;
+	}
+	if (path == NULL) {
+		path = f->dflt;
+		len = strlen(path);
+	}
+	if ((f->flags & FWD_TOP) != 0 && yx_path_is_top(path, len))
+		return YX_OK;
+	if ((rc = yx_path_resolve(path, len, &fq->vp)) != YX_OK) {
+		yx_http_send_error(r, rc, rc == YX_E_PATH_NOT_ALLOWED ? "path outside /home/yuxi/user-data and /home/yuxi/skills" : "invalid path");
+		return rc;
+	}
+	if ((f->flags & FWD_WRITE) != 0 && fq->vp.root == YX_ROOT_SKILLS) {
+		char msg[YX_VPATH_MAX + 32];
+
+		snprintf(msg, sizeof(msg), "%s: %s", yx_strerror(YX_E_READ_ONLY), fq->vp.canon);
+		yx_http_send_error(r, YX_E_READ_ONLY, msg);
+		return YX_E_READ_ONLY;
+	}
+	return YX_OK;
+}
+
+/* execute's command and timeout, as the host would check them. */
+static int
+fwd_exec(struct yx_http_req *r, struct fwd_req *fq)
+{
+	struct json_object	*v;
+	const char		*cmd = NULL;
+
+	if (yx_json_opt_str(fq->json, "command", &cmd) != YX_OK || cmd == NULL || cmd[0] == '\0') {
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
+		return YX_E_BAD_REQUEST;
+	}
+	if (json_object_object_get_ex(fq->json, "timeout", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
+			yx_http_send_error(r, YX_E_BAD_REQUEST,
+			    "timeout must be a positive integer number of seconds");
+			return YX_E_BAD_REQUEST;
+		}
+		fq->timeout_s = json_object_get_int64(v) > 600 ? 600 : (int)json_object_get_int64(v);
+	}
+	return YX_OK;
+}
+
+/* Identity, the body, the thread and the path: what is checked here. */
+static int
+fwd_check(struct yx_wctx *w, struct yx_http_req *r, struct fwd_req *fq)
+{
+	struct yx_errctx	 e;
+	const char		*tid = NULL;
+	size_t			 tl = 0;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	if ((fq->route->flags & FWD_BODY) != 0) {
+		if ((rc = yx_http_read_body(r, &fq->body, &e)) != YX_OK ||
+		    (rc = yx_json_parse_object(fq->body.data, fq->body.len, &fq->json, &e)) != YX_OK)
+			return yx_send_errctx(r, rc, &e), rc;
+		if (yx_json_opt_str(fq->json, "thread_id", &tid) != YX_OK)
+			tid = NULL;
+		tl = tid != NULL ? strlen(tid) : 0;
+	} else
+		tid = yx_query_get(&r->query, "thread_id", &tl);
+	if ((fq->route->flags & FWD_EXEC) != 0 &&
+	    (tid == NULL || !yx_thread_id_valid(tid, tl))) {
+		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
+		return YX_E_INVALID_THREAD_ID;
+	}
+	if ((fq->route->flags & FWD_EXEC) != 0 && (rc = fwd_exec(r, fq)) != YX_OK)
+		return rc;
+	if ((rc = yx_load_thread(w, r, tid, tid != NULL ? tl : 0, &fq->t)) != YX_OK)
+		return rc;
+	if ((fq->route->flags & FWD_PATH) != 0 && (rc = fwd_path(r, fq)) != YX_OK)
+		return rc;
+	if ((fq->route->flags & FWD_STREAM) != 0 && r->content_length > 0 &&
+	    (uint64_t)r->content_length > w->cfg->upload_limit) {
+		yx_http_send_error(r, YX_E_PAYLOAD_TOO_LARGE, "upload larger than the limit");
+		return YX_E_PAYLOAD_TOO_LARGE;
+	}
+	return YX_OK;
+}
+
+/*
+ * A download: X-Accel-Redirect to the front's internal location of host i,
+ * which proxies it (query and all) to the host. Only the status line and
+ * that header: the host's answer brings Content-Type, Content-Disposition
+ * and the rest (nginx would keep a second Content-Disposition of ours).
+ */
+static int
+front_accel(struct yx_wctx *w, struct yx_http_req *r, const struct fwd_req *fq, size_t i)
+{
+	const char	*qs = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	struct yx_buf	 h;
+	int		 rc;
+
+	yx_buf_init(&h, 16384);
+	if ((rc = yx_buf_printf(&h, "Status: 200 OK\r\nX-Accel-Redirect: %s/_yuxi_remote/%s/",
+		 w->cfg->url_prefix, yx_remote_hosts(w->remote->rm)->v[i].name)) != YX_OK ||
+	    (rc = yx_pct_encode_path(&h, r->user)) != YX_OK ||
+	    (rc = yx_buf_printf(&h, "%s%s%s", fq->route->pattern,
+		 qs != NULL && qs[0] != '\0' ? "?" : "", qs != NULL ? qs : "")) != YX_OK)
+		goto done;
+	if (yx_header_unsafe(h.data + strlen("Status: 200 OK\r\n"))) {
+		rc = yx_http_send_error(r, YX_E_BAD_REQUEST, "unsafe request");
+		goto done;
+	}
+	if ((rc = yx_buf_puts(&h, "\r\n\r\n")) != YX_OK)
+		goto done;
+	r->status = 200;
+	rc = FCGX_PutStr(h.data, (int)h.len, r->fcgi->out) == (int)h.len ? YX_OK : YX_E_IO;
+done:
+	yx_buf_fini(&h);
+	return rc;
+}
+
+static ssize_t
+front_read_body(void *arg, char *buf, size_t len)
+{
+	return (ssize_t)yx_http_read_some(arg, buf, len);
+}
+
+/* Does an execute body ask for the stream form ("stream": true)? */
+static bool
+fwd_streamed(struct json_object *body)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(body, "stream", &v) &&
+	    json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+/*
+ * The host's stream, piece by piece: the head once (its status and type),
+ * then each piece written and flushed. YX_E_IO when the client left.
+ */
+static int
+front_sink(void *arg, const struct yx_remote_resp *p, const char *data, size_t len)
+{
+	struct yx_http_req	*r = arg;
+	const char		*ct;
+	int			 rc;
+
+	if (r->status == 0) {
+		ct = p->content_type[0] != '\0' && !yx_header_unsafe(p->content_type) ?
+		    p->content_type :
+		    YX_CT_JSON;
+		if ((rc = yx_http_send_stream(r, (int)p->status, ct)) != YX_OK)
+			return rc;
+	}
+	return yx_http_write(r, data, len);
+}
+
+/* A route a front does not forward yet. */
+static int
+front_not_yet(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	int rc;
+
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	yx_http_send_error(r, YX_E_BACKEND_UNAVAILABLE,
+	    "background processes are not available through a front yet");
+	return YX_E_BACKEND_UNAVAILABLE;
+}
+
+/* A forwarded route (fwd_routes without a handler of its own). */
+static int
+front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 p;
+	struct fwd_req		 fq;
+	struct yx_errctx	 e;
+	size_t			 host;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	memset(&fq, 0, sizeof(fq));
+	yx_buf_init(&fq.body, r->body_limit);
+	yx_remote_resp_init(&p);
+	if ((fq.route = fwd_find(r->method, r->route)) == NULL) {
+		rc = YX_E_INTERNAL;
+		goto done;
+	}
+	if ((rc = fwd_check(w, r, &fq)) != YX_OK || (rc = yx_front_host(w, r, &fq.t, &host)) != YX_OK)
+		goto done;
+	if ((fq.route->flags & FWD_ACCEL) != 0) {
+		rc = front_accel(w, r, &fq, host);
+		goto done;
+	}
+	memset(&q, 0, sizeof(q));
+	q.method = fq.route->method == YX_M_POST ? "POST" : "GET";
+	q.path = fq.route->pattern;
+	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	q.user = r->user;
+	q.request_id = r->request_id;	/* the host's log and audit line carry ours */
+	q.timeout_ms = front_timeout_ms(w->cfg, fq.route, fq.timeout_s);
+	if ((fq.route->flags & FWD_STREAM) != 0) {
+		q.read = front_read_body;
+		q.read_arg = r;
+		q.read_len = r->content_length > 0 ? r->content_length : 0;
+		q.content_type = "application/octet-stream";
+	} else if ((fq.route->flags & FWD_BODY) != 0) {
+		q.body = fq.body.data;
+		q.body_len = fq.body.len;
+	}
+	if ((fq.route->flags & FWD_EXEC) != 0 && fwd_streamed(fq.json)) {
+		q.sink = front_sink;
+		q.sink_arg = r;
+	}
+	rc = front_call(w, r, &fq.t, host, &q, &p, &e);
+	if (!p.streamed)
+		rc = yx_front_relay(r, rc, &e, &p);
+	else if (rc != YX_OK)	/* a stream cut: the client, or the host, left */
+		log_info("thread %s: stream from host %s cut: %s", fq.t.thread_id, fq.t.host,
+		    rc == YX_E_IO ? "the client left" : e.msg);
+done:
+	json_object_put(fq.json);
+	yx_buf_fini(&fq.body);
+	yx_remote_resp_fini(&p);
+	return rc;
+}
+
+/*
+ * The hosts a new thread of id may go to, best first: rendezvous order,
+ * draining hosts left out, hosts this worker saw fail last.
+ */
+static size_t
+front_candidates(struct yx_wctx *w, const char *id, size_t *cand)
+{
+	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
+	size_t				 order[YX_HOSTS_MAX], i, n = 0;
+	int				 pass;
+
+	yx_hostlist_order(hl, id, order);
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < hl->n; i++)
+			if (!yx_front_draining(w, hl->v[order[i]].name) &&
+			    yx_remote_down(w->remote->rm, order[i]) == (pass == 1))
+				cand[n++] = order[i];
+	return n;
+}
+
+/*
+ * POST /api/threads: the record is made with the first host that takes
+ * the thread, so it never names a host without it. The record comes first
+ * (the id, the per-user limit, another user's id: all decided here), then
+ * the host registers it; a host that does not answer has the record
+ * undone and the next host tried.
+ */
+static int
+front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
+	struct yx_remote_resp		 p;
+	struct yx_thread		 want, t;
+	struct yx_errctx		 e;
+	size_t				 cand[YX_HOSTS_MAX], n, i;
+	bool				 created = false;
+	int				 rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_threads_parse_create(w, r, &want)) != YX_OK)
+		goto done;
+	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
+	if ((n = front_candidates(w, want.thread_id, cand)) == 0) {
+		rc = yx_http_send_error_hdr(r, YX_E_BACKEND_UNAVAILABLE,
+		    "no sandbox host takes new threads (all are draining)", FRONT_RETRY_HDR);
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(want.host, sizeof(want.host), "%s", hl->v[cand[i]].name);
+		yx_errctx_clear(&e);
+		if ((rc = yx_thread_create_limited(&w->store, &want,
+			 (unsigned)w->cfg->max_threads_per_user, &t, &created, &e)) != YX_OK) {
+			yx_send_errctx(r, rc, &e);
+			goto done;
+		}
+		if (!created) {	/* the caller's own, placed before */
+			rc = yx_http_send_obj(r, 200, yx_thread_json(&t));
+			goto done;
+		}
+		rc = front_register(w, cand[i], &t, r->request_id, &p, &e);
+		if (rc == YX_OK && (p.status == 201 || p.status == 200)) {
+			log_info("thread %s placed on host %s", t.thread_id, t.host);
+			rc = yx_http_send_obj(r, 201, yx_thread_json(&t));
+			goto done;
+		}
+		/* undone: the record must not name a host that does not have it */
+		if (yx_thread_remove(&w->store, t.thread_id, t.owner, NULL) != YX_OK)
+			log_warnx("thread %s: record on host %s not undone", t.thread_id, t.host);
+		if (rc != YX_E_BACKEND_UNAVAILABLE) {	/* the host refused: say why */
+			rc = yx_front_relay(r, rc, &e, &p);
+			goto done;
+		}
+	}
+	rc = yx_http_send_error_hdr(r, YX_E_BACKEND_UNAVAILABLE, "no sandbox host answered",
+	    FRONT_RETRY_HDR);
+done:
+	yx_remote_resp_fini(&p);
+	return rc;
+}
+
+/* GET /api/threads/{id}: the front's record, the sandbox from its host. */
+static int
+front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 p;
+	struct json_object	*o = NULL, *rec, *sb;
+	struct yx_thread	 t;
+	struct yx_errctx	 e;
+	char			 path[64 + YX_THREAD_ID_SIZE];
+	size_t			 host;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
+	    (rc = yx_front_host(w, r, &t, &host)) != YX_OK)
+		goto done;
+	snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
+	memset(&q, 0, sizeof(q));
+	q.method = "GET";
+	q.path = path;
+	q.user = r->user;
+	q.request_id = r->request_id;
+	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
+	rc = front_call(w, r, &t, host, &q, &p, &e);
+	if (rc != YX_OK || p.status != 200 || (o = front_parse(&p)) == NULL ||
+	    !json_object_object_get_ex(o, "sandbox", &sb)) {
+		rc = yx_front_relay(r, rc, &e, &p);
+		goto done;
+	}
+	if ((rec = yx_thread_json(&t)) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(rec, "sandbox", json_object_get(sb));
+	rc = yx_http_send_obj(r, 200, rec);
+done:
+	json_object_put(o);
+	yx_remote_resp_fini(&p);
+	return rc;
+}
+
+/*
+ * DELETE /api/threads/{id}: the host removes the sandbox and the files
+ * first (not answering: 503, nothing deleted, as with an engine that is
+ * down), then the front's record goes as on one host.
+ */
+static int
+front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 p;
+	struct yx_thread	 t;
+	struct yx_errctx	 e;
+	char			 path[64 + YX_THREAD_ID_SIZE];
+	size_t			 host;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
+	    (rc = yx_front_host(w, r, &t, &host)) != YX_OK)
+		goto done;
+	snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
+	memset(&q, 0, sizeof(q));
+	q.method = "DELETE";
+	q.path = path;
+	q.user = r->user;
+	q.request_id = r->request_id;
+	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0) + FRONT_LIFECYCLE_MS;
+	rc = yx_remote_call(w->remote->rm, host, &q, &p, &e);
+	if (rc != YX_OK || (p.status != 204 && p.status != 404)) {
+		rc = yx_front_relay(r, rc, &e, &p);
+		goto done;
+	}
+	rc = yx_h_threads_delete(w, r, arg);	/* no provider here: the record */
+done:
+	yx_remote_resp_fini(&p);
+	return rc;
+}
+
+#ifdef YX_CONTROL_UNSAFE
+/*
+ * Control build, YX_CONTROL_OFF=provroutes: the naive front, which passes
+ * a request for a route it does not serve to the first host with its
+ * credential. The remote security test must then reach the
+ * provisioner-only routes through the front.
+ */
+int
+yx_front_proxy_any(struct yx_wctx *w, struct yx_http_req *r, const char *path)
+{
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 p;
+	struct yx_buf		 body;
+	struct yx_errctx	 e;
+	int			 rc = YX_OK;
+
+	yx_errctx_clear(&e);
+	yx_buf_init(&body, r->body_limit);
+	yx_remote_resp_init(&p);
+	if (r->content_length > 0)
+		rc = yx_http_read_body(r, &body, &e);
+	memset(&q, 0, sizeof(q));
+	q.method = r->method_str;
+	q.path = path;
+	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	q.user = r->user[0] != '\0' ? r->user : NULL;
+	q.admin = r->admin;
+	q.body = r->content_length > 0 ? body.data : NULL;
+	q.body_len = body.len;
+	if (rc == YX_OK)
+		rc = yx_remote_call(w->remote->rm, 0, &q, &p, &e);
+	rc = yx_front_relay(r, rc, &e, &p);
+	yx_remote_resp_fini(&p);
+	yx_buf_fini(&body);
+	return rc;
+}
+#endif

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h_proc.c - a thread's background processes (docs/api.md "Background
+ * processes"): POST /api/processes, GET /api/processes, GET and DELETE
+ * /api/processes/{id}, GET /api/processes/{id}/output (long-poll) and
+ * POST /api/processes/{id}/stdin, over include/yuxi/procs.h.
+ *
+ * Checks as for execute, in this order: identity (401), thread id (400),
+ * the caller's thread (404 for an unknown and for another user's thread
+ * alike, h_common.c), then the process (404 "no such process").
+ *
+ * Worker occupancy: an output long-poll holds its worker for up to
+ * wait_ms (at most YX_PROC_WAIT_MAX_MS). So that long-polls never take the
+ * whole pre-forked pool, at most YUXI_PROCESS_WAITERS of them (default:
+ * half the workers, at least one) wait at once across all workers; the
+ * others answer at once, with "wait_capped": true. The slots are byte
+ * locks (F_OFD_SETLK) on one file, <saves>/proc-waits.lock: the kernel
+ * drops a crashed worker's slot with its descriptor.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "daemon_int.h"
+#include "common/control_int.h"
+#include "yuxi/clock.h"
+#include "yuxi/executor.h"
+#include "yuxi/log.h"
+#include "yuxi/procs.h"
+#include "yuxi/text.h"
+
+#define PROC_WAITS_FILE	"proc-waits.lock"
+
+/* One request's view of a thread's processes. */
+struct proc_req {
+	struct yx_thread	 t;
+	struct yx_exec_request	 req;
+	struct yx_exec_masks	 masks;
+	struct yx_proc_ctx	 c;
+};
+
+/* This worker's descriptor of the long-poll slots (see the top). */
+static int	proc_waits_fd = -1;
+
+/*
+ * The caller's thread. Control build only: with YX_CONTROL_OFF=procowner
+ * the process routes skip the owner check (docs/security.md "Control
+ * mode"), so that the suite's 404 test can be seen to fail.
+ */
+static int
+proc_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
+    size_t len, struct yx_thread *t)
+{
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("procowner") && id != NULL &&
+	    yx_thread_id_valid(id, len) && strlen(id) == len &&
+	    yx_thread_find(&w->store, id, t, NULL) == YX_OK)
+		return YX_OK;
+#endif
+	return yx_load_thread(w, r, id, len, t);
+}
+
+static void
+proc_close(struct proc_req *p)
+{
+	if (p->c.tdir != -1)
+		close(p->c.tdir);
+	if (p->c.rundir != -1)
+		close(p->c.rundir);
+	p->c.tdir = p->c.rundir = -1;
+}
+
+/* Thread (tid, tl bytes), its directories and masks into p. Sends errors. */
+static int
+proc_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
+    size_t tl, struct proc_req *p)
+{
+	struct yx_errctx	e;
+	int			rc;
+
+	memset(p, 0, sizeof(*p));
+	p->c.tdir = p->c.rundir = -1;
+	yx_errctx_clear(&e);
+	if ((rc = proc_thread(w, r, tid, tl, &p->t)) != YX_OK)
+		return rc;
+	if (w->exec == NULL) {
+		yx_http_send_error(r, YX_E_BACKEND_UNAVAILABLE,
+		    "sandbox backend unavailable");
+		return YX_E_BACKEND_UNAVAILABLE;
+	}
+	yx_exec_request_thread(&p->req, &p->t);
+	p->c.cfg = w->cfg;
+	if ((p->c.tdir = yx_thread_dirfd(&w->store, p->t.thread_id)) == -1) {
+		yx_http_send_error(r, YX_E_NOT_FOUND, NULL);	/* just deleted */
+		return YX_E_NOT_FOUND;
+	}
+	if ((rc = yx_executor_rundir(w->exec, &p->req, &p->c.rundir, &p->c.uid,
+		 &e)) != YX_OK) {
+		log_warnx("thread %s: agent directory: %s", p->t.thread_id, e.msg);
+		proc_close(p);
+		yx_http_send_error(r, YX_E_AGENT_UNAVAILABLE,
+		    "the in-sandbox agent cannot be used (details in the server log)");
+		return YX_E_AGENT_UNAVAILABLE;
+	}
+	(void)yx_executor_mask_rules(w->exec, &p->req, &p->masks);
+	p->c.rules = p->masks.rules;
+	p->c.nrules = p->masks.n;
+	return YX_OK;
+}
+
+/* proc_open with thread_id from the query. */
+static int
+proc_open_q(struct yx_wctx *w, struct yx_http_req *r, struct proc_req *p)
+{
+	const char	*tid;
+	size_t		 tl = 0;
+
+	tid = yx_query_get(&r->query, "thread_id", &tl);
+	return proc_open(w, r, tid, tl, p);
+}
+
+static struct json_object *
+proc_time(int64_t ms)
+{
+	char ts[40];
+
+	return ms > 0 ? json_object_new_string(yx_iso8601_ms(ms, ts, sizeof(ts))) :
+			NULL;
+}
+
+/* A process as the API shows it; NULL on ENOMEM. */
+static struct json_object *
+proc_json(const struct yx_proc *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "process_id", json_object_new_string(p->id));
+	json_object_object_add(o, "command",
+	    yx_json_text(p->command, p->command != NULL ? strlen(p->command) : 0));
+	json_object_object_add(o, "state",
+	    json_object_new_string(yx_proc_state_name(p->state)));
+	json_object_object_add(o, "exit_code",
+	    p->state == YX_PROC_EXITED ? json_object_new_int(p->exit_code) : NULL);
+	json_object_object_add(o, "timed_out", json_object_new_boolean(p->timed_out));
+	json_object_object_add(o, "timeout", json_object_new_int(p->timeout));
+	json_object_object_add(o, "started_at", proc_time(p->started_at));
+	json_object_object_add(o, "ended_at", proc_time(p->ended_at));
+	json_object_object_add(o, "output_bytes",
+	    json_object_new_int64((int64_t)p->output_bytes));
+	return o;
+}
+
+/* The process id of the route; 404 for one that cannot exist. */
+static int
+proc_id_arg(struct yx_http_req *r, const char *arg)
+{
+	if (arg[0] == 'p' && strlen(arg) == YX_PROC_ID_SIZE - 1 &&
+	    strspn(arg + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2)
+		return YX_OK;
+	yx_http_send_error(r, YX_E_NOT_FOUND, "no such process");
+	return YX_E_NOT_FOUND;
+}
+
+/* Parse the start body: thread id, command, timeout. Sends errors. */
+static int
+proc_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
+    const char **cmd, int *timeout)
+{
+	struct json_object *v;
+
+	*timeout = 0;
+	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
+	    !yx_thread_id_valid(*tid, strlen(*tid))) {
+		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
+		return YX_E_INVALID_THREAD_ID;
+	}
+	if (yx_json_opt_str(body, "command", cmd) != YX_OK || *cmd == NULL ||
+	    (*cmd)[0] == '\0') {
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
+		return YX_E_BAD_REQUEST;
+	}
+	if (json_object_object_get_ex(body, "timeout", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
+			yx_http_send_error(r, YX_E_BAD_REQUEST,
+			    "timeout must be a positive integer number of seconds");
+			return YX_E_BAD_REQUEST;
+		}
+		/* capped at YUXI_PROCESS_LIFETIME, not refused */
+		*timeout = json_object_get_int64(v) > 86400 ? 86400 :
+							      (int)json_object_get_int64(v);
+	}
+	return YX_OK;
+}
+
+int
+yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*body = NULL;
+	struct yx_skill_set	 skills;
+	struct proc_req		 p;
+	struct yx_proc		 proc;
+	struct yx_errctx	 e;
+	const char		*tid = NULL, *cmd = NULL;
+	int			 timeout, rc;
+
+	(void)arg;
+	memset(&proc, 0, sizeof(proc));
+	p.c.tdir = p.c.rundir = -1;
+	yx_errctx_clear(&e);
+	if ((rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	if ((rc = yx_http_read_json(r, &body, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((rc = proc_parse(r, body, &tid, &cmd, &timeout)) != YX_OK)
+		goto done;
+	yx_audit_note_command(&w->note, cmd, strlen(cmd));
+	if ((rc = proc_open(w, r, tid, strlen(tid), &p)) != YX_OK)
+		goto done;
+	if ((rc = yx_agents_skills(w->agents, p.t.agent_id, p.t.agent_config_id,
+		 &skills)) != YX_OK)
+		goto done;
+	p.req.skills = &skills;
+	p.req.command = cmd;
+	if ((rc = yx_proc_start(w->exec, &p.c, &p.req, timeout, &proc, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	rc = yx_http_send_obj(r, 201, proc_json(&proc));
+done:
+	yx_proc_fini(&proc);
+	proc_close(&p);
+	json_object_put(body);
+	return rc;
+}
+
+int
+yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o = NULL, *a;
+	struct yx_proc		*v = NULL;
+	struct proc_req		 p;
+	struct yx_errctx	 e;
+	size_t			 n = 0, i;
+	int			 rc;
+
+	(void)arg;
+	yx_errctx_clear(&e);
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+		return rc;
+	if ((rc = yx_proc_list(&p.c, &v, &n, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = json_object_new_object()) == NULL ||
+	    (a = json_object_new_array()) == NULL) {
+		rc = YX_E_NOMEM;
+		goto done;
+	}
+	json_object_object_add(o, "processes", a);
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, proc_json(&v[i]));
+	rc = yx_http_send_obj(r, 200, o);
+	o = NULL;
+done:
+	json_object_put(o);
+	yx_proc_list_free(v, n);
+	proc_close(&p);
+	return rc;
+}
+
+int
+yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct proc_req		p;
+	struct yx_proc		proc;
+	struct yx_errctx	e;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+		return rc;
+	if ((rc = proc_id_arg(r, arg)) == YX_OK &&
+	    (rc = yx_proc_get(&p.c, arg, &proc, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	if (rc == YX_OK)
+		rc = yx_http_send_obj(r, 200, proc_json(&proc));
+	yx_proc_fini(&proc);
+	proc_close(&p);
+	return rc;
+}
+
+int
+yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o;
+	struct proc_req		 p;
+	struct yx_proc		 proc;
+	struct yx_errctx	 e;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	memset(&proc, 0, sizeof(proc));
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+		return rc;
+	if ((rc = proc_id_arg(r, arg)) == YX_OK &&
+	    (rc = yx_proc_kill(&p.c, arg, &proc, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	if (rc == YX_OK) {
+		if ((o = proc_json(&proc)) != NULL)
+			json_object_object_add(o, "forgotten", json_object_new_boolean(1));
+		rc = yx_http_send_obj(r, 200, o);
+	}
+	yx_proc_fini(&proc);
+	proc_close(&p);
+	return rc;
+}
+
+/*
+ * Take a long-poll slot (see the top): its number, or -1 when as many
+ * long-polls as allowed wait already (or the slot file cannot be used).
+ */
+static int
+proc_wait_take(struct yx_wctx *w)
+{
+	struct flock	fl;
+	char		path[YX_CFG_PATH + 32];
+	int		cap, k;
+
+	cap = w->cfg->proc_waiters > 0 ? w->cfg->proc_waiters : w->cfg->workers / 2;
+	if (cap < 1)
+		cap = 1;
+	if (proc_waits_fd == -1) {
+		snprintf(path, sizeof(path), "%s/" PROC_WAITS_FILE, w->cfg->saves_dir);
+		proc_waits_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (proc_waits_fd == -1) {
+			log_warn("%s", path);
+			return -1;
+		}
+	}
+	for (k = 0; k < cap; k++) {
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = k;
+		fl.l_len = 1;
+		if (fcntl(proc_waits_fd, F_OFD_SETLK, &fl) == 0)
+			return k;
+	}
+	return -1;
+}
+
+static void
+proc_wait_give(int k)
+{
+	struct flock fl;
+
+	if (k < 0)
+		return;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_UNLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = k;
+	fl.l_len = 1;
+	(void)fcntl(proc_waits_fd, F_OFD_SETLK, &fl);
+}
+
+/* Unsigned query parameter up to max (dflt when absent). Sends errors. */
+static int
+proc_q_num(struct yx_http_req *r, const char *key, unsigned long long dflt,
+    unsigned long long max, unsigned long long *out)
+{
+	const char	*s = yx_query_get(&r->query, key, NULL);
+	char		*end, msg[96];
+
+	*out = dflt;
+	if (s == NULL || s[0] == '\0')
+		return YX_OK;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (*end == '\0' && s[0] >= '0' && s[0] <= '9' && errno == 0 && *out <= max)
+		return YX_OK;
+	snprintf(msg, sizeof(msg), "%s must be an integer in [0, %llu]", key, max);
+	yx_http_send_error(r, YX_E_BAD_REQUEST, msg);
+	return YX_E_BAD_REQUEST;
+}
+
+/* The output reply's body into b. */
+static int
+proc_output_body(const struct yx_proc_chunk *c, bool capped, struct yx_buf *b)
+{
+	const struct yx_proc	*p = &c->proc;
+	int			 rc;
+
+	if ((rc = yx_buf_puts(b, "{\"data\":")) != YX_OK ||
+	    (rc = yx_json_str_append(b, c->data.data != NULL ? c->data.data : "",
+		 c->data.len)) != YX_OK ||
+	    (rc = yx_buf_printf(b, ",\"offset\":%llu,\"next_offset\":%llu,"
+				   "\"dropped\":%llu,\"running\":%s,\"state\":\"%s\",",
+		 (unsigned long long)c->offset, (unsigned long long)c->next_offset,
+		 (unsigned long long)c->dropped,
+		 p->state == YX_PROC_RUNNING ? "true" : "false",
+		 yx_proc_state_name(p->state))) != YX_OK)
+		return rc;
+	if (p->state == YX_PROC_EXITED)
+		rc = yx_buf_printf(b, "\"exit_code\":%d,\"timed_out\":%s", p->exit_code,
+		    p->timed_out ? "true" : "false");
+	else
+		rc = yx_buf_puts(b, "\"exit_code\":null,\"timed_out\":false");
+	if (rc == YX_OK && capped)
+		rc = yx_buf_puts(b, ",\"wait_capped\":true");
+	return rc == YX_OK ? yx_buf_puts(b, "}") : rc;
+}
+
+int
+yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_proc_chunk	 c;
+	struct yx_buf		 b;
+	struct proc_req		 p;
+	struct yx_errctx	 e;
+	unsigned long long	 off, wait, max;
+	int			 rc, slot = -1;
+
+	yx_errctx_clear(&e);
+	memset(&c, 0, sizeof(c));
+	yx_buf_init(&b, SIZE_MAX);
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+		goto out;
+	if ((rc = proc_id_arg(r, arg)) != YX_OK ||
+	    (rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
+	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
+	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
+		 &max)) != YX_OK)
+		goto done;
+	if (wait > YX_PROC_WAIT_MAX_MS)
+		wait = YX_PROC_WAIT_MAX_MS;
+	if (max == 0)
+		max = YX_PROC_READ_DEFAULT;
+	if (wait > 0 && (slot = proc_wait_take(w)) == -1)
+		log_debug("output long-poll of %s answered at once: all slots taken", arg);
+	rc = yx_proc_output(&p.c, arg, off, slot >= 0 ? (int)wait : 0, (size_t)max,
+	    &c, &e);
+	proc_wait_give(slot);
+	if (rc != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((rc = proc_output_body(&c, wait > 0 && slot == -1, &b)) != YX_OK)
+		goto done;
+	rc = yx_http_send_raw(r, 200, YX_CT_JSON, b.data, b.len);
+done:
+	proc_close(&p);
+out:
+	yx_proc_chunk_fini(&c);
+	yx_buf_fini(&b);
+	return rc;
+}
+
+int
+yx_h_procs_stdin(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o;
+	struct yx_buf		 body;
+	struct proc_req		 p;
+	struct yx_errctx	 e;
+	unsigned long long	 eof;
+	size_t			 written = 0;
+	bool			 open = false;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	yx_buf_init(&body, w->cfg->body_limit);
+	if ((rc = yx_need_user(r)) != YX_OK ||
+	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+		goto out;
+	if ((rc = proc_id_arg(r, arg)) != YX_OK ||
+	    (rc = proc_q_num(r, "eof", 0, 1, &eof)) != YX_OK)
+		goto done;
+	if ((rc = yx_http_read_body(r, &body, &e)) != YX_OK ||
+	    (rc = yx_proc_stdin(&p.c, arg, body.data, body.len, eof != 0, &written,
+		 &open, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((o = json_object_new_object()) != NULL) {
+		json_object_object_add(o, "written", json_object_new_int64((int64_t)written));
+		json_object_object_add(o, "stdin_open", json_object_new_boolean(open));
+	}
+	rc = yx_http_send_obj(r, 200, o);
+done:
+	proc_close(&p);
+out:
+	yx_buf_fini(&body);
+	return rc;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_int.h - the two remote roles of yuxi-sandboxd (docs/scaling.md).
+ *
+ * YUXI_MODE=front: the public API, unchanged for clients. Identity, the
+ * thread's owner, the path model and the checks of the request are done
+ * here, then the operation goes to the thread's sandbox host over HTTPS
+ * (include/yuxi/remote.h): h_front.c (the forwarder, threads, /healthz,
+ * downloads by X-Accel-Redirect through nginx) and h_front_admin.c (the
+ * admin endpoints over every host, draining).
+ *
+ * YUXI_MODE=provisioner: a sandbox host. Every route but /healthz and
+ * /metrics needs the front's credential, and only with it is the acting
+ * user the front names believed; it also serves the lifecycle API the
+ * front uses (h_prov.c).
+ *
+ * remote_route.c picks each request's handler for the mode, hides the
+ * routes of the other modes, and opens a worker's side of either role.
+ */
+#ifndef YUXI_REMOTE_INT_H
+#define YUXI_REMOTE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon_int.h"
+#include "yuxi/hostlist.h"
+#include "yuxi/remote.h"
+
+#define YX_FRONT_HEALTH_MS	2000	/* /healthz of a front asks each host at most this often */
+#define YX_HOST_STATE_MAX	12	/* "ok", "degraded", "down" */
+
+/* A worker's side of its role; heap, NULL in standalone mode. */
+struct yx_remote_ctx {
+	struct yx_remote	*rm;			/* front: the hosts' client */
+	char			 expect[300];		/* provisioner: "Bearer <secret>" */
+	size_t			 expect_len;
+	int64_t			 health_at_ms[YX_HOSTS_MAX];	/* front: last /healthz asked */
+	char			 health[YX_HOSTS_MAX][YX_HOST_STATE_MAX];
+};
+
+/* ---- remote_route.c ------------------------------------------------------ */
+
+/* After the worker opened its store: the client (front) or the expected
+ * credential (provisioner). YX_OK (also standalone: nothing) or an error,
+ * logged. */
+int	yx_remote_worker_open(struct yx_wctx *w);
+void	yx_remote_worker_close(struct yx_wctx *w);
+/* Is path a route of another mode (answered like an unknown path)? */
+bool	yx_route_hidden(struct yx_wctx *w, struct yx_http_req *r, const char *path);
+/* The handler of route idx for this worker's mode (the route's own when
+ * the mode has none of its own). */
+yx_handler_fn yx_route_handler(struct yx_wctx *w, struct yx_http_req *r, size_t idx);
+
+/* ---- h_front.c ----------------------------------------------------------- */
+
+/* The front's handler of a route (method, pattern), NULL: the route's own. */
+yx_handler_fn yx_front_handler(enum yx_method m, const char *pattern);
+/* The front's naive proxy of the control build (YX_CONTROL_OFF=provroutes). */
+int	yx_front_proxy_any(struct yx_wctx *w, struct yx_http_req *r, const char *path);
+/*
+ * Answer with what host i said (status, Content-Type, Retry-After, body);
+ * rc is yx_remote_call's: not YX_OK answers the error (503
+ * backend_unavailable with Retry-After when the host did not answer).
+ */
+int	yx_front_relay(struct yx_http_req *r, int rc, const struct yx_errctx *e,
+    const struct yx_remote_resp *p);
+/* The host of thread t (its index), or the 503 answered. */
+int	yx_front_host(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t,
+    size_t *host);
+/* A host's /healthz state ("ok", "degraded", "down"), asked at most every
+ * YX_FRONT_HEALTH_MS unless fresh. */
+const char *yx_front_health(struct yx_wctx *w, size_t i, bool fresh);
+/* Is host `name` draining (<saves>/hosts/<name>.draining exists)? */
+bool	yx_front_draining(const struct yx_wctx *w, const char *name);
+
+/* ---- h_front_admin.c ----------------------------------------------------- */
+
+int	yx_h_front_admin_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_admin_release(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_admin_destroy(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_hosts(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_drain(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_undrain(struct yx_wctx *, struct yx_http_req *, const char *);
+
+/* ---- h_prov.c ------------------------------------------------------------ */
+
+/* Does r carry the front's credential (YUXI_FRONT_AUTH)? Constant time. */
+bool	yx_prov_authorized(const struct yx_wctx *w, struct yx_http_req *r);
+/* 401 for a request without the credential (its claimed user dropped). */
+int	yx_h_prov_refuse(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_prov_create(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_prov_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_prov_get(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_prov_destroy(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_prov_release(struct yx_wctx *, struct yx_http_req *, const char *);
+
+/* ---- what the remote roles take from the other handlers ------------------ */
+
+/* h_threads.c: the POST /api/threads body into want (errors answered). */
+int	yx_threads_parse_create(struct yx_wctx *w, struct yx_http_req *r,
+    struct yx_thread *want);
+/* h_threads.c: the API view of a record (caller puts). */
+struct json_object *yx_thread_json(const struct yx_thread *t);
+/* h_ops.c: the admin view of a slot (caller puts). */
+struct json_object *yx_slot_json(const struct yx_shm_slot *s);
+/* h_ops.c: is s a sandbox id (8-64 lowercase hex digits)? */
+bool	yx_sandbox_id_valid(const char *s);
+
+#endif /* YUXI_REMOTE_INT_H */

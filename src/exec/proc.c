@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proc.c - a thread's background processes on the host side; see
+ * include/yuxi/procs.h for the contract and docs/agent.md "Background
+ * processes" for the keeper inside the sandbox.
+ *
+ * The records are the host's memory of what it started: one JSON file per
+ * process in <thread>/procs/ (written through a temporary name and a
+ * rename), read and refreshed on every request. The sandbox reaches
+ * neither them nor the thread's directory. What a keeper says (its 'Z'
+ * status, its exit file) is untrusted like everything from the sandbox:
+ * bounded, parsed strictly, and it can only misreport its own thread's
+ * processes. Starting takes an exclusive flock on the records' directory,
+ * so two workers never both see room for one more process.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "yuxi/clock.h"
+#include "yuxi/executor.h"
+#include "yuxi/log.h"
+#include "yuxi/procs.h"
+#include "yuxi/text.h"
+#include "yuxi/threads.h"
+#include "exec/agent_client.h"
+#include "guest/agent_proto.h"
+
+#define PROC_DIR		"procs"
+#define PROC_RECORD_MAX		(1 << 20)	/* bytes of one record */
+#define PROC_STDIN_CHUNK	YX_AGENT_OUT_MAX
+
+/* A keeper's 'Z' status (agent_proto.h). */
+struct proc_status {
+	unsigned long long	from, to, total, written;
+	long long		code, ended;
+	int			run, timedout, killed, in_open;
+};
+
+void
+yx_proc_fini(struct yx_proc *p)
+{
+	if (p == NULL)
+		return;
+	free(p->command);
+	p->command = NULL;
+}
+
+void
+yx_proc_list_free(struct yx_proc *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		yx_proc_fini(&v[i]);
+	free(v);
+}
+
+const char *
+yx_proc_state_name(int state)
+{
+	switch (state) {
+	case YX_PROC_RUNNING: return "running";
+	case YX_PROC_EXITED: return "exited";
+	default: return "lost";
+	}
+}
+
+static int
+proc_state_of(const char *s)
+{
+	if (strcmp(s, "running") == 0)
+		return YX_PROC_RUNNING;
+	return strcmp(s, "exited") == 0 ? YX_PROC_EXITED : YX_PROC_LOST;
+}
+
+/* "p" and 16 lowercase hex digits. */
+static bool
+proc_id_valid(const char *id)
+{
+	return id[0] == 'p' && strlen(id) == YX_PROC_ID_SIZE - 1 &&
+	    strspn(id + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2;
+}
+
+/* The records' directory of the thread at tdir (made with `create`);
+ * -1 with errno. */
+static int
+proc_dir_open(int tdir, bool create)
+{
+	int fd;
+
+	fd = openat(tdir, PROC_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && create &&
+	    (mkdirat(tdir, PROC_DIR, 0700) == 0 || errno == EEXIST))
+		fd = openat(tdir, PROC_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+/*
+ * Write p's record through a temporary name: a new one (`create`) by a
+ * rename, an update by an exchange with the current record, which fails
+ * when it is gone: a refresh racing a DELETE never brings a forgotten
+ * process back. YX_OK, YX_E_NOT_FOUND (update of a gone record), YX_E_IO.
+ */
+static int
+proc_record_write(int dfd, const struct yx_proc *p, bool create)
+{
+	struct json_object	*o = json_object_new_object();
+	const char		*s;
+	char			 tmp[YX_PROC_ID_SIZE + 32];
+	size_t			 len = 0;
+	int			 fd = -1, rc = YX_E_IO;
+
+	if (o == NULL)
+		return YX_E_NOMEM;
+	json_object_object_add(o, "process_id", json_object_new_string(p->id));
+	json_object_object_add(o, "command", json_object_new_string(p->command));
+	json_object_object_add(o, "state",
+	    json_object_new_string(yx_proc_state_name(p->state)));
+	json_object_object_add(o, "exit_code", json_object_new_int(p->exit_code));
+	json_object_object_add(o, "timed_out", json_object_new_boolean(p->timed_out));
+	json_object_object_add(o, "timeout", json_object_new_int(p->timeout));
+	json_object_object_add(o, "started_at", json_object_new_int64(p->started_at));
+	json_object_object_add(o, "ended_at", json_object_new_int64(p->ended_at));
+	json_object_object_add(o, "output_bytes",
+	    json_object_new_int64((int64_t)p->output_bytes));
+	/* one temporary per process: two workers may refresh it at once */
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", p->id, (int)getpid());
+	if ((s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN,
+		 &len)) == NULL ||
+	    (fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		 0600)) == -1)
+		goto done;
+	if (write(fd, s, len) != (ssize_t)len || fsync(fd) != 0)
+		goto done;
+	if (create)
+		rc = renameat(dfd, tmp, dfd, p->id) == 0 ? YX_OK : YX_E_IO;
+	else if (renameat2(dfd, tmp, dfd, p->id, RENAME_EXCHANGE) == 0)
+		rc = YX_OK;	/* tmp holds the old one now: removed below */
+	else
+		rc = errno == ENOENT ? YX_E_NOT_FOUND : YX_E_IO;
+done:
+	if (fd != -1)
+		close(fd);
+	(void)unlinkat(dfd, tmp, 0);
+	if (rc == YX_E_IO)
+		log_warn("process record %s", p->id);
+	json_object_put(o);
+	return rc;
+}
+
+/* One field of a record, or a default. */
+static int64_t
+proc_field(struct json_object *o, const char *key, int64_t dflt)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) &&
+		json_object_is_type(v, json_type_int) ?
+	    json_object_get_int64(v) :
+	    dflt;
+}
+
+/* Parse a record. YX_OK or YX_E_IO. */
+static int
+proc_record_parse(const char *text, size_t len, const char *id,
+    struct yx_proc *p)
+{
+	struct json_tokener	*tok;
+	struct json_object	*o, *v;
+	int			 rc = YX_E_IO;
+
+	memset(p, 0, sizeof(*p));
+	if (len > INT32_MAX || (tok = json_tokener_new()) == NULL)
+		return rc;
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	json_tokener_free(tok);
+	if (o != NULL && json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, "command", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    json_object_object_get_ex(o, "state", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		snprintf(p->id, sizeof(p->id), "%s", id);
+		p->state = proc_state_of(json_object_get_string(v));
+		json_object_object_get_ex(o, "command", &v);
+		if ((p->command = strdup(json_object_get_string(v))) != NULL)
+			rc = YX_OK;
+		p->exit_code = (int)proc_field(o, "exit_code", -1);
+		p->timed_out = json_object_object_get_ex(o, "timed_out", &v) &&
+		    json_object_get_boolean(v);
+		p->timeout = (int)proc_field(o, "timeout", 0);
+		p->started_at = proc_field(o, "started_at", 0);
+		p->ended_at = proc_field(o, "ended_at", 0);
+		p->output_bytes = (uint64_t)proc_field(o, "output_bytes", 0);
+	}
+	json_object_put(o);
+	return rc;
+}
+
+/* Read the record of id. YX_OK; YX_E_NOT_FOUND; YX_E_IO; YX_E_NOMEM. */
+static int
+proc_record_read(int dfd, const char *id, struct yx_proc *p,
+    struct yx_errctx *err)
+{
+	struct stat	 st;
+	char		*text = NULL;
+	ssize_t		 n = -1;
+	int		 fd, rc;
+
+	memset(p, 0, sizeof(*p));
+	memset(&st, 0, sizeof(st));
+	if (!proc_id_valid(id) ||
+	    (fd = openat(dfd, id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < PROC_RECORD_MAX &&
+	    (text = malloc((size_t)st.st_size + 1)) != NULL)
+		n = read(fd, text, (size_t)st.st_size);
+	close(fd);
+	rc = n == st.st_size ? proc_record_parse(text, (size_t)n, id, p) :
+			       YX_E_IO;
+	free(text);
+	if (rc != YX_OK)
+		return yx_fail(err, rc, "process record %s unreadable", id);
+	return YX_OK;
+}
+
+/* Parse a keeper's status text. 0 or -1. */
+static int
+proc_status_parse(const char *s, struct proc_status *ks)
+{
+	static const char *const keys[] = { "from", "to", "total", "written",
+		"code", "ended", "run", "timedout", "killed", "stdin" };
+	long long	 v;
+	const char	*p = s, *eq;
+	char		*end;
+	size_t		 i, k;
+
+	memset(ks, 0, sizeof(*ks));
+	ks->code = -1;
+	while (*p != '\0') {
+		if ((eq = strchr(p, '=')) == NULL)
+			return -1;
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if ((size_t)(eq - p) == strlen(keys[k]) &&
+			    strncmp(p, keys[k], strlen(keys[k])) == 0)
+				break;
+		errno = 0;
+		v = strtoll(eq + 1, &end, 10);
+		if (errno != 0 || end == eq + 1 || (*end != ' ' && *end != '\0'))
+			return -1;
+		if (k < 4 && v < 0)
+			return -1;
+		i = (size_t)v;
+		switch (k) {
+		case 0: ks->from = i; break;
+		case 1: ks->to = i; break;
+		case 2: ks->total = i; break;
+		case 3: ks->written = i; break;
+		case 4: ks->code = v; break;
+		case 5: ks->ended = v; break;
+		case 6: ks->run = v != 0; break;
+		case 7: ks->timedout = v != 0; break;
+		case 8: ks->killed = v != 0; break;
+		case 9: ks->in_open = v != 0; break;
+		default: break;	/* a newer keeper's word */
+		}
+		p = *end == ' ' ? end + 1 : end;
+	}
+	return ks->from <= ks->to && ks->to <= ks->total ? 0 : -1;
+}
+
+/* What the keeper said, into p. True when it changed the record. */
+static bool
+proc_apply(struct yx_proc *p, const struct proc_status *ks)
+{
+	struct yx_proc	old = *p;
+
+	p->output_bytes = ks->total;
+	if (!ks->run) {
+		p->state = YX_PROC_EXITED;
+		p->exit_code = ks->code >= 0 && ks->code <= 255 ? (int)ks->code : -1;
+		p->timed_out = ks->timedout;
+		p->ended_at = ks->ended;
+	}
+	return old.state != p->state || old.output_bytes != p->output_bytes;
+}
+
+/*
+ * The keeper of a process the record says runs is gone: the exit file it
+ * left says how it ended, else it is lost. True when p changed.
+ */
+static bool
+proc_gone(const struct yx_proc_ctx *c, struct yx_proc *p)
+{
+	struct proc_status	ks;
+	char			name[YX_PROC_ID_SIZE + 16], text[256];
+	ssize_t			n;
+
+	if (p->state != YX_PROC_RUNNING)
+		return false;
+	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.exit", p->id);
+	n = yx_agent_read_small(c->rundir, name, c->uid, text, sizeof(text));
+	if (n > 0 && text[n - 1] == '\n')
+		text[n - 1] = '\0';
+	if (n > 0 && proc_status_parse(text, &ks) == 0) {
+		ks.run = 0;
+		ks.total = p->output_bytes;
+		return proc_apply(p, &ks);
+	}
+	p->state = YX_PROC_LOST;
+	return true;
+}
+
+/* Ask the keeper of a running process how it is; true when p changed. */
+static bool
+proc_refresh(const struct yx_proc_ctx *c, struct yx_proc *p)
+{
+	struct proc_status	ks;
+	char			st[YX_AGENT_STATUS_MAX + 1];
+	int			rc;
+
+	if (p->state != YX_PROC_RUNNING)
+		return false;
+	rc = yx_agent_keeper_op(c->rundir, c->uid, p->id, YX_AGENT_T_STATUS, NULL,
+	    0, 0, NULL, NULL, st, NULL);
+	if (rc == YX_E_NOT_FOUND)
+		return proc_gone(c, p);
+	if (rc != YX_OK || proc_status_parse(st, &ks) == -1)
+		return false;	/* unsure: as it was */
+	return proc_apply(p, &ks);
+}
+
+/* Read and refresh one record, writing it back when it changed. */
+static int
+proc_load(const struct yx_proc_ctx *c, int dfd, const char *id,
+    struct yx_proc *p, struct yx_errctx *err)
+{
+	int rc;
+
+	if ((rc = proc_record_read(dfd, id, p, err)) != YX_OK)
+		return rc;
+	if (proc_refresh(c, p))
+		(void)proc_record_write(dfd, p, false);
+	return YX_OK;
+}
+
+static int
+proc_cmp(const void *a, const void *b)
+{
+	const struct yx_proc *x = a, *y = b;
+
+	if (x->started_at != y->started_at)
+		return x->started_at < y->started_at ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* All records of dfd (at most YX_PROC_RECORDS + 1), refreshed, oldest
+ * first. */
+static int
+proc_read_all(const struct yx_proc_ctx *c, int dfd, struct yx_proc **out,
+    size_t *n, struct yx_errctx *err)
+{
+	struct dirent	*de;
+	struct yx_proc	*v;
+	DIR		*d;
+	int		 fd;
+
+	*out = NULL;
+	*n = 0;
+	if ((v = calloc(YX_PROC_RECORDS + 1, sizeof(*v))) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		free(v);
+		return yx_fail(err, YX_E_IO, "process records unreadable");
+	}
+	while ((de = readdir(d)) != NULL && *n <= YX_PROC_RECORDS)
+		if (proc_id_valid(de->d_name) &&
+		    proc_load(c, dfd, de->d_name, &v[*n], NULL) == YX_OK)
+			(*n)++;
+	closedir(d);
+	qsort(v, *n, sizeof(*v), proc_cmp);
+	*out = v;
+	return YX_OK;
+}
+
+int
+yx_proc_list(const struct yx_proc_ctx *c, struct yx_proc **out, size_t *n,
+    struct yx_errctx *err)
+{
+	int dfd, rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+		return errno == ENOENT ? YX_OK :
+					 yx_fail(err, YX_E_IO, "process records unreadable");
+	rc = proc_read_all(c, dfd, out, n, err);
+	close(dfd);
+	return rc;
+}
+
+int
+yx_proc_get(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
+    struct yx_errctx *err)
+{
+	int dfd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
+	rc = proc_load(c, dfd, id, out, err);
+	close(dfd);
+	return rc;
+}
+
+/*
+ * Before a start (records locked): YX_E_PROCESS_LIMIT when cfg->proc_max
+ * run; drop the oldest ended records while there are too many.
+ */
+static int
+proc_room(const struct yx_proc_ctx *c, int dfd, struct yx_errctx *err)
+{
+	struct yx_proc	*v;
+	size_t		 n, i, running = 0, left;
+	int		 rc;
+
+	if ((rc = proc_read_all(c, dfd, &v, &n, err)) != YX_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		running += v[i].state == YX_PROC_RUNNING;
+	left = n;
+	for (i = 0; i < n && left >= YX_PROC_RECORDS; i++)
+		if (v[i].state != YX_PROC_RUNNING &&
+		    unlinkat(dfd, v[i].id, 0) == 0)
+			left--;
+	yx_proc_list_free(v, n);
+	if (running >= (size_t)c->cfg->proc_max)
+		return yx_fail(err, YX_E_PROCESS_LIMIT,
+		    "%d background processes run in this thread already "
+		    "(YUXI_PROCESS_MAX)",
+		    c->cfg->proc_max);
+	if (left >= YX_PROC_RECORDS)
+		return yx_fail(err, YX_E_PROCESS_LIMIT, "too many process records");
+	return YX_OK;
+}
+
+/* A fresh process id. YX_OK or YX_E_IO. */
+static int
+proc_new_id(char id[YX_PROC_ID_SIZE])
+{
+	unsigned char	r[8];
+	size_t		i;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return YX_E_IO;
+	id[0] = 'p';
+	for (i = 0; i < sizeof(r); i++)
+		snprintf(id + 1 + 2 * i, 3, "%02x", r[i]);
+	return YX_OK;
+}
+
+int
+yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
+    const struct yx_exec_request *req, int timeout, struct yx_proc *out,
+    struct yx_errctx *err)
+{
+	struct yx_exec_request	r = *req;
+	int			dfd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((dfd = proc_dir_open(c->tdir, true)) == -1)
+		return yx_fail(err, YX_E_IO, "process records: %s", strerror(errno));
+	if (flock(dfd, LOCK_EX) == -1) {
+		rc = yx_fail(err, YX_E_IO, "process records: %s", strerror(errno));
+		goto done;
+	}
+	if ((rc = proc_room(c, dfd, err)) != YX_OK)
+		goto done;
+	if (proc_new_id(out->id) != YX_OK ||
+	    (out->command = strdup(req->command)) == NULL) {
+		rc = yx_fail(err, YX_E_NOMEM, NULL);
+		goto done;
+	}
+	out->state = YX_PROC_RUNNING;
+	out->exit_code = -1;
+	out->timeout = timeout <= 0 || timeout > c->cfg->proc_lifetime ?
+	    c->cfg->proc_lifetime :
+	    timeout;
+	out->started_at = yx_now_ms();
+	/* the record first: a crash from here on leaves it, never an
+	 * unknown process */
+	if ((rc = proc_record_write(dfd, out, true)) != YX_OK) {
+		rc = yx_fail(err, rc, "cannot record the process");
+		goto done;
+	}
+	r.timeout_sec = out->timeout;
+	rc = yx_executor_spawn(ex, &r, out->id, c->cfg->proc_output_keep, err);
+	if (rc != YX_OK)
+		(void)unlinkat(dfd, out->id, 0);
+	else
+		log_info("thread %s: background process %s started", req->thread_id,
+		    out->id);
+done:
+	close(dfd);	/* drops the lock */
+	if (rc != YX_OK)
+		yx_proc_fini(out);
+	return rc;
+}
+
+/* A yx_output_fn collecting a keeper's 'D' frames (more than asked for
+ * is a broken keeper). */
+static int
+proc_collect(void *arg, const char *data, size_t len)
+{
+	int rc = yx_buf_append(arg, data, len);
+
+	return rc == YX_E_PAYLOAD_TOO_LARGE ? YX_E_BACKEND_UNAVAILABLE : rc;
+}
+
+/*
+ * Mask what was read (raw, starting at ks->from) into out->data. Unless
+ * it is the end of the output, a possible host path or a character cut by
+ * the end is held back. Returns the raw bytes used.
+ */
+static size_t
+proc_mask(const struct yx_proc_ctx *c, const struct yx_buf *raw,
+    const struct proc_status *ks, struct yx_proc_chunk *out)
+{
+	bool	final = !ks->run && ks->to == ks->total;
+	size_t	used = 0, k;
+
+	yx_buf_reset(&out->data);
+	if (yx_mask_prefix(raw->data, raw->len, c->rules, c->nrules, final,
+		&out->data, &used) != YX_OK)
+		return 0;
+	if (!final) {
+		k = yx_utf8_tail(out->data.data, out->data.len);
+		out->data.len -= k;	/* raw bytes copied as they were */
+		used -= k;
+	}
+	return used;
+}
+
+/* One 'R' of the keeper: output from offset past `have`. */
+static int
+proc_read_once(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
+    uint64_t have, int wait_ms, size_t max, struct yx_buf *raw,
+    struct proc_status *ks, struct yx_errctx *err)
+{
+	char	q[96], st[YX_AGENT_STATUS_MAX + 1];
+	int	n, rc;
+
+	yx_buf_reset(raw);
+	n = snprintf(q, sizeof(q), "%llu %llu %d %zu", (unsigned long long)offset,
+	    (unsigned long long)have, wait_ms, max);
+	rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_READ, q,
+	    (size_t)n, wait_ms, proc_collect, raw, st, err);
+	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || raw->len != ks->to - ks->from))
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "process keeper: broken status");
+	return rc;
+}
+
+int
+yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
+    int wait_ms, size_t max, struct yx_proc_chunk *out, struct yx_errctx *err)
+{
+	struct proc_status	ks;
+	struct yx_buf		raw;
+	int64_t			deadline;
+	uint64_t		have = offset;
+	size_t			used;
+	int			dfd, rc, left;
+
+	memset(out, 0, sizeof(*out));
+	yx_buf_init(&out->data, SIZE_MAX);
+	yx_buf_init(&raw, (size_t)max + YX_AGENT_OUT_MAX);
+	out->offset = out->next_offset = offset;
+	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
+	/* an ended process's keeper stays a while with the output */
+	if ((rc = proc_record_read(dfd, id, &out->proc, err)) != YX_OK ||
+	    out->proc.state == YX_PROC_LOST)
+		goto done;
+	deadline = yx_mono_ms() + wait_ms;
+	for (;;) {
+		left = (int)(deadline - yx_mono_ms());
+		rc = proc_read_once(c, id, offset, have, left > 0 ? left : 0, max,
+		    &raw, &ks, err);
+		if (rc == YX_E_NOT_FOUND) {
+			rc = YX_OK;
+			if (proc_gone(c, &out->proc))
+				(void)proc_record_write(dfd, &out->proc, false);
+			break;
+		}
+		if (rc != YX_OK)
+			break;
+		if (proc_apply(&out->proc, &ks))
+			(void)proc_record_write(dfd, &out->proc, false);
+		used = proc_mask(c, &raw, &ks, out);
+		out->offset = ks.from;
+		out->next_offset = ks.from + used;
+		out->dropped = ks.from > offset ? ks.from - offset : 0;
+		if (used > 0 || raw.len == 0 || !ks.run || yx_mono_ms() >= deadline)
+			break;
+		have = ks.to;	/* only a held-back tail: wait for more */
+	}
+done:
+	yx_proc_fini(&out->proc);
+	close(dfd);
+	yx_buf_fini(&raw);
+	return rc;
+}
+
+void
+yx_proc_chunk_fini(struct yx_proc_chunk *out)
+{
+	yx_buf_fini(&out->data);
+	yx_proc_fini(&out->proc);
+}
+
+/* One 'W' of up to PROC_STDIN_CHUNK bytes (0: close stdin). */
+static int
+proc_write_once(const struct yx_proc_ctx *c, const char *id, const char *p,
+    size_t n, struct proc_status *ks, struct yx_errctx *err)
+{
+	char	st[YX_AGENT_STATUS_MAX + 1];
+	int	rc;
+
+	rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_STDIN, p, n, 0,
+	    NULL, NULL, st, err);
+	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || ks->written > n))
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "process keeper: broken status");
+	return rc;
+}
+
+int
+yx_proc_stdin(const struct yx_proc_ctx *c, const char *id, const char *data,
+    size_t len, bool eof, size_t *written, bool *open, struct yx_errctx *err)
+{
+	struct proc_status	ks;
+	struct yx_proc		p;
+	size_t			n, off = 0;
+	int			rc;
+
+	*written = 0;
+	*open = false;
+	if ((rc = yx_proc_get(c, id, &p, err)) != YX_OK)
+		return rc;
+	rc = p.state == YX_PROC_RUNNING ? YX_OK : YX_E_NOT_RUNNING;
+	memset(&ks, 0, sizeof(ks));
+	ks.in_open = 1;
+	while (rc == YX_OK && ks.in_open && (off < len || (off == len && eof))) {
+		n = len - off > PROC_STDIN_CHUNK ? PROC_STDIN_CHUNK : len - off;
+		rc = proc_write_once(c, id, data + off, n, &ks, err);
+		if (rc == YX_E_NOT_FOUND)
+			rc = YX_E_NOT_RUNNING;
+		if (rc != YX_OK)
+			break;
+		off += ks.written;
+		if (n == 0 || ks.written < n)
+			break;	/* closed, or not taken in time */
+	}
+	yx_proc_fini(&p);
+	*written = off;
+	*open = rc == YX_OK && ks.in_open;
+	if (rc == YX_E_NOT_RUNNING || (rc == YX_OK && off == 0 && len > 0 && !ks.in_open))
+		return yx_fail(err, YX_E_NOT_RUNNING,
+		    "the process has ended or closed its standard input");
+	return rc;
+}
+
+int
+yx_proc_kill(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
+    struct yx_errctx *err)
+{
+	struct proc_status	ks;
+	char			st[YX_AGENT_STATUS_MAX + 1];
+	char			name[YX_PROC_ID_SIZE + 16];
+	int			dfd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
+	if ((rc = proc_record_read(dfd, id, out, err)) != YX_OK)
+		goto done;
+	/* an ended process's keeper lingers with the output: it goes too */
+	if (out->state != YX_PROC_LOST) {
+		rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_KILL, NULL, 0,
+		    0, NULL, NULL, st, err);
+		if (rc == YX_OK && proc_status_parse(st, &ks) == 0)
+			(void)proc_apply(out, &ks);
+		else if (rc == YX_E_NOT_FOUND)
+			(void)proc_gone(c, out);
+		else if (rc != YX_OK && out->state == YX_PROC_RUNNING)
+			goto done;	/* unsure whether it died: keep the record */
+		rc = YX_OK;
+	}
+	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.exit", id);
+	(void)unlinkat(c->rundir, name, 0);	/* a name in it, nothing followed */
+	rc = unlinkat(dfd, id, 0) == 0 || errno == ENOENT ? YX_OK :
+							    yx_fail(err, YX_E_IO, "process record: %s", strerror(errno));
+	log_info("background process %s killed and forgotten", id);
+done:
+	close(dfd);
+	return rc;
+}
+
+bool
+yx_proc_keeps_alive(const struct yx_config *cfg, struct yx_thread_store *st,
+    const char *thread_id, int64_t now_ms)
+{
+	struct yx_proc_ctx	 c;
+	struct yx_thread	 t;
+	struct yx_proc		*v = NULL;
+	char			 path[YX_CFG_PATH + 200];
+	size_t			 n = 0, i;
+	bool			 keep = false;
+
+	if (cfg->proc_keepalive == 0 || yx_thread_find(st, thread_id, &t, NULL) != YX_OK)
+		return false;
+	memset(&c, 0, sizeof(c));
+	c.cfg = cfg;
+	c.uid = t.uid != 0 ? t.uid : cfg->uid;
+	c.rundir = -1;
+	if ((c.tdir = yx_thread_dirfd(st, thread_id)) == -1)
+		return false;
+	if (yx_agent_rundir_open(cfg->saves_dir, thread_id, c.uid,
+		t.uid != 0 ? t.gid : cfg->gid, path, sizeof(path), &c.rundir,
+		NULL) == YX_OK &&
+	    yx_proc_list(&c, &v, &n, NULL) == YX_OK)
+		for (i = 0; i < n && !keep; i++)
+			keep = v[i].state == YX_PROC_RUNNING &&
+			    now_ms - v[i].started_at < cfg->proc_keepalive * 1000LL;
+	yx_proc_list_free(v, n);
+	if (c.rundir != -1)
+		close(c.rundir);
+	close(c.tdir);
+	return keep;
+}

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * priv.c - starting the privileged helper, dropping CAP_SYS_ADMIN from
+ * everyone else, and the client side of its protocol; see
+ * include/yuxi/priv.h and docs/design.md §8.
+ *
+ * The client state is process-wide: the master (or the CLI) starts the
+ * helper, and the workers and the reaper it forks afterwards inherit the
+ * client end of the socket. A request is one sendmsg() of a struct
+ * priv_req carrying the far end of a fresh socketpair; the reply is read
+ * from the near end, bounded by YX_PRIV_TIMEOUT_MS. No lock is needed: a
+ * SOCK_SEQPACKET message is delivered whole, and each reply has a socket of
+ * its own.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/capability.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yuxi/clock.h"
+#include "yuxi/log.h"
+#include "priv/priv_int.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
+
+#define PRIV_STOP_MS	5000	/* SIGTERM to SIGKILL at stop */
+
+static struct {
+	int	fd;		/* client end; -1: no helper */
+	pid_t	pid;		/* the helper, in the process that forked it */
+	pid_t	owner;		/* that process */
+} priv = { -1, 0, 0 };
+
+/* capget of this process; false when it fails. */
+static bool
+priv_capget(struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3])
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	memset(data, 0, sizeof(*data) * _LINUX_CAPABILITY_U32S_3);
+	return syscall(SYS_capget, &hdr, data) == 0;
+}
+
+/* Does this process hold CAP_SYS_ADMIN (effective)? */
+static bool
+priv_capable(void)
+{
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	return priv_capget(d) &&
+	    (d[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32))) != 0;
+}
+
+/*
+ * Take CAP_SYS_ADMIN out of this process for good: out of the bounding set
+ * (no exec gets it back, not even as root), the ambient, inheritable,
+ * permitted and effective sets. Everything forked afterwards inherits
+ * that. YX_OK, or YX_E_IO when it is still effective afterwards.
+ */
+static int
+priv_drop_sys_admin(void)
+{
+	struct __user_cap_header_struct	hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct	d[_LINUX_CAPABILITY_U32S_3];
+	const unsigned			w = CAP_SYS_ADMIN / 32;
+	const uint32_t			bit = 1U << (CAP_SYS_ADMIN % 32);
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("privdrop"))	/* how it was: everyone keeps it */
+		return YX_OK;
+#endif
+	/* needs CAP_SETPCAP; without it only what a non-root exec gets */
+	if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) == -1)
+		log_warn("PR_CAPBSET_DROP CAP_SYS_ADMIN");
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_ADMIN, 0, 0);
+	if (!priv_capget(d))
+		return YX_E_IO;
+	d[w].effective &= ~bit;
+	d[w].permitted &= ~bit;
+	d[w].inheritable &= ~bit;
+	if (syscall(SYS_capset, &hdr, d) == -1) {
+		log_warn("capset");
+		return YX_E_IO;
+	}
+	return priv_capable() ? YX_E_IO : YX_OK;
+}
+
+/* In the helper after fork: signals, descriptors, name; never returns. */
+static void __attribute__((noreturn))
+priv_child(const struct yx_config *cfg, int sock, int threads_fd, pid_t parent)
+{
+	struct sigaction	sa;
+	sigset_t		set;
+	int			sig;
+
+	/* die with the master; a master already gone is caught just after */
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(1);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sa.sa_handler = SIG_IGN;	/* replies to callers that left */
+	(void)sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&set);
+	(void)sigprocmask(SIG_SETMASK, &set, NULL);
+	/* keep 0-2 (the log), the socket as 3 and threads/ as 4; no other */
+	if ((sock = fcntl(sock, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (threads_fd = fcntl(threads_fd, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    dup3(sock, 3, O_CLOEXEC) == -1 ||
+	    dup3(threads_fd, 4, O_CLOEXEC) == -1 ||
+	    close_range(5, ~0U, 0) == -1)
+		_exit(1);
+	(void)prctl(PR_SET_NAME, "yuxi-priv", 0, 0, 0);
+	log_init("yuxi-priv", cfg->verbose);
+	_exit(priv_helper_main(3, 4));
+}
+
+int
+yx_priv_start(const struct yx_config *cfg, struct yx_errctx *err)
+{
+	return priv_start(cfg, true, err);
+}
+
+int
+priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
+{
+	char	path[PATH_MAX];
+	int	sv[2] = { -1, -1 }, tfd = -1, rc = YX_OK;
+	pid_t	pid, self = getpid();
+
+	if (priv.fd != -1)
+		return YX_OK;
+	if (!priv_capable()) {
+		if (cfg->thread_disk_quota > 0)
+			rc = yx_fail(err, YX_E_FORBIDDEN, "%s",
+			    "YUXI_THREAD_DISK_QUOTA needs CAP_SYS_ADMIN (root, "
+			    "or granted to the service)");
+		return rc;
+	}
+	if (snprintf(path, sizeof(path), "%s/threads", cfg->saves_dir) >=
+		(int)sizeof(path) ||
+	    (tfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+		-1) {
+		rc = yx_fail(err, YX_E_IO, "privileged helper: cannot open %s",
+		    path);
+		goto done;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    (pid = fork()) == -1) {
+		rc = yx_fail(err, YX_E_IO, "privileged helper: %s",
+		    strerror(errno));
+		goto done;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		priv_child(cfg, sv[1], tfd, self);
+	}
+	priv.fd = sv[0];
+	priv.pid = pid;
+	priv.owner = self;
+	sv[0] = -1;
+	log_info("started privileged helper pid %ld", (long)pid);
+	if (drop && priv_drop_sys_admin() != YX_OK) {
+		yx_priv_stop();
+		rc = yx_fail(err, YX_E_IO, "cannot drop CAP_SYS_ADMIN");
+	}
+done:
+	if (sv[0] != -1)
+		close(sv[0]);
+	if (sv[1] != -1)
+		close(sv[1]);
+	if (tfd != -1)
+		close(tfd);
+	return rc;
+}
+
+void
+yx_priv_stop(void)
+{
+	int64_t	deadline;
+	pid_t	r;
+
+	if (priv.fd != -1)
+		close(priv.fd);
+	priv.fd = -1;
+	if (priv.pid <= 0 || priv.owner != getpid())
+		return;
+	/* EOF ends it unless workers still hold the socket: signal too */
+	kill(priv.pid, SIGTERM);
+	deadline = yx_mono_ms() + PRIV_STOP_MS;
+	while ((r = waitpid(priv.pid, NULL, WNOHANG)) == 0 &&
+	    yx_mono_ms() < deadline)
+		(void)poll(NULL, 0, 10);
+	if (r == 0) {
+		kill(priv.pid, SIGKILL);
+		(void)waitpid(priv.pid, NULL, 0);
+	}
+	/* r == -1 (ECHILD): the master's own reap loop got it first */
+	priv.pid = 0;
+}
+
+bool
+yx_priv_running(void)
+{
+	return priv.fd != -1;
+}
+
+/* Wait until fd is ready for `events`, at most until deadline. */
+static bool
+priv_poll(int fd, short events, int64_t deadline)
+{
+	struct pollfd	pfd;
+	int64_t		left;
+	int		n;
+
+	for (;;) {
+		if ((left = deadline - yx_mono_ms()) <= 0)
+			return false;
+		pfd.fd = fd;
+		pfd.events = events;
+		pfd.revents = 0;
+		n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (n > 0)
+			return true;
+		if (n == -1 && errno != EINTR)
+			return false;
+	}
+}
+
+/* Send rq with the reply socket rfd over the shared socket. 0 or errno. */
+static int
+priv_send(const struct priv_req *rq, int rfd, int64_t deadline)
+{
+	union {
+		char		buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr	align;
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = (void *)rq;
+	iov.iov_len = sizeof(*rq);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &rfd, sizeof(int));
+	for (;;) {
+		if (sendmsg(priv.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+		    (ssize_t)sizeof(*rq))
+			return 0;
+		if (errno != EAGAIN && errno != EINTR)
+			return errno;
+		if (!priv_poll(priv.fd, POLLOUT, deadline))
+			return ETIMEDOUT;
+	}
+}
+
+/* See priv_int.h. */
+int
+priv_call(struct priv_req *rq, struct priv_rep *rep, struct yx_errctx *err)
+{
+	int64_t	deadline = yx_mono_ms() + YX_PRIV_TIMEOUT_MS;
+	ssize_t	n;
+	int	sp[2] = { -1, -1 }, en, rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (priv.fd == -1)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the privileged helper is not running");
+	rq->magic = PRIV_MAGIC;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
+		rc = yx_fail(err, yx_err_from_errno(errno), "socketpair");
+		goto done;
+	}
+	if ((en = priv_send(rq, sp[1], deadline)) != 0) {
+		log_warnx("privileged helper: send: %s", strerror(en));
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the privileged helper does not answer");
+		goto done;
+	}
+	close(sp[1]);	/* the helper holds the other end now */
+	sp[1] = -1;
+	n = -1;
+	if (priv_poll(sp[0], POLLIN, deadline))
+		n = recv(sp[0], rep, sizeof(*rep), MSG_DONTWAIT);
+	if (n != (ssize_t)sizeof(*rep) || rep->magic != PRIV_MAGIC ||
+	    rep->rc < 0 || rep->rc >= YX_E__COUNT) {
+		log_warnx("privileged helper: no answer to request %u",
+		    (unsigned)rq->op);
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the privileged helper does not answer");
+		goto done;
+	}
+	rep->msg[sizeof(rep->msg) - 1] = '\0';
+	rc = rep->rc;
+	if (rc != YX_OK)
+		(void)yx_fail(err, rc, "%s",
+		    rep->msg[0] != '\0' ? rep->msg : yx_strerror(rc));
+done:
+	if (sp[0] != -1)
+		close(sp[0]);
+	if (sp[1] != -1)
+		close(sp[1]);
+	return rc;
+}
+
+/* A request for `name`; YX_E_BAD_REQUEST when it cannot be one. */
+static int
+priv_req_init(struct priv_req *rq, enum priv_op op, const char *name,
+    struct yx_errctx *err)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->op = op;
+	if (!priv_name_valid(name))
+		return yx_fail(err, YX_E_BAD_REQUEST, "invalid thread directory name");
+	memcpy(rq->name, name, strlen(name) + 1);
+	return YX_OK;
+}
+
+int
+yx_priv_create_image(const char *name, int64_t size, unsigned uid,
+    unsigned gid, struct yx_errctx *err)
+{
+	struct priv_req	rq;
+	struct priv_rep	rep;
+	int		rc;
+
+	if ((rc = priv_req_init(&rq, PRIV_CREATE_IMAGE, name, err)) != YX_OK)
+		return rc;
+	rq.size = size > 0 ? (uint64_t)size : 0;
+	rq.uid = uid;
+	rq.gid = gid;
+	return priv_call(&rq, &rep, err);
+}
+
+/* A request that names only a directory. */
+static int
+priv_simple(enum priv_op op, const char *name, struct priv_rep *rep,
+    struct yx_errctx *err)
+{
+	struct priv_req	rq;
+	int		rc;
+
+	if ((rc = priv_req_init(&rq, op, name, err)) != YX_OK)
+		return rc;
+	return priv_call(&rq, rep, err);
+}
+
+int
+yx_priv_mount(const char *name, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_simple(PRIV_MOUNT, name, &rep, err);
+}
+
+int
+yx_priv_unmount(const char *name, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_simple(PRIV_UNMOUNT, name, &rep, err);
+}
+
+int
+yx_priv_remove(const char *name, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_simple(PRIV_REMOVE, name, &rep, err);
+}
+
+int
+yx_priv_usage(const char *name, struct yx_priv_usage *u, struct yx_errctx *err)
+{
+	struct priv_rep	rep;
+	int		rc;
+
+	memset(u, 0, sizeof(*u));
+	if ((rc = priv_simple(PRIV_USAGE, name, &rep, err)) == YX_OK)
+		*u = rep.usage;
+	return rc;
+}

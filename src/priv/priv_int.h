@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * priv_int.h - private interfaces of the privileged helper (src/priv; the
+ * contract is include/yuxi/priv.h): the wire format between the client
+ * (priv.c) and the helper (priv_helper.c), and the disk-image primitives
+ * the helper runs (priv_disk.c).
+ *
+ * Wire format: both messages are fixed-size structs in host byte order
+ * (both ends are the same binary, forked). A request travels on the
+ * shared SOCK_SEQPACKET socket with exactly one descriptor (SCM_RIGHTS):
+ * the caller's end of a fresh socketpair, on which the reply comes back.
+ */
+#ifndef YUXI_PRIV_INT_H
+#define YUXI_PRIV_INT_H
+
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "yuxi/error.h"
+#include "yuxi/priv.h"
+
+#define PRIV_MAGIC	0x79787076u	/* "yxpv" */
+#define PRIV_NAME_MAX	160		/* bytes of a name, NUL excluded */
+#define PRIV_MSG_MAX	200		/* bytes of a reply's message */
+
+/* Bounds the helper enforces (the configuration's, checked again). */
+#define PRIV_IMAGE_MIN	YX_DISK_QUOTA_MIN
+#define PRIV_IMAGE_MAX	YX_DISK_QUOTA_MAX
+#define PRIV_UID_MAX	((1u << 31) - 1)
+
+enum priv_op {
+	PRIV_CREATE_IMAGE = 1,
+	PRIV_MOUNT,
+	PRIV_UNMOUNT,
+	PRIV_REMOVE,
+	PRIV_USAGE,
+};
+
+struct priv_req {
+	uint32_t	magic;
+	uint32_t	op;		/* enum priv_op */
+	uint64_t	size;		/* CREATE_IMAGE: bytes */
+	uint32_t	uid, gid;	/* CREATE_IMAGE: owner of the root */
+	char		name[PRIV_NAME_MAX + 1];
+};
+
+struct priv_rep {
+	uint32_t		magic;
+	int32_t			rc;		/* enum yx_err */
+	struct yx_priv_usage	usage;		/* USAGE */
+	char			msg[PRIV_MSG_MAX];	/* caller-safe; "" = none */
+};
+
+/* ---- priv.c -------------------------------------------------------------- */
+
+/* yx_priv_start(), with drop false: this process keeps CAP_SYS_ADMIN
+ * (the unit tests, which mount and clean up themselves). */
+int	priv_start(const struct yx_config *cfg, bool drop,
+    struct yx_errctx *err);
+/*
+ * One round trip of rq (magic set here, nothing else checked: the tests
+ * send what the client never would). YX_OK or the helper's error, its
+ * message in err; YX_E_BACKEND_UNAVAILABLE when there is no helper or it
+ * did not answer within YX_PRIV_TIMEOUT_MS.
+ */
+int	priv_call(struct priv_req *rq, struct priv_rep *rep,
+    struct yx_errctx *err);
+
+/* ---- priv_helper.c ------------------------------------------------------- */
+
+/*
+ * The helper's life after fork: serve requests arriving on `sock` for the
+ * thread directories beneath `threads_fd` (<saves>/threads) until every
+ * client end is closed or a signal ends it. Returns the exit status.
+ */
+int	priv_helper_main(int sock, int threads_fd);
+/* Is `name` a thread id or one of the store's hidden directory names? */
+bool	priv_name_valid(const char *name);
+
+/* ---- priv_disk.c: each takes the thread directory (O_PATH, checked) --- */
+
+/* openat2 beneath dirfd, no symlink, no magic link, no mount crossed
+ * unless xdev. Returns the fd or -1 with errno. */
+int	priv_openat(int dirfd, const char *name, int flags, mode_t mode,
+    bool xdev);
+int	priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
+    struct yx_errctx *e);
+int	priv_image_mount(int tfd, const char *name, struct yx_errctx *e);
+int	priv_image_unmount(int tfd, const char *name, struct yx_errctx *e);
+int	priv_image_remove(int tfd, const char *name, struct yx_errctx *e);
+int	priv_image_usage(int tfd, struct yx_priv_usage *u, struct yx_errctx *e);
+
+#endif /* YUXI_PRIV_INT_H */

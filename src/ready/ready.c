@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ready.c - the readiness checks shared by /readyz, the master's start-up
+ * and `yuxi-sandbox doctor`; see include/yuxi/ready.h.
+ *
+ * A check never blocks longer than the driver's own bounds (a ping and an
+ * image inspect, 2 s to connect) or the table's lock timeout, and touches
+ * nothing: it stats files, asks the engine and reads the table.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yuxi/clock.h"
+#include "yuxi/driver.h"
+#include "yuxi/provider.h"
+#include "yuxi/ready.h"
+
+static const char *const ready_names[YX_READY_N] = {
+	[YX_READY_ENGINE] = "engine",
+	[YX_READY_IMAGE] = "image",
+	[YX_READY_RUNNER] = "runner",
+	[YX_READY_AGENT] = "agent",
+	[YX_READY_TABLE] = "table",
+	[YX_READY_DISK] = "disk",
+};
+
+const char *
+yx_ready_name(int id)
+{
+	return id >= 0 && id < YX_READY_N ? ready_names[id] : "?";
+}
+
+void
+yx_ready_init(struct yx_ready *rd, const struct yx_config *cfg,
+    struct yx_driver *drv, struct yx_table *table)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->cfg = cfg;
+	rd->drv = drv;
+	rd->table = table;
+}
+
+/* Fill one result; returns rc. */
+static int
+ready_set(struct yx_ready_result *res, int id, int rc, const char *detail,
+    const char *oper)
+{
+	res->name = ready_names[id];
+	res->rc = rc;
+	snprintf(res->detail, sizeof(res->detail), "%s", detail);
+	snprintf(res->oper, sizeof(res->oper), "%s", oper);
+	return rc;
+}
+
+/* The engine ping and the image, at most once per YX_READY_CACHE_MS. */
+static void
+ready_engine(struct yx_ready *rd)
+{
+	struct yx_errctx	 e;
+	const char		*detail;
+	char			 oper[sizeof(rd->engine.oper)];
+	int			 rc;
+
+	if (rd->engine_at_ms != 0 &&
+	    yx_mono_ms() - rd->engine_at_ms < YX_READY_CACHE_MS)
+		return;
+	yx_errctx_clear(&e);
+	rc = rd->drv != NULL ? rd->drv->ops->ping(rd->drv, &e) :
+			       yx_fail(&e, YX_E_BACKEND_UNAVAILABLE, "no driver");
+	snprintf(oper, sizeof(oper), "%s driver: %s",
+	    rd->drv != NULL ? rd->drv->ops->name : "no",
+	    rc == YX_OK ? "engine answers" : e.msg);
+	ready_set(&rd->engine, YX_READY_ENGINE, rc,
+	    rc == YX_OK ? "engine answers" : "engine not reachable", oper);
+	yx_errctx_clear(&e);
+	if (rc == YX_OK)
+		rc = rd->drv->ops->image_present(rd->drv, rd->cfg->image, &e);
+	else
+		yx_fail(&e, rc, "engine not reachable");
+	snprintf(oper, sizeof(oper), "%s: %s", rd->cfg->image,
+	    rc == YX_OK ? "present" : e.msg);
+	if (rc == YX_OK)
+		detail = "sandbox image present";
+	else if (rc == YX_E_IMAGE_MISSING)
+		detail = "sandbox image missing";
+	else
+		detail = "sandbox image not checked";
+	ready_set(&rd->image, YX_READY_IMAGE, rc, detail, oper);
+	rd->engine_at_ms = yx_mono_ms();
+}
+
+bool
+yx_ready_engine_up(struct yx_ready *rd)
+{
+	ready_engine(rd);
+	return rd->engine.rc == YX_OK;
+}
+
+/* A helper binary the engine bind-mounts: a regular executable file. */
+static void
+ready_helper(struct yx_ready_result *res, int id, const char *what,
+    const char *path, const char *setting)
+{
+	struct stat	sb;
+	char		detail[96], oper[YX_CFG_PATH + 128];
+	int		en = 0;
+
+	if (path[0] == '\0')
+		en = ENOENT;
+	else if (stat(path, &sb) == -1)
+		en = errno;
+	else if (!S_ISREG(sb.st_mode))
+		en = EINVAL;
+	else if (access(path, X_OK) == -1)
+		en = errno;
+	if (en == 0) {
+		snprintf(detail, sizeof(detail), "%s present", what);
+		ready_set(res, id, YX_OK, detail, path);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "%s missing or not executable", what);
+	snprintf(oper, sizeof(oper), "%s: %s (set %s)",
+	    path[0] != '\0' ? path : "(no path)",
+	    en == EINVAL ? "not a regular file" : strerror(en), setting);
+	ready_set(res, id, YX_E_BACKEND_UNAVAILABLE, detail, oper);
+}
+
+static void
+ready_agent(struct yx_ready *rd, struct yx_ready_result *res)
+{
+	char path[YX_CFG_PATH];
+
+	if (rd->cfg->exec_agent == YX_EXEC_AGENT_OFF) {
+		ready_set(res, YX_READY_AGENT, YX_OK, "agent not used",
+		    "not used (YUXI_EXEC_AGENT=off)");
+		return;
+	}
+	yx_config_agent_path(rd->cfg, path, sizeof(path));
+	ready_helper(res, YX_READY_AGENT, "in-sandbox agent", path,
+	    "YUXI_AGENT_PATH, or YUXI_EXEC_AGENT=off");
+}
+
+static void
+ready_table(struct yx_ready *rd, struct yx_ready_result *res)
+{
+	struct yx_errctx	 e;
+	const char		*detail;
+	char			 oper[sizeof(e.msg) + 80];
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	rc = yx_provider_check(rd->table, &e);
+	snprintf(oper, sizeof(oper), "%s: %s", rd->cfg->shm_name,
+	    rc == YX_OK ? "consistent" : e.msg);
+	if (rc == YX_OK)
+		detail = "shared table consistent";
+	else if (rc == YX_E_BUSY)
+		detail = "shared table lock not obtained";
+	else if (rc == YX_E_BACKEND_UNAVAILABLE)
+		detail = "no shared table";
+	else
+		detail = "shared table inconsistent";
+	ready_set(res, YX_READY_TABLE, rc, detail, oper);
+}
+
+/* Free space of the saves directory's filesystem (for unprivileged users). */
+static void
+ready_disk(struct yx_ready *rd, struct yx_ready_result *res)
+{
+	const struct yx_config	*c = rd->cfg;
+	struct statvfs		 vf;
+	char			 detail[96], oper[YX_CFG_PATH + 128];
+	unsigned long long	 avail, total, need;
+	int			 rc = YX_OK;
+
+	if (c->ready_min_free == 0 && c->ready_min_free_pct == 0) {
+		ready_set(res, YX_READY_DISK, YX_OK, "not checked",
+		    "not checked (YUXI_READY_MIN_FREE=0)");
+		return;
+	}
+	if (statvfs(c->saves_dir, &vf) == -1) {
+		snprintf(oper, sizeof(oper), "%s: %s", c->saves_dir, strerror(errno));
+		ready_set(res, YX_READY_DISK, YX_E_IO, "saves directory unavailable",
+		    oper);
+		return;
+	}
+	avail = (unsigned long long)vf.f_bavail * vf.f_frsize;
+	total = (unsigned long long)vf.f_blocks * vf.f_frsize;
+	need = c->ready_min_free_pct > 0 ?
+	    total / 100 * (unsigned long long)c->ready_min_free_pct :
+	    (unsigned long long)c->ready_min_free;
+	if (avail < need)
+		rc = YX_E_NOSPACE;
+	snprintf(detail, sizeof(detail), "%llu MiB free, %llu MiB needed",
+	    avail >> 20, need >> 20);
+	snprintf(oper, sizeof(oper), "%s: %s", c->saves_dir, detail);
+	ready_set(res, YX_READY_DISK, rc, detail, oper);
+}
+
+unsigned
+yx_ready_run(struct yx_ready *rd, struct yx_ready_result *res)
+{
+	unsigned	n = 0;
+	int		i;
+
+	ready_engine(rd);
+	res[YX_READY_ENGINE] = rd->engine;
+	res[YX_READY_IMAGE] = rd->image;
+	ready_helper(&res[YX_READY_RUNNER], YX_READY_RUNNER, "in-sandbox runner",
+	    rd->cfg->runner_path, "YUXI_RUNNER_PATH");
+	ready_agent(rd, &res[YX_READY_AGENT]);
+	ready_table(rd, &res[YX_READY_TABLE]);
+	ready_disk(rd, &res[YX_READY_DISK]);
+	for (i = 0; i < YX_READY_N; i++)
+		n += res[i].rc != YX_OK;
+	return n;
+}

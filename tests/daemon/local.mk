@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: MIT
+# tests/daemon: the daemon's own logic that needs no running service
+# (the service itself is tested by tests/e2e, tests/security, tests/proof).
+#   test_reload  what a reload reads again: validation, file and line of a
+#                refusal, the restart-only settings kept (src/daemon/reload.c)
+DAEMON_TESTS = tests/daemon/test_reload
+check_PROGRAMS += $(DAEMON_TESTS)
+TESTS += $(DAEMON_TESTS)

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: MIT
+# tests/remote: the remote mode (docs/scaling.md) with real processes: a
+# front and two provisioners (each yuxi-sandboxd behind its own nginx with
+# TLS) on the one engine, driven by pytest through tests/lib/yxsvc.py's
+# Cluster. The security cases also run the control daemon
+# (tests/security/yuxi-sandboxd-control: provcred, provroutes) and a front
+# nginx without `internal`, which must leak.
+TESTS += tests/remote/run-remote.sh
+EXTRA_DIST += tests/remote/run-remote.sh tests/remote/conftest.py \
+	tests/remote/test_remote.py tests/remote/test_remote_security.py \
+	nginx/provisioner.conf.in scripts/remote-nginx-conf.sh
