@@ -148,6 +148,12 @@ void	yx_egress_hosts_redirect(const char *file,
  * YX_OK with *pidp (the supervisor) or an error (logged).
  */
 int	yx_egress_start(const struct yx_config *cfg, pid_t *pidp);
+/*
+ * Master, after its workers stopped: SIGTERM the supervisor pid (it stops
+ * the proxy and its connections) and reap it, SIGKILL after a bounded
+ * wait. Nothing for pid <= 0.
+ */
+void	yx_egress_stop(pid_t pid);
 
 /*
  * Executor: make sure the proxy serves thread tid's socket with policy p,

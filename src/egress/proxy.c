@@ -49,6 +49,7 @@
 #include "yuxi/hash.h"
 #include "yuxi/ident.h"
 #include "yuxi/log.h"
+#include "yuxi/priv.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "egress/egress_int.h"
@@ -58,6 +59,7 @@
 #define EGRESS_KIDS_MAX		256	/* connections at once, all sandboxes */
 #define EGRESS_KIDS_PER		32	/* ... of one sandbox */
 #define EGRESS_BACKOFF_MIN_MS	100
+#define EGRESS_STOP_MS		5000	/* yx_egress_stop's wait */
 #define EGRESS_BACKOFF_MAX_MS	10000
 #define EGRESS_STABLE_MS	10000
 
@@ -641,6 +643,9 @@ sup_main(const struct yx_config *cfg, pid_t master)
 		_exit(0);
 	(void)prctl(PR_SET_NAME, "yuxi-egress");	/* ps tells it from workers */
 	log_init("yuxi-egress", cfg->verbose);
+	/* no way to the privileged helper: the proxy parses what sandboxes
+	 * send (forked after CAP_SYS_ADMIN was dropped, it has none either) */
+	yx_priv_stop();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = sup_sig;
 	sigemptyset(&sa.sa_mask);
@@ -703,4 +708,23 @@ yx_egress_start(const struct yx_config *cfg, pid_t *pidp)
 		sup_main(cfg, master);
 	*pidp = pid;
 	return YX_OK;
+}
+
+void
+yx_egress_stop(pid_t pid)
+{
+	int64_t	deadline;
+	pid_t	r;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	deadline = yx_mono_ms() + EGRESS_STOP_MS;
+	while ((r = waitpid(pid, NULL, WNOHANG)) == 0 && yx_mono_ms() < deadline)
+		(void)poll(NULL, 0, 10);
+	if (r == 0) {
+		log_warnx("egress proxy %ld did not stop in time: SIGKILL", (long)pid);
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+	}
 }
