@@ -8,7 +8,8 @@
   large_tool_results/; a long output still spills to large_tool_results/;
 - untrusted (runsc): inside, the kernel is gVisor, the runner's timeout
   kills the whole tree, the output cap holds, the process limit is the
-  profile's (skipped when the engine has no runsc runtime);
+  profile's (skipped when the engine has no runsc runtime, a failure
+  with YUXI_TEST_REQUIRE_RUNSC=1, as in CI);
 - a profile without network has no proxy variables and nothing listening
   on the relay's port, the fetcher profile has both;
 - a thread whose agent config moves to another profile (agents file
@@ -139,7 +140,10 @@ def test_no_network_no_proxy_no_relay(psvc):
 
 def test_runsc_profile(psvc):
     if not engine_has_runsc():
-        pytest.skip("the engine has no runsc runtime (scripts/setup.sh adds it)")
+        why = "the engine has no runsc runtime (scripts/setup.sh adds it)"
+        if os.environ.get("YUXI_TEST_REQUIRE_RUNSC") == "1":	# CI: runsc runs there
+            pytest.fail(why + "; YUXI_TEST_REQUIRE_RUNSC=1 forbids skipping")
+        pytest.skip(why)
     tid = thread(psvc, "untrusted")
     out = run(psvc, tid, "dmesg | head -1; uname -r")["output"]
     assert "Starting gVisor" in out and "4.4.0" in out, out
