@@ -15,12 +15,15 @@ between them) on the one engine.
   the download independent of the size.
 - execute with "stream": true through the front: each event as the
   command writes it; the host's request id is the front's.
+- the egress proxy (profiles with network) runs on each sandbox host and
+  not on the front, which runs no sandboxes.
 Measured figures are printed (pytest -s).
 """
 import concurrent.futures
 import hashlib
 import json
 import re
+import subprocess
 import threading
 import time
 
@@ -315,3 +318,16 @@ def test_stream_through_the_front(cluster):
     # the host's log names the request by the front's id
     host = cluster.prov(cluster.hosts_of(tid)[0])
     assert rid and ("rid=%s" % rid) in host.read_log(tail=None), rid
+
+
+def children(svc):
+    """The command names of svc's master's children."""
+    out = subprocess.run(["ps", "-o", "comm=", "--ppid", str(svc.sandboxd.pid)],
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+def test_egress_proxy_on_hosts_only(cluster):
+    assert "yuxi-egress" not in children(cluster.front), children(cluster.front)
+    for p in cluster.provs:
+        assert children(p).count("yuxi-egress") == 1, (p.name, children(p))
