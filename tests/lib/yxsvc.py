@@ -496,6 +496,15 @@ class Service:
         return sorted(int(l.split()[0]) for l in out
                       if l.strip() and l.split()[1:] not in (["yuxi-priv"], ["yuxi-egress"]))
 
+    def egress_pids(self):
+        """The egress proxy's supervisor (named yuxi-egress, a child of the
+        master) and the proxy it runs, when there are."""
+        out = subprocess.run(["ps", "-eo", "pid=,ppid=,comm="],
+                             capture_output=True, text=True).stdout.split("\n")
+        rows = [l.split() for l in out if len(l.split()) == 3]
+        sup = [int(p) for p, pp, c in rows if int(pp) == self.sandboxd.pid and c == "yuxi-egress"]
+        return sup + [int(p) for p, pp, c in rows if sup and int(pp) == sup[0]]
+
     def helper_pid(self):
         """The privileged helper's pid (None when there is none)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
