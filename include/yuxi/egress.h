@@ -162,6 +162,10 @@ void	yx_egress_stop(pid_t pid);
  * YX_E_BACKEND_UNAVAILABLE when the proxy does not answer or refuses
  * (the message is caller-safe; details in the log); YX_E_BAD_REQUEST.
  */
+/* The host directory of thread tid's egress socket into dir (dirlen
+ * bytes): YX_OK or YX_E_BAD_REQUEST (too long). Nothing is made. */
+int	yx_egress_dir(const struct yx_config *cfg, const char *tid, char *dir,
+    size_t dirlen);
 int	yx_egress_ensure(const struct yx_config *cfg, const char *tid,
     unsigned uid, unsigned gid, const struct yx_egress_policy *p,
     char *dir, size_t dirlen, struct yx_errctx *err);

@@ -101,22 +101,30 @@ egress_exchange(int s, const struct yx_buf *b, char *ans, size_t anslen)
 }
 
 int
+yx_egress_dir(const struct yx_config *cfg, const char *tid, char *dir,
+    size_t dirlen)
+{
+	int n = snprintf(dir, dirlen, "%s/%s/%s/%s", cfg->saves_dir, EGRESS_DIR,
+	    EGRESS_SB, tid);
+
+	return n < 0 || (size_t)n >= dirlen ? YX_E_BAD_REQUEST : YX_OK;
+}
+
+int
 yx_egress_ensure(const struct yx_config *cfg, const char *tid, unsigned uid,
     unsigned gid, const struct yx_egress_policy *p, char *dir, size_t dirlen,
     struct yx_errctx *err)
 {
 	struct yx_buf	b;
 	char		ans[512], esc[600];
-	int		s = -1, rc, n;
+	int		s = -1, rc;
 
 	yx_buf_init(&b, EGRESS_CTL_MAX);
 	if (!yx_thread_id_valid(tid, strlen(tid)) || p->nallow == 0) {
 		rc = yx_fail(err, YX_E_BAD_REQUEST, "no allowlist to register");
 		goto done;
 	}
-	n = snprintf(dir, dirlen, "%s/%s/%s/%s", cfg->saves_dir, EGRESS_DIR,
-	    EGRESS_SB, tid);
-	if (n < 0 || (size_t)n >= dirlen) {
+	if (yx_egress_dir(cfg, tid, dir, dirlen) != YX_OK) {
 		rc = yx_fail(err, YX_E_BAD_REQUEST, "egress directory path too long");
 		goto done;
 	}

@@ -1149,6 +1149,10 @@ yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req
 	memset(&run, 0, sizeof(run));
 	if ((rc = exec_run_init(ex, req, &run, NULL)) != YX_OK)
 		return rc;
+	/* the egress socket's directory, as a command of the profile mounts it */
+	if (run.prof->net.nallow > 0 &&
+	    yx_egress_dir(ex->cfg, req->thread_id, run.egress, sizeof(run.egress)) != YX_OK)
+		run.egress[0] = '\0';
 	m->n = exec_mask_rules(ex, &run, m->rules);
 	for (i = 0; i < m->n; i++) {
 		snprintf(m->from[i], sizeof(m->from[i]), "%s", m->rules[i].from);

@@ -14,7 +14,10 @@
   on the relay's port, the fetcher profile has both;
 - a thread whose agent config moves to another profile (agents file
   changed, service restarted) gets a new sandbox with the new settings on
-  its next command; its files are untouched.
+  its next command; its files are untouched;
+- a background process (POST /api/processes) runs under its thread's
+  profile too: read-only workspace, the proxy variables, and the host path
+  of the egress socket's directory masked in its output.
 
 The module's service runs the default image (python3) when it is built.
 """
@@ -22,6 +25,7 @@ import json
 import os
 import secrets
 import subprocess
+import time
 
 import pytest
 
@@ -136,6 +140,37 @@ def test_no_network_no_proxy_no_relay(psvc):
     # the control: a profile with network has both
     out = run(psvc, thread(psvc, "fetcher"), probe)["output"].split()
     assert out == ["4", "0"], out
+
+
+def background(s, tid, command, timeout=30):
+    """Start a background process in tid, read its output to the end."""
+    r = s.request("alice", "POST", "/api/processes",
+                  json={"thread_id": tid, "command": command})
+    assert r.status_code == 201, r.text
+    pid, text, off = r.json()["process_id"], "", 0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = s.request("alice", "GET", "/api/processes/%s/output?thread_id=%s"
+                      "&offset=%d&wait_ms=1000" % (pid, tid, off))
+        assert r.status_code == 200, r.text
+        j = r.json()
+        text, off = text + j["data"], j["next_offset"]
+        if not j["running"] and j["data"] == "":
+            break
+    return text
+
+
+def test_background_process_under_profile(psvc):
+    # the thread's first sandbox is made for the process: under its profile
+    tid = thread(psvc, "reviewer")
+    out = background(psvc, tid, "touch %s/workspace/x; echo rc=$?" % UD)
+    assert "Read-only file system" in out and "rc=1" in out, out
+    tid = thread(psvc, "fetcher")
+    # the path spelt past the command policy's lexical check (YUXI_COMMAND_PATH_POLICY)
+    out = background(psvc, tid, "env | grep -ci _proxy; "
+                                "grep egress \"$(printf '\\057proc/self/mountinfo')\"")
+    assert out.split("\n")[0] == "4", out
+    assert "/opt/yuxi/egress" in out and "/egress/sb/" not in out, out
 
 
 def test_runsc_profile(psvc):
