@@ -121,6 +121,11 @@ def test_rw_mount_source_swapped_by_old_sandbox():
 
 @pytest.mark.skipif(not yxsvc.image_present(IMAGE), reason="default image not built")
 def test_control_rolayout_mounts_the_host_directory():
+    if os.environ.get("YUXI_TEST_RUNTIME") == "runsc":
+        # measured: the new sandbox's `ls outputs/` fails with "Invalid
+        # argument", the canary never shows; the runc run shows the leak
+        pytest.skip("under runsc gVisor refuses a bind source swapped for a "
+                    "symlink: the leak this control must show cannot happen")
     token, out = swap_race("control", "rolayout")
     stats.control(G, token in out, "rolayout off: %r" % out)
     assert token in out, out
