@@ -75,10 +75,21 @@ struct yx_acquire_req {
 	const struct yx_skill_mount	*skills;	/* visible skills (ro) */
 	size_t				 nskills;
 	const char			*skills_fp;	/* fingerprint of the set; NULL = "" */
-	const char			*user_data_host; /* -> /home/yuxi/user-data (rw) */
+	const char			*user_data_host; /* -> /home/yuxi/user-data */
+	bool				 user_data_ro;	/* ... read-only (default rw) */
 	const struct yx_mount		*extra;		/* e.g. the runner binary (ro) */
 	size_t				 nextra;
 	unsigned			 uid, gid;	/* sandbox user; 0 = cfg's */
+	/* container settings (image, runtime, limits) of a new container;
+	 * NULL: the provider's cfg. Part of skills_fp's meaning: the caller
+	 * fingerprints them */
+	const struct yx_config		*settings;
+	/* called right before a new container is created, when no container
+	 * of the thread exists (an old one was removed); an error stops the
+	 * acquire. NULL: none */
+	int				(*before_create)(void *arg,
+	    struct yx_errctx *err);
+	void				*before_create_arg;
 };
 
 /* What the executor needs; a plain value owned by the caller. */

@@ -104,6 +104,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	memset(&req, 0, sizeof(req));
 	yx_exec_request_thread(&req, &t);
 	req.skills = &skills;
+	req.profile = yx_agents_profile(w->agents, t.agent_id, t.agent_config_id);
 	req.command = cmd;
 	req.timeout_sec = timeout;
 	if (stream) {

@@ -135,10 +135,16 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	if ((rc = yx_thread_path(w->cfg->saves_dir, c->t.thread_id,
 		 YX_TP_USER_DATA, ud, sizeof(ud))) != YX_OK)
 		return rc;
-	/* OWNED: the thread found above, not a successor of the same id */
+	/* OWNED: the thread found above, not a successor of the same id;
+	 * RO: its profile's workspace is read-only (403 read_only) */
 	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
 	    (uid_t)c->t.uid, (gid_t)c->t.gid, &lim,
-	    c->t.own_uid ? YX_BROKER_OWNED : 0, &e);
+	    (c->t.own_uid ? YX_BROKER_OWNED : 0) |
+		(yx_agents_profile(w->agents, c->t.agent_id, c->t.agent_config_id)
+				->workspace == YX_WORKSPACE_RO ?
+			YX_BROKER_RO :
+			0),
+	    &e);
 	if (rc != YX_OK) {
 		log_warnx("thread %s: broker: %s", c->t.thread_id, e.msg);
 		return yx_send_errctx(r, rc, &e), rc;

@@ -96,6 +96,10 @@ proc_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 		return YX_E_BACKEND_UNAVAILABLE;
 	}
 	yx_exec_request_thread(&p->req, &p->t);
+	/* the thread's profile, as execute's: a process never gets a sandbox
+	 * made under other settings (a writable workspace for a read-only one) */
+	p->req.profile = yx_agents_profile(w->agents, p->t.agent_id,
+	    p->t.agent_config_id);
 	p->c.cfg = w->cfg;
 	if ((p->c.tdir = yx_thread_dirfd(&w->store, p->t.thread_id)) == -1) {
 		yx_http_send_error(r, YX_E_NOT_FOUND, NULL);	/* just deleted */

@@ -61,6 +61,7 @@
 #include "guest/agent_keeper.h"
 #include "guest/agent_proto.h"
 #include "guest/agent_scm.h"
+#include "guest/relay.h"
 #include "guest/run_core.h"
 
 #define AGENT_REQ_WAIT_MS	10000	/* whole request must arrive by then */
@@ -559,6 +560,7 @@ agent_serve(int lfd)
 	sigset_t		chld;
 	long long		refill = 0, now;
 	char			b;
+	pid_t			pid;
 	int			sp[AGENT_SPARES], sfd, st, dead, i, ms;
 
 	for (i = 0; i < AGENT_SPARES; i++)
@@ -607,7 +609,9 @@ agent_serve(int lfd)
 		while (read(sfd, &si, sizeof(si)) > 0)
 			;
 		dead = 0;
-		while (waitpid(-1, &st, WNOHANG) > 0) {
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (relay_reaped(pid))	/* restarted */
+				continue;
 			if (WIFEXITED(st))
 				refill = 0;	/* a handler is done: refill now */
 			else
@@ -665,6 +669,8 @@ agent_daemonize(const char *path)
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGPIPE, SIG_IGN);
 	lfd = agent_listen(path);
+	if (lfd >= 0)	/* the egress relay, with --relay (relay.h) */
+		(void)relay_start((int[]){ lfd, agent_lockfd }, 2);
 	ok = lfd >= 0 ? 'R' : lfd == -2 ? 'A' :
 					  'E';
 	(void)!write(p[1], &ok, 1);
@@ -685,11 +691,16 @@ main(int argc, char *argv[])
 			daemon = 1;
 		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
 			path = argv[++i];
+		else if (strcmp(argv[i], "--relay") == 0 && i + 1 < argc &&
+		    relay_set(argv[i + 1]) == 0)
+			i++;
 		else
 			path = NULL, i = argc;
 	}
 	if (path == NULL || path[0] != '/') {
-		agent_msg("usage: yuxi-agent [--daemon] --socket ABSPATH", "");
+		agent_msg("usage: yuxi-agent [--daemon] --socket ABSPATH "
+			  "[--relay PORT:ABSPATH]",
+		    "");
 		return 125;
 	}
 	if (getpid() == 1) {
@@ -704,5 +715,6 @@ main(int argc, char *argv[])
 		    path);
 		return lfd == -2 ? 0 : 1;
 	}
+	(void)relay_start((int[]){ lfd, agent_lockfd }, 2);
 	agent_serve(lfd);
 }

@@ -19,12 +19,15 @@ between them) on the one engine.
   output long-poll, delete; the front's own long-poll slot (one here): a
   second long-poll at once answers at once with "wait_capped"; another
   user gets the same 404 on every process route.
+- the egress proxy (profiles with network) runs on each sandbox host and
+  not on the front, which runs no sandboxes.
 Measured figures are printed (pytest -s).
 """
 import concurrent.futures
 import hashlib
 import json
 import re
+import subprocess
 import threading
 import time
 
@@ -374,3 +377,16 @@ def test_processes_through_the_front(cluster):
     r = f.request("alice", "DELETE", one)
     assert r.status_code == 200 and r.json()["forgotten"] is True, r.text
     assert f.request("alice", "GET", one).status_code == 404
+
+
+def children(svc):
+    """The command names of svc's master's children."""
+    out = subprocess.run(["ps", "-o", "comm=", "--ppid", str(svc.sandboxd.pid)],
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+def test_egress_proxy_on_hosts_only(cluster):
+    assert "yuxi-egress" not in children(cluster.front), children(cluster.front)
+    for p in cluster.provs:
+        assert children(p).count("yuxi-egress") == 1, (p.name, children(p))
