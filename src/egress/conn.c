@@ -40,9 +40,11 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "yuxi/buf.h"
 #include "yuxi/clock.h"
 #include "yuxi/egress.h"
 #include "yuxi/log.h"
+#include "yuxi/text.h"
 #include "egress/egress_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -98,6 +100,47 @@ conn_send_all(int fd, const char *p, size_t n)
 	}
 }
 
+/*
+ * The decision as one line of the audit trail, when there is one
+ * (YUXI_AUDIT_LOG): {"time","op":"egress","thread","method","host","port",
+ * "status","outcome":"allowed"|"refused","reason","address"}. Opened for
+ * each line (O_APPEND: one write(2), whole; a rotated file is followed at
+ * once); a line that cannot be written is logged, never fatal.
+ */
+static void
+conn_audit(const struct conn *c, int status, const char *reason, const char *addr)
+{
+	struct yx_buf	b;
+	char		ts[40];
+	int		fd, rc;
+
+	if (c->cfg->audit_log[0] == '\0')
+		return;
+	yx_buf_init(&b, 8192);
+	if ((rc = yx_buf_printf(&b, "{\"time\":\"%s\",\"op\":\"egress\",\"thread\":",
+		 yx_iso8601_ms(yx_now_ms(), ts, sizeof(ts)))) != YX_OK ||
+	    (rc = yx_json_str_append(&b, c->tid, strlen(c->tid))) != YX_OK ||
+	    (rc = yx_buf_puts(&b, ",\"method\":")) != YX_OK ||
+	    (rc = yx_json_str_append(&b, c->method, strlen(c->method))) != YX_OK ||
+	    (rc = yx_buf_puts(&b, ",\"host\":")) != YX_OK ||
+	    (rc = yx_json_str_append(&b, c->shown, strlen(c->shown))) != YX_OK ||
+	    (rc = yx_buf_printf(&b, ",\"port\":%d,\"status\":%d,\"outcome\":\"%s\",\"reason\":",
+		 c->port, status, status == 200 ? "allowed" : "refused")) != YX_OK ||
+	    (rc = yx_json_str_append(&b, reason, strlen(reason))) != YX_OK ||
+	    (rc = yx_buf_puts(&b, ",\"address\":")) != YX_OK ||
+	    (rc = addr != NULL ? yx_json_str_append(&b, addr, strlen(addr)) :
+				 yx_buf_puts(&b, "null")) != YX_OK ||
+	    (rc = yx_buf_puts(&b, "}\n")) != YX_OK)
+		goto done;
+	fd = open(c->cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd == -1 || write(fd, b.data, b.len) != (ssize_t)b.len)
+		log_warn("egress: audit line lost: %s", c->cfg->audit_log);
+	if (fd != -1)
+		close(fd);
+done:
+	yx_buf_fini(&b);
+}
+
 /* Answer `status` with the reason, log the decision, exit. */
 static void __attribute__((noreturn))
 conn_refuse(struct conn *c, int status, const char *reason)
@@ -108,6 +151,7 @@ conn_refuse(struct conn *c, int status, const char *reason)
 	log_info("egress: thread %s: %s %s:%d refused: %s", c->tid,
 	    c->method[0] != '\0' ? c->method : "?",
 	    c->shown[0] != '\0' ? c->shown : "?", c->port, reason);
+	conn_audit(c, status, reason, NULL);
 	snprintf(body, sizeof(body), "yuxi egress proxy: %s %s:%d refused: %s\n",
 	    c->method[0] != '\0' ? c->method : "?",
 	    c->shown[0] != '\0' ? c->shown : "?", c->port, reason);
@@ -451,6 +495,7 @@ egress_conn_serve(const struct yx_config *cfg, int fd, const char *tid,
 	alarm(0);
 	log_info("egress: thread %s: %s %s:%d allowed -> %s", tid, c->method,
 	    c->host, c->port, addr);
+	conn_audit(c, 200, "on the allowlist", addr);
 	if (c->connect)
 		conn_send_all(fd, ok, sizeof(ok) - 1);
 	else

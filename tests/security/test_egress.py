@@ -167,6 +167,28 @@ def test_refused_with_a_clear_error(world):
     assert len(world["hits"]) == before, world["hits"][before:]
 
 
+def test_decisions_in_the_audit_trail(world):
+    """Each decision of the proxy is one line of the audit log (op
+    "egress"): the allowed fetch with the address it went to, the refused
+    one with its reason."""
+    svc = service(world)
+    tid = fetcher(svc, world)
+    ok_url = "http://allowed.test:%d/audited" % world["p1"]
+    no_url = "http://denied.test:%d/audited" % world["p1"]
+    out = fetch(svc, tid, [ok_url, no_url])
+    assert out.get(ok_url, "").startswith("OK ") and "HTTP 403" in out.get(no_url, ""), out
+    lines = [l for l in svc.audit_lines() if l.get("op") == "egress" and l.get("thread") == tid]
+    allowed = [l for l in lines if l["outcome"] == "allowed"]
+    refused = [l for l in lines if l["outcome"] == "refused"]
+    stats.case(G, leak=not (allowed and refused), what="egress audit lines: %s" % lines)
+    assert len(allowed) == 1 and allowed[0]["host"] == "allowed.test" and \
+        allowed[0]["port"] == world["p1"] and allowed[0]["status"] == 200 and \
+        allowed[0]["address"] == "127.0.0.1", lines
+    assert len(refused) == 1 and refused[0]["host"] == "denied.test" and \
+        refused[0]["status"] == 403 and "allowlist" in refused[0]["reason"] and \
+        refused[0]["address"] is None, lines
+
+
 def test_control_filter_off_leaks(world):
     """The same requests through the control daemon's proxy, checks off."""
     svc = service(world, kind="control", off="egress")
