@@ -165,13 +165,18 @@ def test_attack(env, attack):
 def test_observer_control(env):
     """Control: without per-sandbox isolation (the fork bomb runs in the
     observer's own sandbox) the observer's measurements must show it: failed
-    requests or a p99 far above the baseline."""
+    requests or a p99 far above the baseline. The bomb here also holds
+    what it takes (sleepers), and its shell waits by exec, needing no fork:
+    a plain fork bomb whose own shell cannot fork its last command once the
+    pids limit is met ends at once, and then shows nothing either way."""
     svc, victim, obs, base = env
     obs.start()
     time.sleep(0.5)
     try:
         svc.request("bob", "POST", "/api/execute",
-                    json={"thread_id": obs.tid, "command": ATTACKS["fork_bomb"],
+                    json={"thread_id": obs.tid,
+                          "command": "while :; do sleep 60 & done & "
+                                     "f(){ f | f & }; f; exec sleep 30",
                           "timeout": 4}, timeout=90)
     except requests.RequestException:
         pass
