@@ -471,7 +471,11 @@ def test_race_prod(prod):
     print("race prod:", out, racer)
     assert "exchanges" in str(racer.get("output", "")), racer
     exchanges = int(racer["output"].split()[1])
-    assert exchanges > 10000, "the racer barely ran: %r" % racer
+    # gVisor's three-rename swap goes through its gofer (measured ~1,600
+    # swaps/s against ~50,000 atomic exchanges/s under runc): there the bound
+    # is per try, at least two swaps for each try of a reader
+    need = 10000 if "atomic" in racer["output"] else 2 * TRIES
+    assert exchanges > need, "the racer barely ran: %r" % racer
     stats.measure(G, "race_exchanges_prod", exchanges)
     for k, (hb, md, hangs, done, ok) in out.items():
         stats.add(G, cases=done, host_bytes=hb, outside_metadata=md, hangs=hangs)
