@@ -117,6 +117,7 @@ def usable(svc, tid):
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_attack(env, attack):
     svc, victim, obs, base = env
+    box = [c[0] for c in svc.containers(thread=victim)]
     obs.start()
     time.sleep(0.5)
     t0 = time.time()
@@ -136,7 +137,10 @@ def test_attack(env, attack):
     body = ans[1] if isinstance(ans[1], dict) else {}
     summary = {"status": ans[0], "exit": body.get("exit_code"), "timed_out": body.get("timed_out"),
                "truncated": body.get("truncated"), "seconds": round(took, 1),
-               "output_bytes": len(body.get("output", "")), "usable_after_tries": tries}
+               "output_bytes": len(body.get("output", "")), "usable_after_tries": tries,
+               # a new box: the attack killed the old one (under gVisor the
+               # host's OOM killer takes the whole sandbox on a memory bomb)
+               "recreated": box != [c[0] for c in svc.containers(thread=victim)]}
     print(attack, summary, "observer", m, "baseline", base)
     stats.measure(G, attack + "_observer_p99_ms", m["p99_ms"])
     stats.measure(G, attack + "_observer_p50_ms", m["p50_ms"])
