@@ -28,7 +28,10 @@ G = 8
 ATTACK_S = 20 if P.SOAK else 6
 
 ATTACKS = {
-    "fork_bomb": "f(){ f | f & }; f; sleep 30",
+    # a fork bomb that lasts: sleepers hold what they take, and the shell
+    # waits by exec (no fork: a plain bomb's own shell cannot fork its
+    # last command once the pids limit is met, and it all ends at once)
+    "fork_bomb": "while :; do sleep 60 & done & f(){ f | f & }; f; exec sleep 30",
     "memory_bomb": "tail /dev/zero",
     "output_flood": "yes yuxi-flood-line",
     "disk_fill": "dd if=/dev/zero of=/tmp/fill bs=1048576 count=100000; "
@@ -169,18 +172,14 @@ def test_attack(env, attack):
 def test_observer_control(env):
     """Control: without per-sandbox isolation (the fork bomb runs in the
     observer's own sandbox) the observer's measurements must show it: failed
-    requests or a p99 far above the baseline. The bomb here also holds
-    what it takes (sleepers), and its shell waits by exec, needing no fork:
-    a plain fork bomb whose own shell cannot fork its last command once the
-    pids limit is met ends at once, and then shows nothing either way."""
+    requests or a p99 far above the baseline (the same lasting bomb as the
+    attack above)."""
     svc, victim, obs, base = env
     obs.start()
     time.sleep(0.5)
     try:
         svc.request("bob", "POST", "/api/execute",
-                    json={"thread_id": obs.tid,
-                          "command": "while :; do sleep 60 & done & "
-                                     "f(){ f | f & }; f; exec sleep 30",
+                    json={"thread_id": obs.tid, "command": ATTACKS["fork_bomb"],
                           "timeout": 4}, timeout=90)
     except requests.RequestException:
         pass
