@@ -308,6 +308,58 @@ agents_syntax(struct json_tokener *tok, const char *text, size_t len,
 		"trailing text");
 }
 
+/* The offset of the first quoted "name" in text at or after from, or -1. */
+static long
+agents_find_quoted(const char *text, size_t from, const char *name, size_t nlen)
+{
+	const char *p = text + from;
+
+	while ((p = strchr(p, '"')) != NULL) {
+		if (strncmp(p + 1, name, nlen) == 0 && p[1 + nlen] == '"')
+			return (long)(p - text);
+		p++;
+	}
+	return -1;
+}
+
+/*
+ * Where a semantic error is in the file (json-c keeps no positions): the
+ * line of the first "<key>" after its object's "<id>", from the error's
+ * JSON path (`profiles[0] ("x").memroy: unknown key`). The message gets
+ * "line N: " in front; it stays as it was when they are not found.
+ */
+static void
+agents_locate(const char *text, struct yx_errctx *err)
+{
+	char		 path[sizeof(err->msg)], pre[32];
+	const char	*colon = strstr(err->msg, ": "), *key, *id, *idend;
+	size_t		 i, line = 1, from = 0, n, keep;
+	long		 at, idat;
+
+	if (colon == NULL || (size_t)(colon - err->msg) >= sizeof(path))
+		return;
+	memcpy(path, err->msg, (size_t)(colon - err->msg));
+	path[colon - err->msg] = '\0';
+	if ((key = strrchr(path, '.')) == NULL || key[1] == '\0')
+		return;
+	key++;
+	if ((id = strstr(path, "(\"")) != NULL && (idend = strstr(id + 2, "\")")) != NULL &&
+	    (idat = agents_find_quoted(text, 0, id + 2, (size_t)(idend - id - 2))) >= 0)
+		from = (size_t)idat;
+	if ((at = agents_find_quoted(text, from, key, strlen(key))) < 0 &&
+	    (at = agents_find_quoted(text, 0, key, strlen(key))) < 0)
+		return;
+	for (i = 0; i < (size_t)at; i++)
+		line += text[i] == '\n';
+	n = (size_t)snprintf(pre, sizeof(pre), "line %zu: ", line);
+	keep = strlen(err->msg);
+	if (keep > sizeof(err->msg) - 1 - n)
+		keep = sizeof(err->msg) - 1 - n;
+	memmove(err->msg + n, err->msg, keep);
+	memcpy(err->msg, pre, n);
+	err->msg[n + keep] = '\0';
+}
+
 /* Read at most YX_AGENTS_FILE_MAX bytes of path into a heap string. */
 static int
 agents_read(const char *path, char **out, size_t *lenp, struct yx_errctx *err)
@@ -374,7 +426,8 @@ yx_agents_load(struct yx_agents **out, const char *file, const char *skills_dir,
 		rc = agents_syntax(tok, text, len, err);
 		goto done;
 	}
-	rc = agents_parse(ag, root, err);
+	if ((rc = agents_parse(ag, root, err)) != YX_OK && err != NULL)
+		agents_locate(text, err);
 done:
 	json_object_put(root);
 	if (tok != NULL)

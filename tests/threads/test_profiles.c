@@ -193,6 +193,14 @@ Test(profiles, refused_with_path_and_key)
 		{ "{\"agents\":[],\"extra\":1}", "$.extra: unknown key" },
 		{ "{\"agents\":[],\n\"profiles\":[\n{\"id\" \"p\"}]}",
 		    "line 3 column " },
+		/* the line of a key, found after its object's id (the same key
+		 * names a valid field of an earlier profile) */
+		{ "{\"profiles\":[\n{\"id\":\"a\",\n\"memroy\":\"1g\"},\n"
+		  "{\"id\":\"b\",\"memroy\":\"1g\"}],\"agents\":[]}",
+		    "line 3: profiles[0] (\"a\").memroy: unknown key" },
+		{ "{\"profiles\":[\n{\"id\":\"a\",\"memory\":\"1g\"},\n{\"id\":\"b\",\n\n"
+		  "\"memory\":\"lots\"}],\"agents\":[]}",
+		    "line 5: profiles[1] (\"b\").memory: expected a size" },
 	};
 	struct yx_agents	*ag;
 	struct yx_errctx	 e;
