@@ -255,6 +255,8 @@ render_conf
 export YUXI_SAVES_DIR="$var/saves"
 export YUXI_SKILLS_DIR="$top/examples/skills"
 export YUXI_AGENTS_FILE="$top/examples/agents.json"
+# the fetcher agent's allowed.test: 127.0.0.1, and no DNS query leaves
+export YUXI_EGRESS_HOSTS="${YUXI_EGRESS_HOSTS:-$top/examples/egress-hosts}"
 export YUXI_FCGI_SOCKET="$run/fcgi.sock"
 export YUXI_SANDBOX_IMAGE="$image"
 export YUXI_HOST_PROJECT_DIR="${YUXI_HOST_PROJECT_DIR:-}"

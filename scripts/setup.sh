@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Prepare this machine for yuxi-sandbox (Debian 12, as root), idempotently:
 #   1. install the Debian packages the build, the service and the tests need;
-#   2. start dockerd when no engine answers on the socket (an engine that
-#      answers is left alone);
+#   2. give the engine gVisor's runtime "runsc" (merged into
+#      /etc/docker/daemon.json; an engine already running gets SIGHUP, never
+#      a restart) unless YUXI_SKIP_RUNSC=1, and start dockerd when no engine
+#      answers on the socket (an engine that answers is left alone);
 #   3. configure and build the project out of tree in $BUILD_DIR (./build);
 #   4. build the sandbox images offline (test image always; the default image
 #      unless YUXI_SKIP_DEFAULT_IMAGE=1).
@@ -16,7 +18,8 @@ DOCKER_SOCK=${YUXI_DOCKER_API_SOCKET:-/var/run/docker.sock}
 PACKAGES="build-essential autoconf automake libtool pkg-config libfcgi-dev libjson-c-dev
 libcurl4-openssl-dev libssl-dev libcriterion-dev nginx openssl curl wrk hyperfine
 docker.io busybox-static mmdebstrap python3 python3-pytest python3-requests
-python3-docker valgrind clang libclang-rt-14-dev clang-format-14 chromium"
+python3-docker valgrind clang libclang-rt-14-dev clang-format-14 chromium runsc"
+DAEMON_JSON=${YUXI_DOCKER_DAEMON_JSON:-/etc/docker/daemon.json}
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -62,6 +65,70 @@ start_engine() {
 	say "docker engine: up"
 }
 
+# The engine's runtime entry for gVisor (docs/deployment.md): --network=none
+# (gVisor refuses to start a sandbox with networking in the root network
+# namespace, and sandboxes have none anyway) and --host-uds=all (the
+# in-sandbox agent's socket and the egress relay's are host unix sockets).
+# Merged into daemon.json (other keys and runtimes kept); prints "changed"
+# when it wrote the file.
+merge_runsc() {
+	python3 - "$DAEMON_JSON" <<'PY'
+import json, os, sys
+path = sys.argv[1]
+want = {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--host-uds=all"]}
+try:
+    with open(path) as f:
+        conf = json.load(f)
+except FileNotFoundError:
+    conf = {}
+if not isinstance(conf, dict) or not isinstance(conf.get("runtimes", {}), dict):
+    sys.exit("%s: not a JSON object with a runtimes object; fix it by hand" % path)
+if conf.get("runtimes", {}).get("runsc") == want:
+    sys.exit(0)
+conf.setdefault("runtimes", {})["runsc"] = want
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path + ".yuxi-tmp", "w") as f:
+    json.dump(conf, f, indent=2)
+    f.write("\n")
+os.rename(path + ".yuxi-tmp", path)
+print("changed")
+PY
+}
+
+engine_has_runsc() {
+	docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'
+}
+
+configure_runsc() {
+	if [ "${YUXI_SKIP_RUNSC:-0}" = 1 ]; then
+		say "gVisor runtime: skipped (YUXI_SKIP_RUNSC=1)"
+		return
+	fi
+	if [ ! -x /usr/bin/runsc ]; then
+		say "gVisor runtime: /usr/bin/runsc missing; profiles with runtime runsc will not start"
+		return
+	fi
+	changed=$(merge_runsc)
+	[ -z "$changed" ] || say "gVisor runtime: runsc added to $DAEMON_JSON"
+	# A running engine reloads its runtimes on SIGHUP; a restart would
+	# stop every container it runs.
+	if engine_ping && { [ -n "$changed" ] || ! engine_has_runsc; }; then
+		pid=$(cat /var/run/docker.pid 2>/dev/null || pgrep -x dockerd | head -1)
+		if [ -n "$pid" ] && kill -HUP "$pid" 2>/dev/null; then
+			i=0
+			while ! engine_has_runsc && [ $i -lt 20 ]; do
+				sleep 0.25
+				i=$((i + 1))
+			done
+		fi
+	fi
+	if engine_ping && ! engine_has_runsc; then
+		echo "setup.sh: the engine does not list runsc after SIGHUP; see $DAEMON_JSON" >&2
+		exit 1
+	fi
+	say "gVisor runtime: runsc configured ($DAEMON_JSON)"
+}
+
 build() {
 	say "building in $BUILD_DIR"
 	cd "$top"
@@ -101,6 +168,7 @@ images() {
 
 [ "$(id -u)" = 0 ] || { echo "setup.sh: run as root (it installs packages and starts dockerd)" >&2; exit 1; }
 install_packages
+configure_runsc
 start_engine
 build
 images

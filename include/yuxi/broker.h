@@ -31,6 +31,10 @@
  * - Under the skills root only the thread's visible skills exist; any other
  *   name is YX_E_FILE_NOT_FOUND everywhere (lookups, listings, glob, grep).
  *   The skills root is read-only: writes give YX_E_READ_ONLY.
+ * - A thread whose profile has a read-only workspace (YX_BROKER_RO) gets
+ *   YX_E_READ_ONLY for writes, edits, uploads and deletes anywhere in its
+ *   user-data but beneath outputs/ and large_tool_results/, as its sandbox
+ *   does (EROFS).
  *
  * Hardlinks are not refused for reads: the sandbox can only link inodes that
  * are already inside its own mount (link(2) across mounts is EXDEV), so a
@@ -104,6 +108,8 @@ struct yx_broker_limits {
 /* init flags */
 #define YX_BROKER_CREATE	0x1	/* create the user-data root if absent */
 #define YX_BROKER_OWNED		0x2	/* the user-data root must belong to uid */
+#define YX_BROKER_RO		0x4	/* user-data read-only but outputs/ and
+					 * large_tool_results/ */
 
 struct yx_broker {
 	int			 ud_fd;		/* O_PATH user-data root, -1 */
@@ -112,6 +118,7 @@ struct yx_broker {
 	size_t			 nskills;
 	uid_t			 uid;		/* sandbox owner of created files */
 	gid_t			 gid;
+	bool			 ro;		/* YX_BROKER_RO */
 	bool			 quota;		/* user-data is a mount of its own */
 	struct yx_broker_limits	 lim;
 };
@@ -336,7 +343,8 @@ int	yx_broker_download(struct yx_broker *b, enum yx_root root,
  * concurrent creation is never clobbered); with it, an existing directory
  * is YX_E_IS_DIRECTORY, a symlink YX_E_PATH_NOT_ALLOWED, another
  * non-regular file YX_E_NOT_REGULAR. The new file is mode 0644, owned by
- * the sandbox uid/gid. Returns YX_OK; YX_E_READ_ONLY (skills);
+ * the sandbox uid/gid. Returns YX_OK; YX_E_READ_ONLY (skills, a read-only
+ * workspace);
  * YX_E_INVALID_PATH (rel is the root); YX_E_NOSPACE; YX_E_IO; resolution
  * errors. Nothing is left behind on failure.
  */
@@ -380,7 +388,8 @@ int	yx_broker_upload(struct yx_broker *b, enum yx_root root, const char *rel,
  * empty directory, or with `recursive` a directory and all below it (first
  * renamed to a hidden sibling, then removed within time_ms; *pending when
  * the budget ran out and the hidden sibling remains). Returns YX_OK;
- * YX_E_READ_ONLY (skills); YX_E_PATH_NOT_ALLOWED (the root or a layout
+ * YX_E_READ_ONLY (skills, a read-only workspace); YX_E_PATH_NOT_ALLOWED
+ * (the root or a layout
  * folder itself, or a symlink on the way); YX_E_FILE_NOT_FOUND;
  * YX_E_BAD_REQUEST (a non-empty directory without `recursive`); YX_E_IO.
  */

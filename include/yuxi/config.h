@@ -72,6 +72,7 @@ struct yx_config {
 	double		cpus;				/* YUXI_SANDBOX_CPUS (1) */
 	int		pids;				/* YUXI_SANDBOX_PIDS (256) */
 	char		network[64];			/* YUXI_SANDBOX_NETWORK (none) */
+	char		runtime[32];			/* YUXI_SANDBOX_RUNTIME (runc; runsc: gVisor) */
 	bool		readonly_rootfs;		/* YUXI_SANDBOX_READONLY_ROOTFS (1) */
 	char		user[64];			/* YUXI_SANDBOX_USER (1000:1000) */
 	unsigned	uid, gid;			/* parsed from user */
@@ -99,6 +100,7 @@ struct yx_config {
 	char		runner_path[YX_CFG_PATH];	/* YUXI_RUNNER_PATH host path of yuxi-run */
 	enum yx_exec_agent_mode exec_agent;		/* YUXI_EXEC_AGENT auto|off|only */
 	char		agent_path[YX_CFG_PATH];	/* YUXI_AGENT_PATH ("" = beside the runner) */
+	char		egress_hosts[YX_CFG_PATH];	/* YUXI_EGRESS_HOSTS (tests: the proxy's resolver) */
 	int		max_threads_per_user;		/* YUXI_MAX_THREADS_PER_USER (1000; 0 = no limit) */
 	int		max_sandboxes_per_user;		/* YUXI_MAX_SANDBOXES_PER_USER running (0 = no limit) */
 	int		pool_size;			/* YUXI_POOL_SIZE pre-started boxes (0 = off) */
@@ -134,6 +136,9 @@ int	yx_config_load_file(struct yx_config *cfg, const char *file,
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */
 void	yx_config_defaults(struct yx_config *cfg);
+
+/* A container runtime the service knows: "runc" or "runsc" (gVisor). */
+bool	yx_runtime_valid(const char *s);
 
 /*
  * Read the front<->provisioner credential of cfg (YUXI_PROVISIONER_TOKEN_FILE:

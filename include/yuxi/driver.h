@@ -131,6 +131,10 @@ struct yx_driver_ops {
 	int	(*exec)(struct yx_driver *, const char *ref, const struct yx_exec_req *,
 	    struct yx_exec_result *, struct yx_errctx *);
 	void	(*free)(struct yx_driver *);
+	/* The engine's runtimes as its JSON object ({"runsc": {"path": ...,
+	 * "runtimeArgs": [...]}, ...}) into *out (heap, caller frees).
+	 * May be NULL (a driver that cannot tell). */
+	int	(*runtimes)(struct yx_driver *, char **out, struct yx_errctx *);
 };
 
 struct yx_driver {
@@ -161,5 +165,19 @@ void			 yx_driver_free(struct yx_driver *d);
  * build with YX_CONTROL_OFF=enginelog.
  */
 const char		*yx_spec_log_setting(void);
+
+/*
+ * Can the engine run sandboxes under `runtime` (a profile's or
+ * YUXI_SANDBOX_RUNTIME)? "runc" always. "runsc" when the engine has a
+ * runtime of that name whose arguments include --network=none (else every
+ * start fails: gVisor refuses to run with network in the root network
+ * namespace) and --host-uds=all (the agent's socket and the egress relay's
+ * cross the sandbox's edge as host unix sockets). YX_OK;
+ * YX_E_BACKEND_UNAVAILABLE with the reason and the fix in err
+ * (caller-safe: names no host path but the runtime's); the driver's error
+ * when the engine cannot be asked. For `doctor` and /readyz.
+ */
+int			 yx_driver_runtime_check(struct yx_driver *d,
+    const char *runtime, struct yx_errctx *err);
 
 #endif /* YUXI_DRIVER_H */

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "yuxi/agents.h"
 #include "yuxi/config.h"
 #include "yuxi/error.h"
 #include "yuxi/threads.h"
@@ -36,8 +37,11 @@ struct yx_exec_request {
 	const char			*owner;		/* user that owns the thread */
 	const char			*agent_id;	/* may be "" */
 	const struct yx_skill_set	*skills;	/* visible skills; may be NULL */
+	const struct yx_profile		*profile;	/* yx_agents_profile(); NULL:
+							 * the service's settings */
 	const char			*command;
-	int				 timeout_sec;	/* <= 0: cfg->exec_timeout; capped at 600 */
+	int				 timeout_sec;	/* <= 0: the profile's default;
+							 * capped at its max (600) */
 	/* the thread's sandbox user (uid 0: cfg's shared one); with own_uid
 	 * its user-data must belong to uid (else: not found) and the
 	 * thread's passwd/group files are mounted */
@@ -116,7 +120,7 @@ int	yx_executor_rundir(struct yx_executor *ex,
     struct yx_errctx *err);
 
 /* The output masking rules of req's thread, as execute applies them. */
-#define YX_EXEC_MASKS	7
+#define YX_EXEC_MASKS	8
 struct yx_exec_masks {
 	struct yx_mask_rule	rules[YX_EXEC_MASKS];
 	size_t			n;

@@ -82,6 +82,7 @@ struct yx_pool_key {
 /* How the reaper makes a pool box. Borrowed pointers. */
 struct yx_pool_spec {
 	struct yx_pool_key	 key;
+	const struct yx_config	*settings;	/* image, runtime, limits; NULL: cfg */
 	const struct yx_mount	*extra;		/* the runner, the agent binary */
 	size_t			 nextra;
 	const char *const	*cmd;		/* NULL = the image's */
@@ -98,15 +99,22 @@ struct yx_acquire_req {
 	const struct yx_skill_mount	*skills;	/* visible skills (ro) */
 	size_t				 nskills;
 	const char			*skills_fp;	/* fingerprint of the set; NULL = "" */
-	const char			*user_data_host; /* -> /home/yuxi/user-data (rw) */
+	const char			*user_data_host; /* -> /home/yuxi/user-data */
+	bool				 user_data_ro;	/* ... read-only (default rw) */
 	const struct yx_mount		*extra;		/* e.g. the runner binary (ro) */
 	size_t				 nextra;
 	unsigned			 uid, gid;	/* sandbox user; 0 = cfg's */
 	const char *const		*cmd;		/* container command; NULL = image's */
-	/* optional, called just before a container is made for the thread
-	 * (its predecessor, if any, is gone by then) */
-	void				(*before_create)(void *arg);
-	void				*before_arg;
+	/* container settings (image, runtime, limits) of a new container;
+	 * NULL: the provider's cfg. Part of skills_fp's meaning: the caller
+	 * fingerprints them */
+	const struct yx_config		*settings;
+	/* called right before a new container is created, when no container
+	 * of the thread exists (an old one was removed); an error stops the
+	 * acquire. NULL: none */
+	int				(*before_create)(void *arg,
+	    struct yx_errctx *err);
+	void				*before_create_arg;
 	/* Pool (YUXI_POOL_SIZE): the key a box must have to serve this
 	 * thread (NULL: never a pool box); pool_adopt, when set, is called
 	 * once the thread's mounts are in the box, before it is published

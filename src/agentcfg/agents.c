@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agents.c - the agents registry and visible-skill computation; see
- * include/yuxi/agents.h for the file schema and the rule.
+ * agents.c - the agents registry, visible-skill computation and profile
+ * selection; see include/yuxi/agents.h for the file schema and the rules
+ * (profiles themselves are parsed in profile.c).
  *
  * The registry is loaded once per process (the master validates it at
- * start-up so a bad file stops the service; each worker loads its own copy).
+ * start-up so a bad file stops the service; each worker loads its own copy;
+ * a reload runs the same yx_agents_load()).
  * Skill directories are checked on every call with fstatat(AT_SYMLINK_NOFOLLOW)
  * relative to the skills directory, so a symlink never counts as a skill.
  */
@@ -25,6 +27,7 @@
 #include "yuxi/config.h"
 #include "yuxi/hash.h"
 #include "yuxi/path.h"
+#include "agentcfg/agentcfg_int.h"
 
 struct yx_agent_sel {
 	bool	has;		/* the "skills" key was present */
@@ -35,19 +38,24 @@ struct yx_agent_sel {
 struct yx_agent_config {
 	char			id[YX_THREAD_ID_MAX + 1];
 	struct yx_agent_sel	sel;
+	int			profile;	/* index in profiles, -1: none */
 };
 
 struct yx_agent {
 	char			 id[YX_THREAD_ID_MAX + 1];
 	struct yx_agent_sel	 sel;
+	int			 profile;	/* index in profiles, -1: none */
 	size_t			 nconfigs;
 	struct yx_agent_config	*configs;
 };
 
 struct yx_agents {
-	char		 skills_dir[YX_CFG_PATH];
-	size_t		 n;
-	struct yx_agent	*v;
+	char			 skills_dir[YX_CFG_PATH];
+	size_t			 n;
+	struct yx_agent		*v;
+	size_t			 nprofiles;
+	struct yx_profile	*profiles;
+	const struct yx_profile	*dflt;		/* "default", else the built-in */
 };
 
 bool
@@ -143,12 +151,40 @@ agents_parse_id(struct json_object *o, char *dst, size_t len, const char *what,
 	return YX_OK;
 }
 
+/*
+ * The optional "profile" of o (at `where`) into *idx: the index of a
+ * profile the file defines, -1 when absent. YX_OK or YX_E_BAD_REQUEST.
+ */
 static int
-agents_parse_configs(struct json_object *o, struct yx_agent *a, struct yx_errctx *err)
+agents_parse_profile(const struct yx_agents *ag, struct json_object *o,
+    const char *where, int *idx, struct yx_errctx *err)
 {
+	struct json_object	*v;
+	const char		*s;
+	size_t			 i;
+
+	*idx = -1;
+	if (!json_object_object_get_ex(o, "profile", &v))
+		return YX_OK;
+	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	for (i = 0; i < ag->nprofiles; i++)
+		if (strcmp(ag->profiles[i].id, s) == 0) {
+			*idx = (int)i;
+			return YX_OK;
+		}
+	return yx_fail(err, YX_E_BAD_REQUEST, "%s.profile: no profile \"%s\" in "
+					      "\"profiles\"",
+	    where, s);
+}
+
+static int
+agents_parse_configs(const struct yx_agents *ag, struct json_object *o, size_t ai,
+    struct yx_agent *a, struct yx_errctx *err)
+{
+	static const char *const known[] = { "id", "skills", "profile", NULL };
 	struct json_object	*arr;
 	size_t			 i, j, n;
-	char			 who[300];
+	char			 who[300], where[400];
 	int			 rc;
 
 	if (!json_object_object_get_ex(o, "configs", &arr))
@@ -171,25 +207,56 @@ agents_parse_configs(struct json_object *o, struct yx_agent *a, struct yx_errctx
 				return yx_fail(err, YX_E_BAD_REQUEST,
 				    "agent %s: duplicate config id %s", a->id, a->configs[i].id);
 		snprintf(who, sizeof(who), "agent %s config %s", a->id, a->configs[i].id);
-		if ((rc = agents_parse_sel(c, &a->configs[i].sel, who, err)) != YX_OK)
+		snprintf(where, sizeof(where), "agents[%zu].configs[%zu] (\"%s\")", ai,
+		    i, a->configs[i].id);
+		if ((rc = agentcfg_keys_check(c, known, where, err)) != YX_OK ||
+		    (rc = agents_parse_sel(c, &a->configs[i].sel, who, err)) != YX_OK ||
+		    (rc = agents_parse_profile(ag, c, where,
+			 &a->configs[i].profile, err)) != YX_OK)
 			return rc;
 		a->nconfigs++;
 	}
 	return YX_OK;
 }
 
+/* "profiles" (optional) and the default profile. */
+static int
+agents_parse_profiles(struct yx_agents *ag, struct json_object *root,
+    struct yx_errctx *err)
+{
+	struct json_object	*arr;
+	size_t			 i;
+	int			 rc;
+
+	if (!json_object_object_get_ex(root, "profiles", &arr))
+		return YX_OK;
+	if ((rc = agentcfg_profiles_parse(arr, &ag->profiles, &ag->nprofiles,
+		 err)) != YX_OK)
+		return rc;
+	for (i = 0; i < ag->nprofiles; i++)
+		if (strcmp(ag->profiles[i].id, "default") == 0)
+			ag->dflt = &ag->profiles[i];
+	return YX_OK;
+}
+
 static int
 agents_parse(struct yx_agents *ag, struct json_object *root, struct yx_errctx *err)
 {
+	static const char *const top[] = { "agents", "profiles", NULL };
+	static const char *const known[] = { "id", "skills", "configs", "profile",
+		NULL };
 	struct json_object	*arr, *o;
 	size_t			 i, j, n;
-	char			 who[300];
+	char			 who[300], where[200];
 	int			 rc;
 
 	if (!json_object_is_type(root, json_type_object) ||
 	    !json_object_object_get_ex(root, "agents", &arr) ||
 	    !json_object_is_type(arr, json_type_array))
 		return yx_fail(err, YX_E_BAD_REQUEST, "expected {\"agents\": [...]}");
+	if ((rc = agentcfg_keys_check(root, top, "$", err)) != YX_OK ||
+	    (rc = agents_parse_profiles(ag, root, err)) != YX_OK)
+		return rc;
 	if ((n = json_object_array_length(arr)) == 0)
 		return YX_OK;
 	if ((ag->v = calloc(n, sizeof(*ag->v))) == NULL)
@@ -206,11 +273,91 @@ agents_parse(struct yx_agents *ag, struct json_object *root, struct yx_errctx *e
 				return yx_fail(err, YX_E_BAD_REQUEST, "duplicate agent id %s",
 				    a->id);
 		snprintf(who, sizeof(who), "agent %s", a->id);
-		if ((rc = agents_parse_sel(o, &a->sel, who, err)) != YX_OK ||
-		    (rc = agents_parse_configs(o, a, err)) != YX_OK)
+		snprintf(where, sizeof(where), "agents[%zu] (\"%s\")", i, a->id);
+		if ((rc = agentcfg_keys_check(o, known, where, err)) != YX_OK ||
+		    (rc = agents_parse_sel(o, &a->sel, who, err)) != YX_OK ||
+		    (rc = agents_parse_profile(ag, o, where, &a->profile, err)) != YX_OK ||
+		    (rc = agents_parse_configs(ag, o, i, a, err)) != YX_OK)
 			return rc;
 	}
 	return YX_OK;
+}
+
+/*
+ * A syntax error: YX_E_BAD_REQUEST naming the line and column where the
+ * parser stopped (json-c counts bytes; columns are 1-based bytes).
+ */
+static int
+agents_syntax(struct json_tokener *tok, const char *text, size_t len,
+    struct yx_errctx *err)
+{
+	size_t	off = (size_t)tok->char_offset, i, line = 1, col = 1;
+
+	if (off > len)
+		off = len;
+	for (i = 0; i < off; i++, col++)
+		if (text[i] == '\n') {
+			line++;
+			col = 0;
+		}
+	return yx_fail(err, YX_E_BAD_REQUEST, "line %zu column %zu: not valid "
+					      "JSON (%s)",
+	    line, col,
+	    json_tokener_get_error(tok) != json_tokener_success ?
+		json_tokener_error_desc(json_tokener_get_error(tok)) :
+		"trailing text");
+}
+
+/* The offset of the first quoted "name" in text at or after from, or -1. */
+static long
+agents_find_quoted(const char *text, size_t from, const char *name, size_t nlen)
+{
+	const char *p = text + from;
+
+	while ((p = strchr(p, '"')) != NULL) {
+		if (strncmp(p + 1, name, nlen) == 0 && p[1 + nlen] == '"')
+			return (long)(p - text);
+		p++;
+	}
+	return -1;
+}
+
+/*
+ * Where a semantic error is in the file (json-c keeps no positions): the
+ * line of the first "<key>" after its object's "<id>", from the error's
+ * JSON path (`profiles[0] ("x").memroy: unknown key`). The message gets
+ * "line N: " in front; it stays as it was when they are not found.
+ */
+static void
+agents_locate(const char *text, struct yx_errctx *err)
+{
+	char		 path[sizeof(err->msg)], pre[32];
+	const char	*colon = strstr(err->msg, ": "), *key, *id, *idend;
+	size_t		 i, line = 1, from = 0, n, keep;
+	long		 at, idat;
+
+	if (colon == NULL || (size_t)(colon - err->msg) >= sizeof(path))
+		return;
+	memcpy(path, err->msg, (size_t)(colon - err->msg));
+	path[colon - err->msg] = '\0';
+	if ((key = strrchr(path, '.')) == NULL || key[1] == '\0')
+		return;
+	key++;
+	if ((id = strstr(path, "(\"")) != NULL && (idend = strstr(id + 2, "\")")) != NULL &&
+	    (idat = agents_find_quoted(text, 0, id + 2, (size_t)(idend - id - 2))) >= 0)
+		from = (size_t)idat;
+	if ((at = agents_find_quoted(text, from, key, strlen(key))) < 0 &&
+	    (at = agents_find_quoted(text, 0, key, strlen(key))) < 0)
+		return;
+	for (i = 0; i < (size_t)at; i++)
+		line += text[i] == '\n';
+	n = (size_t)snprintf(pre, sizeof(pre), "line %zu: ", line);
+	keep = strlen(err->msg);
+	if (keep > sizeof(err->msg) - 1 - n)
+		keep = sizeof(err->msg) - 1 - n;
+	memmove(err->msg + n, err->msg, keep);
+	memcpy(err->msg, pre, n);
+	err->msg[n + keep] = '\0';
 }
 
 /* Read at most YX_AGENTS_FILE_MAX bytes of path into a heap string. */
@@ -264,6 +411,7 @@ yx_agents_load(struct yx_agents **out, const char *file, const char *skills_dir,
 	if (skills_dir != NULL)
 		snprintf(ag->skills_dir, sizeof(ag->skills_dir), "%s", skills_dir);
 	rc = YX_OK;
+	ag->dflt = yx_profile_default();
 	if (file == NULL || file[0] == '\0')
 		goto done;
 	if ((rc = agents_read(file, &text, &len, err)) != YX_OK)
@@ -275,10 +423,11 @@ yx_agents_load(struct yx_agents **out, const char *file, const char *skills_dir,
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	if (root == NULL || json_tokener_get_error(tok) != json_tokener_success ||
 	    tok->char_offset != (int)len) {
-		rc = yx_fail(err, YX_E_BAD_REQUEST, "not valid JSON");
+		rc = agents_syntax(tok, text, len, err);
 		goto done;
 	}
-	rc = agents_parse(ag, root, err);
+	if ((rc = agents_parse(ag, root, err)) != YX_OK && err != NULL)
+		agents_locate(text, err);
 done:
 	json_object_put(root);
 	if (tok != NULL)
@@ -301,6 +450,7 @@ yx_agents_free(struct yx_agents *ag)
 	for (i = 0; i < ag->n; i++)
 		free(ag->v[i].configs);
 	free(ag->v);
+	agentcfg_profiles_free(ag->profiles, ag->nprofiles);
 	free(ag);
 }
 
@@ -381,4 +531,22 @@ yx_agents_skills(const struct yx_agents *ag, const char *agent_id,
 	if (dfd != -1)
 		close(dfd);
 	return yx_skill_set_finish(out);
+}
+
+const struct yx_profile *
+yx_agents_profile(const struct yx_agents *ag, const char *agent_id,
+    const char *config_id)
+{
+	const struct yx_agent		*a = NULL;
+	const struct yx_agent_config	*c = NULL;
+
+	if (agent_id != NULL && agent_id[0] != '\0')
+		a = agents_find(ag, agent_id);
+	if (a != NULL && config_id != NULL && config_id[0] != '\0')
+		c = agents_find_config(a, config_id);
+	if (c != NULL && c->profile >= 0)
+		return &ag->profiles[c->profile];
+	if (a != NULL && a->profile >= 0)
+		return &ag->profiles[a->profile];
+	return ag->dflt;
 }

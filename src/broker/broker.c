@@ -24,6 +24,9 @@
 #include "yuxi/broker.h"
 #include "broker/broker_int.h"
 #include "yuxi/buf.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
 
 #define BROKER_EAGAIN_RETRIES	16
 
@@ -694,6 +697,28 @@ broker_check_owner(const struct yx_broker *b)
 	return st.st_uid == b->uid ? YX_OK : YX_E_NOT_FOUND;
 }
 
+bool
+broker_read_only(const struct yx_broker *b, enum yx_root root, const char *rel)
+{
+	static const char *const rw[] = { "outputs", "large_tool_results" };
+	size_t	i, n;
+
+	if (root == YX_ROOT_SKILLS)
+		return true;
+	if (!b->ro || root != YX_ROOT_USER_DATA)
+		return false;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("readonly"))
+		return false;
+#endif
+	for (i = 0; rel != NULL && i < 2; i++) {
+		n = strlen(rw[i]);
+		if (strncmp(rel, rw[i], n) == 0 && (rel[n] == '/' || rel[n] == '\0'))
+			return false;
+	}
+	return true;
+}
+
 /*
  * Is the user-data root the root of a mount (a thread's own disk image,
  * or any filesystem mounted there)? Its ENOSPC is then the thread's quota.
@@ -723,6 +748,7 @@ yx_broker_init(struct yx_broker *b, const char *user_data,
 	b->ud_fd = b->sk_fd = -1;
 	b->uid = uid;
 	b->gid = gid;
+	b->ro = (flags & YX_BROKER_RO) != 0;
 	broker_limits(&b->lim, lim);
 	if ((rc = broker_copy_skills(b, skills, nskills)) != YX_OK) {
 		rc = yx_fail(e, rc, NULL);

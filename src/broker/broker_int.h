@@ -34,8 +34,14 @@ char	*broker_steal(struct yx_buf *buf, size_t *lenp);
 int	 broker_fail_errno(struct yx_errctx *e, int errnum, enum yx_root root,
     const char *rel);
 /* Same for an enum yx_err. */
-int	 broker_fail(struct yx_errctx *e, int err, enum yx_root root,
+/*
+ * Writes to root/rel refused by the broker's mode: the skills root always,
+ * user-data outside outputs/ and large_tool_results/ with YX_BROKER_RO.
+ */
+bool	 broker_read_only(const struct yx_broker *b, enum yx_root root,
     const char *rel);
+int	 broker_fail(struct yx_errctx *e, int err, enum yx_root root,
+     const char *rel);
 
 /*
  * Check `rel` and the skills visibility; give the root fd (borrowed) and

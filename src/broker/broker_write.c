@@ -128,7 +128,7 @@ broker_tmp_open(struct yx_broker *b, enum yx_root root, const char *rel,
 	t->root = root;
 	t->rel = rel;
 	t->quota = b->quota;
-	if (root == YX_ROOT_SKILLS)
+	if (broker_read_only(b, root, rel))
 		return broker_fail(e, YX_E_READ_ONLY, root, rel != NULL ? rel : "");
 	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
 		return rc;
@@ -304,7 +304,7 @@ yx_broker_edit(struct yx_broker *b, enum yx_root root, const char *rel,
 	memset(&t, 0, sizeof(t));
 	t.fd = t.dirfd = -1;
 	yx_buf_init(&out, b->lim.read_max);
-	if (root == YX_ROOT_SKILLS) {
+	if (broker_read_only(b, root, rel)) {
 		rc = broker_fail(e, YX_E_READ_ONLY, root, rel != NULL ? rel : "");
 		goto out;
 	}
@@ -552,7 +552,7 @@ yx_broker_delete(struct yx_broker *b, enum yx_root root, const char *rel,
 	int		 rootfd, pfd = -1, en, rc;
 
 	*pending = false;
-	if (root == YX_ROOT_SKILLS)
+	if (broker_read_only(b, root, rel))
 		return broker_fail(e, YX_E_READ_ONLY, root, rel);
 	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
 		return rc;

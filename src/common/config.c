@@ -73,6 +73,7 @@ yx_config_defaults(struct yx_config *c)
 	c->cpus = 1.0;
 	c->pids = 256;
 	snprintf(c->network, sizeof(c->network), "none");
+	snprintf(c->runtime, sizeof(c->runtime), "runc");
 	c->readonly_rootfs = true;
 	snprintf(c->user, sizeof(c->user), "1000:1000");
 	c->uid = 1000;
@@ -119,6 +120,12 @@ yx_config_agent_path(const struct yx_config *cfg, char *out, size_t outlen)
 	else if ((slash = strrchr(cfg->runner_path, '/')) != NULL)
 		snprintf(out, outlen, "%.*s/yuxi-agent",
 		    (int)(slash - cfg->runner_path), cfg->runner_path);
+}
+
+bool
+yx_runtime_valid(const char *s)
+{
+	return s != NULL && (strcmp(s, "runc") == 0 || strcmp(s, "runsc") == 0);
 }
 
 int
@@ -570,6 +577,8 @@ cfg_names(struct cfg_ctx *x, struct yx_config *c)
 	for (p = c->network; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
 			return cfg_fail(x, "YUXI_SANDBOX_NETWORK", "only [A-Za-z0-9_.-] allowed");
+	if (!yx_runtime_valid(c->runtime))
+		return cfg_fail(x, "YUXI_SANDBOX_RUNTIME", "expected runc or runsc");
 	return YX_OK;
 }
 
@@ -806,6 +815,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->memory_bytes = v;
 	TRY(cfg_int(&x, "YUXI_SANDBOX_PIDS", &c->pids, 16, 1 << 20));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_NETWORK", c->network, sizeof(c->network)));
+	TRY(cfg_str(&x, "YUXI_SANDBOX_RUNTIME", c->runtime, sizeof(c->runtime)));
 	TRY(cfg_bool(&x, "YUXI_SANDBOX_READONLY_ROOTFS", &c->readonly_rootfs));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_USER", c->user, sizeof(c->user)));
 	TRY(cfg_user(&x, c));
@@ -842,6 +852,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	c->walk_read_budget = (uint64_t)v;
 	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
 	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
+	TRY(cfg_abspath(&x, "YUXI_EGRESS_HOSTS", c->egress_hosts, sizeof(c->egress_hosts)));
 	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
 	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
 	TRY(cfg_int(&x, "YUXI_POOL_SIZE", &c->pool_size, 0, 64));

@@ -20,7 +20,11 @@
  * included, reaches the client), mask (no output masking of host paths),
  * clientgone (a walk never learns that its client went away:
  * yx_http_client_gone() says false), crosssite (a browser's cross-site
- * POST or DELETE is served), drain (a reload SIGKILLs the old workers
+ * POST or DELETE is served), readonly (a read-only workspace is mounted
+ * and served writable), rolayout (a read-only workspace's writable
+ * folders are not laid out again right before its container is made),
+ * egress (the egress proxy skips the IP-literal, allowlist and address
+ * checks), drain (a reload SIGKILLs the old workers
  * instead of letting them finish, and a stop serves nothing that was
  * queued on the socket), fairevict (a full table evicts the globally
  * least recently used idle sandbox, whoever owns it, instead of choosing

@@ -8,6 +8,7 @@ libyuxi_a_SOURCES += \
 	include/yuxi/hash.h src/common/hash.c \
 	include/yuxi/hostlist.h src/common/hostlist.c \
 	include/yuxi/clock.h src/common/clock.c \
+	include/yuxi/sig.h src/common/sig.c \
 	include/yuxi/text.h src/common/text.c \
 	include/yuxi/ident.h src/common/ident.c \
 	include/yuxi/tree.h src/common/tree.c

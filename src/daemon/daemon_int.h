@@ -173,6 +173,22 @@ int	yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
     size_t idlen, struct yx_thread *t);
 /* Send an error from an errctx (falls back to the code's text). */
 int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
+/*
+ * The fields execute and a background process share in their JSON body:
+ * "thread_id" (valid), "command" (non-empty), "timeout" (absent, null, or a
+ * positive integer, capped at cap seconds; *timeout 0 when absent). The
+ * strings borrow body's. Sends the error reply itself.
+ */
+int	yx_parse_command(struct yx_http_req *r, struct json_object *body,
+    const char **tid, const char **cmd, int *timeout, int cap);
+/*
+ * h_threads.c: a thread create's JSON body into want: "thread_id" (a new
+ * random id when absent, unless id_required), "agent_id" and
+ * "agent_config_id" (checked against the agents file), the caller as owner.
+ * Without id_required a missing or empty body is {}. Sends the error reply.
+ */
+int	yx_parse_thread_create(struct yx_wctx *w, struct yx_http_req *r, bool id_required,
+    struct yx_thread *want);
 /* Is the engine up? Pings at most every YX_READY_CACHE_MS. */
 bool	yx_engine_up(struct yx_wctx *w);
 /* "disk" of thread id: {quota_bytes, used_bytes, available_bytes} of its
@@ -181,6 +197,17 @@ struct json_object *yx_disk_json(struct yx_wctx *w, const char *id);
 /* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
  * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
+/* h_proc.c: YX_OK when arg can be a process id, else the 404 is sent. */
+int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
+/*
+ * h_proc.c: a long-poll slot (YUXI_PROCESS_WAITERS across the service's
+ * workers; a front's own for the long-polls it forwards): its number, or
+ * -1 when all are taken. yx_proc_wait_give(-1) does nothing.
+ */
+int	yx_proc_wait_take(struct yx_wctx *w);
+void	yx_proc_wait_give(int k);
+/* {key: []}: a new object and, in *a, its empty array (NULL: no memory). */
+struct json_object *yx_json_list(const char *key, struct json_object **a);
 
 /* handlers */
 int	yx_h_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -189,6 +216,19 @@ int	yx_h_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
+/*
+ * h_ops.c: a /readyz answer, built by yx_ready_begin, one yx_ready_add per
+ * check, then yx_ready_send (200 when ready, else 503; it owns the arrays
+ * from then on, as does a failing yx_ready_begin).
+ */
+struct yx_ready_json {
+	struct json_object	*checks;	/* [{"name","ok","detail"}] */
+	struct json_object	*failing;	/* [names] */
+	unsigned		 bad;		/* checks not ok */
+};
+int	yx_ready_begin(struct yx_ready_json *j);
+void	yx_ready_add(struct yx_ready_json *j, const char *name, bool ok, const char *detail);
+int	yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready);
 int	yx_h_metrics(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_admin_release(struct yx_wctx *, struct yx_http_req *, const char *);

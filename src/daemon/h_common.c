@@ -128,3 +128,47 @@ yx_disk_json(struct yx_wctx *w, const char *id)
 	    json_object_new_int64((int64_t)u.avail));
 	return o;
 }
+
+int
+yx_parse_command(struct yx_http_req *r, struct json_object *body, const char **tid,
+    const char **cmd, int *timeout, int cap)
+{
+	struct json_object *v;
+
+	*timeout = 0;
+	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
+	    !yx_thread_id_valid(*tid, strlen(*tid))) {
+		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
+		return YX_E_INVALID_THREAD_ID;
+	}
+	if (yx_json_opt_str(body, "command", cmd) != YX_OK || *cmd == NULL ||
+	    (*cmd)[0] == '\0') {
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
+		return YX_E_BAD_REQUEST;
+	}
+	if (json_object_object_get_ex(body, "timeout", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
+			yx_http_send_error(r, YX_E_BAD_REQUEST,
+			    "timeout must be a positive integer number of seconds");
+			return YX_E_BAD_REQUEST;
+		}
+		*timeout = json_object_get_int64(v) > cap ? cap : (int)json_object_get_int64(v);
+	}
+	return YX_OK;
+}
+
+struct json_object *
+yx_json_list(const char *key, struct json_object **a)
+{
+	struct json_object *o;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	if ((*a = json_object_new_array()) == NULL) {
+		json_object_put(o);
+		return NULL;
+	}
+	json_object_object_add(o, key, *a);
+	return o;
+}

@@ -61,30 +61,8 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 		}
 		*stream = json_object_get_boolean(v);
 	}
-	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
-	    !yx_thread_id_valid(*tid, strlen(*tid))) {
-		yx_http_send_error(r, YX_E_INVALID_THREAD_ID,
-		    YX_THREAD_ID_RULE);
-		return YX_E_INVALID_THREAD_ID;
-	}
-	if (yx_json_opt_str(body, "command", cmd) != YX_OK || *cmd == NULL ||
-	    (*cmd)[0] == '\0') {
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
-		return YX_E_BAD_REQUEST;
-	}
-	if (json_object_object_get_ex(body, "timeout", &v) &&
-	    !json_object_is_type(v, json_type_null)) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
-			yx_http_send_error(r, YX_E_BAD_REQUEST,
-			    "timeout must be a positive integer number of seconds");
-			return YX_E_BAD_REQUEST;
-		}
-		/* capped, not refused (docs/api.md): the executor caps at
-		 * 600 s */
-		*timeout = json_object_get_int64(v) > 600 ? 600 :
-							    (int)json_object_get_int64(v);
-	}
-	return YX_OK;
+	/* capped, not refused (docs/api.md): the executor caps at 600 s */
+	return yx_parse_command(r, body, tid, cmd, timeout, 600);
 }
 
 int
@@ -126,6 +104,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	memset(&req, 0, sizeof(req));
 	yx_exec_request_thread(&req, &t);
 	req.skills = &skills;
+	req.profile = yx_agents_profile(w->agents, t.agent_id, t.agent_config_id);
 	req.command = cmd;
 	req.timeout_sec = timeout;
 	if (stream) {

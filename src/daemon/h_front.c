@@ -32,8 +32,10 @@
  * ones run their own handler (the thread list, /metrics). Execute with
  * "stream": true is relayed piece by piece as the host sends it (a client
  * that leaves stops the call, and the host sees its client go). The
- * background process routes answer 503 on a front for now: their
- * long-polls would hold a front worker besides the host's.
+ * background process routes are forwarded too; an output long-poll holds
+ * a front worker besides the host's, so the front bounds them with its
+ * own YUXI_PROCESS_WAITERS slots: past them the host is asked not to wait
+ * and the answer says "wait_capped", as on one host.
  */
 #include "config.h"
 
@@ -65,6 +67,9 @@ _Static_assert(YX_THREAD_HOST_MAX == YX_HOST_NAME_MAX, "a placement is a host na
 #define FWD_EXEC	0x10	/* execute: command and timeout */
 #define FWD_STREAM	0x20	/* the body is streamed to the host (upload) */
 #define FWD_ACCEL	0x40	/* a download: nginx fetches it from the host */
+#define FWD_CMD		0x80	/* a background process's command, timeout */
+#define FWD_PROC	0x100	/* a process id in the path, checked here */
+#define FWD_WAIT	0x200	/* a long-poll: one of the front's own slots */
 
 struct fwd_route {
 	enum yx_method	 method;
@@ -75,7 +80,6 @@ struct fwd_route {
 };
 
 static int	front_forward(struct yx_wctx *, struct yx_http_req *, const char *);
-static int	front_not_yet(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
 static int	front_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -90,13 +94,12 @@ static const struct fwd_route fwd_routes[] = {
 	{ YX_M_GET,	"/api/threads/{}",			0, NULL, front_threads_get },
 	{ YX_M_DELETE,	"/api/threads/{}",			0, NULL, front_threads_delete },
 	{ YX_M_POST,	"/api/execute",				FWD_BODY | FWD_EXEC, NULL, NULL },
-	/* background processes: not through a front yet (503) */
-	{ YX_M_POST,	"/api/processes",			0, NULL, front_not_yet },
-	{ YX_M_GET,	"/api/processes",			0, NULL, front_not_yet },
-	{ YX_M_GET,	"/api/processes/{}",			0, NULL, front_not_yet },
-	{ YX_M_DELETE,	"/api/processes/{}",			0, NULL, front_not_yet },
-	{ YX_M_GET,	"/api/processes/{}/output",		0, NULL, front_not_yet },
-	{ YX_M_POST,	"/api/processes/{}/stdin",		0, NULL, front_not_yet },
+	{ YX_M_POST,	"/api/processes",			FWD_BODY | FWD_CMD, NULL, NULL },
+	{ YX_M_GET,	"/api/processes",			0, NULL, NULL },
+	{ YX_M_GET,	"/api/processes/{}",			FWD_PROC, NULL, NULL },
+	{ YX_M_DELETE,	"/api/processes/{}",			FWD_PROC, NULL, NULL },
+	{ YX_M_GET,	"/api/processes/{}/output",		FWD_PROC | FWD_WAIT, NULL, NULL },
+	{ YX_M_POST,	"/api/processes/{}/stdin",		FWD_PROC | FWD_STREAM, NULL, NULL },
 	{ YX_M_GET,	"/api/filesystem/ls",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
 	{ YX_M_GET,	"/api/filesystem/cat",			FWD_PATH, NULL, NULL },
 	{ YX_M_POST,	"/api/filesystem/write",		FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
@@ -329,40 +332,21 @@ static int
 front_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
-	struct json_object		*o, *checks, *failing, *c;
+	struct yx_ready_json		 j;
 	const char			*st;
 	char				 name[YX_HOST_NAME_MAX + 8];
 	size_t				 i, up = 0;
+	int				 rc;
 
-	o = json_object_new_object();
-	checks = json_object_new_array();
-	failing = json_object_new_array();
-	if (o == NULL || checks == NULL || failing == NULL) {
-		json_object_put(o);
-		json_object_put(checks);
-		json_object_put(failing);
-		return YX_E_NOMEM;
-	}
+	if ((rc = yx_ready_begin(&j)) != YX_OK)
+		return rc;
 	for (i = 0; i < hl->n; i++) {
 		st = yx_front_health(w, i, true);
 		snprintf(name, sizeof(name), "host %s", hl->v[i].name);
 		up += strcmp(st, "ok") == 0;
-		if (strcmp(st, "ok") != 0)
-			json_object_array_add(failing, json_object_new_string(name));
-		if ((c = json_object_new_object()) == NULL)
-			continue;
-		json_object_object_add(c, "name", json_object_new_string(name));
-		json_object_object_add(c, "ok", json_object_new_boolean(strcmp(st, "ok") == 0));
-		json_object_object_add(c, "detail", json_object_new_string(st));
-		json_object_array_add(checks, c);
+		yx_ready_add(&j, name, strcmp(st, "ok") == 0, st);
 	}
-	json_object_object_add(o, "ready", json_object_new_boolean(up > 0));
-	if (json_object_array_length(failing) > 0)
-		json_object_object_add(o, "failing", failing);
-	else
-		json_object_put(failing);
-	json_object_object_add(o, "checks", checks);
-	return yx_http_send_obj(r, up > 0 ? 200 : 503, o);
+	return yx_ready_send(r, &j, up > 0);
 }
 
 /* Is p the host's "thread not found" (it does not know the thread)? */
@@ -525,9 +509,9 @@ static int
 fwd_check(struct yx_wctx *w, struct yx_http_req *r, struct fwd_req *fq)
 {
 	struct yx_errctx	 e;
-	const char		*tid = NULL;
+	const char		*tid = NULL, *cmd;
 	size_t			 tl = 0;
-	int			 rc;
+	int			 rc, cmd_timeout;
 
 	yx_errctx_clear(&e);
 	if ((rc = yx_need_user(r)) != YX_OK)
@@ -547,6 +531,9 @@ fwd_check(struct yx_wctx *w, struct yx_http_req *r, struct fwd_req *fq)
 		return YX_E_INVALID_THREAD_ID;
 	}
 	if ((fq->route->flags & FWD_EXEC) != 0 && (rc = fwd_exec(r, fq)) != YX_OK)
+		return rc;
+	if ((fq->route->flags & FWD_CMD) != 0 &&
+	    (rc = yx_parse_command(r, fq->json, &tid, &cmd, &cmd_timeout, 86400)) != YX_OK)
 		return rc;
 	if ((rc = yx_load_thread(w, r, tid, tid != NULL ? tl : 0, &fq->t)) != YX_OK)
 		return rc;
@@ -630,17 +617,53 @@ front_sink(void *arg, const struct yx_remote_resp *p, const char *data, size_t l
 	return yx_http_write(r, data, len);
 }
 
-/* A route a front does not forward yet. */
-static int
-front_not_yet(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/*
+ * The host's path of a route with a process id (checked: [p][0-9a-f]) in
+ * place of its "{}".
+ */
+static void
+fwd_proc_path(char *buf, size_t len, const char *pattern, const char *arg)
 {
-	int rc;
+	const char *brace = strstr(pattern, "{}");
 
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	yx_http_send_error(r, YX_E_BACKEND_UNAVAILABLE,
-	    "background processes are not available through a front yet");
-	return YX_E_BACKEND_UNAVAILABLE;
+	snprintf(buf, len, "%.*s%s%s", (int)(brace - pattern), pattern, arg, brace + 2);
+}
+
+/*
+ * A long-poll forwarded when every slot of the front is taken: the query
+ * with wait_ms=0 (the host answers at once), into qs.
+ */
+static int
+fwd_nowait_query(struct yx_buf *qs, const char *orig)
+{
+	const char	*s = orig != NULL ? orig : "", *amp;
+	size_t		 n;
+	int		 rc = YX_OK;
+
+	while (rc == YX_OK && *s != '\0') {
+		amp = strchr(s, '&');
+		n = amp != NULL ? (size_t)(amp - s) : strlen(s);
+		if (qs->len > 0)
+			rc = yx_buf_puts(qs, "&");
+		if (rc == YX_OK)
+			rc = strncmp(s, "wait_ms=", 8) == 0 ? yx_buf_puts(qs, "wait_ms=0") :
+							      yx_buf_append(qs, s, n);
+		s += n + (amp != NULL);
+	}
+	return rc;
+}
+
+/* The host's answer to a long-poll the front did not let wait: flagged. */
+static int
+fwd_relay_capped(struct yx_http_req *r, int rc, const struct yx_errctx *e,
+    const struct yx_remote_resp *p)
+{
+	struct json_object *o;
+
+	if (rc != YX_OK || p->status != 200 || (o = front_parse(p)) == NULL)
+		return yx_front_relay(r, rc, e, p);
+	json_object_object_add(o, "wait_capped", json_object_new_boolean(1));
+	return yx_http_send_obj(r, 200, o);
 }
 
 /* A forwarded route (fwd_routes without a handler of its own). */
@@ -651,27 +674,49 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_remote_resp	 p;
 	struct fwd_req		 fq;
 	struct yx_errctx	 e;
+	struct yx_buf		 qs;
+	const char		*wait;
+	char			 path[64];
 	size_t			 host;
-	int			 rc;
+	int			 rc, slot = -1;
+	bool			 capped = false;
 
 	yx_errctx_clear(&e);
 	memset(&fq, 0, sizeof(fq));
 	yx_buf_init(&fq.body, r->body_limit);
+	yx_buf_init(&qs, 16384);
 	yx_remote_resp_init(&p);
 	if ((fq.route = fwd_find(r->method, r->route)) == NULL) {
 		rc = YX_E_INTERNAL;
 		goto done;
 	}
-	if ((rc = fwd_check(w, r, &fq)) != YX_OK || (rc = yx_front_host(w, r, &fq.t, &host)) != YX_OK)
+	if ((rc = fwd_check(w, r, &fq)) != YX_OK ||
+	    ((fq.route->flags & FWD_PROC) != 0 && (rc = yx_need_proc_id(r, arg)) != YX_OK) ||
+	    (rc = yx_front_host(w, r, &fq.t, &host)) != YX_OK)
 		goto done;
 	if ((fq.route->flags & FWD_ACCEL) != 0) {
 		rc = front_accel(w, r, &fq, host);
 		goto done;
 	}
 	memset(&q, 0, sizeof(q));
-	q.method = fq.route->method == YX_M_POST ? "POST" : "GET";
+	q.method = fq.route->method == YX_M_POST ? "POST" :
+	    fq.route->method == YX_M_DELETE	     ? "DELETE" :
+						   "GET";
 	q.path = fq.route->pattern;
+	if ((fq.route->flags & FWD_PROC) != 0) {
+		fwd_proc_path(path, sizeof(path), fq.route->pattern, arg);
+		q.path = path;
+	}
 	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	/* a long-poll holds this worker too: the front's own slots bound them */
+	if ((fq.route->flags & FWD_WAIT) != 0 &&
+	    (wait = yx_query_get(&r->query, "wait_ms", NULL)) != NULL && strtoul(wait, NULL, 10) > 0 &&
+	    (slot = yx_proc_wait_take(w)) == -1) {
+		if ((rc = fwd_nowait_query(&qs, q.query)) != YX_OK)
+			goto done;
+		q.query = qs.data;
+		capped = true;
+	}
 	q.user = r->user;
 	q.request_id = r->request_id;	/* the host's log and audit line carry ours */
 	q.timeout_ms = front_timeout_ms(w->cfg, fq.route, fq.timeout_s);
@@ -689,7 +734,10 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		q.sink_arg = r;
 	}
 	rc = front_call(w, r, &fq.t, host, &q, &p, &e);
-	if (!p.streamed)
+	yx_proc_wait_give(slot);
+	if (capped)
+		rc = fwd_relay_capped(r, rc, &e, &p);
+	else if (!p.streamed)
 		rc = yx_front_relay(r, rc, &e, &p);
 	else if (rc != YX_OK)	/* a stream cut: the client, or the host, left */
 		log_info("thread %s: stream from host %s cut: %s", fq.t.thread_id, fq.t.host,
@@ -697,6 +745,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 done:
 	json_object_put(fq.json);
 	yx_buf_fini(&fq.body);
+	yx_buf_fini(&qs);
 	yx_remote_resp_fini(&p);
 	return rc;
 }
@@ -741,7 +790,7 @@ front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	yx_remote_resp_init(&p);
-	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_threads_parse_create(w, r, &want)) != YX_OK)
+	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
 		goto done;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((n = front_candidates(w, want.thread_id, cand)) == 0) {
@@ -782,33 +831,56 @@ done:
 	return rc;
 }
 
-/* GET /api/threads/{id}: the front's record, the sandbox from its host. */
+/*
+ * The caller's thread arg and method on its host's /api/threads/{id}
+ * (a GET through front_call, a DELETE straight, with FRONT_LIFECYCLE_MS
+ * more time). *t is the front's record. *called false: a check failed
+ * (401, 404, no host) and its reply is sent; rc is then the check's.
+ */
 static int
-front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+front_thread_op(struct yx_wctx *w, struct yx_http_req *r, const char *arg, const char *method,
+    struct yx_thread *t, struct yx_remote_resp *p, struct yx_errctx *e, bool *called)
 {
-	struct yx_remote_req	 q;
-	struct yx_remote_resp	 p;
-	struct json_object	*o = NULL, *rec, *sb;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
-	char			 path[64 + YX_THREAD_ID_SIZE];
-	size_t			 host;
-	int			 rc;
+	struct yx_remote_req	q;
+	char			path[64 + YX_THREAD_ID_SIZE];
+	size_t			host;
+	int			rc;
 
-	yx_errctx_clear(&e);
-	yx_remote_resp_init(&p);
+	*called = false;
 	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
-	    (rc = yx_front_host(w, r, &t, &host)) != YX_OK)
-		goto done;
-	snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
+	    (rc = yx_load_thread(w, r, arg, strlen(arg), t)) != YX_OK ||
+	    (rc = yx_front_host(w, r, t, &host)) != YX_OK)
+		return rc;
+	snprintf(path, sizeof(path), "/api/threads/%s", t->thread_id);
 	memset(&q, 0, sizeof(q));
-	q.method = "GET";
+	q.method = method;
 	q.path = path;
 	q.user = r->user;
 	q.request_id = r->request_id;
 	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
-	rc = front_call(w, r, &t, host, &q, &p, &e);
+	*called = true;
+	if (strcmp(method, "GET") == 0)
+		return front_call(w, r, t, host, &q, p, e);
+	q.timeout_ms += FRONT_LIFECYCLE_MS;
+	return yx_remote_call(w->remote->rm, host, &q, p, e);
+}
+
+/* GET /api/threads/{id}: the front's record, the sandbox from its host. */
+static int
+front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_remote_resp	 p;
+	struct json_object	*o = NULL, *rec, *sb;
+	struct yx_thread	 t;
+	struct yx_errctx	 e;
+	bool			 called;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	rc = front_thread_op(w, r, arg, "GET", &t, &p, &e, &called);
+	if (!called)
+		goto done;
 	if (rc != YX_OK || p.status != 200 || (o = front_parse(&p)) == NULL ||
 	    !json_object_object_get_ex(o, "sandbox", &sb)) {
 		rc = yx_front_relay(r, rc, &e, &p);
@@ -834,28 +906,17 @@ done:
 static int
 front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_remote_req	 q;
-	struct yx_remote_resp	 p;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
-	char			 path[64 + YX_THREAD_ID_SIZE];
-	size_t			 host;
-	int			 rc;
+	bool			called;
+	int			rc;
+	struct yx_thread	t;
+	struct yx_errctx	e;
+	struct yx_remote_resp	p;
 
-	yx_errctx_clear(&e);
 	yx_remote_resp_init(&p);
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
-	    (rc = yx_front_host(w, r, &t, &host)) != YX_OK)
+	yx_errctx_clear(&e);
+	rc = front_thread_op(w, r, arg, "DELETE", &t, &p, &e, &called);
+	if (!called)
 		goto done;
-	snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
-	memset(&q, 0, sizeof(q));
-	q.method = "DELETE";
-	q.path = path;
-	q.user = r->user;
-	q.request_id = r->request_id;
-	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0) + FRONT_LIFECYCLE_MS;
-	rc = yx_remote_call(w->remote->rm, host, &q, &p, &e);
 	if (rc != YX_OK || (p.status != 204 && p.status != 404)) {
 		rc = yx_front_relay(r, rc, &e, &p);
 		goto done;

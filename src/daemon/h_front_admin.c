@@ -183,13 +183,10 @@ yx_h_front_hosts(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if (w->remote == NULL || w->remote->rm == NULL)
 		return YX_E_NOT_FOUND;
 	hl = yx_remote_hosts(w->remote->rm);
-	if ((o = json_object_new_object()) == NULL || (a = json_object_new_array()) == NULL) {
-		json_object_put(o);
+	if ((o = yx_json_list("hosts", &a)) == NULL)
 		return YX_E_NOMEM;
-	}
 	for (i = 0; i < hl->n; i++)
 		json_object_array_add(a, host_json(w, i, true));
-	json_object_object_add(o, "hosts", a);
 	return yx_http_send_obj(r, 200, o);
 }
 

@@ -135,10 +135,16 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 	if ((rc = yx_thread_path(w->cfg->saves_dir, c->t.thread_id,
 		 YX_TP_USER_DATA, ud, sizeof(ud))) != YX_OK)
 		return rc;
-	/* OWNED: the thread found above, not a successor of the same id */
+	/* OWNED: the thread found above, not a successor of the same id;
+	 * RO: its profile's workspace is read-only (403 read_only) */
 	rc = yx_broker_init(&c->b, ud, w->cfg->skills_dir, names, c->skills.n,
 	    (uid_t)c->t.uid, (gid_t)c->t.gid, &lim,
-	    c->t.own_uid ? YX_BROKER_OWNED : 0, &e);
+	    (c->t.own_uid ? YX_BROKER_OWNED : 0) |
+		(yx_agents_profile(w->agents, c->t.agent_id, c->t.agent_config_id)
+				->workspace == YX_WORKSPACE_RO ?
+			YX_BROKER_RO :
+			0),
+	    &e);
 	if (rc != YX_OK) {
 		log_warnx("thread %s: broker: %s", c->t.thread_id, e.msg);
 		return yx_send_errctx(r, rc, &e), rc;
@@ -164,6 +170,27 @@ fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt,
 	    (rc = fs_path(w, r, path, pl, dflt, flags, c)) != YX_OK)
 		fs_close(c);
 	return rc;
+}
+
+/*
+ * glob and grep: fs_open_q beneath the workspace by default, and the
+ * required non-empty "pattern" (*pat borrows the query's). On an error the
+ * reply is sent and c is closed.
+ */
+static int
+fs_open_pattern(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    const char **pat)
+{
+	int rc;
+
+	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, FS_TOP, c)) != YX_OK)
+		return rc;
+	if ((*pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || (*pat)[0] == '\0') {
+		fs_close(c);
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "pattern is required");
+		return YX_E_BAD_REQUEST;
+	}
+	return YX_OK;
 }
 
 /* Non-negative integer query parameter; dflt when absent. */
@@ -497,34 +524,73 @@ path_json(const char *canon)
 	return o;
 }
 
-int
-yx_h_fs_write(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/*
+ * The JSON-body writes (write, delete, edit): fs_open_body, then op on the
+ * opened thread and path with the body; op sends its reply, errors
+ * included. One place closes both.
+ */
+typedef int	fs_body_op(struct yx_http_req *, struct fs_ctx *, struct json_object *);
+
+static int
+fs_body_route(struct yx_wctx *w, struct yx_http_req *r, fs_body_op *op)
 {
-	struct json_object	*body = NULL, *v;
+	struct json_object	*body = NULL;
 	struct fs_ctx		 c;
+	int			 rc;
+
+	if ((rc = fs_open_body(w, r, &body, &c)) == YX_OK)
+		rc = op(r, &c, body);
+	fs_close(&c);
+	json_object_put(body);
+	return rc;
+}
+
+static int
+fs_write_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
+{
+	struct json_object	*v;
 	struct yx_errctx	 e;
 	bool			 ow;
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_body(w, r, &body, &c)) != YX_OK)
-		goto done;
 	if (!json_object_object_get_ex(body, "content", &v) ||
 	    !json_object_is_type(v, json_type_string) || body_bool(body, "overwrite", &ow)) {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "content must be a string, overwrite a boolean");
-		goto done;
+		yx_http_send_error(r, YX_E_BAD_REQUEST,
+		    "content must be a string, overwrite a boolean");
+		return YX_E_BAD_REQUEST;
 	}
-	if ((rc = yx_broker_write(&c.b, c.vp.root, c.vp.rel, json_object_get_string(v),
-		 (size_t)json_object_get_string_len(v), ow, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
+	if ((rc = yx_broker_write(&c->b, c->vp.root, c->vp.rel, json_object_get_string(v),
+		 (size_t)json_object_get_string_len(v), ow, &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	return yx_http_send_obj(r, 201, path_json(c->vp.canon));
+}
+
+int
+yx_h_fs_write(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_body_route(w, r, fs_write_op);
+}
+
+static int
+fs_delete_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
+{
+	struct json_object	*o;
+	struct yx_errctx	 e;
+	bool			 recursive, pending = false;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if (body_bool(body, "recursive", &recursive) != YX_OK) {
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "recursive must be a boolean");
+		return YX_E_BAD_REQUEST;
 	}
-	rc = yx_http_send_obj(r, 201, path_json(c.vp.canon));
-done:
-	fs_close(&c);
-	json_object_put(body);
-	return rc;
+	if ((rc = yx_broker_delete(&c->b, c->vp.root, c->vp.rel, recursive, &pending,
+		 &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	if ((o = path_json(c->vp.canon)) != NULL && pending)
+		json_object_object_add(o, "pending", json_object_new_boolean(1));
+	return yx_http_send_obj(r, 200, o);
 }
 
 /*
@@ -534,39 +600,13 @@ done:
 int
 yx_h_fs_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*body = NULL, *o;
-	struct fs_ctx		 c;
-	struct yx_errctx	 e;
-	bool			 recursive, pending = false;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	if ((rc = fs_open_body(w, r, &body, &c)) != YX_OK)
-		goto done;
-	if (body_bool(body, "recursive", &recursive) != YX_OK) {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "recursive must be a boolean");
-		goto done;
-	}
-	if ((rc = yx_broker_delete(&c.b, c.vp.root, c.vp.rel, recursive,
-		 &pending, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = path_json(c.vp.canon)) != NULL && pending)
-		json_object_object_add(o, "pending", json_object_new_boolean(1));
-	rc = yx_http_send_obj(r, 200, o);
-done:
-	fs_close(&c);
-	json_object_put(body);
-	return rc;
+	return fs_body_route(w, r, fs_delete_op);
 }
 
-int
-yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+static int
+fs_edit_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
 {
-	struct json_object	*body = NULL, *o;
-	struct fs_ctx		 c;
+	struct json_object	*o;
 	struct yx_errctx	 e;
 	const char		*olds = NULL, *news = NULL;
 	size_t			 occ = 0;
@@ -574,31 +614,26 @@ yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_body(w, r, &body, &c)) != YX_OK)
-		goto done;
 	if (yx_json_opt_str(body, "old_string", &olds) != YX_OK || olds == NULL ||
 	    yx_json_opt_str(body, "new_string", &news) != YX_OK || news == NULL ||
 	    body_bool(body, "replace_all", &all) != YX_OK) {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "old_string and new_string must be strings, "
-					  "replace_all a boolean");
-		goto done;
+		yx_http_send_error(r, YX_E_BAD_REQUEST, "old_string and new_string must be strings, "
+							"replace_all a boolean");
+		return YX_E_BAD_REQUEST;
 	}
-	if ((rc = yx_broker_edit(&c.b, c.vp.root, c.vp.rel, olds, news, all, &occ,
-		 &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = path_json(c.vp.canon)) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
+	if ((rc = yx_broker_edit(&c->b, c->vp.root, c->vp.rel, olds, news, all, &occ, &e)) !=
+	    YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	if ((o = path_json(c->vp.canon)) == NULL)
+		return YX_E_NOMEM;
 	json_object_object_add(o, "occurrences", json_object_new_int64((int64_t)occ));
-	rc = yx_http_send_obj(r, 200, o);
-done:
-	fs_close(&c);
-	json_object_put(body);
-	return rc;
+	return yx_http_send_obj(r, 200, o);
+}
+
+int
+yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_body_route(w, r, fs_edit_op);
 }
 
 int
@@ -611,12 +646,9 @@ yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, FS_TOP, &c)) != YX_OK)
+	if ((rc = fs_open_pattern(w, r, &c, &pat)) != YX_OK)
 		return rc;
-	if ((pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || pat[0] == '\0') {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "pattern is required");
-	} else if ((rc = yx_broker_glob(&c.b, c.vp.root, c.vp.rel, pat, &l, &e)) != YX_OK)
+	if ((rc = yx_broker_glob(&c.b, c.vp.root, c.vp.rel, pat, &l, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
 		rc = yx_http_send_obj(r, 200, list_json(l, "matches", false, true));
@@ -660,12 +692,9 @@ yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, FS_TOP, &c)) != YX_OK)
+	if ((rc = fs_open_pattern(w, r, &c, &pat)) != YX_OK)
 		return rc;
-	if ((pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || pat[0] == '\0') {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "pattern is required");
-	} else if ((rc = q_size(r, "max_count", 0, &maxc)) != YX_OK)
+	if ((rc = q_size(r, "max_count", 0, &maxc)) != YX_OK)
 		;
 	else if ((rc = yx_broker_grep(&c.b, c.vp.root, c.vp.rel, pat,
 		      yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)

@@ -50,6 +50,56 @@ yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return rc;
 }
 
+int
+yx_ready_begin(struct yx_ready_json *j)
+{
+	j->bad = 0;
+	j->checks = json_object_new_array();
+	j->failing = json_object_new_array();
+	if (j->checks == NULL || j->failing == NULL) {
+		json_object_put(j->checks);
+		json_object_put(j->failing);
+		return YX_E_NOMEM;
+	}
+	return YX_OK;
+}
+
+void
+yx_ready_add(struct yx_ready_json *j, const char *name, bool ok, const char *detail)
+{
+	struct json_object *c;
+
+	if (!ok) {
+		j->bad++;
+		json_object_array_add(j->failing, json_object_new_string(name));
+	}
+	if ((c = json_object_new_object()) == NULL)
+		return;
+	json_object_object_add(c, "name", json_object_new_string(name));
+	json_object_object_add(c, "ok", json_object_new_boolean(ok));
+	json_object_object_add(c, "detail", json_object_new_string(detail));
+	json_object_array_add(j->checks, c);
+}
+
+int
+yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready)
+{
+	struct json_object *o;
+
+	if ((o = json_object_new_object()) == NULL) {
+		json_object_put(j->checks);
+		json_object_put(j->failing);
+		return YX_E_NOMEM;
+	}
+	json_object_object_add(o, "ready", json_object_new_boolean(ready));
+	if (j->bad > 0)
+		json_object_object_add(o, "failing", j->failing);
+	else
+		json_object_put(j->failing);
+	json_object_object_add(o, "checks", j->checks);
+	return yx_http_send_obj(r, ready ? 200 : 503, o);
+}
+
 /*
  * GET /readyz: 200 {"ready":true,"checks":[...]} or 503
  * {"ready":false,"failing":[names],"checks":[...]}; each check
@@ -58,38 +108,16 @@ yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 int
 yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_ready_result	 res[YX_READY_N];
-	struct json_object	*o, *checks, *failing, *c;
-	unsigned		 bad;
-	int			 i;
+	struct yx_ready_result	res[YX_READY_N];
+	struct yx_ready_json	j;
+	int			i, rc;
 
-	bad = yx_ready_run(&w->ready, res);
-	o = json_object_new_object();
-	checks = json_object_new_array();
-	failing = json_object_new_array();
-	if (o == NULL || checks == NULL || failing == NULL) {
-		json_object_put(o);
-		json_object_put(checks);
-		json_object_put(failing);
-		return YX_E_NOMEM;
-	}
-	json_object_object_add(o, "ready", json_object_new_boolean(bad == 0));
-	for (i = 0; i < YX_READY_N; i++) {
-		if (res[i].rc != YX_OK)
-			json_object_array_add(failing, json_object_new_string(res[i].name));
-		if ((c = json_object_new_object()) == NULL)
-			continue;
-		json_object_object_add(c, "name", json_object_new_string(res[i].name));
-		json_object_object_add(c, "ok", json_object_new_boolean(res[i].rc == YX_OK));
-		json_object_object_add(c, "detail", json_object_new_string(res[i].detail));
-		json_object_array_add(checks, c);
-	}
-	if (bad > 0)
-		json_object_object_add(o, "failing", failing);
-	else
-		json_object_put(failing);
-	json_object_object_add(o, "checks", checks);
-	return yx_http_send_obj(r, bad == 0 ? 200 : 503, o);
+	(void)yx_ready_run(&w->ready, res);
+	if ((rc = yx_ready_begin(&j)) != YX_OK)
+		return rc;
+	for (i = 0; i < YX_READY_N; i++)
+		yx_ready_add(&j, res[i].name, res[i].rc == YX_OK, res[i].detail);
+	return yx_ready_send(r, &j, j.bad == 0);
 }
 
 int
@@ -150,32 +178,33 @@ slot_json(const struct yx_shm_slot *s)
 	return o;
 }
 
+/*
+ * The table's sandboxes as JSON (GET /api/admin/sandboxes, and a sandbox
+ * host's GET /api/sandboxes for its front): each slot, with its thread's
+ * disk figures when disk is set, the capacity and the replica limit.
+ */
 int
-yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+yx_send_sandbox_list(struct yx_wctx *w, struct yx_http_req *r, bool disk)
 {
 	struct yx_provider_snapshot	 snap;
-	struct json_object		*o = NULL, *a;
+	struct json_object		*o = NULL, *a, *s;
 	struct yx_errctx		 e;
 	size_t				 i;
 	int				 rc;
 
 	yx_errctx_clear(&e);
 	memset(&snap, 0, sizeof(snap));
-	if ((rc = yx_need_admin(r)) != YX_OK)
-		return rc;
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
 	if ((rc = yx_provider_list(&w->prov, &snap, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
-	if ((o = json_object_new_object()) == NULL || (a = json_object_new_array()) == NULL) {
+	if ((o = yx_json_list("sandboxes", &a)) == NULL) {
 		rc = YX_E_NOMEM;
 		goto done;
 	}
-	json_object_object_add(o, "sandboxes", a);
 	for (i = 0; i < snap.nslots; i++) {
-		struct json_object *s = slot_json(&snap.slots[i]);
-
-		if (s != NULL && snap.slots[i].thread_id[0] != '\0')
+		s = slot_json(&snap.slots[i]);
+		if (disk && s != NULL && snap.slots[i].thread_id[0] != '\0')
 			json_object_object_add(s, "disk",
 			    yx_disk_json(w, snap.slots[i].thread_id));
 		json_object_array_add(a, s);
@@ -189,8 +218,28 @@ done:
 	return rc;
 }
 
-static int
-admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy)
+int
+yx_h_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	int rc;
+
+	if ((rc = yx_need_admin(r)) != YX_OK)
+		return rc;
+	return yx_send_sandbox_list(w, r, true);
+}
+
+int
+yx_need_sandbox_id(struct yx_http_req *r, const char *id)
+{
+	if (sandbox_id_valid(id))
+		return YX_OK;
+	yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");
+	return YX_E_BAD_REQUEST;
+}
+
+int
+yx_sandbox_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy,
+    const char *who)
 {
 	struct json_object	*o;
 	struct yx_shm_slot	 slot;
@@ -198,12 +247,8 @@ admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_admin(r)) != YX_OK)
+	if ((rc = yx_need_sandbox_id(r, id)) != YX_OK)
 		return rc;
-	if (!sandbox_id_valid(id)) {
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");
-		return YX_E_BAD_REQUEST;
-	}
 	if (!w->prov_ok)
 		return YX_E_BACKEND_UNAVAILABLE;
 	/* the thread acted upon, for the log and the audit line */
@@ -215,16 +260,26 @@ admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy
 		return yx_http_send_error(r, rc, "no such sandbox"), rc;
 	if (rc != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
-	log_info("admin %s: sandbox %s %s", r->user, id, destroy ? "destroyed" : "released");
+	log_info("%s: sandbox %s %s", who, id, destroy ? "destroyed" : "released");
 	if (destroy)
 		return yx_http_send_empty(r, 204);
 	if ((o = json_object_new_object()) == NULL)
 		return YX_E_NOMEM;
 	json_object_object_add(o, "sandbox_id", json_object_new_string(id));
 	json_object_object_add(o, "state", json_object_new_string("warm"));
-	rc = yx_http_send_json(r, 200, o);
-	json_object_put(o);
-	return rc;
+	return yx_http_send_obj(r, 200, o);
+}
+
+static int
+admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy)
+{
+	char	who[16 + sizeof(r->user)];
+	int	rc;
+
+	if ((rc = yx_need_admin(r)) != YX_OK)
+		return rc;
+	snprintf(who, sizeof(who), "admin %s", r->user);
+	return yx_sandbox_act(w, r, id, destroy, who);
 }
 
 int

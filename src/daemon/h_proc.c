@@ -96,6 +96,10 @@ proc_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 		return YX_E_BACKEND_UNAVAILABLE;
 	}
 	yx_exec_request_thread(&p->req, &p->t);
+	/* the thread's profile, as execute's: a process never gets a sandbox
+	 * made under other settings (a writable workspace for a read-only one) */
+	p->req.profile = yx_agents_profile(w->agents, p->t.agent_id,
+	    p->t.agent_config_id);
 	p->c.cfg = w->cfg;
 	if ((p->c.tdir = yx_thread_dirfd(&w->store, p->t.thread_id)) == -1) {
 		yx_http_send_error(r, YX_E_NOT_FOUND, NULL);	/* just deleted */
@@ -160,8 +164,8 @@ proc_json(const struct yx_proc *p)
 }
 
 /* The process id of the route; 404 for one that cannot exist. */
-static int
-proc_id_arg(struct yx_http_req *r, const char *arg)
+int
+yx_need_proc_id(struct yx_http_req *r, const char *arg)
 {
 	if (arg[0] == 'p' && strlen(arg) == YX_PROC_ID_SIZE - 1 &&
 	    strspn(arg + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2)
@@ -170,45 +174,13 @@ proc_id_arg(struct yx_http_req *r, const char *arg)
 	return YX_E_NOT_FOUND;
 }
 
-/* Parse the start body: thread id, command, timeout. Sends errors. */
-static int
-proc_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
-    const char **cmd, int *timeout)
-{
-	struct json_object *v;
-
-	*timeout = 0;
-	if (yx_json_opt_str(body, "thread_id", tid) != YX_OK || *tid == NULL ||
-	    !yx_thread_id_valid(*tid, strlen(*tid))) {
-		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
-		return YX_E_INVALID_THREAD_ID;
-	}
-	if (yx_json_opt_str(body, "command", cmd) != YX_OK || *cmd == NULL ||
-	    (*cmd)[0] == '\0') {
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
-		return YX_E_BAD_REQUEST;
-	}
-	if (json_object_object_get_ex(body, "timeout", &v) &&
-	    !json_object_is_type(v, json_type_null)) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
-			yx_http_send_error(r, YX_E_BAD_REQUEST,
-			    "timeout must be a positive integer number of seconds");
-			return YX_E_BAD_REQUEST;
-		}
-		/* capped at YUXI_PROCESS_LIFETIME, not refused */
-		*timeout = json_object_get_int64(v) > 86400 ? 86400 :
-							      (int)json_object_get_int64(v);
-	}
-	return YX_OK;
-}
-
 int
 yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*body = NULL;
-	struct yx_skill_set	 skills;
 	struct proc_req		 p;
 	struct yx_proc		 proc;
+	struct json_object	*body = NULL;
+	struct yx_skill_set	 skills;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
 	int			 timeout, rc;
@@ -223,7 +195,8 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((rc = proc_parse(r, body, &tid, &cmd, &timeout)) != YX_OK)
+	/* the timeout capped at YUXI_PROCESS_LIFETIME's most, not refused */
+	if ((rc = yx_parse_command(r, body, &tid, &cmd, &timeout, 86400)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
 	if ((rc = proc_open(w, r, tid, strlen(tid), &p)) != YX_OK)
@@ -264,12 +237,10 @@ yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((o = json_object_new_object()) == NULL ||
-	    (a = json_object_new_array()) == NULL) {
+	if ((o = yx_json_list("processes", &a)) == NULL) {
 		rc = YX_E_NOMEM;
 		goto done;
 	}
-	json_object_object_add(o, "processes", a);
 	for (i = 0; i < n; i++)
 		json_object_array_add(a, proc_json(&v[i]));
 	rc = yx_http_send_obj(r, 200, o);
@@ -293,7 +264,7 @@ yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
-	if ((rc = proc_id_arg(r, arg)) == YX_OK &&
+	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_get(&p.c, arg, &proc, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK)
@@ -317,7 +288,7 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
-	if ((rc = proc_id_arg(r, arg)) == YX_OK &&
+	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_kill(&p.c, arg, &proc, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK) {
@@ -334,8 +305,8 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
  * Take a long-poll slot (see the top): its number, or -1 when as many
  * long-polls as allowed wait already (or the slot file cannot be used).
  */
-static int
-proc_wait_take(struct yx_wctx *w)
+int
+yx_proc_wait_take(struct yx_wctx *w)
 {
 	struct flock	fl;
 	char		path[YX_CFG_PATH + 32];
@@ -364,8 +335,8 @@ proc_wait_take(struct yx_wctx *w)
 	return -1;
 }
 
-static void
-proc_wait_give(int k)
+void
+yx_proc_wait_give(int k)
 {
 	struct flock fl;
 
@@ -442,7 +413,7 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		goto out;
-	if ((rc = proc_id_arg(r, arg)) != YX_OK ||
+	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
 	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
 	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
@@ -452,11 +423,11 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		wait = YX_PROC_WAIT_MAX_MS;
 	if (max == 0)
 		max = YX_PROC_READ_DEFAULT;
-	if (wait > 0 && (slot = proc_wait_take(w)) == -1)
+	if (wait > 0 && (slot = yx_proc_wait_take(w)) == -1)
 		log_debug("output long-poll of %s answered at once: all slots taken", arg);
 	rc = yx_proc_output(&p.c, arg, off, slot >= 0 ? (int)wait : 0, (size_t)max,
 	    &c, &e);
-	proc_wait_give(slot);
+	yx_proc_wait_give(slot);
 	if (rc != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
@@ -489,7 +460,7 @@ yx_h_procs_stdin(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_need_user(r)) != YX_OK ||
 	    (rc = proc_open_q(w, r, &p)) != YX_OK)
 		goto out;
-	if ((rc = proc_id_arg(r, arg)) != YX_OK ||
+	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "eof", 0, 1, &eof)) != YX_OK)
 		goto done;
 	if ((rc = yx_http_read_body(r, &body, &e)) != YX_OK ||

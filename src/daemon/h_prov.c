@@ -94,41 +94,6 @@ prov_state_json(struct yx_wctx *w, const char *tid)
 	return o;
 }
 
-/* Parse the create body into want (errors answered). */
-static int
-prov_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread *want)
-{
-	struct json_object	*body = NULL;
-	struct yx_errctx	 e;
-	const char		*id = NULL, *agent = NULL, *conf = NULL;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	memset(want, 0, sizeof(*want));
-	if ((rc = yx_http_read_json(r, &body, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if (yx_json_opt_str(body, "thread_id", &id) != YX_OK || id == NULL ||
-	    !yx_thread_id_valid(id, strlen(id))) {
-		rc = YX_E_INVALID_THREAD_ID;
-		yx_http_send_error(r, rc, YX_THREAD_ID_RULE);
-	} else if (yx_json_opt_str(body, "agent_id", &agent) != YX_OK ||
-	    yx_json_opt_str(body, "agent_config_id", &conf) != YX_OK) {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "agent_id and agent_config_id must be strings");
-	} else if ((rc = yx_agents_check(w->agents, agent != NULL ? agent : "",
-			conf != NULL ? conf : "", &e)) != YX_OK)
-		yx_send_errctx(r, rc, &e);
-	if (rc == YX_OK) {
-		snprintf(want->thread_id, sizeof(want->thread_id), "%s", id);
-		snprintf(want->owner, sizeof(want->owner), "%s", r->user);
-		snprintf(want->agent_id, sizeof(want->agent_id), "%s", agent ? agent : "");
-		snprintf(want->agent_config_id, sizeof(want->agent_config_id), "%s",
-		    conf ? conf : "");
-	}
-	json_object_put(body);
-	return rc;
-}
-
 /*
  * POST /api/sandboxes: the thread for the acting user, made when new (no
  * per-user thread limit here: the front counts a user's threads).
@@ -142,7 +107,7 @@ yx_h_prov_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_user(r)) != YX_OK || (rc = prov_parse_create(w, r, &want)) != YX_OK)
+	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_parse_thread_create(w, r, true, &want)) != YX_OK)
 		return rc;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((rc = yx_thread_create(&w->store, &want, &t, &created, &e)) != YX_OK)
@@ -156,41 +121,7 @@ yx_h_prov_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 int
 yx_h_prov_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_provider_snapshot	 snap;
-	struct json_object		*o = NULL, *a;
-	struct yx_errctx		 e;
-	size_t				 i;
-	int				 rc;
-
-	yx_errctx_clear(&e);
-	memset(&snap, 0, sizeof(snap));
-	if (!w->prov_ok)
-		return YX_E_BACKEND_UNAVAILABLE;
-	if ((rc = yx_provider_list(&w->prov, &snap, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if ((o = json_object_new_object()) == NULL || (a = json_object_new_array()) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
-	json_object_object_add(o, "sandboxes", a);
-	for (i = 0; i < snap.nslots; i++)
-		json_object_array_add(a, yx_slot_json(&snap.slots[i]));
-	json_object_object_add(o, "capacity", json_object_new_int64(snap.capacity));
-	json_object_object_add(o, "max_replicas", json_object_new_int(w->cfg->max_replicas));
-	rc = yx_http_send_json(r, 200, o);
-done:
-	json_object_put(o);
-	yx_provider_snapshot_fini(&snap);
-	return rc;
-}
-
-static int
-prov_bad_id(struct yx_http_req *r, const char *id)
-{
-	if (yx_sandbox_id_valid(id))
-		return YX_OK;
-	yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");
-	return YX_E_BAD_REQUEST;
+	return yx_send_sandbox_list(w, r, false);
 }
 
 int
@@ -199,7 +130,7 @@ yx_h_prov_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_shm_slot	s;
 	int			rc;
 
-	if ((rc = prov_bad_id(r, arg)) != YX_OK)
+	if ((rc = yx_need_sandbox_id(r, arg)) != YX_OK)
 		return rc;
 	if ((rc = yx_provider_slot(w->table, arg, YX_SLOT_BY_SANDBOX, &s, NULL)) == YX_E_NOT_FOUND)
 		return yx_http_send_error(r, rc, "no such sandbox"), rc;
@@ -209,42 +140,14 @@ yx_h_prov_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 }
 
 /* DELETE /api/sandboxes/{id} and POST .../release. */
-static int
-prov_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy)
-{
-	struct json_object	*o;
-	struct yx_errctx	 e;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	if ((rc = prov_bad_id(r, id)) != YX_OK)
-		return rc;
-	if (!w->prov_ok)
-		return YX_E_BACKEND_UNAVAILABLE;
-	rc = destroy ? yx_provider_destroy(&w->prov, id, NULL, &e) :
-		       yx_provider_release(&w->prov, id, &e);
-	if (rc == YX_E_NOT_FOUND)
-		return yx_http_send_error(r, rc, "no such sandbox"), rc;
-	if (rc != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	log_info("front: sandbox %s %s", id, destroy ? "destroyed" : "released");
-	if (destroy)
-		return yx_http_send_empty(r, 204);
-	if ((o = json_object_new_object()) == NULL)
-		return YX_E_NOMEM;
-	json_object_object_add(o, "sandbox_id", json_object_new_string(id));
-	json_object_object_add(o, "state", json_object_new_string("warm"));
-	return yx_http_send_obj(r, 200, o);
-}
-
 int
 yx_h_prov_destroy(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return prov_act(w, r, arg, true);
+	return yx_sandbox_act(w, r, arg, true, "front");
 }
 
 int
 yx_h_prov_release(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return prov_act(w, r, arg, false);
+	return yx_sandbox_act(w, r, arg, false, "front");
 }

@@ -55,9 +55,9 @@ thread_new_id(char *buf, size_t len)
 		snprintf(buf + 2 + 2 * i, len - 2 - 2 * i, "%02x", rnd[i]);
 }
 
-/* Fill want from the POST body; sends the error response itself. */
-static int
-threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread *want)
+int
+yx_parse_thread_create(struct yx_wctx *w, struct yx_http_req *r, bool id_required,
+    struct yx_thread *want)
 {
 	struct json_object	*body = NULL;
 	struct yx_errctx	 e;
@@ -66,13 +66,14 @@ threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread 
 
 	yx_errctx_clear(&e);
 	memset(want, 0, sizeof(*want));
-	/* every field is optional: no body (no Content-Length) or an empty one is {} */
-	if (r->content_length > 0 && (rc = yx_http_read_json(r, &body, &e)) != YX_OK)
+	/* every field may be optional: no body (no Content-Length) or an empty one is {} */
+	if ((id_required || r->content_length > 0) &&
+	    (rc = yx_http_read_json(r, &body, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	if (body != NULL && (yx_json_opt_str(body, "thread_id", &id) != YX_OK || yx_json_opt_str(body, "agent_id", &agent) != YX_OK || yx_json_opt_str(body, "agent_config_id", &conf) != YX_OK)) {
 		rc = YX_E_BAD_REQUEST;
 		yx_http_send_error(r, rc, "thread_id, agent_id and agent_config_id must be strings");
-	} else if (id != NULL && !yx_thread_id_valid(id, strlen(id))) {
+	} else if (id == NULL ? id_required : !yx_thread_id_valid(id, strlen(id))) {
 		rc = YX_E_INVALID_THREAD_ID;
 		yx_http_send_error(r, rc, YX_THREAD_ID_RULE);
 	} else if ((rc = yx_agents_check(w->agents, agent != NULL ? agent : "",
@@ -102,7 +103,7 @@ yx_h_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = threads_parse_create(w, r, &want)) != YX_OK)
+	    (rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
 		return rc;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((rc = yx_thread_create_limited(&w->store, &want,
@@ -126,11 +127,10 @@ yx_h_threads_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		return rc;
 	if ((rc = yx_thread_list(&w->store, r->user, &v, &n, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
-	if ((o = json_object_new_object()) == NULL || (a = json_object_new_array()) == NULL) {
+	if ((o = yx_json_list("threads", &a)) == NULL) {
 		rc = YX_E_NOMEM;
 		goto done;
 	}
-	json_object_object_add(o, "threads", a);
 	for (i = 0; i < n; i++)
 		json_object_array_add(a, thread_json(&v[i]));
 	rc = yx_http_send_json(r, 200, o);
@@ -231,10 +231,4 @@ struct json_object *
 yx_thread_json(const struct yx_thread *t)
 {
 	return thread_json(t);
-}
-
-int
-yx_threads_parse_create(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread *want)
-{
-	return threads_parse_create(w, r, want);
 }

@@ -59,6 +59,7 @@
 
 #include "daemon_int.h"
 #include "yuxi/clock.h"
+#include "yuxi/egress.h"
 #include "yuxi/log.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -99,6 +100,7 @@ struct master {
 	struct child		*kids;		/* every generation; retired slots removed */
 	size_t			 nkids;
 	bool			 stopping;
+	pid_t			 egress_pid;	/* yx_egress_start() */
 };
 
 static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1;
@@ -170,6 +172,13 @@ master_exited(struct master *m, pid_t pid, int ws)
 	for (i = 0; i < m->nkids; i++)
 		if (m->kids[i].pid == pid)
 			c = &m->kids[i];
+	if (pid == m->egress_pid) {	/* it restarts the proxy itself */
+		log_warnx("egress proxy supervisor %ld exited (status 0x%x): "
+			  "sandboxes with network answer 503 until a restart",
+		    (long)pid, ws);
+		m->egress_pid = -1;
+		return;
+	}
 	if (WIFSIGNALED(ws))
 		log_warnx("child %ld exited on signal %d%s", (long)pid, WTERMSIG(ws),
 		    WCOREDUMP(ws) ? " (core dumped)" : "");
@@ -519,6 +528,12 @@ master_setup(struct master *m)
 		    rep.index_added, rep.index_dropped,
 		    rep.uids_dropped, rep.runs_dropped);
 	yx_thread_store_fini(&st);
+	/* the egress proxy of profiles with network, after CAP_SYS_ADMIN was
+	 * dropped; stopped after the workers, dies with us. A front runs no
+	 * sandboxes: none there */
+	if (m->cfg->mode != YX_MODE_FRONT &&
+	    yx_egress_start(m->cfg, &m->egress_pid) != YX_OK)
+		log_warnx("no egress proxy: sandboxes with network answer 503");
 	if ((m->listen_fd = master_listen(m->cfg)) == -1)
 		return YX_E_IO;
 	if (FCGX_Init() != 0) {
@@ -586,6 +601,7 @@ yx_master_main(const struct yx_config *cfg)
 	m.gen = 1;
 	m.grace_s = cfg->exec_timeout + YX_STOP_MARGIN_S;
 	m.listen_fd = -1;
+	m.egress_pid = -1;
 	master_signals(&waitmask);
 	if (master_setup(&m) != YX_OK)
 		goto done;
@@ -622,6 +638,8 @@ yx_master_main(const struct yx_config *cfg)
 	m.listen_fd = -1;
 	unlink(cfg->fcgi_socket);
 	master_stop(&m, &waitmask);
+	yx_egress_stop(m.egress_pid);	/* in-flight commands kept their network */
+	m.egress_pid = -1;
 	log_info("stopped");
 	status = 0;
 done:
@@ -635,6 +653,7 @@ done:
 	yx_metrics_free(m.metrics);
 	free(m.kids);
 	free(m.owned);
+	yx_egress_stop(m.egress_pid);
 	yx_priv_stop();
 	return status;
 }

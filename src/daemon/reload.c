@@ -46,6 +46,8 @@ static const struct restart_only {
 	{ "YUXI_SANDBOX_CONTAINER_PREFIX", RO_FIELD(container_prefix), true },
 	/* what the thread store and the table hold (docs/scaling.md) */
 	{ "YUXI_MODE", RO_FIELD(mode), false },
+	/* the egress proxy, started once by the master, reads it */
+	{ "YUXI_EGRESS_HOSTS", RO_FIELD(egress_hosts), true },
 };
 
 int

@@ -98,13 +98,17 @@ int	yx_h_prov_release(struct yx_wctx *, struct yx_http_req *, const char *);
 
 /* ---- what the remote roles take from the other handlers ------------------ */
 
-/* h_threads.c: the POST /api/threads body into want (errors answered). */
-int	yx_threads_parse_create(struct yx_wctx *w, struct yx_http_req *r,
-    struct yx_thread *want);
 /* h_threads.c: the API view of a record (caller puts). */
 struct json_object *yx_thread_json(const struct yx_thread *t);
 /* h_ops.c: the admin view of a slot (caller puts). */
 struct json_object *yx_slot_json(const struct yx_shm_slot *s);
+/* h_ops.c: the table's sandboxes (disk: with each thread's disk figures). */
+int	yx_send_sandbox_list(struct yx_wctx *w, struct yx_http_req *r, bool disk);
+/* h_ops.c: YX_OK when id is a sandbox id, else the 400 is sent. */
+int	yx_need_sandbox_id(struct yx_http_req *r, const char *id);
+/* h_ops.c: release or destroy sandbox id (checked here), logged as who's. */
+int	yx_sandbox_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool destroy,
+    const char *who);
 /* h_ops.c: is s a sandbox id (8-64 lowercase hex digits)? */
 bool	yx_sandbox_id_valid(const char *s);
 

@@ -280,6 +280,33 @@ api_parse(const struct yx_buf *resp, enum json_type t, struct yx_errctx *err)
 	return j;
 }
 
+/* GET /info: its "Runtimes" object as text. */
+static int
+api_runtimes(struct yx_driver *d, char **out, struct yx_errctx *err)
+{
+	struct json_object	*j = NULL, *rt;
+	struct yx_buf		 resp;
+	int			 rc;
+
+	*out = NULL;
+	yx_buf_init(&resp, API_BODY_MAX);
+	if ((rc = api_expect((struct api_driver *)d, "GET", "/info", NULL, &resp,
+		 200, 200, "info", err)) != YX_OK)
+		goto done;
+	if ((j = api_parse(&resp, json_type_object, err)) == NULL) {
+		rc = YX_E_IO;
+		goto done;
+	}
+	if (!json_object_object_get_ex(j, "Runtimes", &rt) ||
+	    (*out = strdup(json_object_to_json_string_ext(rt,
+		 JSON_C_TO_STRING_PLAIN))) == NULL)
+		rc = yx_fail(err, YX_E_IO, "docker engine sent no runtimes");
+done:
+	json_object_put(j);
+	yx_buf_fini(&resp);
+	return rc;
+}
+
 static int
 api_inspect(struct yx_driver *d, const char *ref,
     struct yx_container_info *info, struct yx_errctx *err)
@@ -572,6 +599,7 @@ static const struct yx_driver_ops api_ops = {
 	.list = api_list,
 	.exec = api_exec,
 	.free = api_free,
+	.runtimes = api_runtimes,
 };
 
 /* Returns a driver (free with yx_driver_free) or NULL with err set. */

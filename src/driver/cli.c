@@ -103,6 +103,23 @@ cli_ping(struct yx_driver *d, struct yx_errctx *err)
 	return rc;
 }
 
+/* `docker info`: the engine's "Runtimes" object as text. */
+static int
+cli_runtimes(struct yx_driver *d, char **out, struct yx_errctx *err)
+{
+	char *argv[] = { "docker", "info", "--format", "{{json .Runtimes}}", NULL };
+	struct yx_buf b;
+	int rc;
+
+	*out = NULL;
+	yx_buf_init(&b, 1 << 20);
+	rc = cli_simple((struct cli_driver *)d, argv, &b, "info", err);
+	if (rc == YX_OK && (*out = yx_buf_steal(&b, NULL)) == NULL)
+		rc = yx_fail(err, YX_E_IO, "docker info printed nothing");
+	yx_buf_fini(&b);
+	return rc;
+}
+
 static int
 cli_image_present(struct yx_driver *d, const char *image,
     struct yx_errctx *err)
@@ -471,6 +488,7 @@ static const struct yx_driver_ops cli_ops = {
 	.list = cli_list,
 	.exec = cli_exec,
 	.free = cli_free,
+	.runtimes = cli_runtimes,
 };
 
 /* Returns a driver (free with yx_driver_free) or NULL with err set. */

@@ -255,3 +255,59 @@ yx_driver_kill_host_pid(pid_t pid, const char *cid)
 	if (pid_in_container(pid, cid))
 		(void)kill(pid, SIGKILL);
 }
+
+/* Does the JSON array a hold the string s? */
+static bool
+runtime_has_arg(struct json_object *a, const char *s)
+{
+	size_t i;
+
+	for (i = 0; a != NULL && i < json_object_array_length(a); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)),
+			s) == 0)
+			return true;
+	return false;
+}
+
+int
+yx_driver_runtime_check(struct yx_driver *d, const char *runtime,
+    struct yx_errctx *err)
+{
+	struct json_object	*j = NULL, *rt, *args = NULL;
+	char			*text = NULL;
+	int			 rc = YX_OK;
+
+	if (strcmp(runtime, "runc") == 0)
+		return YX_OK;
+	if (d->ops->runtimes == NULL)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the %s driver cannot list the engine's runtimes", d->ops->name);
+	if ((rc = d->ops->runtimes(d, &text, err)) != YX_OK)
+		return rc;
+	if ((j = json_tokener_parse(text)) == NULL ||
+	    !json_object_is_type(j, json_type_object)) {
+		rc = yx_fail(err, YX_E_IO, "docker engine sent unexpected runtimes");
+		goto done;
+	}
+	if (!json_object_object_get_ex(j, runtime, &rt)) {
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the engine has no runtime \"%s\": install it and add it to "
+		    "/etc/docker/daemon.json (scripts/setup.sh does), then SIGHUP "
+		    "dockerd",
+		    runtime);
+		goto done;
+	}
+	if (!json_object_object_get_ex(rt, "runtimeArgs", &args))
+		(void)json_object_object_get_ex(rt, "RuntimeArgs", &args);
+	if (strcmp(runtime, "runsc") == 0 &&
+	    (!runtime_has_arg(args, "--network=none") ||
+		!runtime_has_arg(args, "--host-uds=all")))
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+		    "the engine's runtime \"runsc\" needs the arguments "
+		    "--network=none and --host-uds=all in /etc/docker/daemon.json "
+		    "(scripts/setup.sh), then SIGHUP dockerd");
+done:
+	json_object_put(j);
+	free(text);
+	return rc;
+}

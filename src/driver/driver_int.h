@@ -115,6 +115,9 @@ void	yx_spec_argv_free(char **argv);
 /* "rw,nosuid,nodev,size=N" options of the /tmp and /home/yuxi tmpfs. */
 int	yx_spec_tmpfs_opts(const struct yx_container_spec *s, bool home,
     char *dst, size_t dstlen);
+/* The host pids limit for cfg->pids under cfg->runtime (scaled for
+ * runsc, whose own tasks count there; spec.c). */
+int64_t	yx_spec_pids(const struct yx_config *c);
 /* The spec's "UID:GID" (its own user, else cfg->user) into dst. */
 void	yx_spec_user(const struct yx_container_spec *s, char *dst, size_t dstlen);
 

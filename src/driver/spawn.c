@@ -26,6 +26,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
+#include "yuxi/sig.h"
 #include "driver/driver_int.h"
 
 extern char **environ;
@@ -65,16 +66,9 @@ static void __attribute__((noreturn))
 spawn_child(char *const argv[], char **envp, int devnull, int outw, int errw,
     int failw)
 {
-	struct sigaction	sa;
-	sigset_t		set;
-	int			sig, e;
+	int e;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
-	sigemptyset(&set);
-	(void)sigprocmask(SIG_SETMASK, &set, NULL);
+	yx_signals_default();
 	if (dup2(devnull, 0) == -1 || dup2(outw, 1) == -1 ||
 	    dup2(errw, 2) == -1)
 		goto fail;

@@ -37,6 +37,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/broker.h"
 #include "yuxi/driver.h"
+#include "yuxi/egress.h"
 #include "yuxi/executor.h"
 #include "yuxi/hash.h"
 #include "yuxi/log.h"
@@ -52,13 +53,14 @@
 #endif
 
 #define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
-#define YX_EXEC_TIMEOUT_MAX	600
 #define YX_SPILL_CAP		(64ULL << 20)	/* bytes saved of a long output */
 #define YX_NOSTART_SLOTS	8	/* containers where the agent won't start */
 #define YX_NOSTART_MS		60000	/* ... remembered that long */
 #define YX_AGENT_START_SEC	10
 #define YX_AGENT_BOOT_MS	2000	/* a new container's agent listens by then */
 #define YX_AGENT_BOOT_POLL_MS	2
+#define YX_EXEC_ENV_MAX		(4 + YX_PROFILE_ENV_MAX + 4)	/* base, profile, proxy */
+#define YX_EXEC_EXTRA_MAX	8	/* exec_extra_mounts */
 
 struct exec_nostart {
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];
@@ -75,9 +77,17 @@ struct yx_executor {
 	struct yx_exec_stats	 stats;
 	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
 	unsigned		 nostart_next;
-	char			 spec[2048];	/* container settings, see exec_spec_fp */
-	struct yx_pool_key	 pool_key;	/* the boxes this executor takes */
+	/* the pool's boxes: the default profile's settings, their spec
+	 * string (exec_spec_str) and key; a thread takes a box only when its
+	 * own settings give the same string */
+	struct yx_config	 pool_eff;
+	char			 pool_spec[2048];
+	struct yx_pool_key	 pool_key;
 };
+
+static void	exec_spec_str(const struct yx_executor *ex,
+    const struct yx_config *c, const struct yx_profile *prof, char *spec,
+    size_t len);
 
 /* A background process to start instead of a command (yx_executor_spawn). */
 struct exec_bg {
@@ -97,6 +107,11 @@ struct exec_run {
 	char			 user_data[YX_CFG_PATH + 200];
 	int			 rundir_fd;	/* -1: no agent this run */
 	char			 rundir[YX_CFG_PATH + 200];
+	const struct yx_profile	*prof;		/* never NULL */
+	struct yx_config	 eff;		/* cfg with the profile's settings */
+	const char		*env[YX_EXEC_ENV_MAX + 1];	/* of commands */
+	char			 egress[YX_CFG_PATH + 200];	/* "": no network */
+	char			 ro_rw[2][YX_CFG_PATH + 240];	/* ro: rw subfolders */
 	/* where the output goes: yx_outcap_write(oc), or the stream sink */
 	struct yx_outcap	*oc;
 	yx_output_fn		 sink;
@@ -108,10 +123,19 @@ struct exec_run {
 /* A new container's command when the agent is used. */
 static const char *const exec_agent_init_argv[] = { YX_AGENT_TARGET, "--init",
 	"--socket", YX_AGENT_SOCK_TARGET, NULL };
+/* ... and for a profile with network, with the egress relay. */
+static const char *const exec_agent_init_relay_argv[] = { YX_AGENT_TARGET,
+	"--init", "--socket", YX_AGENT_SOCK_TARGET, "--relay", YX_RELAY_ARG, NULL };
 
 static const char *const exec_env[] = { "HOME=/home/yuxi",
 	"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
 	"LANG=C.UTF-8", "USER=yuxi", NULL };
+/* A profile with network: every command finds the relay through these. */
+static const char *const exec_proxy_env[] = { "HTTP_PROXY=" YX_RELAY_URL,
+	"HTTPS_PROXY=" YX_RELAY_URL, "http_proxy=" YX_RELAY_URL,
+	"https_proxy=" YX_RELAY_URL, NULL };
+/* The folders a read-only workspace keeps writable (mounted over it). */
+static const char *const exec_ro_rw[2] = { "outputs", "large_tool_results" };
 
 /*
  * Pick the transport from the configuration (YUXI_EXEC_AGENT) and find the
@@ -151,21 +175,16 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->cfg = cfg;
 	ex->drv = drv;
 	exec_agent_setup(ex);
-	/* the agent's protocol version too: a container started with an
-	 * older agent is recreated rather than left on the engine path; and
-	 * the log setting: one made with an engine log is recreated */
-	snprintf(ex->spec, sizeof(ex->spec),
-	    "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s|log=%s",
-	    cfg->image, (long long)cfg->memory_bytes, cfg->cpus, cfg->pids,
-	    cfg->network, cfg->readonly_rootfs, cfg->user, (long long)cfg->tmp_size,
-	    cfg->security_opts, ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-",
-	    yx_spec_log_setting());
-	/* one pool per image and settings (docs/design.md §2 "Pool") */
+	/* one pool per image and settings (docs/design.md §2 "Pool"): the
+	 * default profile's; threads of another profile take the create path */
+	yx_profile_apply(yx_profile_default(), cfg, &ex->pool_eff);
+	exec_spec_str(ex, &ex->pool_eff, yx_profile_default(), ex->pool_spec,
+	    sizeof(ex->pool_spec));
 	snprintf(ex->pool_key.image, sizeof(ex->pool_key.image), "%s",
-	    cfg->image);
+	    ex->pool_eff.image);
 	{
-		const void	*parts[2] = { "pool|", ex->spec };
-		size_t		 lens[2] = { 5, strlen(ex->spec) };
+		const void	*parts[2] = { "pool|", ex->pool_spec };
+		size_t		 lens[2] = { 5, strlen(ex->pool_spec) };
 
 		(void)yx_sha256_hex_parts(parts, lens, 2, ex->pool_key.fp);
 	}
@@ -238,15 +257,6 @@ exec_spill_open(void *arg)
 		return -1;
 	run->spill_opened = true;
 	return fd;
-}
-
-/* Clamp the requested timeout into [1, 600], default from the config. */
-static int
-exec_timeout(const struct yx_config *cfg, int asked)
-{
-	if (asked <= 0)
-		return cfg->exec_timeout;
-	return asked > YX_EXEC_TIMEOUT_MAX ? YX_EXEC_TIMEOUT_MAX : asked;
 }
 
 /* Open the broker on the thread's user-data (creating it) and lay it out. */
@@ -323,11 +333,15 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, struct yx_errctx *err)
 {
 	const char		*argv[] = { YX_AGENT_TARGET, "--daemon", "--socket",
-			  YX_AGENT_SOCK_TARGET, NULL };
+			  YX_AGENT_SOCK_TARGET, NULL, NULL, NULL };
 	struct yx_exec_req	 xr;
 	struct yx_exec_result	 res;
 	int			 rc;
 
+	if (run->egress[0] != '\0') {	/* and its relay (docs/agent.md) */
+		argv[4] = "--relay";
+		argv[5] = YX_RELAY_ARG;
+	}
 	memset(&xr, 0, sizeof(xr));
 	xr.argv = argv;
 	xr.env = exec_env;
@@ -367,13 +381,15 @@ exec_agent_call(struct yx_executor *ex, const struct exec_run *run,
 static int
 exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, const struct yx_exec_req *xr,
-    struct yx_exec_result *res, bool *fallback, struct yx_errctx *err)
+    struct yx_exec_result *res, bool *fallback, bool *startedp,
+    struct yx_errctx *err)
 {
 	struct yx_errctx	e;
 	bool			started = false, tried = false;
 	int			rc, attempt;
 
 	*fallback = false;
+	*startedp = false;
 	yx_errctx_clear(&e);
 	for (attempt = 0; attempt < 2; attempt++) {
 		rc = exec_agent_call(ex, run, xr, res, &started, &e);
@@ -405,6 +421,7 @@ exec_via_agent(struct yx_executor *ex, const struct yx_lease *lease,
 	}
 	if (rc != YX_OK && !*fallback && err != NULL)
 		*err = e;
+	*startedp = started;
 	return rc;
 }
 
@@ -434,7 +451,7 @@ exec_cmd_init(struct exec_cmd *c, const struct exec_run *run,
 	memcpy(c->argv, argv, sizeof(argv));
 	memset(&c->xr, 0, sizeof(c->xr));
 	c->xr.argv = c->argv;
-	c->xr.env = exec_env;
+	c->xr.env = run->env;
 	c->xr.workdir = YX_VROOT_WORKSPACE;
 	c->xr.user = run->user;
 	c->xr.timeout_sec = timeout;
@@ -474,14 +491,6 @@ exec_rundir_reset(const struct exec_run *run)
 		    yx_tree_remove(dirfd(d), de->d_name) != YX_OK)
 			log_warnx("agent directory: %s not removed", de->d_name);
 	closedir(d);
-}
-
-/* The provider's before_create hook: the directory is emptied before the
- * container whose agent starts in it is made (yx_acquire_req). */
-static void
-exec_rundir_reset_hook(void *arg)
-{
-	exec_rundir_reset(arg);
 }
 
 /* What the pool_adopt hook needs. */
@@ -528,18 +537,20 @@ done:
 	return rc;
 }
 
-/* Run the command in the leased container; YX_E_NOT_FOUND when it vanished. */
+/* Run the command in the leased container; YX_E_NOT_FOUND when it
+ * vanished; *started when the agent had started it. */
 static int
 exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, const struct exec_cmd *cmd,
-    struct yx_exec_result *res, struct yx_errctx *err)
+    struct yx_exec_result *res, bool *started, struct yx_errctx *err)
 {
 	bool	fallback = true;
 	int	rc;
 
+	*started = false;
 	if (run->rundir_fd != -1) {
 		rc = exec_via_agent(ex, lease, run, &cmd->axr, res, &fallback,
-		    err);
+		    started, err);
 		if (!fallback)
 			return rc;
 	}
@@ -553,6 +564,42 @@ exec_in_lease(struct yx_executor *ex, const struct yx_lease *lease,
 	ex->stats.engine_runs++;
 	return ex->drv->ops->exec(ex->drv, lease->container_id, &cmd->xr, res,
 	    err);
+}
+
+static bool	exec_container_gone(struct yx_executor *ex,
+    const struct yx_lease *lease, int rc);
+
+/*
+ * The agent's connection broke after it had started the command: did the
+ * whole sandbox stop under it? That happens under gVisor, where a memory or
+ * fork bomb gets the sandbox (not one process) killed by the host's cgroup.
+ * It is the command's failure, not the service's: exit 137 with a note in
+ * the output, and the sandbox is forgotten (the next command makes a new
+ * one; files are kept). Asked for a second at most: the engine may still
+ * call it running for a moment. True when it stopped (*res and the sink
+ * filled; the lease must already be unheld).
+ */
+static bool
+exec_died(struct yx_executor *ex, const struct yx_lease *lease,
+    const struct yx_exec_req *xr, struct yx_exec_result *res)
+{
+	static const char	note[] = "\n[yuxi: the sandbox stopped during the "
+				   "command (out of memory or processes?); "
+				   "the next command gets a new one]\n";
+	int			i;
+
+	for (i = 0; !exec_container_gone(ex, lease, YX_E_BACKEND_UNAVAILABLE); i++) {
+		if (i == 9)
+			return false;
+		(void)nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
+	}
+	log_info("sandbox %s stopped during a command; making a new one next",
+	    lease->sandbox_id);
+	(void)yx_provider_destroy(&ex->prov, lease->sandbox_id, NULL, NULL);
+	(void)xr->on_output(xr->arg, note, sizeof(note) - 1);
+	res->exit_code = 137;
+	res->timed_out = false;
+	return true;
 }
 
 /*
@@ -593,6 +640,9 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 		rc = exec_agent_call(ex, run, xr, res, &started, err);
 	}
 	yx_provider_unhold(&ex->prov, &lease);
+	if (rc == YX_E_BACKEND_UNAVAILABLE && started && run->bg == NULL &&
+	    exec_died(ex, &lease, xr, res))
+		rc = YX_OK;
 	if (rc == YX_OK)
 		ex->stats.agent_runs++;
 	*done = rc == YX_OK || started;
@@ -619,41 +669,63 @@ exec_container_gone(struct yx_executor *ex, const struct yx_lease *lease, int rc
 
 /*
  * The fingerprint a sandbox is labelled with (io.yuxi.sandbox.skills): the
- * visible skills AND the container settings (image, limits, user, network,
- * security options, agent mounts, log driver). When either changes - a new skill
- * selection, a rebuilt image name, a new memory limit - the provider
- * recreates the sandbox on its next acquire instead of reusing a container
- * made under the old settings.
+ * visible skills AND the container settings (image, runtime, limits, user,
+ * network, security options, agent mounts, log driver) AND every field of
+ * its profile (workspace mode, allowlist, environment, timeouts). When any
+ * changes - a new skill selection, a rebuilt image name, a new memory
+ * limit, a thread whose agent config moved to another profile - the
+ * provider recreates the sandbox on its next acquire instead of reusing a
+ * container made under the old settings (user data is kept).
  */
+static void
+exec_spec_str(const struct yx_executor *ex, const struct yx_config *c,
+    const struct yx_profile *prof, char *spec, size_t len)
+{
+	/* the agent's protocol version too: a container started with an
+	 * older agent is recreated rather than left on the engine path; and
+	 * the log setting: one made with an engine log is recreated */
+	snprintf(spec, len,
+	    "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s|log=%s|runtime=%s|profile=%s",
+	    c->image, (long long)c->memory_bytes, c->cpus, c->pids, c->network,
+	    c->readonly_rootfs, c->user, (long long)c->tmp_size, c->security_opts,
+	    ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-",
+	    yx_spec_log_setting(), c->runtime, prof->fp);
+}
+
+/* ... and the label itself: the skills, the settings, the thread instance. */
 static void
 exec_spec_fp(const struct yx_executor *ex, const struct yx_exec_request *req,
     const struct exec_run *run, char fp[YX_SHA256_HEX])
 {
 	const char	*sfp = req->skills != NULL ? req->skills->fp : "";
-	char		 inst[64];
-	const void	*parts[3] = { sfp, ex->spec, inst };
+	char		 inst[64], spec[2048];
+	const void	*parts[3] = { sfp, spec, inst };
 	size_t		 lens[3];
 
+	exec_spec_str(ex, &run->eff, run->prof, spec, sizeof(spec));
 	/* the thread instance too: a thread deleted and created again under
 	 * the same id never gets the sandbox of its predecessor */
 	snprintf(inst, sizeof(inst), "%s|%lld", run->user,
 	    (long long)req->instance);
 	lens[0] = strlen(sfp);
-	lens[1] = strlen(ex->spec);
+	lens[1] = strlen(spec);
 	lens[2] = strlen(inst);
 	(void)yx_sha256_hex_parts(parts, lens, 3, fp);
 }
 
 /*
- * The mounts besides user-data and skills, into extra[5]: the runner, the
- * thread's passwd and group when it has its own uid, the agent binary and
- * its directory when the agent is used. Returns the count.
+ * The mounts besides user-data and skills, into extra[YX_EXEC_EXTRA_MAX]:
+ * the runner, the thread's passwd and group when it has its own uid, the
+ * agent binary and its directory when the agent is used, outputs/ and
+ * large_tool_results/ read-write over a read-only user-data, the egress
+ * socket's directory (read-only) for a profile with network. Returns the
+ * count.
  */
 static size_t
 exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
     struct yx_mount *extra)
 {
-	size_t n = 1;
+	size_t n = 1, i;
 
 	if (run->etc[0][0] != '\0') {
 		extra[n++] = (struct yx_mount){ run->etc[0], "/etc/passwd", true };
@@ -664,7 +736,64 @@ exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
 		extra[n++] = (struct yx_mount){ run->rundir, YX_AGENT_RUN_TARGET,
 			false };
 	}
+	for (i = 0; run->prof->workspace == YX_WORKSPACE_RO && i < 2; i++)
+		extra[n++] = (struct yx_mount){ run->ro_rw[i],
+			i == 0 ? YX_VROOT_USER_DATA "/outputs" :
+				 YX_VROOT_USER_DATA "/large_tool_results",
+			false };
+	if (run->egress[0] != '\0')
+		extra[n++] = (struct yx_mount){ run->egress, YX_EGRESS_TARGET, true };
 	return n;
+}
+
+/*
+ * The provider's last step before it creates a container (any older one
+ * of the thread is gone by then): the agent's run directory is emptied
+ * (the new container's agent starts in it, yuxi-agent --init); for a
+ * read-only workspace, the user-data is laid out again, so outputs/ and
+ * large_tool_results/ - the sources of read-write mounts - are real
+ * directories and no symlink an earlier, writable sandbox planted there
+ * can make the engine mount what it points to. Nothing of the thread runs
+ * until the container starts, so nothing can swap them back in between.
+ */
+static int
+exec_before_create(void *arg, struct yx_errctx *err)
+{
+	struct exec_run	*run = arg;
+	unsigned	 rep = 0;
+	int		 rc;
+
+	if (run->rundir_fd != -1)
+		exec_rundir_reset(run);
+	if (run->prof->workspace != YX_WORKSPACE_RO)
+		return YX_OK;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("rolayout"))
+		return YX_OK;
+#endif
+	rc = yx_broker_ensure_layout(&run->broker, &rep, err);
+	run->repaired |= rep;
+	return rc;
+}
+
+/*
+ * May this run take a pool box? Only with a pool, as the shared sandbox
+ * user, without mounts a box does not have (the thread's passwd, a
+ * read-only workspace, the egress socket) and with exactly the settings
+ * the pool's boxes were made with (the default profile's: image, runtime,
+ * limits and every profile field, exec_spec_str).
+ */
+static bool
+exec_pool_fits(const struct yx_executor *ex, const struct exec_run *run)
+{
+	char spec[sizeof(ex->pool_spec)];
+
+	if (ex->cfg->pool_size <= 0 || run->etc[0][0] != '\0' ||
+	    run->uid != ex->cfg->uid || run->egress[0] != '\0' ||
+	    run->prof->workspace != YX_WORKSPACE_RW)
+		return false;
+	exec_spec_str(ex, &run->eff, run->prof, spec, sizeof(spec));
+	return strcmp(spec, ex->pool_spec) == 0;
 }
 
 /* Acquire, run, unhold; retry once on a vanished container. */
@@ -675,7 +804,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 {
 	struct yx_skill_mount	 sk[YX_SKILLS_MAX];
 	char			 skpath[YX_SKILLS_MAX][YX_CFG_PATH + YX_SKILL_NAME_MAX + 2];
-	struct yx_mount		 extra[5] = {
+	struct yx_mount		 extra[YX_EXEC_EXTRA_MAX] = {
 		      { ex->cfg->runner_path, YX_RUNNER_TARGET, true },
 	};
 	struct yx_acquire_req	 ar;
@@ -685,7 +814,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	char			 spec_fp[YX_SHA256_HEX];
 	size_t			 i, n = req->skills ? req->skills->n : 0;
 	int			 attempt, rc = YX_E_INTERNAL;
-	bool			 done = false;
+	bool			 done = false, started;
 
 	for (i = 0; i < n; i++) {
 		snprintf(skpath[i], sizeof(skpath[i]), "%s/%s", ex->cfg->skills_dir,
@@ -706,16 +835,19 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.gid = run->gid;
 	ar.extra = extra;
 	ar.nextra = exec_extra_mounts(ex, run, extra);
-	if (run->rundir_fd != -1) {
-		/* the agent starts with the container (yuxi-agent --init) */
-		ar.cmd = exec_agent_init_argv;
-		ar.before_create = exec_rundir_reset_hook;
-		ar.before_arg = run;
-	}
-	/* a pool box runs as the shared sandbox user: threads of their own
-	 * uid never take one (YUXI_POOL_SIZE needs the uid range off) */
-	if (ex->cfg->pool_size > 0 && run->etc[0][0] == '\0' &&
-	    run->uid == ex->cfg->uid) {
+	ar.settings = &run->eff;
+	if (run->rundir_fd != -1)	/* the agent starts with the container */
+		ar.cmd = run->egress[0] != '\0' ? exec_agent_init_relay_argv :
+						  exec_agent_init_argv;
+	ar.before_create = exec_before_create;
+	ar.before_create_arg = run;
+	if (run->prof->workspace == YX_WORKSPACE_RO)
+		ar.user_data_ro = true;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("readonly"))	/* the whole user-data writable */
+		ar.user_data_ro = false;
+#endif
+	if (exec_pool_fits(ex, run)) {
 		ar.pool_key = &ex->pool_key;
 		if (run->rundir_fd != -1) {
 			ar.pool_adopt = exec_pool_adopt;
@@ -731,8 +863,13 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((rc = yx_provider_acquire(&ex->prov, &ar, &lease, err)) != YX_OK)
 			return rc;
-		rc = exec_in_lease(ex, &lease, run, &cmd, res, err);
+		rc = exec_in_lease(ex, &lease, run, &cmd, res, &started, err);
 		yx_provider_unhold(&ex->prov, &lease);
+		if (rc == YX_E_BACKEND_UNAVAILABLE && started) {	/* never twice */
+			if (run->bg == NULL && exec_died(ex, &lease, &cmd.axr, res))
+				return YX_OK;
+			return rc;
+		}
 		if (rc == YX_OK || run->oc->total > 0 ||
 		    !exec_container_gone(ex, &lease, rc))
 			return rc;
@@ -812,6 +949,10 @@ exec_mask_rules(const struct yx_executor *ex, const struct exec_run *run,
 		rules[n].from = ex->agent_host;
 		rules[n++].to = YX_AGENT_TARGET;
 	}
+	if (run->egress[0] != '\0') {
+		rules[n].from = run->egress;
+		rules[n++].to = YX_EGRESS_TARGET;
+	}
 	for (i = 0; i < 2 && run->etc[i][0] != '\0'; i++) {
 		rules[n].from = run->etc[i];
 		rules[n++].to = i == 0 ? "/etc/passwd" : "/etc/group";
@@ -873,6 +1014,39 @@ yx_exec_request_thread(struct yx_exec_request *req, const struct yx_thread *t)
 	req->instance = t->created_ms;
 }
 
+/* Does "NAME=..." a name the same variable as b? */
+static bool
+exec_env_same(const char *a, const char *b)
+{
+	size_t n = strcspn(a, "=");
+
+	return strncmp(a, b, n) == 0 && b[n] == '=';
+}
+
+/*
+ * The environment of the profile's commands: the base (HOME, PATH, LANG,
+ * USER) where the profile does not set the same name, the profile's
+ * variables, and the proxy variables when it has network.
+ */
+static void
+exec_env_build(struct exec_run *run)
+{
+	const struct yx_profile	*p = run->prof;
+	size_t			 n = 0, i, j;
+
+	for (i = 0; exec_env[i] != NULL; i++) {
+		for (j = 0; j < p->nenv && !exec_env_same(exec_env[i], p->env[j]); j++)
+			;
+		if (j == p->nenv)
+			run->env[n++] = exec_env[i];
+	}
+	for (j = 0; j < p->nenv; j++)
+		run->env[n++] = p->env[j];
+	for (i = 0; p->net.nallow > 0 && exec_proxy_env[i] != NULL; i++)
+		run->env[n++] = exec_proxy_env[i];
+	run->env[n] = NULL;
+}
+
 /*
  * The sandbox user and the host paths of this run: the thread's own uid
  * (with its passwd and group files), else the configured shared one; its
@@ -883,8 +1057,12 @@ static int
 exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
     struct exec_run *run, struct yx_errctx *err)
 {
-	const char *saves = ex->cfg->saves_dir, *tid = req->thread_id;
+	const char	*saves = ex->cfg->saves_dir, *tid = req->thread_id;
+	size_t		 i;
 
+	run->prof = req->profile != NULL ? req->profile : yx_profile_default();
+	yx_profile_apply(run->prof, ex->cfg, &run->eff);
+	exec_env_build(run);
 	run->uid = req->uid != 0 ? req->uid : ex->cfg->uid;
 	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;
 	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
@@ -898,7 +1076,29 @@ exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
 		    yx_thread_path(saves, tid,
 			YX_TP_GROUP, run->etc[1], sizeof(run->etc[1])) != YX_OK)))
 		return yx_fail(err, YX_E_BAD_REQUEST, "thread path too long");
+	for (i = 0; i < 2; i++)
+		snprintf(run->ro_rw[i], sizeof(run->ro_rw[i]), "%s/%s", run->user_data,
+		    exec_ro_rw[i]);
 	return YX_OK;
+}
+
+/*
+ * A profile with network: the proxy serves this thread's socket with the
+ * profile's allowlist (registered again on every command: cheap, and a
+ * restarted proxy learns it back), and the relay needs the agent.
+ */
+static int
+exec_prepare_egress(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, struct yx_errctx *err)
+{
+	if (run->prof->net.nallow == 0)
+		return YX_OK;
+	if (run->rundir_fd == -1)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "the network of "
+							      "this profile needs the in-sandbox agent, which "
+							      "is unavailable (details in the server log)");
+	return yx_egress_ensure(ex->cfg, req->thread_id, run->uid, run->gid,
+	    &run->prof->net, run->egress, sizeof(run->egress), err);
 }
 
 /* The outcome of a finished run into *out (kept bytes, masked, unless the
@@ -925,7 +1125,8 @@ exec_result(struct yx_executor *ex, const struct yx_exec_request *req,
 	return exec_mask(ex, run, out);
 }
 
-/* Set up run (the sandbox user, the host layout, the agent directory). */
+/* Set up run (the sandbox user and profile, the host layout, the agent
+ * directory, the egress socket). */
 static int
 exec_setup(struct yx_executor *ex, const struct yx_exec_request *req,
     struct exec_run *run, struct yx_errctx *err)
@@ -933,9 +1134,10 @@ exec_setup(struct yx_executor *ex, const struct yx_exec_request *req,
 	int rc;
 
 	if ((rc = exec_run_init(ex, req, run, err)) != YX_OK ||
-	    (rc = exec_prepare_host(ex, req, run, err)) != YX_OK)
+	    (rc = exec_prepare_host(ex, req, run, err)) != YX_OK ||
+	    (rc = exec_prepare_agent(ex, req, run, err)) != YX_OK)
 		return rc;
-	return exec_prepare_agent(ex, req, run, err);
+	return exec_prepare_egress(ex, req, run, err);
 }
 
 int
@@ -978,8 +1180,8 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	if ((rc = exec_setup(ex, req, &run, err)) != YX_OK)
 		goto done;
 	st.ms.nrules = exec_mask_rules(ex, &run, rules);
-	rc = exec_acquire_run(ex, req, &run, exec_timeout(ex->cfg, req->timeout_sec),
-	    &res, err);
+	rc = exec_acquire_run(ex, req, &run,
+	    yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec), &res, err);
 	/* the stream form: what masking held back */
 	if (rc == YX_OK && req->on_stream != NULL)
 		rc = yx_outstream_flush(&st);
@@ -1073,6 +1275,10 @@ yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req
 	memset(&run, 0, sizeof(run));
 	if ((rc = exec_run_init(ex, req, &run, NULL)) != YX_OK)
 		return rc;
+	/* the egress socket's directory, as a command of the profile mounts it */
+	if (run.prof->net.nallow > 0 &&
+	    yx_egress_dir(ex->cfg, req->thread_id, run.egress, sizeof(run.egress)) != YX_OK)
+		run.egress[0] = '\0';
 	m->n = exec_mask_rules(ex, &run, m->rules);
 	for (i = 0; i < m->n; i++) {
 		snprintf(m->from[i], sizeof(m->from[i]), "%s", m->rules[i].from);
@@ -1094,6 +1300,7 @@ yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
 
 	memset(&ps, 0, sizeof(ps));
 	ps.key = ex->pool_key;
+	ps.settings = &ex->pool_eff;
 	ps.extra = extra;
 	ps.nextra = 1;
 	if (agent) {

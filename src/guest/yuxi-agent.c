@@ -67,6 +67,7 @@
 #include "guest/agent_keeper.h"
 #include "guest/agent_proto.h"
 #include "guest/agent_scm.h"
+#include "guest/relay.h"
 #include "guest/run_core.h"
 
 #define AGENT_REQ_WAIT_MS	10000	/* whole request must arrive by then */
@@ -193,16 +194,16 @@ agent_read_str(int fd, struct agent_req *rq, uint32_t len, long long deadline)
 	return s;
 }
 
-/* A timeout frame: decimal seconds, 0..AGENT_TIMEOUT_MAX. 0 or -1. */
+/* A decimal frame in lo..hi (a timeout in seconds, a ring size). 0 or -1. */
 static int
-agent_parse_timeout(const char *s, long *t)
+agent_parse_long(const char *s, long lo, long hi, long *v)
 {
 	char *end;
 
 	errno = 0;
-	*t = strtol(s, &end, 10);
-	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 &&
-		*t <= AGENT_TIMEOUT_MAX ?
+	*v = strtol(s, &end, 10);
+	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 && *v >= lo &&
+		*v <= hi ?
 	    0 :
 	    -1;
 }
@@ -214,20 +215,6 @@ agent_procid_ok(const char *s)
 	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789");
 
 	return n > 0 && n <= YX_AGENT_PROCID_MAX && s[n] == '\0';
-}
-
-/* A ring size frame: decimal bytes in YX_AGENT_RING_MIN..MAX. 0 or -1. */
-static int
-agent_parse_ring(const char *s, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 &&
-		*v >= YX_AGENT_RING_MIN && *v <= YX_AGENT_RING_MAX ?
-	    0 :
-	    -1;
 }
 
 /* The end of a request: 'G' with the output pipe, or 'B' (background)
@@ -274,7 +261,7 @@ agent_read_req(int fd, struct agent_req *rq)
 			rq->cwd = s;
 			break;
 		case YX_AGENT_T_TIMEOUT:
-			if (agent_parse_timeout(s, &rq->timeout) == -1)
+			if (agent_parse_long(s, 0, AGENT_TIMEOUT_MAX, &rq->timeout) == -1)
 				return -1;
 			break;
 		case YX_AGENT_T_ENV:
@@ -293,7 +280,7 @@ agent_read_req(int fd, struct agent_req *rq)
 			rq->procid = s;
 			break;
 		case YX_AGENT_T_RING:
-			if (agent_parse_ring(s, &rq->ring) == -1)
+			if (agent_parse_long(s, YX_AGENT_RING_MIN, YX_AGENT_RING_MAX, &rq->ring) == -1)
 				return -1;
 			break;
 		default:
@@ -579,6 +566,7 @@ agent_serve(int lfd)
 	sigset_t		chld;
 	long long		refill = 0, now;
 	char			b;
+	pid_t			pid;
 	int			sp[AGENT_SPARES], sfd, st, dead, i, ms;
 
 	for (i = 0; i < AGENT_SPARES; i++)
@@ -627,7 +615,9 @@ agent_serve(int lfd)
 		while (read(sfd, &si, sizeof(si)) > 0)
 			;
 		dead = 0;
-		while (waitpid(-1, &st, WNOHANG) > 0) {
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (relay_reaped(pid))	/* restarted */
+				continue;
 			if (WIFEXITED(st))
 				refill = 0;	/* a handler is done: refill now */
 			else
@@ -685,6 +675,8 @@ agent_daemonize(const char *path)
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGPIPE, SIG_IGN);
 	lfd = agent_listen(path);
+	if (lfd >= 0)	/* the egress relay, with --relay (relay.h) */
+		(void)relay_start((int[]){ lfd, agent_lockfd }, 2);
 	ok = lfd >= 0 ? 'R' : lfd == -2 ? 'A' :
 					  'E';
 	(void)!write(p[1], &ok, 1);
@@ -707,12 +699,15 @@ main(int argc, char *argv[])
 			init = 1;
 		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
 			path = argv[++i];
+		else if (strcmp(argv[i], "--relay") == 0 && i + 1 < argc &&
+		    relay_set(argv[i + 1]) == 0)
+			i++;
 		else
 			path = NULL, i = argc;
 	}
 	if (path == NULL || path[0] != '/') {
-		agent_msg("usage: yuxi-agent [--daemon | --init] --socket "
-			  "ABSPATH",
+		agent_msg("usage: yuxi-agent [--daemon | --init] --socket ABSPATH "
+			  "[--relay PORT:ABSPATH]",
 		    "");
 		return 125;
 	}
@@ -737,5 +732,6 @@ main(int argc, char *argv[])
 		    path);
 		return lfd == -2 ? 0 : 1;
 	}
+	(void)relay_start((int[]){ lfd, agent_lockfd }, 2);
 	agent_serve(lfd);
 }

@@ -33,6 +33,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/ident.h"
+#include "yuxi/sig.h"
 #include "priv/priv_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -105,22 +106,12 @@ static void __attribute__((noreturn))
 priv_child(const struct yx_config *cfg, int sock, int threads_fd, int pool_fd,
     int skills_fd, pid_t parent)
 {
-	struct sigaction	sa;
-	sigset_t		set;
-	int			sig;
-
 	/* die with the master; a master already gone is caught just after */
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(1);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
-	sa.sa_handler = SIG_IGN;	/* replies to callers that left */
-	(void)sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&set);
-	(void)sigprocmask(SIG_SETMASK, &set, NULL);
+	yx_signals_default();
+	(void)signal(SIGPIPE, SIG_IGN);	/* replies to callers that left */
 	/* keep 0-2 (the log), the socket as 3, threads/ as 4, the pool
 	 * root as 5 and the skills root as 6 (when there are); no other */
 	if ((sock = fcntl(sock, F_DUPFD_CLOEXEC, 10)) == -1 ||

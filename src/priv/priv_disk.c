@@ -47,6 +47,7 @@
 
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
+#include "yuxi/sig.h"
 #include "priv/priv_int.h"
 
 #define PRIV_USERDATA		"user-data"
@@ -328,16 +329,9 @@ static void __attribute__((noreturn))
 priv_mkfs_child(char *const argv[], char *const envp[], int img, int devnull,
     int failw)
 {
-	struct sigaction	sa;
-	sigset_t		set;
-	int			sig, e;
+	int e;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
-	sigemptyset(&set);
-	(void)sigprocmask(SIG_SETMASK, &set, NULL);
+	yx_signals_default();
 	/* above 3 first, so that the dup2s below cannot clobber each other */
 	if ((img = fcntl(img, F_DUPFD_CLOEXEC, 10)) == -1 ||
 	    (devnull = fcntl(devnull, F_DUPFD_CLOEXEC, 10)) == -1 ||

@@ -653,13 +653,19 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 {
 	struct yx_container_spec	 spec;
 	struct yx_prov_mounts		 ms = { NULL, 0 };
+	const struct yx_config		*settings = req->settings != NULL ?
+	     req->settings :
+	     p->cfg;
 	int				 rc;
 
+	if (req->before_create != NULL &&
+	    (rc = req->before_create(req->before_create_arg, err)) != YX_OK)
+		return rc;
 	if ((rc = yx_prov_mounts_build(p, req, &ms)) != YX_OK)
 		return yx_fail(err, rc, NULL);
 	memset(&spec, 0, sizeof(spec));
 	spec.name = st->name;
-	spec.image = p->cfg->image;
+	spec.image = settings->image;
 	spec.thread_id = req->thread_id;
 	spec.sandbox_id = st->sid;
 	spec.skills_fp = yx_prov_fp(req);
@@ -669,9 +675,7 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	spec.uid = req->uid;
 	spec.gid = req->gid;
 	spec.cmd = req->cmd;
-	spec.cfg = p->cfg;
-	if (req->before_create != NULL)
-		req->before_create(req->before_arg);
+	spec.cfg = settings;
 	rc = p->driver->ops->create(p->driver, &spec, info, err);
 	yx_prov_mounts_fini(&ms);
 	return rc;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * provider_mounts.c - the bind mounts of a sandbox container (docs/design.md §3
- * "Container contract"): the thread's user-data read-write at
- * /home/yuxi/user-data, each visible skill read-only at
+ * "Container contract"): the thread's user-data at /home/yuxi/user-data
+ * (read-write, or read-only for a profile's read-only workspace), each visible skill read-only at
  * /home/yuxi/skills/<name>, and the caller's extra mounts; host paths are
  * translated for the engine with YUXI_HOST_PROJECT_DIR (rule in
  * include/yuxi/provider.h).
@@ -82,7 +82,7 @@ yx_prov_mounts_build(const struct yx_provider *p,
 	if (total < req->nskills || (ms->m = calloc(total, sizeof(*ms->m))) == NULL)
 		goto fail;
 	if ((rc = yx_prov_mounts_add(p, ms, req->user_data_host,
-		 YX_USER_DATA_TARGET, false)) != YX_OK)
+		 YX_USER_DATA_TARGET, req->user_data_ro)) != YX_OK)
 		goto fail;
 	for (i = 0; i < req->nskills; i++) {
 		snprintf(target, sizeof(target), "%s/%s", YX_SKILLS_TARGET,

@@ -173,7 +173,7 @@ pool_make(struct yx_provider *p, const struct yx_pool_spec *ps,
 	spec.uid = uid;
 	spec.gid = gid;
 	spec.cmd = ps->cmd;
-	spec.cfg = p->cfg;
+	spec.cfg = ps->settings != NULL ? ps->settings : p->cfg;
 	rc = p->driver->ops->create(p->driver, &spec, info, err);
 	free(m);
 	return rc;

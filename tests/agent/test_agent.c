@@ -15,6 +15,8 @@
  *    command still runs correctly;
  *  - a latency sanity check (printed, not asserted).
  * Container names carry this process's pid; every container is removed.
+ * With YUXI_TEST_RUNTIME=runsc the same tests run under gVisor (the agent
+ * processes are then killed from inside, with an engine exec).
  */
 #include "config.h"
 
@@ -67,6 +69,28 @@ stats(void)
 	return st;
 }
 
+/*
+ * Under gVisor (YUXI_TEST_RUNTIME=runsc) the sandbox's processes are not
+ * host processes: SIGKILL them with an engine exec as the sandbox user.
+ */
+static int
+kill_agents_inside(const char *cid)
+{
+	char	 cmd[512];
+	FILE	*p;
+	int	 killed = 0;
+
+	snprintf(cmd, sizeof(cmd), "docker exec -u %u:%u %s sh -c 'n=0; for p in "
+				   "$(pidof yuxi-agent); do kill -9 $p && n=$((n+1)); "
+				   "done; echo $n'",
+	    xt.cfg.uid, xt.cfg.gid, cid);
+	cr_assert_not_null(p = popen(cmd, "r"));
+	if (fscanf(p, "%d", &killed) != 1)
+		killed = 0;
+	pclose(p);
+	return killed;
+}
+
 /* SIGKILL every yuxi-agent process in container cid, from the host. */
 static int
 kill_agents(const char *cid)
@@ -77,6 +101,9 @@ kill_agents(const char *cid)
 	FILE		*f;
 	size_t		 n;
 	int		 killed = 0;
+
+	if (strcmp(xt.cfg.runtime, "runsc") == 0)
+		return kill_agents_inside(cid);
 
 	cr_assert_not_null(d = opendir("/proc"));
 	while ((de = readdir(d)) != NULL) {

@@ -15,59 +15,16 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "../lib/conffix.h"
 
-extern char **environ;
+TestSuite(conffile, .init = conffix_setup, .fini = conffix_teardown);
 
-static char	dir[] = "/tmp/yx-conffile-XXXXXX";
-static char	path[sizeof(dir) + 32];
-
-/* No YUXI_* variable of the calling environment reaches the test. */
-static void
-setup(void)
-{
-	char	**e;
-	char	  name[128];
-	size_t	  n;
-
-again:
-	for (e = environ; *e != NULL; e++)
-		if (strncmp(*e, "YUXI_", 5) == 0) {
-			n = strcspn(*e, "=");
-			cr_assert_lt(n, sizeof(name));
-			memcpy(name, *e, n);
-			name[n] = '\0';
-			unsetenv(name);
-			goto again;
-		}
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/yuxi-sandbox.conf", dir);
-}
-
-static void
-teardown(void)
-{
-	unlink(path);
-	rmdir(dir);
-}
-
-TestSuite(conffile, .init = setup, .fini = teardown);
-
-static void
-write_file(const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	cr_assert_eq(fputs(text, f) >= 0, true);
-	cr_assert_eq(fclose(f), 0);
-}
-
-/* Load `path`; returns the status, the message in err. */
+/* Load the fixture's file; returns the status, the message in err. */
 static int
 load(struct yx_config *c, char *err, size_t errlen)
 {
 	err[0] = '\0';
-	return yx_config_load_file(c, path, err, errlen);
+	return yx_config_load_file(c, conffix_path, err, errlen);
 }
 
 Test(conffile, values_comments_quotes_and_crlf)
@@ -75,20 +32,20 @@ Test(conffile, values_comments_quotes_and_crlf)
 	static struct yx_config	c;
 	char			err[256];
 
-	write_file("# yuxi-sandbox.conf\n"
-		   "\n"
-		   "   # indented comment\n"
-		   "YUXI_WORKERS=7\n"
-		   "YUXI_SANDBOX_IMAGE = \"my image:1\"  \n"
-		   "YUXI_SANDBOX_MEMORY=2g\r\n"
-		   "YUXI_SAVES_DIR=/srv/yx\n"
-		   "YUXI_WORKERS=9\n"); /* the last one wins */
+	conffix_write("# yuxi-sandbox.conf\n"
+		      "\n"
+		      "   # indented comment\n"
+		      "YUXI_WORKERS=7\n"
+		      "YUXI_SANDBOX_IMAGE = \"my image:1\"  \n"
+		      "YUXI_SANDBOX_MEMORY=2g\r\n"
+		      "YUXI_SAVES_DIR=/srv/yx\n"
+		      "YUXI_WORKERS=9\n"); /* the last one wins */
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(c.workers, 9);
 	cr_assert_str_eq(c.image, "my image:1");
 	cr_assert_eq(c.memory_bytes, 2LL << 30);
 	cr_assert_str_eq(c.saves_dir, "/srv/yx");
-	cr_assert_str_eq(c.config_file, path);
+	cr_assert_str_eq(c.config_file, conffix_path);
 }
 
 Test(conffile, empty_value_is_the_default)
@@ -97,7 +54,7 @@ Test(conffile, empty_value_is_the_default)
 	char			err[256];
 
 	yx_config_defaults(&d);
-	write_file("YUXI_WORKERS=\n");
+	conffix_write("YUXI_WORKERS=\n");
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(c.workers, d.workers);
 }
@@ -107,7 +64,7 @@ Test(conffile, environment_overrides_the_file)
 	static struct yx_config	c;
 	char			err[256];
 
-	write_file("YUXI_WORKERS=7\nYUXI_SANDBOX_PIDS=300\n");
+	conffix_write("YUXI_WORKERS=7\nYUXI_SANDBOX_PIDS=300\n");
 	setenv("YUXI_WORKERS", "3", 1);
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(c.workers, 3);
@@ -120,7 +77,7 @@ Test(conffile, environment_value_overrides_a_bad_file_value)
 	char			err[256];
 
 	/* The bad file value is never parsed: the environment has it. */
-	write_file("YUXI_WORKERS=lots\n");
+	conffix_write("YUXI_WORKERS=lots\n");
 	setenv("YUXI_WORKERS", "2", 1);
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(c.workers, 2);
@@ -131,9 +88,9 @@ Test(conffile, unknown_setting_names_file_and_line)
 	static struct yx_config	c;
 	char			err[256], want[256];
 
-	write_file("YUXI_WORKERS=2\n# typo below\nYUXI_WORKRES=4\n");
+	conffix_write("YUXI_WORKERS=2\n# typo below\nYUXI_WORKRES=4\n");
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_E_BAD_REQUEST);
-	snprintf(want, sizeof(want), "%s:3: YUXI_WORKRES: unknown setting", path);
+	snprintf(want, sizeof(want), "%s:3: YUXI_WORKRES: unknown setting", conffix_path);
 	cr_assert_str_eq(err, want);
 }
 
@@ -142,9 +99,9 @@ Test(conffile, bad_value_names_file_and_line)
 	static struct yx_config	c;
 	char			err[256], want[256];
 
-	write_file("\n\nYUXI_SANDBOX_MEMORY=lots\n");
+	conffix_write("\n\nYUXI_SANDBOX_MEMORY=lots\n");
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_E_BAD_REQUEST);
-	snprintf(want, sizeof(want), "%s:3: YUXI_SANDBOX_MEMORY: ", path);
+	snprintf(want, sizeof(want), "%s:3: YUXI_SANDBOX_MEMORY: ", conffix_path);
 	cr_assert_eq(strncmp(err, want, strlen(want)), 0, "%s", err);
 }
 
@@ -153,7 +110,7 @@ Test(conffile, bad_environment_value_names_the_variable_only)
 	static struct yx_config	c;
 	char			err[256];
 
-	write_file("YUXI_WORKERS=2\n");
+	conffix_write("YUXI_WORKERS=2\n");
 	setenv("YUXI_SANDBOX_PIDS", "1", 1);
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_E_BAD_REQUEST);
 	cr_assert_eq(strncmp(err, "YUXI_SANDBOX_PIDS: ", 19), 0, "%s", err);
@@ -164,9 +121,9 @@ Test(conffile, line_without_equals)
 	static struct yx_config	c;
 	char			err[256], want[256];
 
-	write_file("YUXI_WORKERS 2\n");
+	conffix_write("YUXI_WORKERS 2\n");
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_E_BAD_REQUEST);
-	snprintf(want, sizeof(want), "%s:1: expected KEY=value", path);
+	snprintf(want, sizeof(want), "%s:1: expected KEY=value", conffix_path);
 	cr_assert_str_eq(err, want);
 }
 
@@ -175,9 +132,9 @@ Test(conffile, not_a_yuxi_setting)
 	static struct yx_config	c;
 	char			err[256], want[256];
 
-	write_file("PATH=/bin\n");
+	conffix_write("PATH=/bin\n");
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_E_BAD_REQUEST);
-	snprintf(want, sizeof(want), "%s:1: PATH: not a YUXI_* setting", path);
+	snprintf(want, sizeof(want), "%s:1: PATH: not a YUXI_* setting", conffix_path);
 	cr_assert_str_eq(err, want);
 }
 
@@ -188,7 +145,7 @@ Test(conffile, file_too_large)
 	static char		big[70 * 1024];
 
 	memset(big, '#', sizeof(big) - 1);
-	write_file(big);
+	conffix_write(big);
 	cr_assert_eq(load(&c, err, sizeof(err)), YX_E_BAD_REQUEST);
 	cr_assert_not_null(strstr(err, "larger than 64 KiB"), "%s", err);
 }
@@ -207,11 +164,11 @@ Test(conffile, yuxi_config_names_the_file)
 	static struct yx_config	c;
 	char			err[256];
 
-	write_file("YUXI_WORKERS=5\n");
-	setenv("YUXI_CONFIG", path, 1);
+	conffix_write("YUXI_WORKERS=5\n");
+	setenv("YUXI_CONFIG", conffix_path, 1);
 	cr_assert_eq(yx_config_load(&c, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(c.workers, 5);
-	cr_assert_str_eq(c.config_file, path);
+	cr_assert_str_eq(c.config_file, conffix_path);
 }
 
 Test(conffile, yuxi_config_none_reads_no_file)

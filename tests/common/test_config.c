@@ -16,29 +16,14 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
-
-extern char **environ;
+#include "../lib/tutil.h"
 
 /* Drop every YUXI_* variable the caller's environment may hold; then no
  * configuration file either (YUXI_CONFIG=none). */
 static void
 clear_yuxi_env(void)
 {
-	char	name[256];
-	size_t	n;
-	int	i;
-
-	for (i = 0; environ[i] != NULL;) {
-		if (strncmp(environ[i], "YUXI_", 5) != 0) {
-			i++;
-			continue;
-		}
-		n = strcspn(environ[i], "=");
-		cr_assert_lt(n, sizeof(name));
-		memcpy(name, environ[i], n);
-		name[n] = '\0';
-		cr_assert_eq(unsetenv(name), 0);	/* environ shifts: same i */
-	}
+	tutil_clear_yuxi_env();
 	cr_assert_eq(setenv("YUXI_CONFIG", "none", 1), 0);
 }
 

@@ -20,31 +20,16 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "../lib/tutil.h"
 
 #define SECRET	"0123456789abcdef0123456789abcdef0123456789abcdef"
-
-extern char **environ;
 
 static char tokdir[] = "/tmp/yxtokXXXXXX";
 
 static void
 setup(void)
 {
-	char	name[256];
-	size_t	n;
-	int	i;
-
-	for (i = 0; environ[i] != NULL;) {
-		if (strncmp(environ[i], "YUXI_", 5) != 0) {
-			i++;
-			continue;
-		}
-		n = strcspn(environ[i], "=");
-		cr_assert_lt(n, sizeof(name));
-		memcpy(name, environ[i], n);
-		name[n] = '\0';
-		cr_assert_eq(unsetenv(name), 0);
-	}
+	tutil_clear_yuxi_env();
 	cr_assert_eq(setenv("YUXI_CONFIG", "none", 1), 0);
 	cr_assert_not_null(mkdtemp(tokdir));
 }

@@ -17,52 +17,9 @@
 #include "daemon/daemon_int.h"
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "../lib/conffix.h"
 
-extern char **environ;
-
-static char	dir[] = "/tmp/yx-reload-XXXXXX";
-static char	path[sizeof(dir) + 32];
-
-/* No YUXI_* variable of the calling environment reaches the test. */
-static void
-setup(void)
-{
-	char	**e;
-	char	  name[128];
-	size_t	  n;
-
-again:
-	for (e = environ; *e != NULL; e++)
-		if (strncmp(*e, "YUXI_", 5) == 0) {
-			n = strcspn(*e, "=");
-			cr_assert_lt(n, sizeof(name));
-			memcpy(name, *e, n);
-			name[n] = '\0';
-			unsetenv(name);
-			goto again;
-		}
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/yuxi-sandbox.conf", dir);
-}
-
-static void
-teardown(void)
-{
-	unlink(path);
-	rmdir(dir);
-}
-
-TestSuite(reload, .init = setup, .fini = teardown);
-
-static void
-write_file(const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	cr_assert_eq(fputs(text, f) >= 0, true);
-	cr_assert_eq(fclose(f), 0);
-}
+TestSuite(reload, .init = conffix_setup, .fini = conffix_teardown);
 
 /* The running configuration: `text` read from the file, as at start. */
 static void
@@ -70,9 +27,9 @@ start(struct yx_config *cur, const char *text)
 {
 	char err[512];
 
-	write_file(text);
-	cr_assert_eq(yx_config_load_file(cur, path, err, sizeof(err)), YX_OK, "%s", err);
-	cr_assert_str_eq(cur->config_file, path);
+	conffix_write(text);
+	cr_assert_eq(yx_config_load_file(cur, conffix_path, err, sizeof(err)), YX_OK, "%s", err);
+	cr_assert_str_eq(cur->config_file, conffix_path);
 }
 
 Test(reload, reads_the_same_file_again)
@@ -82,11 +39,11 @@ Test(reload, reads_the_same_file_again)
 
 	start(&cur, "YUXI_SANDBOX_OUTPUT_LIMIT=4k\n");
 	cr_assert_eq(cur.output_limit, 4096);
-	write_file("YUXI_SANDBOX_OUTPUT_LIMIT=8k\nYUXI_WORKERS=7\n");
+	conffix_write("YUXI_SANDBOX_OUTPUT_LIMIT=8k\nYUXI_WORKERS=7\n");
 	cr_assert_eq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(next.output_limit, 8192);
 	cr_assert_eq(next.workers, 7);
-	cr_assert_str_eq(next.config_file, path);
+	cr_assert_str_eq(next.config_file, conffix_path);
 }
 
 Test(reload, environment_still_overrides)
@@ -96,7 +53,7 @@ Test(reload, environment_still_overrides)
 
 	cr_assert_eq(setenv("YUXI_WORKERS", "3", 1), 0);
 	start(&cur, "YUXI_WORKERS=5\n");
-	write_file("YUXI_WORKERS=6\n");
+	conffix_write("YUXI_WORKERS=6\n");
 	cr_assert_eq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(next.workers, 3);
 	unsetenv("YUXI_WORKERS");
@@ -109,13 +66,13 @@ Test(reload, invalid_value_refused_with_file_and_line)
 	char			err[512], want[256];
 
 	start(&cur, "YUXI_SANDBOX_OUTPUT_LIMIT=4k\n");
-	write_file("# changed\nYUXI_SANDBOX_OUTPUT_LIMIT=lots\n");
+	conffix_write("# changed\nYUXI_SANDBOX_OUTPUT_LIMIT=lots\n");
 	cr_assert_neq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK);
-	snprintf(want, sizeof(want), "%s:2: YUXI_SANDBOX_OUTPUT_LIMIT: ", path);
+	snprintf(want, sizeof(want), "%s:2: YUXI_SANDBOX_OUTPUT_LIMIT: ", conffix_path);
 	cr_assert_not_null(strstr(err, want), "%s", err);
-	write_file("YUXI_WORKRES=4\n");
+	conffix_write("YUXI_WORKRES=4\n");
 	cr_assert_neq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK);
-	snprintf(want, sizeof(want), "%s:1: YUXI_WORKRES: unknown setting", path);
+	snprintf(want, sizeof(want), "%s:1: YUXI_WORKRES: unknown setting", conffix_path);
 	cr_assert_not_null(strstr(err, want), "%s", err);
 }
 
@@ -125,10 +82,10 @@ Test(reload, agents_file_and_skills_dir_checked)
 	char			err[512];
 
 	start(&cur, "");
-	write_file("YUXI_AGENTS_FILE=/nonexistent/agents.json\n");
+	conffix_write("YUXI_AGENTS_FILE=/nonexistent/agents.json\n");
 	cr_assert_neq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK);
 	cr_assert_not_null(strstr(err, "YUXI_AGENTS_FILE: /nonexistent/agents.json"), "%s", err);
-	write_file("YUXI_SKILLS_DIR=/nonexistent/skills\n");
+	conffix_write("YUXI_SKILLS_DIR=/nonexistent/skills\n");
 	cr_assert_neq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK);
 	cr_assert_not_null(strstr(err, "YUXI_SKILLS_DIR: /nonexistent/skills is not a directory"),
 	    "%s", err);
@@ -141,14 +98,14 @@ Test(reload, restart_only_settings_kept)
 	char			err[512];
 
 	start(&cur, "YUXI_SANDBOX_OUTPUT_LIMIT=4k\n");
-	write_file("YUXI_SANDBOX_OUTPUT_LIMIT=8k\n"
-		   "YUXI_FCGI_SOCKET=/tmp/yx-reload-other.sock\n"
-		   "YUXI_FCGI_SOCKET_GROUP=0\n"
-		   "YUXI_FCGI_SOCKET_MODE=0600\n"
-		   "YUXI_SHM_NAME=/yx-reload-other\n"
-		   "YUXI_SANDBOX_MAX_REPLICAS=7\n"
-		   "YUXI_SAVES_DIR=/tmp/yx-reload-other-saves\n"
-		   "YUXI_SANDBOX_CONTAINER_PREFIX=yx-reload-other-\n");
+	conffix_write("YUXI_SANDBOX_OUTPUT_LIMIT=8k\n"
+		      "YUXI_FCGI_SOCKET=/tmp/yx-reload-other.sock\n"
+		      "YUXI_FCGI_SOCKET_GROUP=0\n"
+		      "YUXI_FCGI_SOCKET_MODE=0600\n"
+		      "YUXI_SHM_NAME=/yx-reload-other\n"
+		      "YUXI_SANDBOX_MAX_REPLICAS=7\n"
+		      "YUXI_SAVES_DIR=/tmp/yx-reload-other-saves\n"
+		      "YUXI_SANDBOX_CONTAINER_PREFIX=yx-reload-other-\n");
 	cr_assert_eq(yx_reload_config(&cur, &next, err, sizeof(err)), YX_OK, "%s", err);
 	cr_assert_eq(next.output_limit, 8192);
 	cr_assert_str_eq(next.fcgi_socket, cur.fcgi_socket);

@@ -16,6 +16,12 @@
 
 struct dt_env dt;
 
+bool
+dt_runsc(void)
+{
+	return strcmp(dt.cfg.runtime, "runsc") == 0;
+}
+
 static int dt_seq;
 
 static void
@@ -41,6 +47,10 @@ dt_prepare(enum yx_driver_kind kind, int pids, int64_t mem)
 	snprintf(dt.cfg.image, sizeof(dt.cfg.image), "%s",
 	    getenv("YUXI_TEST_IMAGE") ? getenv("YUXI_TEST_IMAGE") : DT_IMAGE);
 	dt.cfg.driver = kind;
+	/* YUXI_TEST_RUNTIME=runsc: the same tests under gVisor */
+	if (getenv("YUXI_TEST_RUNTIME") != NULL && getenv("YUXI_TEST_RUNTIME")[0] != '\0')
+		snprintf(dt.cfg.runtime, sizeof(dt.cfg.runtime), "%s",
+		    getenv("YUXI_TEST_RUNTIME"));
 	/* list (and so any reconcile) sees only names with this prefix */
 	/* the drivers list only <prefix><hex id>: name ours that way */
 	snprintf(dt.cfg.container_prefix, sizeof(dt.cfg.container_prefix),

@@ -35,10 +35,13 @@ struct dt_env {
 
 extern struct dt_env dt;
 
-/* Configure dt for driver `kind` (pids/memory 0 = defaults), no container. */
+/* Configure dt for driver `kind` (pids/memory 0 = defaults), no container.
+ * YUXI_TEST_RUNTIME (runc, runsc) picks the runtime (default runc). */
 void	dt_prepare(enum yx_driver_kind kind, int pids, int64_t mem);
 /* dt_prepare then create the container (asserts). */
 void	dt_setup(enum yx_driver_kind kind, int pids, int64_t mem);
+/* True when the sandboxes run under gVisor (YUXI_TEST_RUNTIME=runsc). */
+bool	dt_runsc(void);
 /* Remove the container and the host directories (fixture .fini). */
 void	dt_teardown(void);
 /* Run `cmd` via the runner (-t timeout) in dt's container; output in out

@@ -4,6 +4,18 @@
  * engine. Each test creates its own container from yuxi-sandbox-test:latest
  * with the default hardening and removes it in the fixture's .fini, also on
  * failure. The same bodies run once per driver (DRIVER_TESTS below).
+ *
+ * With YUXI_TEST_RUNTIME=runsc every container runs under gVisor and the
+ * checks that read the kernel take their gVisor form: gVisor's own kernel
+ * reports Seccomp 0 and no NoNewPrivs line (the filter is on the host's
+ * sandbox process, checked from the host instead), /sys/class/net is not
+ * listable, a write to a read-only mount fails with EACCES before EROFS
+ * (the mount is checked read-only in /proc/mounts), the process limit is
+ * RLIMIT_NPROC inside ("Cannot fork"), a memory hog takes the whole
+ * sandbox down (the host's cgroup kills gVisor; the limit is read on the
+ * host), and the host cannot signal a process inside the sandbox (the
+ * safety net frees the caller at the deadline; the runner's own timeout
+ * is what kills).
  */
 #include "config.h"
 
@@ -27,10 +39,75 @@
 #define HAS(out, s) cr_expect(strstr((out)->data ? (out)->data : "", s) != NULL, \
     "expected \"%s\" in: %s", s, (out)->data)
 
+static void engine_query(const char *ref, const char *fmt, char *dst,
+    size_t len);
+
+/* The host's view of the container's main process: status line `key`. */
+static void
+host_status(const char *key, char *dst, size_t len)
+{
+	char	 pid[32], path[64], line[256];
+	FILE	*f;
+
+	dst[0] = '\0';
+	engine_query(dt.name, "{{.State.Pid}}", pid, sizeof(pid));
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, key, strlen(key)) == 0 && line[strlen(key)] == ':') {
+			snprintf(dst, len, "%s", line + strlen(key) + 1);
+			dst[strcspn(dst, "\n")] = '\0';
+		}
+	fclose(f);
+}
+
+/* gVisor: its kernel inside, the host's filter on its sandbox process. */
+static void
+check_hardening_runsc(struct yx_buf *o)
+{
+	char v[64];
+
+	cr_assert_eq(dt_sh_ok("dmesg | head -1; grep -E '^(CapEff|CapBnd):' "
+			      "/proc/self/status",
+			 o),
+	    0);
+	HAS(o, "Starting gVisor");
+	HAS(o, "CapEff:\t0000000000000000");
+	HAS(o, "CapBnd:\t0000000000000000");
+	host_status("Seccomp", v, sizeof(v));
+	cr_expect_str_eq(v, "\t2", "host sandbox process Seccomp:%s", v);
+	host_status("NoNewPrivs", v, sizeof(v));
+	cr_expect_str_eq(v, "\t1", "host sandbox process NoNewPrivs:%s", v);
+	cr_expect_eq(dt_sh_ok("id -u; id -g", o), 0);
+	cr_expect_str_eq(o->data, "1000\n1000\n");
+	cr_expect_neq(dt_sh_ok("touch /x", o), 0);
+	cr_expect_eq(dt_sh_ok("awk '$2==\"/\"{print $4}' /proc/mounts | "
+			      "cut -d, -f1",
+			 o),
+	    0);
+	cr_expect_str_eq(o->data, "ro\n");
+	cr_expect_eq(dt_sh_ok("grep ' /tmp ' /proc/mounts", o), 0);
+	HAS(o, " /tmp tmpfs");
+	HAS(o, "size=67108864");
+	cr_expect_eq(dt_sh_ok("tail -n +3 /proc/net/dev | cut -d: -f1; "
+			      "tail -n +2 /proc/net/route | wc -l",
+			 o),
+	    0);
+	cr_expect_str_eq(o->data, "    lo\n0\n");
+	cr_expect_eq(dt_sh_ok("echo $HOME; touch $HOME/.cache && echo ok", o),
+	    0);
+	cr_expect_str_eq(o->data, "/home/yuxi\nok\n");
+}
+
 /* Kernel-side hardening, seen from inside. */
 static void
 check_hardening(struct yx_buf *o)
 {
+	if (dt_runsc()) {
+		check_hardening_runsc(o);
+		return;
+	}
 	cr_assert_eq(dt_sh_ok("grep -E '^(CapEff|NoNewPrivs|Seccomp):' "
 			      "/proc/self/status",
 			 o),
@@ -66,7 +143,13 @@ check_mounts(struct yx_buf *o)
 	cr_expect_eq(dt_sh_ok("cat /home/yuxi/skills/demo/SKILL.md", o), 0);
 	cr_expect_str_eq(o->data, "# demo skill\n");
 	cr_expect_neq(dt_sh_ok("echo x > /home/yuxi/skills/demo/new", o), 0);
-	HAS(o, "Read-only file system");
+	if (!dt_runsc())
+		HAS(o, "Read-only file system");
+	cr_expect_eq(dt_sh_ok("awk '$2==\"/home/yuxi/skills/demo\"{print $4}' "
+			      "/proc/mounts | cut -d, -f1",
+			 o),
+	    0);
+	cr_expect_str_eq(o->data, "ro\n");
 	cr_expect_eq(dt_sh_ok("pwd; echo hi > made-inside && cat made-inside",
 			 o),
 	    0);
@@ -212,7 +295,54 @@ check_sandbox(void)
 	yx_buf_fini(&o);
 }
 
-/* pids 64 and memory 32m: a fork loop hits the limit, a hog dies (137). */
+/*
+ * gVisor: the memory limit is on the host's cgroup of the whole sandbox
+ * (read there); a hog gets the sandbox killed, nothing else.
+ */
+static void
+check_memory_runsc(struct yx_buf *o)
+{
+	struct yx_exec_result	 res;
+	char			 pid[32], path[600], line[512], *cg = NULL;
+	long long		 limit = -1;
+	FILE			*f;
+	int			 i;
+
+	engine_query(dt.name, "{{.State.Pid}}", pid, sizeof(pid));
+	snprintf(path, sizeof(path), "/proc/%s/cgroup", pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if ((cg = strstr(line, ":memory:")) != NULL)
+				break;
+		fclose(f);
+	}
+	cr_assert_not_null(cg, "no memory cgroup for %s", pid);
+	cg[strcspn(cg, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+	    cg + 8);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fscanf(f, "%lld", &limit) != 1)
+			limit = -1;
+		fclose(f);
+	}
+	cr_expect_eq(limit, (long long)dt.cfg.memory_bytes, "host memory limit %lld",
+	    limit);
+	(void)dt_sh("dd if=/dev/zero of=/dev/null bs=600M count=1", 3, o, &res);
+	for (i = 0; i < 50; i++) {
+		engine_query(dt.name, "{{.State.Running}}", line, sizeof(line));
+		if (strcmp(line, "false") == 0)
+			break;
+		usleep(100 * 1000);
+	}
+	cr_expect_str_eq(line, "false", "the sandbox survived a 100 MiB hog");
+	engine_query(dt.name, "{{.State.OOMKilled}}", line, sizeof(line));
+	printf("runsc: a 600 MiB buffer in a %lld MiB sandbox: exec exit %d, "
+	       "sandbox stopped, OOMKilled=%s\n",
+	    (long long)(dt.cfg.memory_bytes >> 20), res.exit_code, line);
+}
+
+/* pids 64 and memory 32m (gVisor: 192m, its own use included): a fork
+ * loop hits the limit, a hog dies (137). */
 static void
 check_limits(void)
 {
@@ -225,6 +355,7 @@ check_limits(void)
 			 10, &o, &res),
 	    YX_OK);
 	cr_expect(strstr(o.data, "can't fork") != NULL ||
+		strstr(o.data, "Cannot fork") != NULL ||
 		strstr(o.data, "Resource temporarily unavailable") != NULL,
 	    "no fork failure: %s", o.data);
 	cr_expect(!res.timed_out, "the loop did not end by itself");
@@ -232,6 +363,11 @@ check_limits(void)
 	cr_expect_eq(dt_sh_ok("ps | grep -c '[s]leep 313'; echo alive", &o),
 	    0);
 	cr_expect_str_eq(o.data, "0\nalive\n");
+	if (dt_runsc()) {
+		check_memory_runsc(&o);
+		yx_buf_fini(&o);
+		return;
+	}
 	cr_expect_eq(dt_sh_ok("head -c 100m /dev/zero | tail", &o), 137);
 	cr_expect_eq(dt_sh_ok("cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
 			      " 2>/dev/null || cat /sys/fs/cgroup/memory.max",
@@ -430,6 +566,33 @@ check_engine_log(void)
 	    grew_ctl);
 }
 
+/* The memory limit of the limits tests: gVisor's own use counts too. */
+static int64_t
+dt_limits_memory(void)
+{
+	const char *rt = getenv("YUXI_TEST_RUNTIME");
+
+	return rt != NULL && strcmp(rt, "runsc") == 0 ? 192 << 20 : 32 << 20;
+}
+
+/* The engine's runtimes as `doctor` checks them. */
+static void
+check_runtimes(void)
+{
+	struct yx_errctx err;
+
+	cr_expect_eq(yx_driver_runtime_check(dt.d, "runc", &err), YX_OK);
+	yx_errctx_clear(&err);
+	cr_expect_eq(yx_driver_runtime_check(dt.d, "yx-no-such-runtime", &err),
+	    YX_E_BACKEND_UNAVAILABLE);
+	cr_expect(strstr(err.msg, "no runtime") != NULL, "%s", err.msg);
+	if (dt_runsc()) {	/* the engine this suite runs on has it */
+		yx_errctx_clear(&err);
+		cr_expect_eq(yx_driver_runtime_check(dt.d, "runsc", &err), YX_OK,
+		    "%s", err.msg);
+	}
+}
+
 #define DRIVER_TESTS(suite, kind)					\
 	static void suite##_init(void)                                         \
 	{                                                                      \
@@ -437,7 +600,7 @@ check_engine_log(void)
 	}                                                                      \
 	static void suite##_limits_init(void)                                  \
 	{                                                                      \
-		dt_setup(kind, 64, 32 << 20);                                  \
+		dt_setup(kind, 64, dt_limits_memory());                        \
 	}                                                                      \
 	Test(suite, sandbox, .init = suite##_init, .fini = dt_teardown,        \
 	    .timeout = 60)                                                     \
@@ -454,6 +617,11 @@ check_engine_log(void)
 	    .timeout = 60)                                                     \
 	{                                                                      \
 		check_remove();                                                \
+	}                                                                      \
+	Test(suite, runtimes, .init = suite##_init, .fini = dt_teardown,       \
+	    .timeout = 60)                                                     \
+	{                                                                      \
+		check_runtimes();                                              \
 	}                                                                      \
 	Test(suite, engine_log, .init = suite##_init, .fini = engine_log_fini, \
 	    .timeout = 180)                                                    \
@@ -481,6 +649,10 @@ Test(api, safety_net, .init = api_init, .fini = dt_teardown, .timeout = 60)
 	cr_expect_eq(res.exit_code, 124);
 	cr_expect(res.duration_ms >= 5900 && res.duration_ms < 9000,
 	    "took %lld ms", (long long)res.duration_ms);
+	if (dt_runsc()) {	/* the host cannot signal inside gVisor */
+		yx_buf_fini(&o);
+		return;
+	}
 	cr_expect_eq(dt_sh_ok("ps | grep -c '[s]leep 309'", &o), 1);
 	cr_expect_str_eq(o.data, "0\n", "sleep survived: %s", o.data);
 	yx_buf_fini(&o);
@@ -499,11 +671,11 @@ sink_stop(void *arg, const char *data, size_t len)
 static void
 check_sink_stop(void)
 {
-	const char		*argv[] = { DT_RUNNER, "-t", "20", "--",
-			  "/bin/sh", "-c", "yes yxsink", NULL };
+	const char		*argv[] = { DT_RUNNER, "-t", dt_runsc() ? "3" : "20",
+			  "--", "/bin/sh", "-c", "yes yxsink", NULL };
 	size_t			 total = 0;
-	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000", 20,
-		   sink_stop, &total, NULL };
+	struct yx_exec_req	 req = { argv, NULL, NULL, "1000:1000",
+		   dt_runsc() ? 3 : 20, sink_stop, &total, NULL };
 	struct yx_exec_result	 res;
 	struct yx_errctx	 err;
 
@@ -522,8 +694,10 @@ Test(api, sink_stop, .init = api_init, .fini = dt_teardown, .timeout = 60)
 	check_sink_stop();
 	yx_buf_init(&o, 4096);
 	/* the runner notices the closed stream on its next write and kills
-	 * the group: asynchronous, so poll (bounded) rather than sleep once */
-	for (i = 0; i < 50; i++) {
+	 * the group: asynchronous, so poll (bounded) rather than sleep once.
+	 * Under gVisor the write does not fail (the engine's end stays
+	 * open): the runner's timeout (3 s there) ends it */
+	for (i = 0; i < 80; i++) {
 		usleep(100 * 1000);
 		yx_buf_reset(&o);
 		/* grep -c exits 1 when it counts 0: only the count matters */
@@ -532,6 +706,8 @@ Test(api, sink_stop, .init = api_init, .fini = dt_teardown, .timeout = 60)
 			break;
 	}
 	cr_expect_str_eq(o.data, "0\n", "yes survived: %s", o.data);
+	printf("api: the command of a stopped exec was gone after %d ms\n",
+	    (i + 1) * 100);
 	yx_buf_fini(&o);
 }
 

@@ -3,7 +3,8 @@
  * test_spec.c - the container spec as an Engine API create body and as a
  * `docker run` command line (spec.c): every hardening field from the
  * configuration, operator security options, mounts, port publishing only
- * when asked, no engine log, and the list prefix filter.
+ * when asked, no engine log, the runtime (runsc: the process limit as
+ * RLIMIT_NPROC, the host's pids limit scaled), and the list prefix filter.
  */
 #include "config.h"
 
@@ -55,6 +56,13 @@ str_at(struct json_object *o, const char *path)
 	return v ? json_object_get_string(v) : "(absent)";
 }
 
+/* The string member key of o: for keys with dots (labels, tmpfs paths). */
+static const char *
+member(struct json_object *o, const char *key)
+{
+	return json_object_get_string(json_object_object_get(o, key));
+}
+
 Test(spec, create_body_hardening, .init = setup)
 {
 	struct yx_errctx	 err;
@@ -66,22 +74,16 @@ Test(spec, create_body_hardening, .init = setup)
 	cr_expect(at(b, "WorkingDir") == NULL);
 	v = at(b, "Labels");
 	cr_assert(v != NULL);
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox")),
-	    "1");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox.thread")),
-	    "thread-1");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox.id")),
-	    "abcd1234");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "io.yuxi.sandbox.skills")),
-	    "fp1");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox"), "1");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox.thread"), "thread-1");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox.id"), "abcd1234");
+	cr_expect_str_eq(member(v, "io.yuxi.sandbox.skills"), "fp1");
 	cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(
 			     at(b, "Env"), 0)),
 	    "HOME=/home/yuxi");
 	cr_expect_str_eq(str_at(b, "HostConfig.NetworkMode"), "none");
+	cr_expect_str_eq(str_at(b, "HostConfig.Runtime"), "runc");
+	cr_expect(at(b, "HostConfig.Ulimits") == NULL);
 	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.Memory")),
 	    512LL << 20);
 	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.MemorySwap")),
@@ -101,13 +103,9 @@ Test(spec, create_body_hardening, .init = setup)
 	    "[\"no-new-privileges\"]");
 	v = at(b, "HostConfig.Tmpfs");
 	cr_assert(v != NULL);
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "/tmp")),
-	    "rw,nosuid,nodev,size=67108864");
-	cr_expect_str_eq(json_object_get_string(json_object_object_get(v,
-			     "/home/yuxi")),
-	    "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
-	    "mode=0755");
+	cr_expect_str_eq(member(v, "/tmp"), "rw,nosuid,nodev,size=67108864");
+	cr_expect_str_eq(member(v, "/home/yuxi"),
+	    "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0755");
 	cr_expect_str_eq(json_object_to_json_string_ext(at(b,
 							    "HostConfig.Mounts"),
 			     JSON_C_TO_STRING_PLAIN |
@@ -180,7 +178,8 @@ Test(spec, run_argv, .init = setup)
 			    "yuxi-sandbox-abcd1234 --label io.yuxi.sandbox=1 --label "
 			    "io.yuxi.sandbox.thread=thread-1 --label io.yuxi.sandbox.id=abcd1234 "
 			    "--label io.yuxi.sandbox.skills=fp1 --user 1000:1000 --env "
-			    "HOME=/home/yuxi --network none --cap-drop ALL --security-opt "
+			    "HOME=/home/yuxi --network none --runtime runc --cap-drop ALL "
+			    "--security-opt "
 			    "no-new-privileges --init --tmpfs /tmp:rw,nosuid,nodev,size=67108864 "
 			    "--tmpfs /home/yuxi:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
 			    "mode=0755 --read-only --log-driver none --memory 536870912 "
@@ -252,5 +251,32 @@ Test(spec, command_after_the_image, .init = setup)
 	cr_expect(strstr(s, " -- yuxi-sandbox:latest /opt/yuxi/bin/yuxi-agent "
 			    "--init --socket /opt/yuxi/run/agent.sock ") != NULL,
 	    "%s", s);
+	yx_spec_argv_free(argv);
+}
+
+/* gVisor: the runtime, the process limit inside (RLIMIT_NPROC) and the
+ * host's pids limit scaled for gVisor's own tasks, in both forms. */
+Test(spec, runsc, .init = setup)
+{
+	struct yx_errctx	 err;
+	struct json_object	*b;
+	char			**argv = NULL, s[4096];
+	size_t			 i, n = 0;
+
+	snprintf(cfg.runtime, sizeof(cfg.runtime), "runsc");
+	cfg.pids = 100;
+	cr_assert_not_null(b = yx_spec_create_body(&spec, &err), "%s", err.msg);
+	cr_expect_str_eq(str_at(b, "HostConfig.Runtime"), "runsc");
+	cr_expect_str_eq(str_at(b, "HostConfig.NetworkMode"), "none");
+	cr_expect_eq(json_object_get_int64(at(b, "HostConfig.PidsLimit")), 100 * 10 + 128);
+	cr_expect_str_eq(json_object_to_json_string_ext(at(b, "HostConfig.Ulimits"),
+			     JSON_C_TO_STRING_PLAIN),
+	    "[{\"Name\":\"nproc\",\"Soft\":100,\"Hard\":100}]");
+	json_object_put(b);
+	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
+	for (i = 0; argv[i] != NULL; i++)
+		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s ", argv[i]);
+	cr_expect(strstr(s, "--runtime runsc ") != NULL, "%s", s);
+	cr_expect(strstr(s, "--pids-limit 1128 --ulimit nproc=100:100 ") != NULL, "%s", s);
 	yx_spec_argv_free(argv);
 }

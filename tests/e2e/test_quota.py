@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from conftest import build_path, engine_up, wait_for
-from yxsvc import mounts_below
+from yxsvc import loops_below, mounts_below
 
 QUOTA = 16 << 20
 
@@ -25,17 +25,6 @@ pytestmark = [
 
 def user_data(inst, tid):
     return os.path.join(inst.saves, "threads", tid, "user-data")
-
-
-def loops_below(base):
-    n = 0
-    for dev in os.listdir("/sys/block"):
-        try:
-            with open("/sys/block/%s/loop/backing_file" % dev) as f:
-                n += f.read().startswith(base + "/")
-        except OSError:
-            pass
-    return n
 
 
 def metric(text, name):

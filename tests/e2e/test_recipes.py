@@ -60,8 +60,14 @@ def call(svc, method, path, headers=(), body=None, source="127.0.0.1"):
     Returns (status, body bytes)."""
     conn = http.client.HTTPSConnection("127.0.0.1", svc.port, context=_ctx(svc),
                                        source_address=(source, 0), timeout=60)
+    return send(conn, method, svc.url_prefix + path, headers, body)
+
+
+def send(conn, method, url, headers, body):
+    """Send one request on conn with exactly these headers (and a JSON
+    body when body is not None), then close it; (status, body bytes)."""
     try:
-        conn.putrequest(method, svc.url_prefix + path, skip_accept_encoding=True)
+        conn.putrequest(method, url, skip_accept_encoding=True)
         for k, v in headers:
             conn.putheader(k, v)
         if body is not None:
@@ -132,18 +138,7 @@ class SsoProxy:
     def request(self, method, path, headers=(), body=None):
         """Through the proxy (path without the prefix); (status, body)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=90)
-        try:
-            conn.putrequest(method, PREFIX + path, skip_accept_encoding=True)
-            for k, v in headers:
-                conn.putheader(k, v)
-            if body is not None:
-                conn.putheader("Content-Type", "application/json")
-                conn.putheader("Content-Length", str(len(body)))
-            conn.endheaders(body)
-            r = conn.getresponse()
-            return r.status, r.read()
-        finally:
-            conn.close()
+        return send(conn, method, PREFIX + path, headers, body)
 
     def close(self):
         self.srv.shutdown()

@@ -258,13 +258,30 @@ Test(executor, changed_settings_recreate_the_sandbox)
 	xt.cfg.memory_bytes = 256LL << 20;
 	xt.cfg.cmd_policy = YX_CMD_POLICY_OFF;	/* /sys is outside the policy */
 	cr_assert_not_null(xt.ex = yx_executor_new(&xt.cfg, xt.table, xt.drv, &e), "%s", e.msg);
+	yx_executor_set_transport(xt.ex, AGENT_MODE ? YX_EXEC_TRANSPORT_AGENT : YX_EXEC_TRANSPORT_ENGINE);
 	cr_assert_eq(yx_thread_store_init(&xt.store, &xt.cfg, &e), YX_OK, "%s", e.msg);
-	exectest_expect("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
-				  "2>/dev/null || cat /sys/fs/cgroup/memory.max",
-	    "268435456\n");
+	if (strcmp(xt.cfg.runtime, "runsc") != 0)
+		exectest_expect("t-spec", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
+					  "2>/dev/null || cat /sys/fs/cgroup/memory.max",
+		    "268435456\n");
+	else	/* gVisor has no cgroupfs inside: ask the engine */
+		exectest_expect("t-spec", "echo three", "three\n");
 	cr_assert_eq(yx_provider_list(yx_executor_provider(xt.ex), &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 1);
 	cr_assert_str_neq(snap.slots[0].container_id, first);
+	if (strcmp(xt.cfg.runtime, "runsc") == 0) {
+		char cmd[256], v[64] = "";
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "docker inspect -f '{{.HostConfig.Memory}} "
+					   "{{.HostConfig.Runtime}}' %s",
+		    snap.slots[0].container_id);
+		cr_assert_not_null(p = popen(cmd, "r"));
+		if (fgets(v, sizeof(v), p) == NULL)
+			v[0] = '\0';
+		pclose(p);
+		cr_expect_str_eq(v, "268435456 runsc\n");
+	}
 	yx_provider_snapshot_fini(&snap);
 }
 

@@ -24,6 +24,10 @@ exectest_config(const char *tag, const char *image)
 
 	cr_assert_eq(yx_config_load(&xt.cfg, eb, sizeof(eb)), YX_OK, "%s", eb);
 	snprintf(xt.cfg.image, sizeof(xt.cfg.image), "%s", image);
+	/* YUXI_TEST_RUNTIME=runsc: the same tests under gVisor */
+	if (getenv("YUXI_TEST_RUNTIME") != NULL && getenv("YUXI_TEST_RUNTIME")[0] != '\0')
+		snprintf(xt.cfg.runtime, sizeof(xt.cfg.runtime), "%s",
+		    getenv("YUXI_TEST_RUNTIME"));
 	snprintf(xt.cfg.container_prefix, sizeof(xt.cfg.container_prefix),
 	    "%s%d-%d-", tag, (int)getpid(), seq);
 	snprintf(xt.cfg.shm_name, sizeof(xt.cfg.shm_name), "/%s-%d-%d", tag,

@@ -35,6 +35,7 @@ extern struct exectest xt;
  * Load the configuration into xt.cfg with image `image`, at most 8
  * sandboxes, container prefix "<tag><pid>-<k>-", shm name "/<tag>-<pid>-<k>"
  * (k counts the calls) and a fresh saves directory /tmp/<tag>-<pid>-XXXXXX.
+ * YUXI_TEST_RUNTIME (runc, runsc) picks the container runtime.
  * The caller may change xt.cfg before exectest_open().
  */
 void	exectest_config(const char *tag, const char *image);

@@ -35,3 +35,15 @@ storetest_close(const char *base, struct yx_thread_store *st)
 	yx_tree_remove(fd, base + strlen("/tmp/"));
 	close(fd);
 }
+
+struct yx_thread
+storetest_thread(const char *id, const char *owner, const char *agent_id)
+{
+	struct yx_thread t;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.thread_id, sizeof(t.thread_id), "%s", id);
+	snprintf(t.owner, sizeof(t.owner), "%s", owner);
+	snprintf(t.agent_id, sizeof(t.agent_id), "%s", agent_id);
+	return t;
+}

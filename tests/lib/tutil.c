@@ -12,9 +12,12 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tutil.h"
+
+extern char **environ;
 
 static int
 rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
@@ -47,4 +50,24 @@ tutil_unix_listen(const char *path, int flags)
 	    "bind %s: %s", path, strerror(errno));
 	cr_assert_eq(listen(fd, 16), 0);
 	return fd;
+}
+
+void
+tutil_clear_yuxi_env(void)
+{
+	char	name[256];
+	size_t	n;
+	int	i;
+
+	for (i = 0; environ[i] != NULL;) {
+		if (strncmp(environ[i], "YUXI_", 5) != 0) {
+			i++;
+			continue;
+		}
+		n = strcspn(environ[i], "=");
+		cr_assert_lt(n, sizeof(name));
+		memcpy(name, environ[i], n);
+		name[n] = '\0';
+		cr_assert_eq(unsetenv(name), 0);	/* environ shifts: same i */
+	}
 }

@@ -11,5 +11,8 @@ void	tutil_rmtree(const char *path);
 /* A unix stream socket (type flags such as SOCK_NONBLOCK) bound at path and
  * listening; failures are Criterion assertions. Returns the descriptor. */
 int	tutil_unix_listen(const char *path, int flags);
+/* Drop every YUXI_* variable of the calling environment (Criterion
+ * assertions), so that no setting of the caller reaches the test. */
+void	tutil_clear_yuxi_env(void);
 
 #endif

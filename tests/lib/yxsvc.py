@@ -12,10 +12,12 @@ Environment: top_builddir (the build directory holding yuxi-sandboxd; set
 by `make check` and the run-*.sh wrappers; there is no fallback: a Service
 without an explicit binary fails clearly when it is unset), top_srcdir (the
 checkout; default: two levels above this file), YUXI_E2E_IMAGE (sandbox
-image, default yuxi-sandbox-test:latest), YX_TEST_DISK_QUOTA (e.g. "2g":
-every instance runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's
-user-data is its own loop-mounted image; default off), YX_TEST_POOL (e.g.
-"4": every instance keeps that many pre-started boxes, YUXI_POOL_SIZE, with
+image, default yuxi-sandbox-test:latest), YUXI_TEST_RUNTIME (the
+sandboxes' runtime, YUXI_SANDBOX_RUNTIME: runc, the default, or runsc to
+run a suite under gVisor), YX_TEST_DISK_QUOTA (e.g. "2g": every instance
+runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's user-data is its
+own loop-mounted image; default off), YX_TEST_POOL (e.g. "4": every
+instance keeps that many pre-started boxes, YUXI_POOL_SIZE, with
 YUXI_SANDBOX_UID_RANGE=off as the pool needs, so new threads run in pool
 boxes; an instance whose overrides name a uid range runs without a pool;
 default off).
@@ -168,6 +170,18 @@ def mounts_below(path):
     return sorted(set(out), key=len, reverse=True)
 
 
+def loops_below(base):
+    """Loop devices whose backing file lies beneath base."""
+    n = 0
+    for dev in os.listdir("/sys/block"):
+        try:
+            with open("/sys/block/%s/loop/backing_file" % dev) as f:
+                n += f.read().startswith(base + "/")
+        except OSError:
+            pass
+    return n
+
+
 def unmount_below(path):
     """Lazily unmount everything at or beneath path (thread disk images are
     kept mounted across a daemon's restarts); their loop devices go with
@@ -237,6 +251,8 @@ def service_env(base, prefix, shm):
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
         "YUXI_AUDIT_LOG": os.path.join(base, "audit.jsonl"),
     })
+    if os.environ.get("YUXI_TEST_RUNTIME"):
+        env["YUXI_SANDBOX_RUNTIME"] = os.environ["YUXI_TEST_RUNTIME"]
     if DISK_QUOTA:
         env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
     if POOL and POOL != "0":
@@ -495,11 +511,21 @@ class Service:
 
     def worker_pids(self):
         """Children of the master: workers and the reaper, not the
-        privileged helper (named yuxi-priv)."""
+        privileged helper (named yuxi-priv) nor the egress proxy's
+        supervisor (named yuxi-egress)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
         return sorted(int(l.split()[0]) for l in out
-                      if l.strip() and l.split()[1:] != ["yuxi-priv"])
+                      if l.strip() and l.split()[1:] not in (["yuxi-priv"], ["yuxi-egress"]))
+
+    def egress_pids(self):
+        """The egress proxy's supervisor (named yuxi-egress, a child of the
+        master) and the proxy it runs, when there are."""
+        out = subprocess.run(["ps", "-eo", "pid=,ppid=,comm="],
+                             capture_output=True, text=True).stdout.split("\n")
+        rows = [l.split() for l in out if len(l.split()) == 3]
+        sup = [int(p) for p, pp, c in rows if int(pp) == self.sandboxd.pid and c == "yuxi-egress"]
+        return sup + [int(p) for p, pp, c in rows if sup and int(pp) == sup[0]]
 
     def helper_pid(self):
         """The privileged helper's pid (None when there is none)."""

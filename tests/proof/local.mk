@@ -9,7 +9,8 @@
 # `make check` runs the quick sizes (run-proof.sh), `make check-soak` the
 # full ones (run-proof-soak.sh: 10,000 race tries, long kill loops, the
 # provider kill-loop soak's numbers, and the engine restart when
-# YUXI_PROOF_ENGINE_RESTART=1).
+# YUXI_PROOF_ENGINE_RESTART=1); `make check-runsc` runs groups 3, 7 and
+# 8's exhaustion again under gVisor (YUXI_PROOF_SELECT).
 check_PROGRAMS += tests/proof/lockhold
 tests_proof_lockhold_SOURCES = tests/proof/lockhold.c
 tests_proof_lockhold_LDADD = $(YX_LIBS)

@@ -40,6 +40,8 @@ BINARIES = {
 }
 FULL_IMAGE = os.environ.get("YUXI_PROOF_IMAGE", "yuxi-sandbox:latest")
 TEST_IMAGE = yxsvc.IMAGE
+# every sandbox under gVisor (YUXI_TEST_RUNTIME=runsc, see tests/lib/yxsvc.py)
+RUNSC = os.environ.get("YUXI_TEST_RUNTIME") == "runsc"
 
 stats = yxsvc.Stats(
     "proof", "PROOF_RESULTS",

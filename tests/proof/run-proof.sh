@@ -5,7 +5,9 @@
 # $top_builddir, then the per-group table. Exit status: pytest's, or 1 when
 # a group has an escape, a leak, a hang, a lost request beyond the killed
 # worker's, a leaked container, or a control case that did not catch its
-# leak. Extra arguments go to pytest (e.g. -k g3).
+# leak. Extra arguments go to pytest (e.g. -k g3); YUXI_PROOF_SELECT, when
+# set, is passed as -k "$YUXI_PROOF_SELECT" (make check-runsc selects the
+# in-sandbox attack suites with it, since make check cannot pass arguments).
 . "$(dirname "$0")/../lib/suite.sh"
 PROOF_RESULTS=${PROOF_RESULTS:-$builddir/tests/proof/results.json}
 export PROOF_RESULTS
@@ -13,6 +15,7 @@ mkdir -p "$(dirname "$PROOF_RESULTS")"
 [ "${PROOF_RESULTS_KEEP:-0}" = 1 ] || rm -f "$PROOF_RESULTS"
 docker version >/dev/null 2>&1 || { echo "proof: no container engine"; exit 77; }
 cd "$srcdir/tests/proof" || exit 99
+[ -z "${YUXI_PROOF_SELECT:-}" ] || set -- -k "$YUXI_PROOF_SELECT" "$@"
 "$py" -m pytest -p no:cacheprovider -q -s -o console_output_style=classic "$@" \
 	"$srcdir/tests/proof/test_g3_hostside.py" "$srcdir/tests/proof/test_g7_confine.py" \
 	"$srcdir/tests/proof/test_g9_lifecycle.py" "$srcdir/tests/proof/test_g9_reload.py" \

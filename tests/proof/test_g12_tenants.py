@@ -119,13 +119,17 @@ open("/home/yuxi/user-data/workspace/holding", "w").write("%d\n" % len(fds))
 time.sleep(float(sys.argv[1]))
 """
 
-MQFILL = r"""
+# the start of the scripts that use POSIX message queues: struct mq_attr, libc
+MQ_HEAD = r"""
 import ctypes, os
 class Attr(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
                 ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
                 ("pad", ctypes.c_long * 4)]
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
+"""
+
+MQFILL = MQ_HEAD + r"""
 a = Attr(0, 10, 8192, 0)
 n = 0
 while n < 256:
@@ -136,13 +140,7 @@ while n < 256:
 print("mq_made=%d errno=%d" % (n, ctypes.get_errno()))
 """
 
-PROBE = r"""
-import ctypes, os
-class Attr(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
-                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
-                ("pad", ctypes.c_long * 4)]
-libc = ctypes.CDLL("libc.so.6", use_errno=True)
+PROBE = MQ_HEAD + r"""
 fd = libc.inotify_init1(0)
 print("inotify=%s errno=%d" % ("ok" if fd >= 0 else "fail", ctypes.get_errno()))
 a = Attr(0, 10, 8192, 0)

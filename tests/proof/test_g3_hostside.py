@@ -8,12 +8,15 @@ renameat2 racer) plants symlinks to a host secret, a symlinked directory,
 magic links through /proc, a relative link into another user's thread, a
 FIFO, a unix socket, setuid and mode-000 files, a mode-000 directory and a
 hardlink; the test adds what only a privileged sandbox could (a character
-device, a hardlink to a host file). Every host-side reader (agent cat, ls,
+device, a hardlink to a host file) and, under gVisor, which creates no FIFO
+on a bind mount, the FIFO. Every host-side reader (agent cat, ls,
 glob, grep, downloads; viewer tree, file, download through nginx) and every
 writer (upload, write) is then aimed at them, and, while a racer inside the
 container loops renameat2(RENAME_EXCHANGE) between a real directory/file and
 a symlink to the host, the file read, the tree listing and the nginx
-download are tried 1,000 times each (10,000 under PROOF_SOAK=1).
+download are tried 1,000 times each (10,000 under PROOF_SOAK=1). gVisor
+has no RENAME_EXCHANGE (EINVAL): under runsc the racer swaps with three
+renames through a spare name, the same race with a wider window.
 
 Outcome per case: host bytes (the secret's token in any answer), outside
 metadata (the host marker name or the secret's size in any answer, a host
@@ -129,12 +132,27 @@ AT = -100
 pairs = [(b"rd", b"rl"), (b"rf", b"rs")]
 end = time.time() + float(sys.argv[1])
 n = 0
+# gVisor has no RENAME_EXCHANGE (EINVAL): there the swap is three renames
+xchg = libc.renameat2(AT, b"rd", AT, b"rl", 2) == 0 or ctypes.get_errno() != 22
+
+
+def swap(a, b):
+    if xchg:
+        return libc.renameat2(AT, a, AT, b, 2) == 0
+    try:
+        os.rename(a, b"rtmp")
+        os.rename(b, a)
+        os.rename(b"rtmp", b)
+        return True
+    except OSError:
+        return False
+
+
 while time.time() < end and not os.path.exists("stop"):
     for _ in range(2000):
         for a, b in pairs:
-            if libc.renameat2(AT, a, AT, b, 2) == 0:
-                n += 1
-print("exchanges", n)
+            n += swap(a, b)
+print("exchanges", n, "atomic" if xchg else "three-renames")
 """
 
 READ_EPS = ("/api/filesystem/cat", "/api/viewer/filesystem/file",
@@ -194,6 +212,11 @@ class Env:
         self.mknod_worked = "MKNOD_WORKED" in out["output"]
         ws = svc.workspace(self.tid)
         self.ws = ws
+        # gVisor makes no FIFO on a bind mount (mkfifo fails inside): the
+        # host plants it, so the readers still meet one
+        self.fifo_inside = os.path.exists(os.path.join(ws, "fifo"))
+        if not self.fifo_inside:
+            os.mkfifo(os.path.join(ws, "fifo"), 0o644)
         # what only a privileged sandbox could plant: a device, a hardlink out
         if not os.path.exists(os.path.join(ws, "devnode")):
             os.mknod(os.path.join(ws, "devnode"), 0o666 | stat.S_IFCHR, os.makedev(1, 5))
@@ -287,6 +310,8 @@ def read_cases(env):
 
 def test_static_reads_prod(prod):
     res = read_cases(prod)
+    print("static reads prod: %d cases; FIFO planted by the %s"
+          % (len(res), "sandbox" if prod.fifo_inside else "host (none made inside)"))
     bad = {k: v for k, v in res.items() if v[0] or v[1]}
     assert not bad, bad
     assert not prod.mknod_worked, "mknod succeeded inside the sandbox"
@@ -299,6 +324,10 @@ def test_static_reads_control(ctl):
             ("/api/viewer/filesystem/download", "link_file"),
             ("/api/filesystem/ls", "link_dir"), ("/api/viewer/filesystem/tree", "link_dir"),
             ("/api/viewer/filesystem/file", "devnode"), ("grep", "token")]
+    if os.environ.get("YX_TEST_DISK_QUOTA"):
+        # user-data is a disk image mounted nodev: the device node cannot be
+        # opened even without the broker's check, so there is no leak to see
+        must.remove(("/api/viewer/filesystem/file", "devnode"))
     for k in must:
         leaked, hung = res[k]
         stats.control(G, leaked, "control read %s" % (k,))
@@ -378,7 +407,7 @@ def race(env, tries, stop_at_first=False):
     if os.path.exists(stop):
         os.unlink(stop)
     # the racer's names must exist afresh (the static tests may have changed them)
-    svc.run(tid, "cd /home/yuxi/user-data/workspace && rm -rf rd rf rl rs && mkdir rd && "
+    svc.run(tid, "cd /home/yuxi/user-data/workspace && rm -rf rd rf rl rs rtmp && mkdir rd && "
             "echo benign > rd/f && echo benign > rf && ln -s %s rl && ln -s %s/f rs"
             % (host.dir, host.dir), timeout=30)
     budget = 560 if P.SOAK else 240
@@ -441,8 +470,12 @@ def test_race_prod(prod):
     out, racer = race(prod, TRIES)
     print("race prod:", out, racer)
     assert "exchanges" in str(racer.get("output", "")), racer
-    exchanges = int(racer["output"].split()[-1])
-    assert exchanges > 10000, "the racer barely ran: %r" % racer
+    exchanges = int(racer["output"].split()[1])
+    # gVisor's three-rename swap goes through its gofer (measured ~1,600
+    # swaps/s against ~50,000 atomic exchanges/s under runc): there the bound
+    # is per try, at least two swaps for each try of a reader
+    need = 10000 if "atomic" in racer["output"] else 2 * TRIES
+    assert exchanges > need, "the racer barely ran: %r" % racer
     stats.measure(G, "race_exchanges_prod", exchanges)
     for k, (hb, md, hangs, done, ok) in out.items():
         stats.add(G, cases=done, host_bytes=hb, outside_metadata=md, hangs=hangs)

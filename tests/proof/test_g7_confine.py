@@ -34,6 +34,19 @@ What a command can reach beyond its box (issue 10):
   `cat /proc/self/mountinfo` prints the host source of every bind mount:
   the output must not name the runner, the agent, the saves tree or the
   skills root; control: YX_CONTROL_OFF=mask.
+
+Under gVisor (YUXI_TEST_RUNTIME=runsc) the same protections are checked
+where gVisor puts them: the kernel inside must be gVisor's (dmesg) and the
+container's runtime runsc; the command's /proc/self/status is gVisor's own
+view (no NoNewPrivs line, Seccomp 0), so no_new_privs and seccomp are read on
+the host from the sandbox process (the container's pid: gVisor's Sentry),
+as tests/driver/test_engine.c check_hardening_runsc() does. The weak
+container is made with the same runtime. Controls whose weakening means
+nothing under gVisor are skipped with the reason, after checking that it
+indeed changed nothing: seccomp=unconfined (runsc applies no OCI seccomp
+profile; the Sentry's own filter stays), network bridge (the runtime entry
+forces --network=none), no no-new-privileges (the Sentry always runs with
+it), the unmasked mountinfo (gVisor shows no bind's host source).
 """
 import os
 import secrets
@@ -52,6 +65,7 @@ TMP_MB = 64
 
 PROBE = r"""
 st=/proc/self/status
+echo "kernel=$(dmesg 2>/dev/null | head -1)"
 echo "capeff=$(awk '/^CapEff:/{print $2}' $st)"
 echo "capbnd=$(awk '/^CapBnd:/{print $2}' $st)"
 echo "nnp=$(awk '/^NoNewPrivs:/{print $2}' $st)"
@@ -97,6 +111,20 @@ def parse(out):
     return kv
 
 
+def host_view(kv, cid):
+    """Under runsc: add what the host sees of the sandbox process of
+    container cid (NoNewPrivs, Seccomp of the Sentry) and the container's
+    runtime to kv."""
+    pid = docker_out("inspect", "-f", "{{.State.Pid}}", cid)
+    kv["runtime"] = docker_out("inspect", "-f", "{{.HostConfig.Runtime}}", cid)
+    with open("/proc/%s/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("NoNewPrivs", "Seccomp"):
+                kv["host_" + k.lower()] = v.strip()
+    return kv
+
+
 def verdict(kv):
     """{check: True when confined}."""
     def fds_ok():
@@ -117,7 +145,7 @@ def verdict(kv):
             mult = {"k": 1, "m": 1024, "g": 1024 * 1024}.get(v[-1:].lower(), None)
             size_kb = int(v[:-1]) * mult if mult else int(v) // 1024
     fill = int(kv.get("tmpfill_kb") or 0)
-    return {
+    v = {
         "capabilities": int(kv.get("capeff", "1"), 16) == 0 and int(kv.get("capbnd", "1"), 16) == 0,
         "no_new_privs": kv.get("nnp") == "1",
         "seccomp": kv.get("seccomp") == "2",
@@ -130,6 +158,12 @@ def verdict(kv):
         "no_inherited_fds": fds_ok(),
         "skills_readonly": not kv["skillw"],
     }
+    if P.RUNSC:
+        # gVisor's kernel inside; the filter and the flag on its host process
+        v["gvisor"] = "Starting gVisor" in kv.get("kernel", "") and kv.get("runtime") == "runsc"
+        v["no_new_privs"] = kv.get("host_nonewprivs") == "1"
+        v["seccomp"] = kv.get("host_seccomp") == "2"
+    return v
 
 
 pytestmark = pytest.mark.skipif(not P.image_present(P.TEST_IMAGE),
@@ -147,6 +181,8 @@ def test_confined_prod():
     try:
         tid = svc.new_thread()
         kv = parse(svc.run(tid, probe_script(), timeout=60)["output"])
+        if P.RUNSC:
+            host_view(kv, container_of(svc, tid))
         v = verdict(kv)
         print("prod probe:", kv, v)
         for k, ok in v.items():
@@ -166,11 +202,23 @@ def test_control_weak_settings():
     try:
         tid = svc.new_thread()
         kv = parse(svc.run(tid, probe_script(), timeout=60)["output"])
+        checks = ["readonly_root", "no_network", "tmpfs_size", "seccomp"]
+        if P.RUNSC:
+            host_view(kv, container_of(svc, tid))
         v = verdict(kv)
         print("weak-settings probe:", kv, v)
-        for k in ("readonly_root", "no_network", "tmpfs_size", "seccomp"):
+        if P.RUNSC:
+            # the weakening means nothing under gVisor: check it changed nothing
+            for k, why in (("seccomp", "runsc applies no OCI seccomp profile; the Sentry's "
+                            "own filter stays (host Seccomp %s)" % kv.get("host_seccomp")),
+                           ("no_network", "the runsc runtime entry forces --network=none "
+                            "(interfaces: %s)" % kv.get("ifaces"))):
+                assert v[k], (k, kv)
+                checks.remove(k)
+                print("runsc: control of %s skipped: %s" % (k, why))
+        for k in checks:
             stats.control(G, not v[k], "YUXI setting weakens " + k)
-        assert not any(v[k] for k in ("readonly_root", "no_network", "tmpfs_size", "seccomp")), v
+        assert not any(v[k] for k in checks), v
     finally:
         svc.stop()
 
@@ -187,15 +235,26 @@ def test_control_weak_container():
            P.TEST_IMAGE, "tail", "-f", "/dev/null"]
     if os.path.exists(sock):
         cmd[3:3] = ["-v", "%s:/var/run/docker.sock:ro" % sock]
+    if P.RUNSC:
+        cmd[3:3] = ["--runtime", "runsc"]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         r = subprocess.run(["docker", "exec", name, "sh", "-c", probe_script()],
                            capture_output=True, text=True, timeout=120)
         kv = parse(r.stdout)
+        if P.RUNSC:
+            host_view(kv, name)
         v = verdict(kv)
         print("weak-container probe:", kv, v)
         checks = ["capabilities", "no_new_privs", "non_root", "skills_readonly"]
+        if P.RUNSC:
+            # no no-new-privileges in the spec: the Sentry runs with it anyway
+            assert v["no_new_privs"] and v["gvisor"], kv
+            checks.remove("no_new_privs")
+            print("runsc: control of no_new_privs skipped: the gVisor sandbox process "
+                  "always runs with no_new_privs (host NoNewPrivs %s without the flag)"
+                  % kv.get("host_nonewprivs"))
         if os.path.exists(sock):
             checks.append("no_engine_socket")
         for k in checks:
@@ -270,14 +329,22 @@ def flood(svc, tid, cid):
     return engine_dir_bytes(cid) - before, secs, cpu
 
 
+def flood_new_box(svc, fmt):
+    """A new thread's box, its log configuration (docker inspect -f fmt) read,
+    then flooded: (tid, container id, log configuration, grew, secs, cpu)."""
+    tid = svc.new_thread()
+    svc.run(tid, "true")
+    cid = container_of(svc, tid)
+    logcfg = docker_out("inspect", "-f", fmt, cid)
+    grew, secs, cpu = flood(svc, tid, cid)
+    return tid, cid, logcfg, grew, secs, cpu
+
+
 def test_engine_log_prod():
     svc = service()
     try:
-        tid = svc.new_thread()
-        svc.run(tid, "true")
-        cid = container_of(svc, tid)
-        logcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}|{{.LogPath}}", cid)
-        grew, secs, cpu = flood(svc, tid, cid)
+        tid, cid, logcfg, grew, secs, cpu = flood_new_box(
+            svc, "{{.HostConfig.LogConfig.Type}}|{{.LogPath}}")
         print("engine log, prod: %s; %d MB to /proc/1/fd/1 and /proc/1/fd/2 in %.1f s: "
               "engine directory grew %d bytes; engine CPU %s s"
               % (logcfg, 2 * FLOOD_MB, secs, grew, "%.2f" % cpu if cpu is not None else "?"))
@@ -300,11 +367,7 @@ def test_control_engine_log_then_recreated():
                          YUXI_SANDBOX_TMP_SIZE="%dm" % TMP_MB,
                          YX_CONTROL_OFF="enginelog").start()
     try:
-        tid = svc.new_thread()
-        svc.run(tid, "true")
-        old = container_of(svc, tid)
-        logcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}", old)
-        grew, secs, cpu = flood(svc, tid, old)
+        tid, old, logcfg, grew, secs, cpu = flood_new_box(svc, "{{.HostConfig.LogConfig.Type}}")
         print("engine log, control (%s): %d MB in %.1f s: engine directory grew %d bytes; "
               "engine CPU %s s" % (logcfg, 2 * FLOOD_MB, secs, grew,
                                     "%.2f" % cpu if cpu is not None else "?"))
@@ -404,9 +467,10 @@ def test_mountinfo_masked():
             leak = v in out
             stats.case(G, "mountinfo names the %s host path %s" % (k, v), outside_metadata=leak)
             assert not leak, (k, v, out)
-        for t in ("/opt/yuxi/bin/yuxi-run /opt/yuxi/bin/yuxi-run",
-                  "/opt/yuxi/bin/yuxi-agent /opt/yuxi/bin/yuxi-agent"):
-            assert t in out, out
+        # the root of each bind: the mount point (masked), or "/" under
+        # gVisor, whose mountinfo shows no bind's host source
+        for t in ("/opt/yuxi/bin/yuxi-run", "/opt/yuxi/bin/yuxi-agent"):
+            assert "%s %s " % ("/" if P.RUNSC else t, t) in out, out
     finally:
         svc.stop()
     ctl = mountinfo_service("control", YX_CONTROL_OFF="mask")
@@ -414,6 +478,11 @@ def test_mountinfo_masked():
         tid = ctl.new_thread()
         out = ctl.run(tid, "cat /proc/self/mountinfo")["output"]
         srcs = mount_sources(ctl)
+        if P.RUNSC:
+            # nothing to unmask: check the unmasked output names no host path
+            assert not any(v in out for v in srcs.values()), out
+            pytest.skip("runsc: gVisor's mountinfo names no bind's host source (root / "
+                        "for every bind), so the unmasked control cannot leak there")
         for k in ("runner", "agent", "saves"):
             stats.control(G, srcs[k] in out, "unmasked mountinfo names the %s" % k)
         assert all(srcs[k] in out for k in ("runner", "agent", "saves")), out

@@ -73,16 +73,7 @@ def is_mount(path):
     return path in P.yxsvc.mounts_below(path)
 
 
-def loops_below(base):
-    """Loop devices whose backing file lies beneath base."""
-    n = 0
-    for dev in os.listdir("/sys/block"):
-        try:
-            with open("/sys/block/%s/loop/backing_file" % dev) as f:
-                n += f.read().startswith(base + "/")
-        except OSError:
-            pass
-    return n
+loops_below = P.yxsvc.loops_below
 
 
 def caps(pid):
@@ -228,16 +219,37 @@ def test_quota_holds_for_one_thread_only(prod):
     assert gone, (loops_below(svc.base), mounts, left)
 
 
+def sockets(pid):
+    """Inodes of the sockets pid holds open."""
+    out = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            t = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if t.startswith("socket:["):
+            out.add(t)
+    return out
+
+
 def test_workers_cannot_mount(prod):
     svc = prod
     helper = svc.helper_pid()
-    kids = svc.worker_pids()
+    egress = svc.egress_pids()	# supervisor and proxy: forked after the drop
+    kids = svc.worker_pids() + egress
     bad = {p: has_sys_admin(p) for p in kids if has_sys_admin(p)}
     master = has_sys_admin(svc.sandboxd.pid)
-    ok = helper is not None and has_sys_admin(helper) and not bad and not master
-    stats.case(G, "CAP_SYS_ADMIN: helper %s, master %s, workers+reaper %s"
-               % (has_sys_admin(helper) if helper else None, master, bad), escapes=not ok)
-    assert ok, (helper, master, bad)
+    # the proxy parses what sandboxes send: it keeps none of the master's
+    # sockets, the privileged helper's included
+    shared = {p: sorted(sockets(p) & sockets(svc.sandboxd.pid)) for p in egress}
+    shared = {p: v for p, v in shared.items() if v}
+    ok = helper is not None and has_sys_admin(helper) and not bad and not master and \
+        len(egress) == 2 and not shared
+    stats.case(G, "CAP_SYS_ADMIN: helper %s, master %s, workers+reaper+egress %s; "
+               "egress %s holding the master's sockets %s"
+               % (has_sys_admin(helper) if helper else None, master, bad, egress, shared),
+               escapes=not ok)
+    assert ok, (helper, master, bad, egress, shared)
 
 
 def test_control_without_quota_fills_the_host():

@@ -326,6 +326,18 @@ def ping():
     return r.stdout.strip() == "OK"
 
 
+def start_dockerd():
+    """Start dockerd again (log appended to /var/log/yuxi-dockerd.log) and
+    wait up to 30 s for it to answer."""
+    with open("/var/log/yuxi-dockerd.log", "ab") as log:
+        subprocess.Popen(["nohup", "dockerd"], stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    for _ in range(300):
+        if ping():
+            break
+        time.sleep(0.1)
+
+
 @pytest.mark.skipif(os.environ.get("YUXI_PROOF_ENGINE_RESTART") != "1",
                     reason="engine restart disturbs the machine: YUXI_PROOF_ENGINE_RESTART=1")
 def test_engine_restart():
@@ -346,13 +358,7 @@ def test_engine_restart():
         r = svc.request("alice", "POST", "/api/execute",
                         json={"thread_id": tid, "command": "true"}, timeout=60)
         down_status = r.status_code
-        with open("/var/log/yuxi-dockerd.log", "ab") as log:
-            subprocess.Popen(["nohup", "dockerd"], stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
-        for _ in range(300):
-            if ping():
-                break
-            time.sleep(0.1)
+        start_dockerd()
         assert ping(), "dockerd did not come back"
         out = svc.run(tid, "cat keep.txt")
         dt = time.time() - t0
@@ -366,11 +372,5 @@ def test_engine_restart():
         assert down_status == 503
     finally:
         if not ping():
-            with open("/var/log/yuxi-dockerd.log", "ab") as log:
-                subprocess.Popen(["nohup", "dockerd"], stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-            for _ in range(300):
-                if ping():
-                    break
-                time.sleep(0.1)
+            start_dockerd()
         svc.stop()

@@ -24,7 +24,8 @@ PRODUCTION = build_path("yuxi-sandboxd")
 CONTROL = build_path("tests", "security", "yuxi-sandboxd-control")
 # every host its own uid range: on one machine the hosts share the kernel
 PROV = {"YUXI_SANDBOX_IDLE_TIMEOUT": "600", "YUXI_SANDBOX_IDLE_CHECK_INTERVAL": "2"}
-FRONT = {"YUXI_SANDBOX_UID_RANGE": "off"}
+# one long-poll slot on the front: test_processes_through_the_front fills it
+FRONT = {"YUXI_SANDBOX_UID_RANGE": "off", "YUXI_PROCESS_WAITERS": "1"}
 
 
 def uid_ranges(cl):

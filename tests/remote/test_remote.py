@@ -15,12 +15,19 @@ between them) on the one engine.
   the download independent of the size.
 - execute with "stream": true through the front: each event as the
   command writes it; the host's request id is the front's.
+- background processes through the front: start, list, get, stdin, the
+  output long-poll, delete; the front's own long-poll slot (one here): a
+  second long-poll at once answers at once with "wait_capped"; another
+  user gets the same 404 on every process route.
+- the egress proxy (profiles with network) runs on each sandbox host and
+  not on the front, which runs no sandboxes.
 Measured figures are printed (pytest -s).
 """
 import concurrent.futures
 import hashlib
 import json
 import re
+import subprocess
 import threading
 import time
 
@@ -315,3 +322,71 @@ def test_stream_through_the_front(cluster):
     # the host's log names the request by the front's id
     host = cluster.prov(cluster.hosts_of(tid)[0])
     assert rid and ("rid=%s" % rid) in host.read_log(tail=None), rid
+
+
+def test_processes_through_the_front(cluster):
+    f = cluster.front
+    tid = f.new_thread("alice")
+    r = f.request("alice", "POST", "/api/processes",
+                  json={"thread_id": tid, "command": "read l; echo got $l; sleep 60"})
+    assert r.status_code == 201, r.text
+    pid = r.json()["process_id"]
+    one = "/api/processes/%s?thread_id=%s" % (pid, tid)
+    out = "/api/processes/%s/output?thread_id=%s" % (pid, tid)
+    stdin = "/api/processes/%s/stdin?thread_id=%s" % (pid, tid)
+    r = f.request("alice", "GET", "/api/processes?thread_id=" + tid)
+    assert r.status_code == 200 and [p["process_id"] for p in r.json()["processes"]] == [pid], \
+        r.text
+    r = f.request("alice", "GET", one)
+    assert r.status_code == 200 and r.json()["state"] == "running", r.text
+    r = f.request("alice", "POST", stdin, data=b"hello\n",
+                  headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 200 and r.json()["written"] == 6, r.text
+    text, off, deadline = "", 0, time.monotonic() + 20
+    while "got hello" not in text and time.monotonic() < deadline:
+        r = f.request("alice", "GET", out + "&offset=%d&wait_ms=2000" % off)
+        assert r.status_code == 200, r.text
+        text += r.json()["data"]
+        off = r.json()["next_offset"]
+    assert text == "got hello\n", text
+
+    # the front's one slot: of two long-polls at once, one waits, one not
+    def poll():
+        t0 = time.monotonic()
+        r = f.request("alice", "GET", out + "&offset=%d&wait_ms=3000" % off)
+        return time.monotonic() - t0, r.status_code, r.json()
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        res = sorted(ex.map(lambda _: poll(), range(2)), key=lambda x: x[0])
+    print("\ntwo long-polls through the front (one slot): %.2f s capped=%s, %.2f s capped=%s"
+          % (res[0][0], res[0][2].get("wait_capped"), res[1][0], res[1][2].get("wait_capped")))
+    assert [x[1] for x in res] == [200, 200], res
+    assert res[0][2].get("wait_capped") is True and res[0][0] < 2.0, res
+    assert "wait_capped" not in res[1][2] and res[1][0] >= 2.5, res
+
+    # another user: the one 404 of a thread that is not theirs, on every route
+    for m, url, kw in [("GET", "/api/processes?thread_id=" + tid, {}), ("GET", one, {}),
+                       ("GET", out, {}), ("POST", stdin, {"data": b"x"}), ("DELETE", one, {}),
+                       ("POST", "/api/processes",
+                        {"json": {"thread_id": tid, "command": "true"}})]:
+        r = f.request("bob", m, url, **kw)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", \
+            (m, url, r.text)
+    # a process id that cannot exist is the front's own 404
+    r = f.request("alice", "GET", "/api/processes/nope?thread_id=" + tid)
+    assert r.status_code == 404, r.text
+    r = f.request("alice", "DELETE", one)
+    assert r.status_code == 200 and r.json()["forgotten"] is True, r.text
+    assert f.request("alice", "GET", one).status_code == 404
+
+
+def children(svc):
+    """The command names of svc's master's children."""
+    out = subprocess.run(["ps", "-o", "comm=", "--ppid", str(svc.sandboxd.pid)],
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+def test_egress_proxy_on_hosts_only(cluster):
+    assert "yuxi-egress" not in children(cluster.front), children(cluster.front)
+    for p in cluster.provs:
+        assert children(p).count("yuxi-egress") == 1, (p.name, children(p))

@@ -33,14 +33,25 @@ def _pairs(params):
     return out
 
 
-def request(sock_path, params, body=b"", timeout=30):
-    """params: list of (name, value) (duplicates allowed, bytes or str)."""
+def _connect(sock_path, timeout):
+    """A stream socket connected to the FastCGI socket at sock_path."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     s.connect(sock_path)
+    return s
+
+
+def _head(params):
+    """The begin-request record and the params of request 1."""
+    return (_rec(BEGIN, struct.pack(">HB5x", 1, 0)) + _rec(PARAMS, _pairs(params))
+            + _rec(PARAMS, b""))
+
+
+def request(sock_path, params, body=b"", timeout=30):
+    """params: list of (name, value) (duplicates allowed, bytes or str)."""
+    s = _connect(sock_path, timeout)
     try:
-        data = _rec(BEGIN, struct.pack(">HB5x", 1, 0))
-        data += _rec(PARAMS, _pairs(params)) + _rec(PARAMS, b"")
+        data = _head(params)
         if body:
             data += _rec(STDIN, body)
         data += _rec(STDIN, b"")
@@ -89,12 +100,9 @@ def api_params(method, uri, query="", user=None, extra=()):
 def request_abort(sock_path, params, body_part, timeout=10):
     """Send the params and only body_part of the body (no end of stdin),
     then close the connection: a client that vanished mid-upload."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(sock_path)
+    s = _connect(sock_path, timeout)
     try:
-        data = _rec(BEGIN, struct.pack(">HB5x", 1, 0))
-        data += _rec(PARAMS, _pairs(params)) + _rec(PARAMS, b"")
+        data = _head(params)
         data += _rec(STDIN, body_part)
         s.sendall(data)
     finally:

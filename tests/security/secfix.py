@@ -56,7 +56,8 @@ stats = yxsvc.Stats(
     "security", "SEC_RESULTS",
     [("escapes", "escapes", 7), ("leaks", "leaks", 6), ("hangs", "hangs", 6)],
     {1: "identity and authorization", 2: "path parsing", 4: "downloads", 5: "uploads",
-     6: "hostile listings", 10: "fuzzing", 11: "front-end exhaustion"}, 28,
+     6: "hostile listings", 10: "fuzzing", 11: "front-end exhaustion",
+     17: "profiles and egress"}, 28,
     aliases={"escape": "escapes", "leak": "leaks", "hang": "hangs"})
 atexit.register(stats.dump)
 

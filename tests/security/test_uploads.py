@@ -155,13 +155,20 @@ def test_disk_full(small_fs):
     stats.case(G)
 
 
-def test_collisions():
-    svc = stack("prod")
-    tid, ws = fresh(svc)
+def plant_victim(svc):
+    """<base>/outside/victim.txt holding VICTIM, beside every thread; returns
+    the directory."""
     outside = os.path.join(svc.base, "outside")
     os.makedirs(outside, exist_ok=True)
     with open(os.path.join(outside, "victim.txt"), "wb") as f:
         f.write(b"VICTIM")
+    return outside
+
+
+def test_collisions():
+    svc = stack("prod")
+    tid, ws = fresh(svc)
+    outside = plant_victim(svc)
     os.mkdir(os.path.join(ws, "adir"))
     os.mkfifo(os.path.join(ws, "fifo"))
     os.symlink(os.path.join(outside, "victim.txt"), os.path.join(ws, "lnk"))
@@ -194,10 +201,7 @@ def test_collisions():
 def test_control_broker_leaks(small_fs):
     c = stack("cbroker")
     tid, ws = fresh(c)
-    outside = os.path.join(c.base, "outside")
-    os.makedirs(outside, exist_ok=True)
-    with open(os.path.join(outside, "victim.txt"), "wb") as f:
-        f.write(b"VICTIM")
+    outside = plant_victim(c)
     os.symlink(os.path.join(outside, "victim.txt"), os.path.join(ws, "lnk"))
     upload(c, tid, "/workspace/lnk", b"PWNED")
     with open(os.path.join(outside, "victim.txt"), "rb") as f:

@@ -52,7 +52,7 @@ setup(void)
 	    "{\"agents\":[{\"id\":\"coder\",\"skills\":[\"zeta\",\"alpha\",\"zeta\",\"missing\","
 	    "\"plainfile\",\"linked\"],\"configs\":[{\"id\":\"none\",\"skills\":[]},"
 	    "{\"id\":\"one\",\"skills\":[\"alpha\"]},{\"id\":\"inherit\"}]},"
-	    "{\"id\":\"bare\"}], \"extra\": true}");
+	    "{\"id\":\"bare\"}], \"_extra\": true}");
 }
 
 static void

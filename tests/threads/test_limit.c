@@ -34,22 +34,11 @@ teardown(void)
 	storetest_close(base, &st);
 }
 
-static struct yx_thread
-want(const char *id, const char *owner)
-{
-	struct yx_thread t;
-
-	memset(&t, 0, sizeof(t));
-	snprintf(t.thread_id, sizeof(t.thread_id), "%s", id);
-	snprintf(t.owner, sizeof(t.owner), "%s", owner);
-	return t;
-}
-
 static int
 create(const char *id, const char *owner, unsigned limit, bool *created,
     struct yx_errctx *err)
 {
-	struct yx_thread w = want(id, owner), out;
+	struct yx_thread w = storetest_thread(id, owner, ""), out;
 
 	yx_errctx_clear(err);
 	return yx_thread_create_limited(&st, &w, limit, &out, created, err);

@@ -34,16 +34,11 @@ teardown(void)
 	storetest_close(base, &st);
 }
 
+/* A thread of the agent "coder". */
 static struct yx_thread
 want(const char *id, const char *owner)
 {
-	struct yx_thread t;
-
-	memset(&t, 0, sizeof(t));
-	snprintf(t.thread_id, sizeof(t.thread_id), "%s", id);
-	snprintf(t.owner, sizeof(t.owner), "%s", owner);
-	snprintf(t.agent_id, sizeof(t.agent_id), "coder");
-	return t;
+	return storetest_thread(id, owner, "coder");
 }
 
 TestSuite(store, .init = setup, .fini = teardown);
