@@ -7,6 +7,7 @@ parallel first requests with a pool of 8 all succeed in 50 distinct boxes,
 each seeing only its own marker; the pool refills; removing a thread removes
 its box and the box's host mounts."""
 import concurrent.futures
+import json
 import os
 import secrets
 import time
@@ -140,3 +141,36 @@ def test_removed_thread_removes_its_box_and_mounts(factory):
     assert not os.path.exists(os.path.join(inst.saves, "pool", name))
     assert not mounts_below(os.path.join(inst.saves, "pool", name))
     assert pool_full(inst, 1)
+
+
+def test_only_the_default_profile_takes_a_pool_box(factory, tmp_path):
+    """The pool's boxes carry the default profile's settings (their key):
+    a thread whose agent selects another profile - other limits, a
+    read-only workspace, network - takes the create path, never a box;
+    a thread of the default profile in the same service takes one."""
+    with open(os.path.join(os.environ.get("top_srcdir", "."), "examples",
+                           "agents.json")) as f:
+        ag = json.load(f)
+    ag["profiles"].append({"id": "small", "memory": "300m"})
+    ag["agents"].append({"id": "small", "profile": "small"})
+    af = tmp_path / "agents.json"
+    af.write_text(json.dumps(ag))
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 allowed.test\n")
+    inst = start_pool(factory, 2, YUXI_AGENTS_FILE=str(af),
+                      YUXI_EGRESS_HOSTS=str(hosts))
+    boxes = {s["container"] for s in pooled(inst)}
+    other = {}
+    for agent in ("small", "reviewer", "fetcher"):
+        tid = inst.new_thread(agent_id=agent)
+        j = run(inst, tid, "echo hi")
+        assert j["exit_code"] == 0 and j["output"] == "hi\n", (agent, j)
+        other[agent] = inst.sandboxes()[tid]["container"]
+    for agent, c in other.items():
+        assert "-pool-" not in c and c not in boxes, (agent, c, boxes)
+    assert {s["container"] for s in pooled(inst)} == boxes, "a box was taken"
+    tid = inst.new_thread(agent_id="coder")
+    run(inst, tid, "true")
+    assert inst.sandboxes()[tid]["container"] in boxes
+    m = inst.request(None, "GET", "/metrics").text
+    assert 'yuxi_sandbox_acquires_total{outcome="pooled"} 1' in m, m
