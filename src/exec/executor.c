@@ -42,6 +42,7 @@
 #include "yuxi/hash.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/priv.h"
 #include "yuxi/provider.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
@@ -107,6 +108,8 @@ struct exec_run {
 	char			 user_data[YX_CFG_PATH + 200];
 	int			 rundir_fd;	/* -1: no agent this run */
 	char			 rundir[YX_CFG_PATH + 200];
+	/* a pool box's own user-data and skills directories; "": none */
+	char			 boxdir[2][YX_CFG_PATH + 200];
 	const struct yx_profile	*prof;		/* never NULL */
 	struct yx_config	 eff;		/* cfg with the profile's settings */
 	const char		*env[YX_EXEC_ENV_MAX + 1];	/* of commands */
@@ -603,6 +606,28 @@ exec_died(struct yx_executor *ex, const struct yx_lease *lease,
 }
 
 /*
+ * A pool box's own directories (the sources of its slave mounts, made
+ * before its thread was known) show in its mount table, unlike a created
+ * sandbox's, whose mounts come from the thread's paths: note them, so the
+ * output masks them as the places they are inside (exec_mask_rules).
+ */
+static void
+exec_note_box(const struct yx_executor *ex, struct exec_run *run,
+    const char *sandbox_id)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		if (!yx_provider_is_box(sandbox_id))
+			run->boxdir[i][0] = '\0';
+		else
+			snprintf(run->boxdir[i], sizeof(run->boxdir[i]),
+			    "%s/" YX_PRIV_POOL_DIR "/%s/%s", ex->cfg->saves_dir,
+			    sandbox_id, i == 0 ? "user-data" : "skills");
+	}
+}
+
+/*
  * The fast path: acquire without the provider's engine inspect (the
  * agent's answer proves the container runs) and ask the agent once.
  * YX_OK or an error once the agent started the command or when the
@@ -611,7 +636,7 @@ exec_died(struct yx_executor *ex, const struct yx_lease *lease,
  */
 static int
 exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
-    const struct exec_run *run, const struct yx_exec_req *xr,
+    struct exec_run *run, const struct yx_exec_req *xr,
     struct yx_exec_result *res, bool *done, struct yx_errctx *err)
 {
 	struct timespec	ts = { 0, YX_AGENT_BOOT_POLL_MS * 1000000L };
@@ -628,6 +653,7 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 		*done = true;	/* the full path would fail the same way */
 		return rc;
 	}
+	exec_note_box(ex, run, lease.sandbox_id);
 	rc = exec_agent_call(ex, run, xr, res, &started, err);
 	/* a new container's agent starts with it: give it a moment to listen
 	 * before the full path starts one with an engine exec */
@@ -863,6 +889,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((rc = yx_provider_acquire(&ex->prov, &ar, &lease, err)) != YX_OK)
 			return rc;
+		exec_note_box(ex, run, lease.sandbox_id);
 		rc = exec_in_lease(ex, &lease, run, &cmd, res, &started, err);
 		yx_provider_unhold(&ex->prov, &lease);
 		if (rc == YX_E_BACKEND_UNAVAILABLE && started) {	/* never twice */
@@ -956,6 +983,10 @@ exec_mask_rules(const struct yx_executor *ex, const struct exec_run *run,
 	for (i = 0; i < 2 && run->etc[i][0] != '\0'; i++) {
 		rules[n].from = run->etc[i];
 		rules[n++].to = i == 0 ? "/etc/passwd" : "/etc/group";
+	}
+	for (i = 0; i < 2 && run->boxdir[i][0] != '\0'; i++) {
+		rules[n].from = run->boxdir[i];
+		rules[n++].to = i == 0 ? YX_VROOT_USER_DATA : YX_VROOT_SKILLS;
 	}
 	return n;
 }
@@ -1267,9 +1298,10 @@ int
 yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req,
     struct yx_exec_masks *m)
 {
-	struct exec_run	run;
-	size_t		i;
-	int		rc;
+	struct exec_run		run;
+	struct yx_shm_slot	slot;
+	size_t			i;
+	int			rc;
 
 	memset(m, 0, sizeof(*m));
 	memset(&run, 0, sizeof(run));
@@ -1279,6 +1311,10 @@ yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req
 	if (run.prof->net.nallow > 0 &&
 	    yx_egress_dir(ex->cfg, req->thread_id, run.egress, sizeof(run.egress)) != YX_OK)
 		run.egress[0] = '\0';
+	/* the thread's sandbox, when it is a pool box */
+	if (yx_provider_slot(ex->prov.table, req->thread_id, YX_SLOT_BY_THREAD,
+		&slot, NULL) == YX_OK)
+		exec_note_box(ex, &run, slot.sandbox_id);
 	m->n = exec_mask_rules(ex, &run, m->rules);
 	for (i = 0; i < m->n; i++) {
 		snprintf(m->from[i], sizeof(m->from[i]), "%s", m->rules[i].from);

@@ -9,6 +9,10 @@ then bob's new threads take boxes from the pool: none may find alice's
 secret, and each must have run in a pool box. Control: the test-only daemon
 with YX_CONTROL_OFF=poolsingle (a used box goes back to the pool, its
 mounts undone): bob finds the secret.
+
+A box's mount table (/proc/self/mountinfo) names no host path of the saves
+root: its own directories are masked as a created sandbox's mounts are.
+Control: YX_CONTROL_OFF=mask, the box's directories show.
 """
 import os
 import secrets
@@ -26,7 +30,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount pro
 
 def start(kind, **kw):
     if kind != "prod":
-        kw["YX_CONTROL_OFF"] = "poolsingle"
+        kw.setdefault("YX_CONTROL_OFF", "poolsingle")
     svc = P.ProofService(kind, YUXI_POOL_SIZE="1", YUXI_SANDBOX_UID_RANGE="off",
                          YUXI_COMMAND_PATH_POLICY="off", **kw).start()
     assert P.yxsvc.wait_for(lambda: pooled(svc) >= 1, 120), svc.read_log()
@@ -91,5 +95,44 @@ def test_pool_box_serves_one_thread_control():
         print("pool single use control: seen=%s alice's box %s, bob's %s"
               % (seen, abox, boxes))
         assert stats.control(G, seen, "used pool box handed to the next thread"), boxes
+    finally:
+        svc.stop()
+
+
+def box_mountinfo(svc):
+    """A new thread's pool box: its /proc/self/mountinfo as the API answers."""
+    tid = create(svc, "alice")
+    out = svc.run(tid, "cat /proc/self/mountinfo")["output"]
+    assert "-pool-" in box_of(svc, tid), box_of(svc, tid)
+    return out
+
+
+def saves_paths(svc, text):
+    """Lines of text naming the instance's saves root (host paths)."""
+    return [ln for ln in text.split("\n") if svc.saves in ln]
+
+
+def test_pool_box_mountinfo_has_no_host_path():
+    """A box's own directories (the sources of its slave mounts) show in its
+    mount table; the output is masked as a created sandbox's is: no host
+    path of the saves root, the mounts named where they are inside."""
+    svc = start("prod")
+    try:
+        out = box_mountinfo(svc)
+        leaked = saves_paths(svc, out)
+        print("pool mountinfo prod: %d line(s) with a host path" % len(leaked))
+        stats.case(G, "a pool box's mount table names host paths", escapes=bool(leaked))
+        assert not leaked, leaked
+        assert " /home/yuxi/user-data /home/yuxi/user-data " in out, out
+    finally:
+        svc.stop()
+
+
+def test_pool_box_mountinfo_has_no_host_path_control():
+    svc = start("control", YX_CONTROL_OFF="mask")
+    try:
+        leaked = saves_paths(svc, box_mountinfo(svc))
+        print("pool mountinfo control: %d line(s) with a host path" % len(leaked))
+        assert stats.control(G, bool(leaked), "pool box mount table unmasked"), leaked
     finally:
         svc.stop()
