@@ -95,7 +95,9 @@ def test_run_directory_not_inherited(prod):
 
 
 def test_run_directory_control():
-    svc = control("rundir", YUXI_SANDBOX_UID_RANGE="off")
+    # the create path's protection: with YX_TEST_POOL a new thread's run
+    # directory is a pool box's fresh one, which would hide the control
+    svc = control("rundir", YUXI_SANDBOX_UID_RANGE="off", YUXI_POOL_SIZE="0")
     try:
         leaked, left, out = run_dir_inherited(svc)
         print("run dir control: leaked=%s left_on_disk=%s" % (leaked, left))

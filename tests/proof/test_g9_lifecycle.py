@@ -303,8 +303,19 @@ def test_service_restart_rediscovers():
             assert svc.run(t, "cat f")["output"] == "x\n"
             after[t] = [i for i, _ in svc.containers(thread=t)]
         dups = sum(max(0, len(v) - 1) for v in after.values())
-        same = all(before[t] == after[t] for t in threads)
-        print("restart:", before, after)
+        # a created sandbox is adopted again; a pool box (YX_TEST_POOL: no
+        # thread label) is removed at the restart and its thread gets a new
+        # sandbox (docs/design.md §2 "Pool", crash safety): then the old box
+        # must be gone, never serving beside the new one
+        pool = svc.env.get("YUXI_POOL_SIZE", "0") not in ("", "0")
+        moved = [t for t in threads if before[t] != after[t]]
+
+        def old_gone():
+            ids = {i for i, _ in P.yxsvc.containers(svc.prefix)}
+            return not any(set(before[t]) & ids for t in moved)
+        boxes = set(moved) if pool and P.yxsvc.wait_for(old_gone, 60) else set()
+        same = all(before[t] == after[t] or t in boxes for t in threads)
+        print("restart:", before, after, "pool boxes replaced:", len(boxes))
         stats.case(G, "service restart rediscovery (same=%s, duplicates=%d)" % (same, dups),
                    leaked_containers=dups, escapes=not same)
         assert same and dups == 0
