@@ -573,7 +573,10 @@ class Service:
         got = containers(self.prefix, thread=thread, running_only=running_only)
         if self.env.get("YUXI_POOL_SIZE", "0") in ("", "0"):
             return got
-        slots = self.sandboxes()
+        try:
+            slots = self.sandboxes()
+        except requests.RequestException:
+            return got  # halted: no table to ask, every container counts
         if thread is None:
             waiting = {v["container"] for v in slots.values() if v["state"] == "pooled"}
             return [(i, n) for i, n in got if n not in waiting]
