@@ -66,6 +66,8 @@
 #define AGENT_DRAIN_READS	32	/* after 'X': 2 MiB > any pipe */
 
 #define AGENT_KEEPER_MS		5000	/* a keeper operation, past its wait */
+#define AGENT_PROBE_MS		300	/* a keeper silent that long: ask the agent */
+#define AGENT_ALIVE_MS		2000	/* the agent's answer to 'L' */
 
 /* One connection's state. */
 struct agent_conn {
@@ -778,6 +780,66 @@ agent_keeper_reply(struct agent_conn *c, yx_output_fn sink, void *arg,
 	}
 }
 
+/*
+ * Ask the agent whether process id's keeper died ('L', agent_proto.h).
+ * True only when the agent says so ("alive=0"); false when it lives, or
+ * the agent cannot tell, does not answer in time or answers anything else.
+ */
+static bool
+agent_keeper_dead(int rundir_fd, unsigned uid, const char *id)
+{
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	struct yx_buf		req;
+	uint32_t		len;
+	bool			dead = false;
+	int			type;
+
+	yx_buf_init(&req, YX_AGENT_REQ_MAX);
+	if (yx_agent_connect(rundir_fd, uid, &c.fd, NULL) != YX_OK ||
+	    (c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL)
+		goto done;
+	c.deadline = yx_mono_ms() + AGENT_ALIVE_MS;
+	if (agent_frame_put(&req, YX_AGENT_T_HELLO, YX_AGENT_MAGIC) == YX_OK &&
+	    agent_frame_put(&req, YX_AGENT_T_ALIVE, id) == YX_OK &&
+	    agent_write_all(&c, req.data, req.len) == YX_OK &&
+	    agent_frame_get(&c, &type, &len) == YX_OK)
+		dead = type == YX_AGENT_T_STATE && len == 7 &&
+		    memcmp(c.buf, "alive=0", 7) == 0;
+done:
+	if (c.fd != -1)
+		close(c.fd);
+	free(c.buf);
+	yx_buf_fini(&req);
+	return dead;
+}
+
+/*
+ * Wait for the keeper's first reply byte. A keeper that stays silent for
+ * AGENT_PROBE_MS may be dead behind a socket that still takes connections
+ * (gVisor: the name is a host socket the sandbox keeps, docs/agent.md
+ * "Is the keeper alive?"): ask the agent. YX_E_NOT_FOUND when it says the
+ * keeper died (its name is removed then, so that the next operation learns
+ * it at once); else YX_OK, the full deadline kept.
+ */
+static int
+agent_keeper_probe(struct agent_conn *c, int rundir_fd, unsigned uid,
+    const char *id)
+{
+	char	name[YX_AGENT_PROCID_MAX + 16];
+	int64_t	deadline = c->deadline;
+
+	if (c->deadline > yx_mono_ms() + AGENT_PROBE_MS)
+		c->deadline = yx_mono_ms() + AGENT_PROBE_MS;
+	if (agent_wait(c, POLLIN) == YX_E_TIMEOUT && c->deadline < deadline &&
+	    agent_keeper_dead(rundir_fd, uid, id)) {
+		snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.sock", id);
+		(void)unlinkat(rundir_fd, name, 0);	/* a name in it, nothing followed */
+		return YX_E_NOT_FOUND;
+	}
+	c->deadline = deadline;
+	return YX_OK;
+}
+
 int
 yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
     const char *payload, size_t len, int wait_ms, yx_output_fn sink,
@@ -812,6 +874,10 @@ yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
 	    (len > 0 && (rc = agent_write_all(&c, payload, len)) != YX_OK)) {
 		/* a keeper that left between connect and write: gone */
 		rc = yx_fail(err, YX_E_NOT_FOUND, "the process keeper is gone");
+		goto done;
+	}
+	if (agent_keeper_probe(&c, rundir_fd, uid, id) == YX_E_NOT_FOUND) {
+		rc = yx_fail(err, YX_E_NOT_FOUND, "the process keeper died");
 		goto done;
 	}
 	rc = agent_keeper_reply(&c, sink, arg, status, err);

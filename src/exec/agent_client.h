@@ -98,8 +98,10 @@ int	yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
  * the 'Z' status text into status (YX_AGENT_STATUS_MAX + 1 bytes). The
  * deadline is wait_ms (the keeper's own wait) + 5 s. YX_OK; YX_E_NOT_FOUND
  * when no keeper answers on its socket (it left, or the container is
- * gone); YX_E_BACKEND_UNAVAILABLE for a refusal, a broken reply or the
- * deadline; the sink's error.
+ * gone), or when the keeper stays silent for 300 ms and the agent says it
+ * died ('L', docs/agent.md "Is the keeper alive?"; its socket's name is
+ * then removed); YX_E_BACKEND_UNAVAILABLE for a refusal, a broken reply
+ * or the deadline; the sink's error.
  */
 int	yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
     const char *payload, size_t len, int wait_ms, yx_output_fn sink,

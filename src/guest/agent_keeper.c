@@ -20,6 +20,11 @@
  * exits. Then the keeper writes proc.<id>.exit, so that the host still
  * learns the outcome after the keeper left, and stays KEEP_LINGER_MS for
  * the rest of the output to be read (or until 'K').
+ *
+ * As long as it lives it holds an exclusive flock on keep.<id> in the
+ * agent's records directory (keep_lock): the agent answers the host's
+ * "does it live?" ('L') from that lock, since under gVisor a dead keeper's
+ * socket still takes connections.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -90,6 +96,7 @@ struct keeper {
 	long long	 ended;		/* unix ms */
 	char		 sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char		 exitf[PATH_MAX], rec[64];
+	char		 lock[YX_AGENT_PROCID_MAX + 16];	/* in recdir */
 };
 
 static struct keep_conn	kc[KEEP_CONNS];
@@ -588,6 +595,38 @@ keep_step(struct keeper *k)
 		keep_accept(k);
 }
 
+/*
+ * Take the keeper's lock, keep.<id> in the records' directory, for as long
+ * as this process lives (its descriptor is close-on-exec: the command does
+ * not hold it): the agent answers whether a keeper lives by trying that
+ * lock ('L', agent_proto.h). Without the directory or the lock, the agent
+ * cannot tell, and says so.
+ */
+static void
+keep_lock(struct keeper *k, const struct keep_req *r)
+{
+	int fd;
+
+	if (k->recdir == -1)
+		return;
+	snprintf(k->lock, sizeof(k->lock), YX_AGENT_KEEP_PREFIX "%s", r->id);
+	fd = openat(k->recdir, k->lock,
+	    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd == -1 || flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (fd != -1)
+			close(fd);
+		k->lock[0] = '\0';
+	}	/* else held until this process ends */
+}
+
+/* Leaving by itself: the lock's name goes too. */
+static void
+keep_unlock(const struct keeper *k)
+{
+	if (k->recdir != -1 && k->lock[0] != '\0')
+		(void)unlinkat(k->recdir, k->lock, 0);
+}
+
 /* Listen on <dir>/proc.<id>.sock; name the exit file and the record. */
 static int
 keep_listen(struct keeper *k, const struct keep_req *r)
@@ -669,6 +708,7 @@ agent_keep(int conn, const struct keep_req *r)
 		kc[i].fd = -1;
 	k.ring = mmap(NULL, k.cap, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	keep_lock(&k, r);	/* before the socket: no socket without it */
 	if (k.ring == MAP_FAILED)
 		why = "no memory for the output";
 	else if (keep_listen(&k, r) == 0) {
@@ -681,6 +721,7 @@ agent_keep(int conn, const struct keep_req *r)
 		    yx_mono_ms() + KEEP_SEND_MS);
 		if (k.lfd != -1)
 			(void)unlink(k.sock);
+		keep_unlock(&k);
 		_exit(1);
 	}
 	(void)keep_frame(conn, YX_AGENT_T_STARTED, NULL, 0,
@@ -689,6 +730,7 @@ agent_keep(int conn, const struct keep_req *r)
 	while (!k.quit && (k.running || yx_mono_ms() < k.linger))
 		keep_step(&k);
 	(void)unlink(k.sock);
+	keep_unlock(&k);
 	if (k.quit)
 		(void)unlink(k.exitf);
 	_exit(0);

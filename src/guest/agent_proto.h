@@ -46,6 +46,14 @@
  *                 while running), timedout, killed, written (for 'W'),
  *                 stdin (0 once closed), ended (unix ms, 0 while running);
  *                 or 'F' a reason. Then it hangs up.
+ * host -> agent:  'H' YX_AGENT_MAGIC, 'L' a process id (ends the request):
+ *                 does its keeper live? A keeper holds an exclusive flock
+ *                 on YX_AGENT_KEEP_PREFIX<id> in the agent's records
+ *                 directory as long as it runs; the agent answers 'Z'
+ *                 "alive=0" when that file is there and nobody holds its
+ *                 lock (the keeper died), "alive=1" while it is held, or
+ *                 'F' when it cannot tell. (Under gVisor a dead keeper's
+ *                 socket still takes connections and never answers.)
  *
  * Strings carry no NUL. Any other type, an over-long frame or a frame out of
  * order is a protocol error: the reader closes the connection.
@@ -85,6 +93,7 @@
 #define YX_AGENT_T_KILL		'K'
 #define YX_AGENT_T_DATA		'D'	/* keeper replies */
 #define YX_AGENT_T_STATE	'Z'
+#define YX_AGENT_T_ALIVE	'L'	/* does a keeper live (to the agent) */
 
 /* Paths inside the sandbox. */
 #define YX_AGENT_TARGET		"/opt/yuxi/bin/yuxi-agent"
@@ -92,5 +101,6 @@
 #define YX_AGENT_SOCK_NAME	"agent.sock"
 #define YX_AGENT_SOCK_TARGET	YX_AGENT_RUN_TARGET "/" YX_AGENT_SOCK_NAME
 #define YX_AGENT_PROC_PREFIX	"proc."	/* proc.<id>.sock, proc.<id>.exit */
+#define YX_AGENT_KEEP_PREFIX	"keep."	/* a keeper's lock, keep.<id> */
 
 #endif /* YUXI_AGENT_PROTO_H */

@@ -31,6 +31,8 @@
  * status. If the host hangs up, the group is killed. A request that ends
  * with 'B' instead asks for a background process: the handler becomes its
  * keeper (agent_keeper.c), which outlives the daemon and the host worker.
+ * A request that is only 'H' 'L' <id> asks whether that keeper lives
+ * (agent_alive): the handler answers from the keeper's lock and exits.
  *
  * A handler that dies mid-command (killed from inside the sandbox) cannot
  * clean up: its command's main process gets SIGKILL (PR_SET_PDEATHSIG), and
@@ -88,6 +90,7 @@ struct agent_req {
 	int		 out;		/* the output pipe's write end, passed */
 	int		 background;	/* ended by 'B': a background process */
 	char		*procid;	/* 'I' */
+	char		*alive;		/* 'L': a liveness question */
 	long		 ring;		/* 'M' */
 	size_t		 nargv, nenv, used;
 	struct run_args	 args;
@@ -238,7 +241,7 @@ agent_read_req(int fd, struct agent_req *rq)
 	unsigned char	 h[YX_AGENT_HDR];
 	uint32_t	 len;
 	char		*s;
-	int		 first = 1;
+	int		 first = 1, frames = 0;
 
 	for (;;) {
 		if (agent_read_full(fd, h, sizeof(h), deadline, &rq->out) == -1)
@@ -252,6 +255,7 @@ agent_read_req(int fd, struct agent_req *rq)
 		if ((s = agent_read_str(fd, rq, len, deadline)) == NULL)
 			return -1;
 		first = 0;
+		frames++;
 		switch (h[0]) {
 		case YX_AGENT_T_HELLO:
 			if (strcmp(s, YX_AGENT_MAGIC) != 0)
@@ -283,6 +287,11 @@ agent_read_req(int fd, struct agent_req *rq)
 			if (agent_parse_long(s, YX_AGENT_RING_MIN, YX_AGENT_RING_MAX, &rq->ring) == -1)
 				return -1;
 			break;
+		case YX_AGENT_T_ALIVE:	/* right after 'H', ends the request */
+			if (frames != 2 || rq->out != -1 || !agent_procid_ok(s))
+				return -1;
+			rq->alive = s;
+			return 0;
 		default:
 			return -1;
 		}
@@ -331,6 +340,37 @@ agent_background(int conn, const struct agent_req *rq)
 	agent_keep(conn, &k);
 }
 
+/*
+ * 'L': does the keeper of process id live? It holds an exclusive flock on
+ * keep.<id> in the records' directory while it runs (agent_keeper.c): a
+ * lock we can take means it died; one we cannot, that it lives (running,
+ * stopped or slow). No file or no directory: we cannot tell ('F'). The
+ * file stays: the same question must get the same answer. Exits.
+ */
+static void __attribute__((noreturn))
+agent_alive(int conn, const char *id)
+{
+	char	name[YX_AGENT_PROCID_MAX + 16];
+	int	fd = -1, r = -1;
+
+	snprintf(name, sizeof(name), YX_AGENT_KEEP_PREFIX "%s", id);
+	if (agent_dirfd != -1 &&
+	    (fd = openat(agent_dirfd, name,
+		 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) != -1) {
+		if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+			r = 0;
+		else if (errno == EWOULDBLOCK)
+			r = 1;
+		close(fd);
+	}
+	if (r == -1)
+		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "cannot tell", 11);
+	else
+		(void)agent_send_small(conn, YX_AGENT_T_STATE,
+		    r == 1 ? "alive=1" : "alive=0", 7);
+	_exit(0);
+}
+
 /* Serve one connection: read the request, start it with its output on the
  * pipe the host passed (or hand it to a keeper), supervise, report. Exits. */
 static void __attribute__((noreturn))
@@ -347,6 +387,8 @@ agent_handle(int conn)
 		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "bad request", 11);
 		_exit(1);
 	}
+	if (rq.alive != NULL)
+		agent_alive(conn, rq.alive);
 	rq.args.cwd = rq.cwd;
 	rq.args.argv = rq.argv;
 	rq.args.envp = rq.env;

@@ -650,3 +650,102 @@ PROTOCOL_TEST(descriptor_with_a_later_frame_is_never_read)
 	    (size_t)r.oc.total);
 	yx_outcap_fini(&r.oc);
 }
+
+/* End the fake of the last silent_keeper(). */
+static void
+teardown_fake(void)
+{
+	if (fake > 0) {
+		kill(-fake, SIGKILL);
+		kill(fake, SIGKILL);
+		waitpid(fake, NULL, 0);
+	}
+	fake = -1;
+}
+
+/*
+ * A keeper that died behind a socket that still takes connections (what
+ * the host sees under gVisor: the name is a host socket the sandbox keeps
+ * listening on, nobody answers): its proc.<id>.sock here is a listener
+ * nobody accepts on, and agent.sock a fake agent that answers the 'L'
+ * question with `answer` (after checking it asked exactly that). Runs one
+ * 'Q'; its result and time in *rc and *ms.
+ */
+static void
+silent_keeper(const char *answer, int *rc, int64_t *ms)
+{
+	const char	*id = "p0123456789abcdef";
+	unsigned char	 want[64], got[64];
+	char		 path[600], st[YX_AGENT_STATUS_MAX + 1];
+	size_t		 n = 0, i;
+	int64_t		 t0;
+	int		 klfd, alfd, c;
+
+	snprintf(path, sizeof(path), "%s/" YX_AGENT_PROC_PREFIX "%s.sock", rundir, id);
+	klfd = listen_at(path, UID);
+	snprintf(path, sizeof(path), "%s/%s", rundir, YX_AGENT_SOCK_NAME);
+	alfd = listen_at(path, UID);
+	/* the question the host must ask: H YXA3, L <id> */
+	memcpy(want, "H\0\0\0\4" YX_AGENT_MAGIC "L\0\0\0", 13);
+	want[13] = (unsigned char)strlen(id);
+	memcpy(want + 14, id, strlen(id));
+	cr_assert_neq(fake = fork(), -1);
+	if (fake == 0) {
+		(void)setpgid(0, 0);
+		fcntl(alfd, F_SETFL, 0);
+		if ((c = accept(alfd, NULL, NULL)) == -1)
+			_exit(1);
+		for (i = 0; i < 14 + strlen(id); i += n)
+			if ((n = (size_t)read(c, got + i, 14 + strlen(id) - i)) == 0 ||
+			    n == (size_t)-1)
+				_exit(1);
+		if (memcmp(got, want, 14 + strlen(id)) == 0)
+			frame(c, answer[0] == 'F' ? 'F' : 'Z', (uint32_t)strlen(answer),
+			    answer, strlen(answer));
+		sleep(30);
+		_exit(0);
+	}
+	close(alfd);
+	t0 = yx_mono_ms();
+	*rc = yx_agent_keeper_op(rundir_fd, UID, id, YX_AGENT_T_STATUS, NULL, 0,
+	    0, NULL, NULL, st, NULL);
+	*ms = yx_mono_ms() - t0;
+	close(klfd);
+}
+
+PROTOCOL_TEST(silent_dead_keeper_is_gone_at_once)
+{
+	char	path[600];
+	int64_t	ms;
+	int	rc;
+
+	silent_keeper("alive=0", &rc, &ms);
+	printf("silent keeper, agent says dead: %s after %lld ms\n",
+	    yx_strerror(rc), (long long)ms);
+	cr_assert_eq(rc, YX_E_NOT_FOUND);
+	/* well before the 5 s an unanswered operation is given (agent_client.h) */
+	cr_assert_lt(ms, 5000);
+	/* its name is gone: the next operation learns it without asking */
+	snprintf(path, sizeof(path), "%s/" YX_AGENT_PROC_PREFIX "p0123456789abcdef.sock",
+	    rundir);
+	cr_assert_eq(access(path, F_OK), -1);
+}
+
+PROTOCOL_TEST(silent_live_keeper_is_waited_for)
+{
+	const char	*answers[] = { "alive=1", "Fcannot tell", "alive=0 " };
+	int64_t		 ms;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		silent_keeper(answers[i], &rc, &ms);
+		printf("silent keeper, agent says \"%s\": %s after %lld ms\n",
+		    answers[i], yx_strerror(rc), (long long)ms);
+		/* alive, unsure or garbage: the keeper's own deadline, and
+		 * then "unsure" (not "gone") */
+		cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE, "%s", answers[i]);
+		cr_assert_geq(ms, 5000, "%s", answers[i]);
+		teardown_fake();
+	}
+}

@@ -4,7 +4,9 @@
 from a later command, stdin, 1 GiB of output with the service's memory
 flat, limits, the reaper's keep-alive bound, long-polls and their worker
 cap, survival of a worker crash and of a service restart, "lost" when the
-container goes, and the engine-only service's clear refusal."""
+container goes or the keeper is killed from inside (at once under runc and
+gVisor alike), a stopped keeper not declared lost, and the engine-only
+service's clear refusal."""
 import os
 import signal
 import subprocess
@@ -315,3 +317,84 @@ def test_hostile_keeper_files_not_followed(factory):
         p = proc_get(s, tid, pid).json()
         assert (p["state"], p["exit_code"]) == want, (how, p)
         assert "sleep 777" not in sandbox_ps(s, tid)	# the group went too
+
+
+def kill_keeper_inside(s, tid, sig, tag):
+    """Start `exec sleep 777` in the background, then signal its keeper (the
+    shell's parent) from a command of the thread. The process id."""
+    pid = proc_start(s, tid, "echo $PPID > kp.%s; exec sleep 777" % tag).json()["process_id"]
+    kp = os.path.join(s.saves, "threads", tid, "user-data", "workspace", "kp." + tag)
+    assert wait_for(lambda: os.path.exists(kp) and os.path.getsize(kp) > 0, 10, 0.1)
+    r = s.execute(tid, "kill -%s $(cat kp.%s)" % (sig, tag))
+    assert r.status_code == 200 and r.json()["exit_code"] == 0, r.text
+    return pid
+
+
+def test_keeper_killed_inside_is_lost_at_once(factory):
+    """The keeper killed from inside the sandbox: the next GET says "lost"
+    at once, under runc (its socket refuses) and under runsc, where the
+    socket's name is a host socket gVisor keeps taking connections on that
+    nobody answers: the host asks the agent, whose answer comes from the
+    keeper's lock (docs/agent.md "Background processes")."""
+    s = factory(YUXI_COMMAND_PATH_POLICY="off")
+    tid = warm_thread(s)
+    pid = kill_keeper_inside(s, tid, 9, "lost")
+    t0 = time.monotonic()
+    p = proc_get(s, tid, pid).json()
+    took = time.monotonic() - t0
+    # once known, the next answers come from the record
+    t1 = time.monotonic()
+    q = proc_list(s, tid)[pid]
+    again = time.monotonic() - t1
+    j = proc_output(s, tid, pid, 0, 2000).json()
+    print("\nkeeper killed inside (%s): GET says %s after %.0f ms, the list %.0f ms later" %
+          (os.environ.get("YUXI_TEST_RUNTIME") or "runc", p["state"], took * 1000,
+           again * 1000))
+    assert (p["state"], p["exit_code"]) == ("lost", None), p
+    assert q["state"] == "lost" and j["state"] == "lost" and j["running"] is False
+    assert took < 2.0, took		# was running, after 5 s, under runsc
+    assert "sleep 777" not in sandbox_ps(s, tid)	# the group went too
+    assert proc_kill(s, tid, pid).status_code == 200
+    assert pid not in proc_list(s, tid)
+
+
+def test_stopped_keeper_is_not_lost(factory):
+    """A keeper alive but not answering (stopped from inside) is not
+    declared lost: the agent says it lives, so the host waits for it (up to
+    its deadline) and keeps the record as it was; continued, it answers.
+    The keeper is stopped by a command that lasts while the host asks: under
+    gVisor any exit in the agent's (orphaned) process group sends SIGCONT
+    to its stopped members - Linux does so only when the group becomes
+    orphaned - so the keeper would be running again by the next command
+    (and is, as soon as the agent's handler that answered the host leaves)."""
+    import threading
+    s = factory(YUXI_COMMAND_PATH_POLICY="off")
+    tid = warm_thread(s)
+    pid = proc_start(s, tid, "echo $PPID > kp.stop; exec sleep 777").json()["process_id"]
+    ws = os.path.join(s.saves, "threads", tid, "user-data", "workspace")
+    assert wait_for(lambda: os.path.exists(os.path.join(ws, "kp.stop")), 10, 0.1)
+    res = {}
+    stopper = threading.Thread(target=lambda: res.update(r=s.execute(
+        tid, "k=$(cat kp.stop); for i in 1 2 3 4 5; do kill -STOP $k; sleep 0.2; "
+        "grep -q 'T (stopped)' /proc/$k/status && break; done; "
+        "grep State /proc/$k/status > stopped; sleep 7")))
+    stopper.start()
+    assert wait_for(lambda: os.path.exists(os.path.join(ws, "stopped")), 10, 0.05)
+    with open(os.path.join(ws, "stopped")) as f:
+        st = f.read()
+    t0 = time.monotonic()
+    p = proc_get(s, tid, pid).json()
+    took = time.monotonic() - t0
+    stopper.join()
+    assert res["r"].status_code == 200, res["r"].text
+    assert s.execute(tid, "kill -CONT $(cat kp.stop)").json()["exit_code"] == 0
+    t1 = time.monotonic()
+    q = proc_get(s, tid, pid).json()
+    after = time.monotonic() - t1
+    print("\nkeeper stopped inside (%s, %s): GET says %s after %.0f ms; continued: %s after "
+          "%.0f ms" % (os.environ.get("YUXI_TEST_RUNTIME") or "runc", st.strip(), p["state"],
+                       took * 1000, q["state"], after * 1000))
+    assert "T (stopped)" in st, st
+    assert p["state"] == "running" and q["state"] == "running", (p, q)
+    assert proc_kill(s, tid, pid).status_code == 200
+    assert "sleep 777" not in sandbox_ps(s, tid)
