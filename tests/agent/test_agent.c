@@ -80,8 +80,11 @@ kill_agents_inside(const char *cid)
 	FILE	*p;
 	int	 killed = 0;
 
-	snprintf(cmd, sizeof(cmd), "docker exec -u %u:%u %s sh -c 'n=0; for p in "
-				   "$(pidof yuxi-agent); do kill -9 $p && n=$((n+1)); "
+	/* by comm, as from the host: the container's command (yuxi-agent
+	 * --init, named yuxi-agent-init) stays, or the container would end */
+	snprintf(cmd, sizeof(cmd), "docker exec -u %u:%u %s sh -c 'n=0; for d in "
+				   "/proc/[1-9]*; do [ \"$(cat $d/comm 2>/dev/null)\" = "
+				   "yuxi-agent ] && kill -9 ${d#/proc/} && n=$((n+1)); "
 				   "done; echo $n'",
 	    xt.cfg.uid, xt.cfg.gid, cid);
 	cr_assert_not_null(p = popen(cmd, "r"));
