@@ -362,7 +362,9 @@ def test_stopped_keeper_is_not_lost(factory):
     """A keeper alive but not answering (stopped from inside) is not
     declared lost: the agent says it lives, so the host waits for it (up to
     its deadline) and keeps the record as it was; continued, it answers.
-    The keeper is stopped by a command that lasts while the host asks: under
+    The keeper is stopped by a command that lasts while the host asks (its
+    state written under another name, then renamed: the host reads it
+    whole); under
     gVisor any exit in the agent's (orphaned) process group sends SIGCONT
     to its stopped members - Linux does so only when the group becomes
     orphaned - so the keeper would be running again by the next command
@@ -377,7 +379,7 @@ def test_stopped_keeper_is_not_lost(factory):
     stopper = threading.Thread(target=lambda: res.update(r=s.execute(
         tid, "k=$(cat kp.stop); for i in 1 2 3 4 5; do kill -STOP $k; sleep 0.2; "
         "grep -q 'T (stopped)' /proc/$k/status && break; done; "
-        "grep State /proc/$k/status > stopped; sleep 7")))
+        "grep State /proc/$k/status > stopped.tmp; mv stopped.tmp stopped; sleep 7")))
     stopper.start()
     assert wait_for(lambda: os.path.exists(os.path.join(ws, "stopped")), 10, 0.05)
     with open(os.path.join(ws, "stopped")) as f:
