@@ -364,11 +364,11 @@ def test_stopped_keeper_is_not_lost(factory):
     its deadline) and keeps the record as it was; continued, it answers.
     The keeper is stopped by a command that lasts while the host asks (its
     state written under another name, then renamed: the host reads it
-    whole); under
-    gVisor any exit in the agent's (orphaned) process group sends SIGCONT
-    to its stopped members - Linux does so only when the group becomes
-    orphaned - so the keeper would be running again by the next command
-    (and is, as soon as the agent's handler that answered the host leaves)."""
+    whole); under gVisor any exit in the agent's (orphaned) process group
+    sends SIGCONT to its stopped members - Linux does so only when the group
+    becomes orphaned - so the keeper would be running again by the next
+    command (and is, as soon as the agent's handler that answered the host
+    leaves)."""
     import threading
     s = factory(YUXI_COMMAND_PATH_POLICY="off")
     tid = warm_thread(s)
