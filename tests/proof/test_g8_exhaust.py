@@ -175,19 +175,25 @@ def test_observer_control(env):
     requests or a p99 far above the baseline (the same lasting bomb as the
     attack above)."""
     svc, victim, obs, base = env
-    obs.start()
-    time.sleep(0.5)
-    try:
-        svc.request("bob", "POST", "/api/execute",
-                    json={"thread_id": obs.tid, "command": ATTACKS["fork_bomb"],
-                          "timeout": 4}, timeout=90)
-    except requests.RequestException:
-        pass
-    time.sleep(0.5)
-    m = obs.finish()
-    caught = m["failed"] > 0 or m["p99_ms"] > 3 * base["p99_ms"]
-    stats.control(G, caught, "observer sharing the attacked sandbox: %s vs %s" % (m, base))
+    for attempt in (1, 2):	# a second bomb when the first left no mark
+        obs.start()
+        time.sleep(0.5)
+        try:
+            r = svc.request("bob", "POST", "/api/execute",
+                            json={"thread_id": obs.tid, "command": ATTACKS["fork_bomb"],
+                                  "timeout": 4}, timeout=90)
+            bomb = (r.status_code, r.json().get("exit_code"), r.json().get("timed_out"))
+        except (requests.RequestException, ValueError) as e:
+            bomb = repr(e)
+        time.sleep(0.5)
+        m = obs.finish()
+        caught = m["failed"] > 0 or m["p99_ms"] > 3 * base["p99_ms"]
+        print("\ncontrol, bomb %d %s: observer %s vs baseline %s" % (attempt, bomb, m, base))
+        if caught:
+            break
+    stats.control(G, caught, "observer sharing the attacked sandbox: %s vs %s (bomb %s)" % (
+        m, base, bomb))
     stats.measure(G, "control_shared_sandbox_observer", m)
-    assert caught, (m, base)
+    assert caught, (m, base, bomb)
     ok, _ = usable(svc, victim)
     assert ok
