@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -70,4 +71,22 @@ tutil_clear_yuxi_env(void)
 		name[n] = '\0';
 		cr_assert_eq(unsetenv(name), 0);	/* environ shifts: same i */
 	}
+}
+
+void
+tutil_unmount_below(const char *dir)
+{
+	char	line[4096], mp[1024], found[64][1024];
+	size_t	n = 0, len = strlen(dir);
+	FILE	*f;
+
+	if ((f = fopen("/proc/self/mountinfo", "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL && n < 64)
+		if (sscanf(line, "%*s %*s %*s %*s %1023s", mp) == 1 &&
+		    strncmp(mp, dir, len) == 0 && (mp[len] == '/' || mp[len] == '\0'))
+			snprintf(found[n++], sizeof(found[0]), "%s", mp);
+	fclose(f);
+	while (n-- > 0)
+		(void)umount2(found[n], MNT_DETACH);
 }

@@ -14,5 +14,8 @@ int	tutil_unix_listen(const char *path, int flags);
 /* Drop every YUXI_* variable of the calling environment (Criterion
  * assertions), so that no setting of the caller reaches the test. */
 void	tutil_clear_yuxi_env(void);
+/* Lazily unmount (MNT_DETACH) whatever is mounted at or beneath dir,
+ * deepest first (at most 64 mounts; test teardown, errors ignored). */
+void	tutil_unmount_below(const char *dir);
 
 #endif

@@ -39,6 +39,7 @@
 #include "yuxi/threads.h"
 #include "priv/priv_int.h"
 #include "../lib/storetest.h"
+#include "../lib/tutil.h"
 
 #define QUOTA		(16LL << 20)
 #define EXT4_MAGIC	0xEF53
@@ -71,32 +72,13 @@ setup(void)
 	started = true;
 }
 
-/* Lazily unmount whatever is mounted beneath base, deepest first. */
-static void
-unmount_below(const char *dir)
-{
-	char	line[4096], mp[1024], found[64][1024];
-	size_t	n = 0, len = strlen(dir);
-	FILE	*f;
-
-	if ((f = fopen("/proc/self/mountinfo", "r")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), f) != NULL && n < 64)
-		if (sscanf(line, "%*s %*s %*s %*s %1023s", mp) == 1 &&
-		    strncmp(mp, dir, len) == 0 && (mp[len] == '/' || mp[len] == '\0'))
-			snprintf(found[n++], sizeof(found[0]), "%s", mp);
-	fclose(f);
-	while (n-- > 0)
-		(void)umount2(found[n], MNT_DETACH);
-}
-
 static void
 teardown(void)
 {
 	if (!started)
 		return;
 	yx_priv_stop();
-	unmount_below(base);
+	tutil_unmount_below(base);
 	storetest_close(base, &st);
 }
 
