@@ -615,16 +615,17 @@ static void
 exec_note_box(const struct yx_executor *ex, struct exec_run *run,
     const char *sandbox_id)
 {
-	size_t i;
+	static const char *const sub[2] = { "user-data", "skills" };
+	bool			 box = yx_provider_is_box(sandbox_id);
+	size_t			 i;
 
-	for (i = 0; i < 2; i++) {
-		if (!yx_provider_is_box(sandbox_id))
+	for (i = 0; i < 2; i++)
+		if (!box)
 			run->boxdir[i][0] = '\0';
 		else
 			snprintf(run->boxdir[i], sizeof(run->boxdir[i]),
 			    "%s/" YX_PRIV_POOL_DIR "/%s/%s", ex->cfg->saves_dir,
-			    sandbox_id, i == 0 ? "user-data" : "skills");
-	}
+			    sandbox_id, sub[i]);
 }
 
 /*
