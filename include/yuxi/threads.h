@@ -245,6 +245,37 @@ int	yx_thread_path(const char *saves_dir, const char *thread_id,
     enum yx_thread_part part, char *buf, size_t len);
 
 /*
+ * The sandbox's /etc/passwd and /etc/group (bind-mounted read-only) into
+ * new files "passwd" and "group" of directory dfd: an own uid has no entry
+ * in the image, and programs that look the user up (whoami, a shell
+ * prompt) should find "yuxi". YX_OK or an errno-mapped error.
+ */
+int	yx_thread_etc_write(int dfd, unsigned uid, unsigned gid);
+
+/*
+ * Uids of pool boxes (docs/design.md §2 "Pool", Uids). A box claims a uid
+ * of the range as threads do (<saves>/uids/<uid>, a symlink naming its
+ * holder): "<box>" while it waits, "<box>/<thread>" once it serves that
+ * thread. The thread keeps its own uid, which owns its files on disk; the
+ * box sees them as its own through an idmapped mount (src/priv).
+ */
+/* Claim a free uid for box. YX_OK with *uid; YX_E_NOT_FOUND without a
+ * range; YX_E_CAPACITY when every uid is taken. */
+int	yx_uid_claim_box(const struct yx_config *cfg, const char *box,
+    unsigned *uid);
+/* Box's claim of uid now names thread_id too. YX_OK; YX_E_NOT_FOUND when
+ * uid is not box's. */
+int	yx_uid_tag_box(const struct yx_config *cfg, unsigned uid,
+    const char *box, const char *thread_id);
+/* Free uid if box holds it (waiting or serving); uid 0: every claim
+ * naming box (one that died before it wrote its uid down: a scan). */
+void	yx_uid_release_box(const struct yx_config *cfg, unsigned uid,
+    const char *box);
+/* Does uid belong to a box serving thread_id? One readlink. */
+bool	yx_uid_serves(const char *saves_dir, unsigned uid,
+    const char *thread_id);
+
+/*
  * Open the thread's directory (O_DIRECTORY|O_NOFOLLOW) for the broker.
  * Returns a descriptor the caller closes, or -1 with errno set.
  */

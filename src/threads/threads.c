@@ -38,6 +38,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/priv.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "threads/threads_int.h"
@@ -378,14 +379,9 @@ thread_put_file(int tfd, const char *name, const char *data, size_t len)
 	return rc;
 }
 
-/*
- * The sandbox's /etc/passwd and /etc/group (bind-mounted read-only): the
- * thread's own uid has no entry in the image, and programs that look the
- * user up (whoami, ssh, a shell prompt) should find "yuxi". They live in
- * the thread directory, which only the service writes.
- */
-static int
-thread_write_etc(int tfd, const struct yx_thread *t)
+/* The thread's own uid has no entry in the image: its files name it yuxi. */
+int
+yx_thread_etc_write(int tfd, unsigned uid, unsigned gid)
 {
 	char	pw[256], gr[128];
 	int	n, m, rc;
@@ -393,9 +389,9 @@ thread_write_etc(int tfd, const struct yx_thread *t)
 	n = snprintf(pw, sizeof(pw), "root:x:0:0:root:/root:/bin/sh\n"
 				     "yuxi:x:%u:%u:yuxi:/home/yuxi:/bin/sh\n"
 				     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-	    t->uid, t->gid);
+	    uid, gid);
 	m = snprintf(gr, sizeof(gr), "root:x:0:\nyuxi:x:%u:\nnogroup:x:65534:\n",
-	    t->gid);
+	    gid);
 	if (n < 0 || (size_t)n >= sizeof(pw) || m < 0 || (size_t)m >= sizeof(gr))
 		return YX_E_INTERNAL;
 	if ((rc = thread_put_file(tfd, "passwd", pw, (size_t)n)) != YX_OK)
@@ -452,7 +448,7 @@ thread_build(struct yx_thread_store *st, const struct yx_thread *t, char *tmp, s
 		rc = yx_err_from_errno(errno);
 	else if ((rc = thread_disk_make(st, tfd, tmp, t)) == YX_OK &&
 	    (rc = thread_mklayout(st, tfd, t)) == YX_OK &&
-	    (!t->own_uid || (rc = thread_write_etc(tfd, t)) == YX_OK))
+	    (!t->own_uid || (rc = yx_thread_etc_write(tfd, t->uid, t->gid)) == YX_OK))
 		rc = thread_write(tfd, t);
 	if (tfd != -1)
 		close(tfd);
@@ -619,6 +615,162 @@ thread_uid_assign(struct yx_thread_store *st, struct yx_thread *t)
 	t->gid = t->uid;
 	t->own_uid = true;
 	return YX_OK;
+}
+
+/* ---- uids of pool boxes (docs/design.md §2 "Pool", Uids) -------------- */
+
+/* <saves>/uids of cfg as a store with only the range: *st for the calls
+ * above. YX_OK; YX_E_NOT_FOUND without a range (none configured, or the
+ * service could not chown and never made the directory). */
+static int
+thread_uid_store(const struct yx_config *cfg, struct yx_thread_store *st)
+{
+	char path[YX_CFG_PATH + 8];
+
+	memset(st, 0, sizeof(*st));
+	st->dirfd = st->ownfd = st->runfd = st->uidfd = -1;
+	st->uid_base = cfg->uid_base;
+	st->uid_count = cfg->uid_count;
+	if (cfg->uid_count == 0)
+		return YX_E_NOT_FOUND;
+	snprintf(path, sizeof(path), "%s/uids", cfg->saves_dir);
+	st->uidfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (st->uidfd == -1)
+		return errno == ENOENT ? YX_E_NOT_FOUND : yx_err_from_errno(errno);
+	return YX_OK;
+}
+
+int
+yx_uid_claim_box(const struct yx_config *cfg, const char *box, unsigned *uid)
+{
+	struct yx_thread_store	st;
+	int			rc;
+
+	if ((rc = thread_uid_store(cfg, &st)) == YX_OK) {
+		rc = thread_uid_alloc(&st, box, uid);
+		close(st.uidfd);
+	}
+	return rc;
+}
+
+/* uids/<uid>'s target into buf; its length, or -1. */
+static ssize_t
+thread_uid_target(int uidfd, unsigned uid, char *buf, size_t len)
+{
+	char	name[16];
+	ssize_t	n;
+
+	snprintf(name, sizeof(name), "%u", uid);
+	if ((n = readlinkat(uidfd, name, buf, len - 1)) <= 0 ||
+	    (size_t)n >= len - 1)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Does target name box: "<box>" or "<box>/<thread>"? */
+static bool
+thread_uid_is_box(const char *target, const char *box)
+{
+	size_t n = strlen(box);
+
+	return strncmp(target, box, n) == 0 &&
+	    (target[n] == '\0' || target[n] == '/');
+}
+
+int
+yx_uid_tag_box(const struct yx_config *cfg, unsigned uid, const char *box,
+    const char *thread_id)
+{
+	struct yx_thread_store	st;
+	char			target[YX_THREAD_ID_SIZE + 64], name[16], tmp[40];
+	int			rc;
+
+	if ((rc = thread_uid_store(cfg, &st)) != YX_OK)
+		return rc;
+	rc = YX_E_NOT_FOUND;
+	if (thread_uid_target(st.uidfd, uid, target, sizeof(target)) < 0 ||
+	    !thread_uid_is_box(target, box))
+		goto done;
+	snprintf(target, sizeof(target), "%s/%s", box, thread_id);
+	snprintf(name, sizeof(name), "%u", uid);
+	snprintf(tmp, sizeof(tmp), ".tag-%u", uid);
+	(void)unlinkat(st.uidfd, tmp, 0);
+	rc = YX_OK;
+	if (symlinkat(target, st.uidfd, tmp) == -1 ||
+	    renameat(st.uidfd, tmp, st.uidfd, name) == -1) {
+		rc = yx_err_from_errno(errno);
+		(void)unlinkat(st.uidfd, tmp, 0);
+	}
+done:
+	close(st.uidfd);
+	return rc;
+}
+
+/* Every claim of box in uids/ (a box that died before its uid file). */
+static void
+thread_uid_release_scan(int uidfd, const char *box)
+{
+	char		 target[YX_THREAD_ID_SIZE + 64];
+	struct dirent	*de;
+	DIR		*d;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = openat(uidfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		if (n <= 0 || (size_t)n >= sizeof(target) - 1)
+			continue;
+		target[n] = '\0';
+		if (thread_uid_is_box(target, box))
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
+void
+yx_uid_release_box(const struct yx_config *cfg, unsigned uid, const char *box)
+{
+	struct yx_thread_store	st;
+	char			target[YX_THREAD_ID_SIZE + 64], name[16];
+
+	if (thread_uid_store(cfg, &st) != YX_OK)
+		return;
+	snprintf(name, sizeof(name), "%u", uid);
+	if (uid == 0)
+		thread_uid_release_scan(st.uidfd, box);
+	else if (thread_uid_target(st.uidfd, uid, target, sizeof(target)) >= 0 &&
+	    thread_uid_is_box(target, box))
+		(void)unlinkat(st.uidfd, name, 0);
+	close(st.uidfd);
+}
+
+bool
+yx_uid_serves(const char *saves_dir, unsigned uid, const char *thread_id)
+{
+	char	path[YX_CFG_PATH + 32], target[YX_THREAD_ID_SIZE + 64];
+	char	*slash;
+	ssize_t	n;
+
+	snprintf(path, sizeof(path), "%s/uids/%u", saves_dir, uid);
+	if ((n = readlink(path, target, sizeof(target) - 1)) <= 0 ||
+	    (size_t)n >= sizeof(target) - 1)
+		return false;
+	target[n] = '\0';
+	if ((slash = strchr(target, '/')) == NULL)
+		return false;
+	*slash = '\0';
+	return strlen(target) == strlen(YX_PRIV_BOX_PREFIX) + YX_PRIV_BOX_HEX &&
+	    strncmp(target, YX_PRIV_BOX_PREFIX, strlen(YX_PRIV_BOX_PREFIX)) == 0 &&
+	    strcmp(slash + 1, thread_id) == 0;
 }
 
 /* ---- the per-owner index ----------------------------------------------- */
@@ -1007,6 +1159,20 @@ thread_fix_owner(struct yx_thread_store *st, int dfd, const char *name, void *ar
 	close(ufd);
 }
 
+/* Is target the claim of a pool box whose directory is still there? */
+static bool
+thread_uid_box_left(struct yx_thread_store *st, const char *target)
+{
+	size_t	n = strlen(YX_PRIV_BOX_PREFIX) + YX_PRIV_BOX_HEX;
+	char	rel[64];
+
+	if (strncmp(target, YX_PRIV_BOX_PREFIX, strlen(YX_PRIV_BOX_PREFIX)) != 0 ||
+	    strlen(target) < n || (target[n] != '\0' && target[n] != '/'))
+		return false;
+	snprintf(rel, sizeof(rel), "../%s/%.*s", YX_PRIV_POOL_DIR, (int)n, target);
+	return faccessat(st->dirfd, rel, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* uids/<name> -> id: drop it unless thread id has exactly that uid. */
 static void
 thread_fix_uid(struct yx_thread_store *st, int dfd, const char *name, void *arg)
@@ -1021,6 +1187,10 @@ thread_fix_uid(struct yx_thread_store *st, int dfd, const char *name, void *arg)
 	n = readlinkat(dfd, name, id, sizeof(id) - 1);
 	if (n > 0) {
 		id[n] = '\0';
+		/* a pool box's: freed by the reaper's sweep once the box's
+		 * container is gone (its directory names the uid) */
+		if (thread_uid_box_left(st, id))
+			return;
 		if (yx_thread_id_valid(id, (size_t)n) &&
 		    thread_load(st, id, &t) == YX_OK && t.own_uid &&
 		    t.uid == strtoul(name, NULL, 10))
