@@ -19,12 +19,17 @@
 #include "config.h"
 
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +41,7 @@
 #define POOL_USERDATA	"user-data"
 #define POOL_SKILLS	"skills"
 #define POOL_RUN	"run"
+#define POOL_UID	"uid"	/* the box's own uid, when it has one */
 
 bool
 priv_box_name_valid(const char *name)
@@ -97,9 +103,116 @@ pool_box_dir(int pool_fd, const char *box, struct yx_errctx *e)
 	return fd;
 }
 
-/* Clone the mount at src, set attr, attach it on dst. YX_OK or YX_E_IO. */
+/*
+ * The box's own uid, from <box>/uid (written by the service when it made
+ * the box, which cannot reach it): *uid, 0 when the box runs as the shared
+ * user (no file). YX_OK or YX_E_BAD_REQUEST.
+ */
 static int
-pool_attach(int src, int dst, uint64_t attr, struct yx_errctx *e)
+pool_box_uid(int bfd, unsigned *uid, struct yx_errctx *e)
+{
+	struct stat	st;
+	char		buf[16], *end;
+	unsigned long	v;
+	ssize_t		n;
+	int		fd, rc = YX_OK;
+
+	*uid = 0;
+	if ((fd = priv_openat(bfd, POOL_UID, O_RDONLY | O_NONBLOCK, 0, false)) ==
+	    -1)
+		return errno == ENOENT ? YX_OK :
+					 yx_fail(e, YX_E_BAD_REQUEST, "box uid");
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 022) != 0 ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		rc = yx_fail(e, YX_E_BAD_REQUEST, "box uid file");
+	else {
+		buf[n] = '\0';
+		errno = 0;
+		v = strtoul(buf, &end, 10);
+		if (errno != 0 || end == buf || (*end != '\n' && *end != '\0') ||
+		    v == 0 || v > PRIV_UID_MAX)
+			rc = yx_fail(e, YX_E_BAD_REQUEST, "box uid");
+		else
+			*uid = (unsigned)v;
+	}
+	close(fd);
+	return rc;
+}
+
+/*
+ * A user namespace whose id maps show what the thread's files are owned
+ * by (uid, gid on disk) as the box's uid (box, its own group): the
+ * idmapping of the box's user-data mount. Made by a child that unshares
+ * and waits; its maps written here; the child is gone on return. The
+ * namespace's fd, or -1 with the error in e.
+ */
+static int
+pool_userns(unsigned uid, unsigned gid, unsigned box, struct yx_errctx *e)
+{
+	char	path[64], map[64];
+	int	p[2], fd = -1, i, mfd, n;
+	pid_t	c;
+	char	b;
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		(void)yx_fail(e, YX_E_IO, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if ((c = fork()) == -1) {
+		(void)yx_fail(e, YX_E_IO, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (c == 0) {
+		close(p[0]);
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		b = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+		if (write(p[1], &b, 1) != 1 || b != 'y')
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &b, 1) != 1 || b != 'y') {
+		(void)yx_fail(e, YX_E_IO, "user namespace: unshare failed");
+		goto done;
+	}
+	for (i = 0; i < 3; i++) {
+		static const char *const f[3] = { "uid_map", "setgroups", "gid_map" };
+
+		if (i == 1)
+			n = snprintf(map, sizeof(map), "deny");
+		else
+			n = snprintf(map, sizeof(map), "%u %u 1\n",
+			    i == 0 ? uid : gid, box);
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)c, f[i]);
+		if ((mfd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
+		    write(mfd, map, (size_t)n) != n) {
+			(void)yx_fail(e, YX_E_IO, "user namespace: %s: %s", f[i],
+			    strerror(errno));
+			if (mfd != -1)
+				close(mfd);
+			goto done;
+		}
+		close(mfd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)c);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		(void)yx_fail(e, YX_E_IO, "user namespace: %s", strerror(errno));
+done:
+	close(p[0]);
+	(void)kill(c, SIGKILL);
+	while (waitpid(c, NULL, 0) == -1 && errno == EINTR)
+		;
+	return fd;
+}
+
+/* Clone the mount at src, set attr (and the idmapping of userns when it
+ * is not -1), attach it on dst. YX_OK or YX_E_IO. */
+static int
+pool_attach(int src, int dst, uint64_t attr, int userns, struct yx_errctx *e)
 {
 	struct mount_attr	ma;
 	int			tree, rc = YX_OK;
@@ -108,6 +221,10 @@ pool_attach(int src, int dst, uint64_t attr, struct yx_errctx *e)
 		return yx_fail(e, YX_E_IO, "open_tree: %s", strerror(errno));
 	memset(&ma, 0, sizeof(ma));
 	ma.attr_set = attr;
+	if (userns != -1) {
+		ma.attr_set |= MOUNT_ATTR_IDMAP;
+		ma.userns_fd = (uint64_t)userns;
+	}
 	if (mount_setattr(tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) == -1)
 		rc = yx_fail(e, YX_E_IO, "mount_setattr: %s", strerror(errno));
 	else if (move_mount(tree, "", dst, "",
@@ -137,7 +254,9 @@ int
 priv_pool_bind(int threads_fd, int pool_fd, const char *tid, const char *box,
     struct yx_errctx *e)
 {
-	int bfd = -1, tfd = -1, src = -1, dst = -1, rc;
+	struct stat	st;
+	unsigned	buid = 0;
+	int		bfd = -1, tfd = -1, src = -1, dst = -1, ns = -1, rc;
 
 	if ((bfd = pool_box_dir(pool_fd, box, e)) == -1 ||
 	    (tfd = priv_thread_dir(threads_fd, tid, e)) == -1) {
@@ -146,18 +265,36 @@ priv_pool_bind(int threads_fd, int pool_fd, const char *tid, const char *box,
 	}
 	/* xdev: user-data may be the root of the thread's disk image */
 	if ((src = priv_openat(tfd, POOL_USERDATA, O_PATH | O_DIRECTORY, 0,
-		 true)) == -1) {
+		 true)) == -1 ||
+	    fstat(src, &st) == -1) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "thread has no user-data");
+		goto done;
+	}
+	if ((rc = pool_box_uid(bfd, &buid, e)) != YX_OK)
+		goto done;
+	/* a box of its own uid sees the thread's files (owned by the
+	 * thread's uid on disk) as its own, and what it writes lands as the
+	 * thread's: an idmapped mount, nothing chowned */
+	if (buid != 0 && (st.st_uid == 0 || st.st_gid == 0)) {
+		rc = yx_fail(e, YX_E_BAD_REQUEST, "user-data owned by root");
+		goto done;
+	}
+	if (buid != 0 && (st.st_uid != buid || st.st_gid != buid) &&
+	    (ns = pool_userns(st.st_uid, st.st_gid, buid, e)) == -1) {
+		rc = e->code;
 		goto done;
 	}
 	if ((dst = pool_target(bfd, POOL_USERDATA, e)) == -1) {
 		rc = e->code;
 		goto done;
 	}
-	rc = pool_attach(src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+	rc = pool_attach(src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, ns, e);
 	if (rc == YX_OK)
-		log_debug("pool box %s: user-data of %s bound", box, tid);
+		log_debug("pool box %s: user-data of %s bound (box uid %u)", box,
+		    tid, buid);
 done:
+	if (ns != -1)
+		close(ns);
 	if (dst != -1)
 		close(dst);
 	if (src != -1)
@@ -202,7 +339,7 @@ priv_pool_skill(int skills_fd, int pool_fd, const char *skill,
 		goto done;
 	}
 	rc = pool_attach(src, dst,
-	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, -1, e);
 done:
 	if (dst != -1)
 		close(dst);

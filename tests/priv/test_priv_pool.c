@@ -12,10 +12,12 @@
 
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -206,4 +208,93 @@ Test(privpool, symlinks_refused)
 	cr_assert_neq(yx_priv_pool_skill("evil", BOX, &e), YX_OK);
 	cr_assert_eq(mounts_below("saves/pool/" BOX), 0);
 	cr_assert_eq(mounts_below("saves/threads"), 0);
+}
+
+#define T_UID	3000001u	/* the thread's own uid: owns its files */
+#define B_UID	3000500u	/* the box's own uid */
+
+/* As uid u (a child): create rel. The child's exit status: 0 done. */
+static int
+create_as(unsigned u, const char *rel)
+{
+	char	p[512];
+	pid_t	c;
+	int	status = -1, fd;
+
+	path(p, sizeof(p), rel);
+	if ((c = fork()) == 0) {
+		if (setgroups(0, NULL) == -1 || setresgid(u, u, u) == -1 ||
+		    setresuid(u, u, u) == -1)
+			_exit(2);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		_exit(fd == -1 ? 1 : 0);
+	}
+	cr_assert_neq(c, -1);
+	cr_assert_eq(waitpid(c, &status, 0), c);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * A box of its own uid (its <box>/uid file): the thread's user-data is
+ * bound idmapped, its files (the thread's uid on disk) shown as the box's,
+ * and what the box's uid writes lands as the thread's. Without the file
+ * (the shared user) nothing is mapped.
+ */
+Test(privpool, own_uid_box_is_idmapped)
+{
+	struct yx_errctx	e;
+	struct stat		sb;
+	char			p[512];
+
+	NEED_ROOT();
+	cr_assert_eq(chown(path(p, sizeof(p), "saves/threads/" TID "/user-data"),
+			 T_UID, T_UID),
+	    0);
+	cr_assert_eq(chown(path(p, sizeof(p), "saves/threads/" TID "/user-data/marker"),
+			 T_UID, T_UID),
+	    0);
+	put("saves/pool/" BOX "/uid", "3000500\n");
+	/* the box's uid passes through the test's directory */
+	cr_assert_eq(chmod(base, 0755), 0);
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_OK, "%s", e.msg);
+	cr_assert_eq(stat(path(p, sizeof(p), "saves/pool/" BOX "/user-data/marker"), &sb), 0);
+	cr_assert_eq(sb.st_uid, B_UID, "shown as the box's: %u", (unsigned)sb.st_uid);
+	cr_assert_eq(sb.st_gid, B_UID);
+	cr_assert_eq(create_as(B_UID, "saves/pool/" BOX "/user-data/new"), 0);
+	cr_assert_eq(stat(path(p, sizeof(p), "saves/threads/" TID "/user-data/new"), &sb), 0);
+	cr_assert_eq(sb.st_uid, T_UID, "lands as the thread's: %u", (unsigned)sb.st_uid);
+	/* the thread's uid itself is nobody there */
+	cr_assert_neq(create_as(T_UID, "saves/pool/" BOX "/user-data/other"), 0);
+	cr_assert_eq(yx_priv_pool_clear(BOX, &e), YX_OK, "%s", e.msg);
+}
+
+/* The uid file must be the service's own regular file naming a uid; the
+ * user-data of a box of its own uid must not be root's. */
+Test(privpool, bad_box_uid_refused)
+{
+	struct yx_errctx	e;
+	char			p[512];
+
+	NEED_ROOT();
+	cr_assert_eq(chown(path(p, sizeof(p), "saves/threads/" TID "/user-data"),
+			 T_UID, T_UID),
+	    0);
+	yx_errctx_clear(&e);
+	put("saves/pool/" BOX "/uid", "0\n");
+	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_E_BAD_REQUEST);
+	put("saves/pool/" BOX "/uid", "3000500x\n");
+	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_E_BAD_REQUEST);
+	put("saves/pool/" BOX "/uid", "3000500\n");
+	cr_assert_eq(chown(path(p, sizeof(p), "saves/pool/" BOX "/uid"), 1000, 1000), 0);
+	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_E_BAD_REQUEST);
+	cr_assert_eq(unlink(p), 0);
+	put("saves/real-uid", "3000500\n");
+	cr_assert_eq(symlink("../../real-uid", p), 0);
+	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_E_BAD_REQUEST);
+	cr_assert_eq(unlink(p), 0);
+	put("saves/pool/" BOX "/uid", "3000500\n");
+	cr_assert_eq(chown(path(p, sizeof(p), "saves/threads/" TID "/user-data"), 0, 0), 0);
+	cr_assert_eq(yx_priv_pool_bind(TID, BOX, &e), YX_E_BAD_REQUEST);
+	cr_assert_eq(mounts_below("saves/pool/" BOX), 0, "nothing was bound");
 }
