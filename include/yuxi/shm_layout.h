@@ -66,7 +66,7 @@ struct yx_shm_slot {
 	int64_t			created_at;	/* ms: container published/adopted */
 	int64_t			last_used_at;	/* ms: last acquire/unhold */
 	int32_t			port;		/* published host port, 0 = none */
-	uint32_t		pad;
+	uint32_t		uid;		/* a pool box's own uid; 0 = none */
 	char	thread_id[YX_SHM_THREAD_ID_MAX];
 	char	sandbox_id[YX_SHM_SANDBOX_ID_MAX];
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];	/* "" until known */

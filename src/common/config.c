@@ -866,13 +866,6 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
 	c->verbose = debug;
 	TRY(cfg_names(&x, c));
-	/* a pool box runs as one uid before it knows its thread (docs/design.md §2) */
-	if (c->pool_size > 0 && c->uid_count > 0) {
-		rc = cfg_fail(&x, "YUXI_POOL_SIZE",
-		    "needs YUXI_SANDBOX_UID_RANGE=off (pool boxes run as "
-		    "YUXI_SANDBOX_USER)");
-		goto done;
-	}
 	TRY(cfg_check_unused(&x));
 #undef TRY
 	rc = YX_OK;

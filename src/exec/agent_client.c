@@ -86,24 +86,32 @@ struct agent_bg {
 };
 
 /*
- * Make run/<thread_id> for uid when absent. One of another uid is what an
+ * Make run/<thread_id> for *uid when absent. One of another uid is what an
  * earlier thread of that id left (its owner is gone): it is replaced, never
- * handed to this one. YX_OK or YX_E_IO.
+ * handed to this one; unless that uid is a pool box's serving this thread
+ * (the box's agent directory, swapped in at its assignment): *uid is then
+ * the box's. YX_OK or YX_E_IO.
  */
 static int
-agent_rundir_make(int rfd, const char *thread_id, unsigned uid, unsigned gid,
-    const char *host_path, struct yx_errctx *err)
+agent_rundir_make(const char *saves_dir, int rfd, const char *thread_id,
+    unsigned *uid, unsigned gid, const char *host_path, struct yx_errctx *err)
 {
 	struct stat st;
 
 	if (AGENT_CHECKS && fstatat(rfd, thread_id, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    (!S_ISDIR(st.st_mode) || st.st_uid != uid)) {
+	    S_ISDIR(st.st_mode) && st.st_uid != *uid && st.st_uid != 0 &&
+	    yx_uid_serves(saves_dir, st.st_uid, thread_id)) {
+		*uid = st.st_uid;
+		return YX_OK;
+	}
+	if (AGENT_CHECKS && fstatat(rfd, thread_id, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (!S_ISDIR(st.st_mode) || st.st_uid != *uid)) {
 		log_info("%s: left by an earlier owner; replacing it", host_path);
 		if (yx_tree_remove(rfd, thread_id) != YX_OK)
 			return yx_fail(err, YX_E_IO, "%s: cannot replace", host_path);
 	}
 	if (mkdirat(rfd, thread_id, 0700) == 0 &&
-	    fchownat(rfd, thread_id, uid, gid, AT_SYMLINK_NOFOLLOW) == -1)
+	    fchownat(rfd, thread_id, *uid, gid, AT_SYMLINK_NOFOLLOW) == -1)
 		return yx_fail(err, YX_E_IO, "chown %s: %s", host_path,
 		    strerror(errno));
 	return YX_OK;
@@ -111,7 +119,7 @@ agent_rundir_make(int rfd, const char *thread_id, unsigned uid, unsigned gid,
 
 int
 yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
-    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    unsigned *uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
     struct yx_errctx *err)
 {
 	struct stat	st;
@@ -135,8 +143,8 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 		    saves_dir);
 		goto done;
 	}
-	if ((rc = agent_rundir_make(rfd, thread_id, uid, gid, host_path,
-		 err)) != YX_OK)
+	if ((rc = agent_rundir_make(saves_dir, rfd, thread_id, uid, gid,
+		 host_path, err)) != YX_OK)
 		goto done;
 	rc = YX_E_IO;
 	if ((dfd = openat(rfd, thread_id, O_PATH | O_DIRECTORY | O_CLOEXEC | (AGENT_CHECKS ? O_NOFOLLOW : 0))) == -1 ||
@@ -144,9 +152,9 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 		yx_fail(err, rc, "%s: %s", host_path, strerror(errno));
 		goto done;
 	}
-	if (st.st_uid != uid) {
+	if (st.st_uid != *uid) {
 		rc = yx_fail(err, YX_E_FORBIDDEN, "%s: not owned by uid %u",
-		    host_path, uid);
+		    host_path, *uid);
 		goto done;
 	}
 	*fdp = dfd;

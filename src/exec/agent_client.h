@@ -36,12 +36,14 @@ struct yx_agent_opts {
 /*
  * Create (when absent) and open <saves_dir>/run/<thread_id> as an O_PATH
  * directory fd in *fdp, its host path in host_path (size hlen). The "run"
- * level must belong to us, the thread level to uid, neither a symlink.
- * YX_OK; YX_E_BAD_REQUEST for a path that does not fit; YX_E_IO /
- * YX_E_PERMISSION_DENIED style errno translations otherwise.
+ * level must belong to us, the thread level to *uid (the thread's sandbox
+ * user), neither a symlink; or to the own uid of a pool box serving the
+ * thread (yx_uid_serves), which *uid then names: the uid the agent's files
+ * belong to. YX_OK; YX_E_BAD_REQUEST for a path that does not fit;
+ * YX_E_IO / YX_E_PERMISSION_DENIED style errno translations otherwise.
  */
 int	yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
-    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    unsigned *uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
     struct yx_errctx *err);
 
 /*

@@ -102,14 +102,19 @@ struct exec_run {
 	unsigned		 uid, gid;	/* the thread's sandbox user */
 	unsigned		 repaired;	/* layout folders made again */
 	char			 user[32];	/* "uid:gid" */
+	/* what its sandbox runs as: uid, or the own uid of the pool box
+	 * serving the thread (its agent directory's owner, yx_uid_serves) */
+	unsigned		 su;
+	char			 suser[32];	/* "su:su" or user */
 	char			 etc[2][YX_CFG_PATH + 200]; /* passwd, group; "" */
 	char			 spill_name[96];
 	bool			 spill_opened;
 	char			 user_data[YX_CFG_PATH + 200];
 	int			 rundir_fd;	/* -1: no agent this run */
 	char			 rundir[YX_CFG_PATH + 200];
-	/* a pool box's own user-data and skills directories; "": none */
-	char			 boxdir[2][YX_CFG_PATH + 200];
+	/* a pool box's own user-data and skills directories, passwd and
+	 * group files; "": none */
+	char			 boxdir[4][YX_CFG_PATH + 200];
 	const struct yx_profile	*prof;		/* never NULL */
 	struct yx_config	 eff;		/* cfg with the profile's settings */
 	const char		*env[YX_EXEC_ENV_MAX + 1];	/* of commands */
@@ -349,7 +354,7 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
 	xr.argv = argv;
 	xr.env = exec_env;
 	xr.workdir = "/";
-	xr.user = run->user;
+	xr.user = run->suser;
 	xr.timeout_sec = YX_AGENT_START_SEC;
 	xr.on_output = exec_discard;
 	rc = ex->drv->ops->exec(ex->drv, lease->container_id, &xr, &res, err);
@@ -369,10 +374,10 @@ exec_agent_call(struct yx_executor *ex, const struct exec_run *run,
 {
 	if (run->bg != NULL) {
 		memset(res, 0, sizeof(*res));
-		return yx_agent_spawn(run->rundir_fd, run->uid, &ex->aopts, xr,
+		return yx_agent_spawn(run->rundir_fd, run->su, &ex->aopts, xr,
 		    run->bg->id, run->bg->ring, started, err);
 	}
-	return yx_agent_run(run->rundir_fd, run->uid, &ex->aopts, xr, res,
+	return yx_agent_run(run->rundir_fd, run->su, &ex->aopts, xr, res,
 	    started, err);
 }
 
@@ -456,7 +461,7 @@ exec_cmd_init(struct exec_cmd *c, const struct exec_run *run,
 	c->xr.argv = c->argv;
 	c->xr.env = run->env;
 	c->xr.workdir = YX_VROOT_WORKSPACE;
-	c->xr.user = run->user;
+	c->xr.user = run->suser;
 	c->xr.timeout_sec = timeout;
 	c->xr.on_output = run->sink;
 	c->xr.on_tick = run->tick;
@@ -496,6 +501,17 @@ exec_rundir_reset(const struct exec_run *run)
 	closedir(d);
 }
 
+/* After the agent directory told run->su: the user its commands run as. */
+static void
+exec_note_su(struct exec_run *run)
+{
+	if (run->su == run->uid)
+		(void)yx_strlcpy(run->suser, run->user, sizeof(run->suser));
+	else
+		snprintf(run->suser, sizeof(run->suser), "%u:%u", run->su,
+		    run->su);
+}
+
 /* What the pool_adopt hook needs. */
 struct exec_adopt {
 	struct yx_executor	*ex;
@@ -528,8 +544,10 @@ exec_pool_adopt(void *arg, const char *box)
 		goto done;
 	close(run->rundir_fd);
 	run->rundir_fd = -1;
-	rc = yx_agent_rundir_open(a->ex->cfg->saves_dir, a->thread_id, run->uid,
+	run->su = run->uid;
+	rc = yx_agent_rundir_open(a->ex->cfg->saves_dir, a->thread_id, &run->su,
 	    run->gid, run->rundir, sizeof(run->rundir), &run->rundir_fd, NULL);
+	exec_note_su(run);
 done:
 	if (rc != YX_OK)
 		log_warn("pool box %s: agent directory", box);
@@ -615,11 +633,12 @@ static void
 exec_note_box(const struct yx_executor *ex, struct exec_run *run,
     const char *sandbox_id)
 {
-	static const char *const sub[2] = { "user-data", "skills" };
+	static const char *const sub[4] = { "user-data", "skills", "passwd",
+		"group" };
 	bool			 box = yx_provider_is_box(sandbox_id);
 	size_t			 i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 4; i++)
 		if (!box)
 			run->boxdir[i][0] = '\0';
 		else
@@ -804,20 +823,22 @@ exec_before_create(void *arg, struct yx_errctx *err)
 }
 
 /*
- * May this run take a pool box? Only with a pool, as the shared sandbox
- * user, without mounts a box does not have (the thread's passwd, a
- * read-only workspace, the egress socket) and with exactly the settings
- * the pool's boxes were made with (the default profile's: image, runtime,
- * limits and every profile field, exec_spec_str).
+ * May this run take a pool box? Only with a pool, without mounts a box
+ * does not have (a read-only workspace, the egress socket) and with
+ * exactly the settings the pool's boxes were made with (the default
+ * profile's: image, runtime, limits and every profile field,
+ * exec_spec_str). A thread of its own uid takes a box of its own uid (the
+ * provider sees to it), whose agent directory tells the box's uid: so
+ * only with the agent.
  */
 static bool
 exec_pool_fits(const struct yx_executor *ex, const struct exec_run *run)
 {
 	char spec[sizeof(ex->pool_spec)];
 
-	if (ex->cfg->pool_size <= 0 || run->etc[0][0] != '\0' ||
-	    run->uid != ex->cfg->uid || run->egress[0] != '\0' ||
-	    run->prof->workspace != YX_WORKSPACE_RW)
+	if (ex->cfg->pool_size <= 0 || run->egress[0] != '\0' ||
+	    run->prof->workspace != YX_WORKSPACE_RW ||
+	    (run->uid != ex->cfg->uid && run->rundir_fd == -1))
 		return false;
 	exec_spec_str(ex, &run->eff, run->prof, spec, sizeof(spec));
 	return strcmp(spec, ex->pool_spec) == 0;
@@ -927,10 +948,12 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
 		rc = yx_fail(&e, YX_E_BACKEND_UNAVAILABLE, "no agent binary");
 	else
 		rc = yx_agent_rundir_open(ex->cfg->saves_dir, req->thread_id,
-		    run->uid, run->gid, run->rundir, sizeof(run->rundir),
+		    &run->su, run->gid, run->rundir, sizeof(run->rundir),
 		    &run->rundir_fd, &e);
-	if (rc == YX_OK)
+	if (rc == YX_OK) {
+		exec_note_su(run);
 		return YX_OK;
+	}
 	/* e.msg may name host paths: the log gets it, the client does not */
 	log_warnx("agent disabled for this command: %s", e.msg);
 	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
@@ -985,9 +1008,12 @@ exec_mask_rules(const struct yx_executor *ex, const struct exec_run *run,
 		rules[n].from = run->etc[i];
 		rules[n++].to = i == 0 ? "/etc/passwd" : "/etc/group";
 	}
-	for (i = 0; i < 2 && run->boxdir[i][0] != '\0'; i++) {
+	for (i = 0; i < 4 && run->boxdir[i][0] != '\0'; i++) {
+		static const char *const to[4] = { YX_VROOT_USER_DATA,
+			YX_VROOT_SKILLS, "/etc/passwd", "/etc/group" };
+
 		rules[n].from = run->boxdir[i];
-		rules[n++].to = i == 0 ? YX_VROOT_USER_DATA : YX_VROOT_SKILLS;
+		rules[n++].to = to[i];
 	}
 	return n;
 }
@@ -1098,6 +1124,8 @@ exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
 	run->uid = req->uid != 0 ? req->uid : ex->cfg->uid;
 	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;
 	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
+	run->su = run->uid;
+	exec_note_su(run);
 	if (yx_thread_path(saves, tid, YX_TP_USER_DATA, run->user_data,
 		sizeof(run->user_data)) != YX_OK ||
 	    yx_thread_path(saves, tid, YX_TP_RUN, run->rundir,
@@ -1291,7 +1319,7 @@ yx_executor_rundir(struct yx_executor *ex, const struct yx_exec_request *req,
 	if ((rc = exec_run_init(ex, req, &run, err)) != YX_OK)
 		return rc;
 	*uidp = run.uid;
-	return yx_agent_rundir_open(ex->cfg->saves_dir, req->thread_id, run.uid,
+	return yx_agent_rundir_open(ex->cfg->saves_dir, req->thread_id, uidp,
 	    run.gid, run.rundir, sizeof(run.rundir), fdp, err);
 }
 

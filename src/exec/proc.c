@@ -742,7 +742,7 @@ yx_proc_keeps_alive(const struct yx_config *cfg, struct yx_thread_store *st,
 	c.rundir = -1;
 	if ((c.tdir = yx_thread_dirfd(st, thread_id)) == -1)
 		return false;
-	if (yx_agent_rundir_open(cfg->saves_dir, thread_id, c.uid,
+	if (yx_agent_rundir_open(cfg->saves_dir, thread_id, &c.uid,
 		t.uid != 0 ? t.gid : cfg->gid, path, sizeof(path), &c.rundir,
 		NULL) == YX_OK &&
 	    yx_proc_list(&c, &v, &n, NULL) == YX_OK)

@@ -25,6 +25,7 @@
 #include "yuxi/hash.h"
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
+#include "yuxi/threads.h"
 #include "provider/provider_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -48,6 +49,7 @@ struct yx_prov_step {
 	char			 name[YX_SHM_CONTAINER_NAME_MAX];
 	char			 box[YX_SHM_SANDBOX_ID_MAX]; /* pool box to clear with ref */
 	char			 cid[YX_SHM_CONTAINER_ID_MAX]; /* ASSIGN: the box's */
+	unsigned		 uid;	/* ASSIGN: the box's own uid, 0 = none */
 };
 
 static yx_sid_hash_fn yx_sid_hook;
@@ -555,9 +557,13 @@ yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
 	    req->owner_user[0] != '\0' &&
 	    ch->mine >= (uint32_t)p->cfg->max_sandboxes_per_user)
 		return false;
+	/* a thread of its own uid takes only a box of its own uid: never the
+	 * shared user's, which other threads' sandboxes run as */
 	for (i = 0; i < t->hdr->capacity; i++)
 		if (t->slots[i].state == YX_SLOT_POOLED &&
-		    strcmp(t->slots[i].skills_fp, req->pool_key->fp) == 0)
+		    strcmp(t->slots[i].skills_fp, req->pool_key->fp) == 0 &&
+		    (t->slots[i].uid != 0 || req->uid == 0 ||
+			req->uid == p->cfg->uid))
 			break;
 	if (i == t->hdr->capacity)
 		return false;
@@ -569,6 +575,7 @@ yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
 	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
 	yx_prov_step_own(st, YX_STEP_ASSIGN, i, s);
 	(void)yx_strlcpy(st->cid, s->container_id, sizeof(st->cid));
+	st->uid = s->uid;
 	return true;
 }
 
@@ -811,6 +818,12 @@ yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
 	rc = yx_priv_pool_bind(req->thread_id, st->sid, err);
 	for (i = 0; rc == YX_OK && i < req->nskills; i++)
 		rc = yx_priv_pool_skill(req->skills[i].name, st->sid, err);
+	/* the box's uid now serves this thread: its agent directory, owned
+	 * by that uid, is the thread's (yx_uid_serves) */
+	if (rc == YX_OK && st->uid != 0 &&
+	    (rc = yx_uid_tag_box(p->cfg, st->uid, st->sid, req->thread_id)) !=
+		YX_OK)
+		(void)yx_fail(err, rc, "pool box uid %u not the box's", st->uid);
 	if (rc == YX_OK && req->pool_adopt != NULL)
 		rc = req->pool_adopt(req->pool_arg, st->sid);
 	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)

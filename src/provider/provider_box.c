@@ -11,11 +11,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "yuxi/priv.h"
+#include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "provider/provider_int.h"
 
@@ -64,14 +67,42 @@ yx_prov_pool_dir(const struct yx_provider *p, const char *sub)
 	return fd;
 }
 
+/* The box's own uid from pool/<box>/uid; 0 when it has none. */
+static unsigned
+box_uid(const struct yx_provider *p, const char *box)
+{
+	char		path[YX_CFG_PATH + 64], buf[16];
+	unsigned long	v;
+	ssize_t		n;
+	int		fd;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/uid", p->cfg->saves_dir,
+	    YX_PRIV_POOL_DIR, box);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	v = strtoul(buf, NULL, 10);
+	return v > 0 && v <= UINT_MAX ? (unsigned)v : 0;
+}
+
 int
 yx_prov_box_clear(struct yx_provider *p, const char *box,
     struct yx_errctx *err)
 {
-	int fd, rc;
+	unsigned	uid = box_uid(p, box);
+	int		fd, rc;
 
 	if ((rc = yx_priv_pool_clear(box, err)) != YX_OK)
 		return rc;
+	/* its container is gone: the uid may serve another box or thread
+	 * (uid 0, no file: a box that died before it wrote one may have
+	 * claimed one all the same; a box of the shared user claimed none,
+	 * and without a range there is nothing to scan) */
+	yx_uid_release_box(p->cfg, uid, box);
 	if ((fd = yx_prov_pool_dir(p, YX_POOL_RUN_DIR)) == -1)
 		return yx_fail(err, YX_E_IO, "pool run directory: %s",
 		    strerror(errno));

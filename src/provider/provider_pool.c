@@ -30,6 +30,7 @@
 
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
+#include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "provider/provider_int.h"
 
@@ -94,24 +95,56 @@ pool_claim(struct yx_provider *p, const struct yx_pool_spec *ps,
 	return f;
 }
 
-/* The box's directories: pool/<box>/{user-data,skills} (ours, 0755) and
- * boxrun/<box> (the sandbox user's, 0700). YX_OK or YX_E_IO. */
+/* Write "<uid>\n" into a new file "uid" of bfd (0644). 0 or -1. */
+static int
+pool_put_uid(int bfd, unsigned uid)
+{
+	char	buf[16];
+	int	fd, n, r = 0;
+
+	n = snprintf(buf, sizeof(buf), "%u\n", uid);
+	if ((fd = openat(bfd, "uid", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) == -1)
+		return -1;
+	if (write(fd, buf, (size_t)n) != n)
+		r = -1;
+	close(fd);
+	return r;
+}
+
+/*
+ * The box's directories: pool/<box>/{user-data,skills} (ours, 0755) and
+ * boxrun/<box> (the sandbox user's, 0700). With a uid range the box claims
+ * a uid of its own (*own_uid, and *uid, *gid become it; 0 when there is no
+ * range) and gets pool/<box>/uid (read by the helper and by the box's
+ * removal, which frees the uid) and its passwd and group files. YX_OK,
+ * YX_E_CAPACITY (no uid left) or YX_E_IO.
+ */
 static int
 pool_mkdirs(struct yx_provider *p, const struct yx_pool_spec *ps,
-    const char *box, unsigned uid, unsigned gid)
+    const char *box, unsigned *uid, unsigned *gid, unsigned *own_uid)
 {
 	int pfd = -1, bfd = -1, rfd = -1, rc = YX_E_IO;
 
+	/* the directory first: a box that dies after its claim is found by
+	 * its directory, and its claim by name (yx_prov_box_clear) */
 	if ((pfd = yx_prov_pool_dir(p, YX_PRIV_POOL_DIR)) == -1 ||
 	    mkdirat(pfd, box, 0755) == -1 ||
-	    (bfd = openat(pfd, box, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    (bfd = openat(pfd, box, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		goto done;
+	if ((rc = yx_uid_claim_box(p->cfg, box, own_uid)) == YX_OK)
+		*uid = *gid = *own_uid;
+	else if (rc != YX_E_NOT_FOUND)	/* a range, but no uid of it */
+		goto done;
+	rc = YX_E_IO;
+	if ((*own_uid != 0 && pool_put_uid(bfd, *own_uid) == -1) ||
 	    mkdirat(bfd, "user-data", 0755) == -1 ||
-	    mkdirat(bfd, "skills", 0755) == -1)
+	    mkdirat(bfd, "skills", 0755) == -1 ||
+	    (*own_uid != 0 && yx_thread_etc_write(bfd, *uid, *gid) != YX_OK))
 		goto done;
 	if (ps->run_target != NULL &&
 	    ((rfd = yx_prov_pool_dir(p, YX_POOL_RUN_DIR)) == -1 ||
 		mkdirat(rfd, box, 0700) == -1 ||
-		fchownat(rfd, box, uid, gid, AT_SYMLINK_NOFOLLOW) == -1))
+		fchownat(rfd, box, *uid, *gid, AT_SYMLINK_NOFOLLOW) == -1))
 		goto done;
 	rc = YX_OK;
 done:
@@ -126,25 +159,32 @@ done:
 	return rc;
 }
 
-/* Unlocked, slot claimed: make box's directories and container. */
+/*
+ * Unlocked, slot claimed: make box's directories and container. With a
+ * uid range the box claims a uid of its own (*own_uid; 0 when it runs as
+ * the shared user), freed when the box is removed (yx_prov_box_clear).
+ */
 static int
 pool_make(struct yx_provider *p, const struct yx_pool_spec *ps,
     const char *box, const char *name, struct yx_container_info *info,
-    struct yx_errctx *err)
+    unsigned *own_uid, struct yx_errctx *err)
 {
 	struct yx_container_spec	 spec;
 	struct yx_mount			 slave[2], *m = NULL;
 	char				 ud[YX_CFG_PATH + 128], sk[YX_CFG_PATH + 128];
 	char				 run[YX_CFG_PATH + 128];
+	char				 etc[2][YX_CFG_PATH + 128];
 	unsigned			 uid = ps->uid, gid = ps->gid;
-	size_t				 n = ps->nextra;
+	size_t				 n = ps->nextra, i;
 	int				 rc;
 
+	*own_uid = 0;
 	if (uid == 0) {
 		uid = p->cfg->uid;
 		gid = p->cfg->gid;
 	}
-	if ((rc = pool_mkdirs(p, ps, box, uid, gid)) != YX_OK)
+	/* on failure the caller removes the box, which frees its uid */
+	if ((rc = pool_mkdirs(p, ps, box, &uid, &gid, own_uid)) != YX_OK)
 		return yx_fail(err, rc, "cannot make the pool box's directories");
 	snprintf(ud, sizeof(ud), "%s/%s/%s/user-data", p->cfg->saves_dir,
 	    YX_PRIV_POOL_DIR, box);
@@ -154,12 +194,18 @@ pool_make(struct yx_provider *p, const struct yx_pool_spec *ps,
 	    YX_POOL_RUN_DIR, box);
 	slave[0] = (struct yx_mount){ ud, YX_USER_DATA_TARGET, false };
 	slave[1] = (struct yx_mount){ sk, YX_SKILLS_TARGET, true };
-	if ((m = calloc(ps->nextra + 1, sizeof(*m))) == NULL)
+	if ((m = calloc(ps->nextra + 3, sizeof(*m))) == NULL)
 		return yx_fail(err, YX_E_NOMEM, NULL);
 	if (ps->nextra > 0)
 		memcpy(m, ps->extra, ps->nextra * sizeof(*m));
 	if (ps->run_target != NULL)
 		m[n++] = (struct yx_mount){ run, ps->run_target, false };
+	for (i = 0; *own_uid != 0 && i < 2; i++) {
+		snprintf(etc[i], sizeof(etc[i]), "%s/%s/%s/%s", p->cfg->saves_dir,
+		    YX_PRIV_POOL_DIR, box, i == 0 ? "passwd" : "group");
+		m[n++] = (struct yx_mount){ etc[i],
+			i == 0 ? "/etc/passwd" : "/etc/group", true };
+	}
 	memset(&spec, 0, sizeof(spec));
 	spec.name = name;
 	spec.image = ps->key.image;
@@ -190,6 +236,7 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 	char				 box[YX_SHM_SANDBOX_ID_MAX];
 	char				 name[YX_SHM_CONTAINER_NAME_MAX];
 	uint64_t			 gen = 0;
+	unsigned			 uid = 0;
 	int				 idx, rc, lrc;
 
 	*made = false;
@@ -206,7 +253,7 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 		return YX_OK;
 	s = &p->table->slots[idx];
 	memset(&info, 0, sizeof(info));
-	rc = pool_make(p, ps, box, name, &info, err);
+	rc = pool_make(p, ps, box, name, &info, &uid, err);
 	if (rc != YX_OK)
 		YX_PROV_METRIC(p, engine_errors);
 	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
@@ -215,6 +262,7 @@ pool_one(struct yx_provider *p, const struct yx_pool_spec *ps,
 		(void)yx_strlcpy(s->container_id, info.id,
 		    sizeof(s->container_id));
 		memset(&s->owner, 0, sizeof(s->owner));
+		s->uid = uid;
 		s->created_at = s->last_used_at = yx_now_ms();
 		yx_table_set_state(p->table, s, YX_SLOT_POOLED);
 		yx_table_unlock(p->table);
@@ -339,6 +387,7 @@ yx_provider_pool_sweep(struct yx_provider *p, unsigned *ncleared,
     struct yx_errctx *err)
 {
 	char(*names)[YX_SHM_SANDBOX_ID_MAX];
+	char	ref[YX_SHM_CONTAINER_NAME_MAX];
 	size_t	n, i, max = 256;
 	int	rc, first = YX_OK;
 
@@ -350,7 +399,13 @@ yx_provider_pool_sweep(struct yx_provider *p, unsigned *ncleared,
 	n += pool_orphans(p, YX_POOL_RUN_DIR, names + n, max - n);
 	for (i = 0; i < n; i++) {
 		log_info("pool box %s: no slot names it; clearing", names[i]);
-		if ((rc = yx_prov_box_clear(p, names[i], err)) != YX_OK &&
+		/* its container first (reconcile may not have seen it yet):
+		 * the box's uid is free only once nothing runs as it */
+		snprintf(ref, sizeof(ref), "%s%s", p->cfg->container_prefix,
+		    names[i]);
+		if ((rc = yx_prov_remove(p, ref, err)) == YX_OK)
+			rc = yx_prov_box_clear(p, names[i], err);
+		if (rc != YX_OK &&
 		    first == YX_OK)
 			first = rc;
 		else if (rc == YX_OK && ncleared != NULL)

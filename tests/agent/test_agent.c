@@ -215,6 +215,7 @@ symlink_case(const char *tid, const char *target, int trap)
 	struct yx_exec_stats	before;
 	struct yx_errctx	e;
 	char			cmd[1024], cid[128];
+	unsigned		su = xt.cfg.uid;
 	int			rc, fd = -1, rdfd;
 	char			rd[600];
 
@@ -222,7 +223,7 @@ symlink_case(const char *tid, const char *target, int trap)
 	    target);
 	exectest_expect(tid, cmd, "linked\n");
 	/* the host refuses the link itself, before any connect */
-	cr_assert_eq(yx_agent_rundir_open(xt.saves, tid, xt.cfg.uid, xt.cfg.gid, rd,
+	cr_assert_eq(yx_agent_rundir_open(xt.saves, tid, &su, xt.cfg.gid, rd,
 			 sizeof(rd), &rdfd, NULL),
 	    YX_OK);
 	yx_errctx_clear(&e);

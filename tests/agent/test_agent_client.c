@@ -61,12 +61,13 @@ static pid_t	fake = -1;
 static void
 setup(void)
 {
-	struct yx_errctx e;
+	struct yx_errctx	e;
+	unsigned		u = UID;
 
 	snprintf(tmp, sizeof(tmp), "/tmp/yxagtc-%d-XXXXXX", (int)getpid());
 	cr_assert_not_null(mkdtemp(tmp));
 	yx_errctx_clear(&e);
-	cr_assert_eq(yx_agent_rundir_open(tmp, "t1", UID, GID, rundir,
+	cr_assert_eq(yx_agent_rundir_open(tmp, "t1", &u, GID, rundir,
 			 sizeof(rundir), &rundir_fd, &e),
 	    YX_OK, "%s", e.msg);
 }
@@ -376,6 +377,7 @@ Test(agent_client, rundir_is_private_and_owned)
 {
 	struct stat	st, st2;
 	char		p[600], hp[600];
+	unsigned	u = UID;
 	int		fd = -1;
 
 	cr_assert_eq(stat(rundir, &st), 0);
@@ -385,7 +387,7 @@ Test(agent_client, rundir_is_private_and_owned)
 	 * it is replaced by a fresh directory of the thread's own */
 	snprintf(p, sizeof(p), "%s/run/t2", tmp);
 	cr_assert_eq(symlink(rundir, p), 0);
-	(void)yx_agent_rundir_open(tmp, "t2", UID, GID, hp, sizeof(hp), &fd,
+	(void)yx_agent_rundir_open(tmp, "t2", &u, GID, hp, sizeof(hp), &fd,
 	    NULL);
 	EXPECT_LEAK(fd != -1 && fstat(fd, &st2) == 0 && st2.st_ino == st.st_ino,
 	    "followed a symlinked run directory");
@@ -397,9 +399,51 @@ Test(agent_client, rundir_is_private_and_owned)
 	if (fd != -1)
 		close(fd);
 	fd = -1;
-	cr_assert_neq(yx_agent_rundir_open(tmp, "../x", UID, GID, hp, sizeof(hp),
+	cr_assert_neq(yx_agent_rundir_open(tmp, "../x", &u, GID, hp, sizeof(hp),
 			  &fd, NULL),
 	    YX_OK);
+}
+
+/*
+ * A run directory of another uid is what an earlier thread of the id left:
+ * replaced. Only when that uid is the own uid of a pool box serving this
+ * very thread (uids/<uid> names "<box>/<thread>") is it the thread's, and
+ * the uid its agent's files belong to comes back.
+ */
+Test(agent_client, box_rundir_only_for_its_thread)
+{
+	struct stat	st;
+	char		p[600], hp[600];
+	unsigned	u;
+	int		fd = -1;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to chown");
+	snprintf(p, sizeof(p), "%s/uids", tmp);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/uids/%u", tmp, UID + 7);
+	cr_assert_eq(symlink("pool-0123456789abcdef/t3", p), 0);
+	snprintf(p, sizeof(p), "%s/run/t3", tmp);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	cr_assert_eq(chown(p, UID + 7, UID + 7), 0);
+	snprintf(p, sizeof(p), "%s/run/t4", tmp);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	cr_assert_eq(chown(p, UID + 7, UID + 7), 0);
+	u = UID;
+	cr_assert_eq(yx_agent_rundir_open(tmp, "t3", &u, GID, hp, sizeof(hp),
+			 &fd, NULL),
+	    YX_OK);
+	cr_assert_eq(u, UID + 7, "the box's uid comes back");
+	close(fd);
+	/* the same uid's directory under another thread is not the box's */
+	u = UID;
+	cr_assert_eq(yx_agent_rundir_open(tmp, "t4", &u, GID, hp, sizeof(hp),
+			 &fd, NULL),
+	    YX_OK);
+	cr_assert_eq(u, UID);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_uid, UID, "replaced by the thread's own");
+	close(fd);
 }
 
 Test(agent_client, symlinked_socket_is_not_followed)
