@@ -174,3 +174,58 @@ def test_only_the_default_profile_takes_a_pool_box(factory, tmp_path):
     assert inst.sandboxes()[tid]["container"] in boxes
     m = inst.request(None, "GET", "/metrics").text
     assert 'yuxi_sandbox_acquires_total{outcome="pooled"} 1' in m, m
+
+
+def thread_uid(inst, tid):
+    with open(os.path.join(inst.saves, "threads", tid, "thread.json")) as f:
+        return json.load(f)["uid"]
+
+
+def test_boxes_of_their_own_uid_with_a_uid_range(factory):
+    """With YUXI_SANDBOX_UID_RANGE (the default) each box claims a uid of
+    the range when it is made; the thread keeps its own, which owns its
+    files on disk; the box sees them as its own through an idmapped mount,
+    and what it writes lands as the thread's. Two threads, two uids; the
+    claim goes with the box."""
+    inst = factory(YUXI_POOL_SIZE="2")
+    assert pool_full(inst, 2), inst.read_log()
+    seen = {}
+    for _ in range(2):
+        tid = inst.new_thread()
+        tu = thread_uid(inst, tid)
+        ws = os.path.join(inst.saves, "threads", tid, "user-data", "workspace")
+        with open(os.path.join(ws, "marker"), "w") as f:
+            f.write(tid)
+        os.chown(os.path.join(ws, "marker"), tu, tu)
+        j = run(inst, tid, "id -u; id -g; whoami; stat -c %u:%g "
+                           "/home/yuxi/user-data/workspace/marker; "
+                           "cat /home/yuxi/user-data/workspace/marker; echo; "
+                           "echo x >> /home/yuxi/user-data/workspace/marker && "
+                           "mkdir /home/yuxi/user-data/workspace/d && "
+                           "echo in > /home/yuxi/user-data/workspace/d/f && echo wrote")
+        assert j["exit_code"] == 0, j
+        lines = j["output"].split("\n")
+        box = inst.sandboxes()[tid]["container"]
+        assert "-pool-" in box, box
+        bu = int(lines[0])
+        assert bu != tu and bu >= 2000000000, (bu, tu)
+        assert lines[1] == str(bu) and lines[2] == "yuxi", lines
+        assert lines[3] == "%d:%d" % (bu, bu), lines   # the thread's file, as the box's
+        assert lines[4] == tid and lines[5] == "wrote", lines
+        for p in ("marker", "d", "d/f"):
+            st = os.stat(os.path.join(ws, p))
+            assert (st.st_uid, st.st_gid) == (tu, tu), (p, st.st_uid, tu)
+        claim = os.readlink(os.path.join(inst.saves, "uids", str(bu)))
+        assert claim == box[len(inst.prefix):] + "/" + tid, claim
+        # later commands reach the same box's agent
+        j = run(inst, tid, "id -u; hostname")
+        assert j["output"].split("\n")[0] == str(bu), j
+        seen[tid] = (bu, box)
+    assert len({u for u, _ in seen.values()}) == 2, seen
+    for tid, (bu, box) in seen.items():
+        r = inst.request("alice", "DELETE", "/api/threads/" + tid)
+        assert r.status_code in (200, 204), r.text
+        claim = os.path.join(inst.saves, "uids", str(bu))
+        assert wait_for(lambda: not os.path.lexists(claim) or
+                        not os.readlink(claim).startswith(box[len(inst.prefix):]),
+                        30), os.readlink(claim)

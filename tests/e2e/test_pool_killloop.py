@@ -13,7 +13,10 @@ mount table:
 - no host mount without its box: every mount below <saves>/pool belongs to
   a running container of a slot, and a box still in the pool has nothing
   bound;
-- the pool is full again.
+- the pool is full again;
+- uids (YUXI_SANDBOX_UID_RANGE, the default: every box claims one of its
+  own): every box's claim names that box (and its thread, once it serves
+  one), no two boxes share a uid, no claim names a box that is gone.
 
 Rounds: YX_POOL_KILL_ROUNDS (default 200). Marked slow (run-e2e.sh runs it
 with YUXI_E2E_SLOW=1)."""
@@ -62,8 +65,37 @@ def write_marker(inst, tid, mark):
         f.write(mark)
 
 
+def check_box_uids(inst, slots, running):
+    """Each running box: its uid file names a uid whose claim names the box
+    (and the thread it serves); uids distinct; no claim of a box gone (a
+    box being made for the pool meanwhile has a slot)."""
+    uids = os.path.join(inst.saves, "uids")
+    claims = {}
+    for n in os.listdir(uids):
+        if not n.startswith("."):
+            claims[int(n)] = os.readlink(os.path.join(uids, n))
+    now = {s["container"][len(inst.prefix):] for s in inst.sandboxes().values()}
+    serving = {s["container"]: t for t, s in slots.items() if s.get("thread_id")}
+    mine = {}
+    for name in running:
+        box = name[len(inst.prefix):]
+        if not box.startswith("pool-"):
+            continue
+        with open(os.path.join(inst.saves, "pool", box, "uid")) as f:
+            u = int(f.read())
+        assert u not in mine, ("one uid, two boxes", u, box, mine[u])
+        mine[u] = box
+        want = box + ("/" + serving[name] if name in serving else "")
+        assert os.readlink(os.path.join(uids, str(u))) == want, (u, want)
+    for n, target in claims.items():
+        box = target.split("/")[0]
+        if target.startswith("pool-") and box not in now:
+            assert mine.get(n) == box, ("claim of a box gone", n, target)
+    print("box uids: %d boxes, %d distinct uids" % (len(mine), len(set(mine))))
+
+
 def test_kill_loop_assignment_and_refill(factory):
-    inst = factory(YUXI_POOL_SIZE=str(POOL), YUXI_SANDBOX_UID_RANGE="off",
+    inst = factory(YUXI_POOL_SIZE=str(POOL),
                    YUXI_SANDBOX_MAX_REPLICAS="400", YUXI_SANDBOX_IDLE_TIMEOUT="3600")
     assert wait_for(lambda: len(pooled(inst)) >= POOL, 120), inst.read_log()
     marks = {}
@@ -127,6 +159,7 @@ def test_kill_loop_assignment_and_refill(factory):
         box = rel.split("/")[0]
         assert inst.prefix + box in running, ("mount without its box", mp)
         assert box not in free, ("a pooled box has a mount", mp)
+    check_box_uids(inst, slots, running)
     # threads that lost their box in a kill took a new one above: refilled
     assert wait_for(lambda: len(pooled(inst)) >= POOL, 180), inst.read_log()
     # remove the threads here (their boxes and mounts go with them), so the

@@ -17,10 +17,9 @@ sandboxes' runtime, YUXI_SANDBOX_RUNTIME: runc, the default, or runsc to
 run a suite under gVisor), YX_TEST_DISK_QUOTA (e.g. "2g": every instance
 runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's user-data is its
 own loop-mounted image; default off), YX_TEST_POOL (e.g. "4": every
-instance keeps that many pre-started boxes, YUXI_POOL_SIZE, with
-YUXI_SANDBOX_UID_RANGE=off as the pool needs, so new threads run in pool
-boxes; an instance whose overrides name a uid range runs without a pool;
-default off).
+instance keeps that many pre-started boxes, YUXI_POOL_SIZE, so new
+threads run in pool boxes, each of its own uid when the instance has a uid
+range; default off).
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -257,7 +256,6 @@ def service_env(base, prefix, shm):
         env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
     if POOL and POOL != "0":
         env["YUXI_POOL_SIZE"] = POOL
-        env["YUXI_SANDBOX_UID_RANGE"] = "off"
     return env
 
 
@@ -333,8 +331,6 @@ class Service:
         self.tokens = {u: secrets.token_hex(24) for u in ("alice", "bob", "admin")}
         self.env = service_env(base, self.prefix, self.shm)
         self.env.update({k: str(v) for k, v in (overrides or {}).items()})
-        if self.env.get("YUXI_SANDBOX_UID_RANGE", "off") != "off":
-            self.env.pop("YUXI_POOL_SIZE", None)	# a pool needs the range off
         self.url_prefix = self.env.get("YUXI_URL_PREFIX", "")
         self.url = self.origin + self.url_prefix	# paths are written without the prefix
         self.workers = int(self.env["YUXI_WORKERS"])
@@ -567,7 +563,7 @@ class Service:
 
     def containers(self, thread=None, running_only=False):
         """[(id, name)] of the instance's containers (of one thread). With a
-        pool (YUXI_POOL_SIZE), boxes still waiting in the pool belong to no
+        pool (YUXI_POOL_SIZE), boxes waiting in the pool or being made belong to no
         thread and are left out, and a thread's pool box (no thread label:
         the table says whose it is) is counted as its container."""
         got = containers(self.prefix, thread=thread, running_only=running_only)
@@ -577,8 +573,9 @@ class Service:
             slots = self.sandboxes()
         except requests.RequestException:
             return got  # halted: no table to ask, every container counts
-        if thread is None:
-            waiting = {v["container"] for v in slots.values() if v["state"] == "pooled"}
+        if thread is None:  # waiting, or being made for the pool (no thread yet)
+            waiting = {v["container"] for v in slots.values()
+                       if v["state"] == "pooled" or not v.get("thread_id")}
             return [(i, n) for i, n in got if n not in waiting]
         box = (slots.get(thread) or {}).get("container") or ""
         if "-pool-" in box:
