@@ -7,8 +7,8 @@ Contenders, interleaved (one round = each once, shuffled; SETTLE s between two):
   pool     this build, YUXI_POOL_SIZE=POOL (pre-started boxes; skipped when 0)
   create   this build, pool off: the create path (agent started as the
            container's command, no engine exec before the command)
-  before   BASE build (optional third argument, e.g. main's build): the create
-           path as it was (agent started by one engine exec)
+  before   BASE build (optional third argument, e.g. main's build): its create
+           path, pool off (an A/B of the create path)
   docker   `docker run -d <the same hardening>` + `docker exec NAME sh -c 'echo hi'`
 
 Each service contender: a thread is created first (not timed), then
@@ -18,7 +18,9 @@ Between rounds the pool contender waits until its pool is full again, so
 every round measures a warm pool.
 
 Usage: bench/cold_bench.py BUILD [ROUNDS [BASE_BUILD [POOL]]]  (30, none, 4)
-Prints Markdown: medians, p95, ratios to `docker run -d` + `docker exec`.
+BASE_BUILD "-": no base contender; POOL 0: no pool contender (create and
+docker only). Prints Markdown: medians, p95, ratios to `docker run -d` +
+`docker exec`, and the load average (1 min) before and after the rounds.
 """
 import http.client
 import json
@@ -119,6 +121,7 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     base_build = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None
     pool = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+    load0 = open("/proc/loadavg").read().split()[0]
     base = tempfile.mkdtemp(prefix="yxbcold-")
     insts = {}
     made = []
@@ -179,15 +182,16 @@ def main():
         shutil.rmtree(base, ignore_errors=True)
 
     print("Image `%s`, %s, %d cold rounds interleaved (settle %.0f ms), 3 workers "
-          "per instance, `YUXI_SANDBOX_UID_RANGE=off`, load before: %s.\n" % (
+          "per instance, `YUXI_SANDBOX_UID_RANGE=off`, load average before: %s, "
+          "after: %s.\n" % (
               IMAGE, time.strftime("%Y-%m-%d %H:%M"), rounds, SETTLE * 1000,
-              open("/proc/loadavg").read().split()[0]))
+              load0, open("/proc/loadavg").read().split()[0]))
     print("| new thread → first `echo hi` | n | median ms | p95 ms | median ratio "
           "| p95 ratio |")
     print("| --- | --- | --- | --- | --- | --- |")
     names = {"pool": "HTTPS → nginx → worker, warm pool (`YUXI_POOL_SIZE=%d`)" % pool,
              "create": "HTTPS → nginx → worker, create path, agent at container start",
-             "before": "HTTPS → nginx → worker, create path, agent by engine exec (base build)",
+             "before": "HTTPS → nginx → worker, create path, base build",
              "docker": "`docker run -d` + `docker exec`"}
     for k in ("pool", "create", "before", "docker"):
         if k in res and res[k]:

@@ -34,6 +34,17 @@
 #define YX_LABEL_ID		"io.yuxi.sandbox.id"
 #define YX_LABEL_SKILLS		"io.yuxi.sandbox.skills"	/* skills fingerprint */
 
+/*
+ * A spec whose mounts include one at YX_SPEC_HOSTS, with network mode
+ * "none" and no published port, leaves the engine no network to set up:
+ * the Engine API driver then asks for none at all (Config.NetworkDisabled;
+ * the runtime gives the container a network namespace of its own with only
+ * the loopback interface, as mode "none" does, and the engine writes no
+ * /etc/hosts or /etc/resolv.conf). The `docker run` form cannot say so and
+ * keeps mode "none".
+ */
+#define YX_SPEC_HOSTS		"/etc/hosts"
+
 #define YX_CONTAINER_ID_MAX	65	/* 64 hex + NUL */
 #define YX_CONTAINER_NAME_MAX	128
 

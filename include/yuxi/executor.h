@@ -120,7 +120,7 @@ int	yx_executor_rundir(struct yx_executor *ex,
     struct yx_errctx *err);
 
 /* The output masking rules of req's thread, as execute applies them. */
-#define YX_EXEC_MASKS	12
+#define YX_EXEC_MASKS	13
 struct yx_exec_masks {
 	struct yx_mask_rule	rules[YX_EXEC_MASKS];
 	size_t			n;

@@ -38,5 +38,11 @@ void	yx_executor_set_agent_opts(struct yx_executor *ex,
 /* Copy the counters into *st. */
 void	yx_executor_stats(const struct yx_executor *ex,
     struct yx_exec_stats			*st);
+/*
+ * Make sure <saves_dir>/etc/hosts holds the sandboxes' /etc/hosts
+ * (etc_hosts.c); its path into path. YX_OK, or YX_E_IO with path "" (logged:
+ * sandboxes are then made without it, with the engine's network setup).
+ */
+int	yx_exec_hosts_setup(const char *saves_dir, char *path, size_t len);
 
 #endif /* YUXI_EXEC_INT_H */

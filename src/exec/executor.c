@@ -61,7 +61,7 @@
 #define YX_AGENT_BOOT_MS	2000	/* a new container's agent listens by then */
 #define YX_AGENT_BOOT_POLL_MS	2
 #define YX_EXEC_ENV_MAX		(4 + YX_PROFILE_ENV_MAX + 4)	/* base, profile, proxy */
-#define YX_EXEC_EXTRA_MAX	8	/* exec_extra_mounts */
+#define YX_EXEC_EXTRA_MAX	9	/* exec_extra_mounts */
 
 struct exec_nostart {
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];
@@ -74,6 +74,7 @@ struct yx_executor {
 	struct yx_provider	 prov;
 	enum yx_exec_transport	 transport;
 	char			 agent_host[YX_CFG_PATH];	/* "" = none */
+	char			 hosts[YX_CFG_PATH + 16];	/* /etc/hosts; "" = none */
 	struct yx_agent_opts	 aopts;
 	struct yx_exec_stats	 stats;
 	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
@@ -183,6 +184,7 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->cfg = cfg;
 	ex->drv = drv;
 	exec_agent_setup(ex);
+	(void)yx_exec_hosts_setup(cfg->saves_dir, ex->hosts, sizeof(ex->hosts));
 	/* one pool per image and settings (docs/design.md §2 "Pool"): the
 	 * default profile's; threads of another profile take the create path */
 	yx_profile_apply(yx_profile_default(), cfg, &ex->pool_eff);
@@ -764,8 +766,9 @@ exec_spec_fp(const struct yx_executor *ex, const struct yx_exec_request *req,
  * the runner, the thread's passwd and group when it has its own uid, the
  * agent binary and its directory when the agent is used, outputs/ and
  * large_tool_results/ read-write over a read-only user-data, the egress
- * socket's directory (read-only) for a profile with network. Returns the
- * count.
+ * socket's directory (read-only) for a profile with network, the
+ * sandboxes' /etc/hosts (etc_hosts.c; with it the driver skips the engine's
+ * network setup). Returns the count.
  */
 static size_t
 exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
@@ -789,6 +792,8 @@ exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
 			false };
 	if (run->egress[0] != '\0')
 		extra[n++] = (struct yx_mount){ run->egress, YX_EGRESS_TARGET, true };
+	if (ex->hosts[0] != '\0')
+		extra[n++] = (struct yx_mount){ ex->hosts, YX_SPEC_HOSTS, true };
 	return n;
 }
 
@@ -1007,6 +1012,10 @@ exec_mask_rules(const struct yx_executor *ex, const struct exec_run *run,
 	for (i = 0; i < 2 && run->etc[i][0] != '\0'; i++) {
 		rules[n].from = run->etc[i];
 		rules[n++].to = i == 0 ? "/etc/passwd" : "/etc/group";
+	}
+	if (ex->hosts[0] != '\0') {
+		rules[n].from = ex->hosts;
+		rules[n++].to = YX_SPEC_HOSTS;
 	}
 	for (i = 0; i < 4 && run->boxdir[i][0] != '\0'; i++) {
 		static const char *const to[4] = { YX_VROOT_USER_DATA,
@@ -1357,7 +1366,7 @@ yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
     struct yx_errctx *err)
 {
 	struct yx_pool_spec	ps;
-	struct yx_mount		extra[2] = {
+	struct yx_mount		extra[3] = {
 		    { ex->cfg->runner_path, YX_RUNNER_TARGET, true },
 	};
 	bool			agent = ex->agent_host[0] != '\0' &&
@@ -1374,5 +1383,8 @@ yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
 		ps.cmd = exec_agent_init_argv;
 		ps.run_target = YX_AGENT_RUN_TARGET;
 	}
+	if (ex->hosts[0] != '\0')
+		extra[ps.nextra++] = (struct yx_mount){ ex->hosts, YX_SPEC_HOSTS,
+			true };
 	return yx_provider_pool_fill(&ex->prov, &ps, nmade, err);
 }

@@ -4,7 +4,8 @@
  * `docker run` command line (spec.c): every hardening field from the
  * configuration, operator security options, mounts, port publishing only
  * when asked, no engine log, the runtime (runsc: the process limit as
- * RLIMIT_NPROC, the host's pids limit scaled), and the list prefix filter.
+ * RLIMIT_NPROC, the host's pids limit scaled), no engine network setup
+ * for mode "none" with the caller's /etc/hosts, and the list prefix filter.
  */
 #include "config.h"
 
@@ -165,6 +166,48 @@ joined(char **argv, char *dst, size_t len)
 		strncat(dst, argv[i], len - strlen(dst) - 1);
 		strncat(dst, " ", len - strlen(dst) - 1);
 	}
+}
+
+/*
+ * Network mode "none" with the caller's own /etc/hosts: the engine is asked
+ * to set up no network at all (Config.NetworkDisabled); not without that
+ * mount, not for another mode, not with a published port, never in the
+ * `docker run` form (which cannot say it).
+ */
+Test(spec, no_engine_network, .init = setup)
+{
+	static const struct yx_mount	 hm[] = {
+		{ "/srv/t/user-data", "/home/yuxi/user-data", false },
+		{ "/srv/etc/hosts", YX_SPEC_HOSTS, true },
+	};
+	struct yx_errctx		 err;
+	struct json_object		*b;
+	char				**argv = NULL, s[4096];
+
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_expect(at(b, "NetworkDisabled") == NULL);
+	json_object_put(b);
+	spec.mounts = hm;
+	spec.nmounts = 2;
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_expect(json_object_get_boolean(at(b, "NetworkDisabled")));
+	cr_expect_str_eq(str_at(b, "HostConfig.NetworkMode"), "none");
+	json_object_put(b);
+	cr_assert_eq(yx_spec_run_argv(&spec, &argv, &err), YX_OK);
+	joined(argv, s, sizeof(s));
+	cr_expect(strstr(s, " --network none ") != NULL, "%s", s);
+	cr_expect(strstr(s, "target=/etc/hosts,readonly") != NULL, "%s", s);
+	yx_spec_argv_free(argv);
+	spec.host_port = 18080;
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_expect(at(b, "NetworkDisabled") == NULL);
+	json_object_put(b);
+	spec.host_port = 0;
+	snprintf(cfg.network, sizeof(cfg.network), "bridge");
+	cr_assert((b = yx_spec_create_body(&spec, &err)) != NULL);
+	cr_expect(at(b, "NetworkDisabled") == NULL);
+	cr_expect_str_eq(str_at(b, "HostConfig.NetworkMode"), "bridge");
+	json_object_put(b);
 }
 
 Test(spec, run_argv, .init = setup)

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * etc_hosts.c - the /etc/hosts of the sandboxes: <saves>/etc/hosts,
+ * bind-mounted read-only into every container.
+ *
+ * The engine writes one per container when it sets up the container's
+ * network, even for network mode "none" (localhost, ip6-localhost and the
+ * IPv6 multicast names). A sandbox that mounts its own /etc/hosts lets the
+ * driver skip that setup (Config.NetworkDisabled, src/driver/spec.c: the
+ * runtime then gives the container a network namespace of its own with
+ * only the loopback interface); this file keeps the same names resolving.
+ * Its text is fixed: nothing of the host or of a thread is in it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "yuxi/error.h"
+#include "yuxi/log.h"
+#include "exec/exec_int.h"
+
+#define HOSTS_DIR	"etc"
+#define HOSTS_NAME	"hosts"
+
+/* What the engine writes for network mode "none". */
+static const char hosts_text[] = "127.0.0.1\tlocalhost\n"
+				 "::1\tlocalhost ip6-localhost ip6-loopback\n"
+				 "fe00::0\tip6-localnet\n"
+				 "ff00::0\tip6-mcastprefix\n"
+				 "ff02::1\tip6-allnodes\n"
+				 "ff02::2\tip6-allrouters\n";
+
+/* True when dfd/HOSTS_NAME is a regular file of ours holding hosts_text. */
+static bool
+hosts_current(int dfd)
+{
+	char		buf[sizeof(hosts_text)];
+	struct stat	st;
+	ssize_t		n;
+	bool		ok = false;
+	int		fd;
+
+	if ((fd = openat(dfd, HOSTS_NAME,
+		 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 07777) == 0644 &&
+	    (n = read(fd, buf, sizeof(buf))) == (ssize_t)sizeof(hosts_text) - 1)
+		ok = memcmp(buf, hosts_text, sizeof(hosts_text) - 1) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Write dfd/HOSTS_NAME anew (a temporary renamed over it). */
+static int
+hosts_write(int dfd)
+{
+	char	tmp[32];
+	size_t	len = sizeof(hosts_text) - 1;
+	int	fd, rc = YX_E_IO;
+
+	snprintf(tmp, sizeof(tmp), ".hosts-%ld", (long)getpid());
+	(void)unlinkat(dfd, tmp, 0);
+	if ((fd = openat(dfd, tmp,
+		 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) ==
+	    -1)
+		return YX_E_IO;
+	if (write(fd, hosts_text, len) == (ssize_t)len && fchmod(fd, 0644) == 0)
+		rc = YX_OK;
+	if (close(fd) == -1)
+		rc = YX_E_IO;
+	if (rc == YX_OK && renameat(dfd, tmp, dfd, HOSTS_NAME) == -1)
+		rc = YX_E_IO;
+	if (rc != YX_OK)
+		(void)unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
+int
+yx_exec_hosts_setup(const char *saves_dir, char *path, size_t len)
+{
+	struct stat	st;
+	int		sfd = -1, dfd = -1, rc = YX_E_IO;
+
+	path[0] = '\0';
+	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (mkdirat(sfd, HOSTS_DIR, 0755) == -1 && errno != EEXIST) ||
+	    (dfd = openat(sfd, HOSTS_DIR,
+		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(dfd, &st) == -1)
+		goto fail;
+	/* only we may write there: the engine mounts what the name holds */
+	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+		errno = EPERM;
+		goto fail;
+	}
+	if (!hosts_current(dfd) && hosts_write(dfd) != YX_OK)
+		goto fail;
+	if ((size_t)snprintf(path, len, "%s/" HOSTS_DIR "/" HOSTS_NAME,
+		saves_dir) >= len) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	rc = YX_OK;
+	goto done;
+fail:
+	log_warnx("%s/" HOSTS_DIR "/" HOSTS_NAME ": %s; sandboxes get the "
+		  "engine's network setup",
+	    saves_dir, strerror(errno));
+	path[0] = '\0';
+done:
+	if (dfd != -1)
+		close(dfd);
+	if (sfd != -1)
+		close(sfd);
+	return rc;
+}
