@@ -19,7 +19,9 @@ every round measures a warm pool.
 
 Usage: bench/cold_bench.py BUILD [ROUNDS [BASE_BUILD [POOL]]]  (30, none, 4)
 BASE_BUILD "-": no base contender; POOL 0: no pool contender (create and
-docker only). Prints Markdown: medians, p95, ratios to `docker run -d` +
+docker only). YX_BENCH_UID_RANGE=on: the instances keep the default uid
+range (each thread, and each pool box, a uid of its own); otherwise
+`YUXI_SANDBOX_UID_RANGE=off`. Prints Markdown: medians, p95, ratios to `docker run -d` +
 `docker exec`, and the load average (1 min) before and after the rounds.
 """
 import http.client
@@ -39,6 +41,8 @@ sys.path.insert(0, HERE)
 import benchsvc  # noqa: E402
 
 IMAGE = "yuxi-sandbox:latest"
+RANGE = os.environ.get("YX_BENCH_UID_RANGE", "off") == "on"
+UIDS = {} if RANGE else {"YUXI_SANDBOX_UID_RANGE": "off"}
 SETTLE = 0.05
 HARDEN = ["--network", "none", "--memory", "512m", "--memory-swap", "512m",
           "--cpus", "1", "--pids-limit", "256", "--cap-drop", "ALL",
@@ -130,14 +134,11 @@ def main():
     try:
         if pool > 0:
             insts["pool"] = Inst(build, os.path.join(base, "pool"),
-                                 YUXI_POOL_SIZE=str(pool),
-                                 YUXI_SANDBOX_UID_RANGE="off")
-        insts["create"] = Inst(build, os.path.join(base, "create"),
-                               YUXI_SANDBOX_UID_RANGE="off")
+                                 YUXI_POOL_SIZE=str(pool), **UIDS)
+        insts["create"] = Inst(build, os.path.join(base, "create"), **UIDS)
         if base_build:
             insts["before"] = Inst(os.path.abspath(base_build),
-                                   os.path.join(base, "before"),
-                                   YUXI_SANDBOX_UID_RANGE="off")
+                                   os.path.join(base, "before"), **UIDS)
         for i in insts.values():
             i.start()
 
@@ -182,9 +183,11 @@ def main():
         shutil.rmtree(base, ignore_errors=True)
 
     print("Image `%s`, %s, %d cold rounds interleaved (settle %.0f ms), 3 workers "
-          "per instance, `YUXI_SANDBOX_UID_RANGE=off`, load average before: %s, "
+          "per instance, %s, load average before: %s, "
           "after: %s.\n" % (
               IMAGE, time.strftime("%Y-%m-%d %H:%M"), rounds, SETTLE * 1000,
+              "a uid range (each thread and box its own uid)" if RANGE else
+              "`YUXI_SANDBOX_UID_RANGE=off`",
               load0, open("/proc/loadavg").read().split()[0]))
     print("| new thread → first `echo hi` | n | median ms | p95 ms | median ratio "
           "| p95 ratio |")
