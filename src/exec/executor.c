@@ -193,10 +193,13 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	snprintf(ex->pool_key.image, sizeof(ex->pool_key.image), "%s",
 	    ex->pool_eff.image);
 	{
-		const void	*parts[2] = { "pool|", ex->pool_spec };
-		size_t		 lens[2] = { 5, strlen(ex->pool_spec) };
+		/* and whether boxes claim uids of their own: a reload that
+		 * turns the range on or off retires the boxes made before */
+		const char	*uids = cfg->uid_count > 0 ? "|uids" : "|shared";
+		const void	*parts[3] = { "pool|", ex->pool_spec, uids };
+		size_t		 lens[3] = { 5, strlen(ex->pool_spec), strlen(uids) };
 
-		(void)yx_sha256_hex_parts(parts, lens, 2, ex->pool_key.fp);
+		(void)yx_sha256_hex_parts(parts, lens, 3, ex->pool_key.fp);
 	}
 	if (yx_provider_init(&ex->prov, cfg, table, drv) != YX_OK) {
 		yx_fail(err, YX_E_INTERNAL, "provider init failed");

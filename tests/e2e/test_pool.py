@@ -92,7 +92,9 @@ def test_pool_box_cannot_touch_its_mounts(factory):
 
 
 def test_fifty_parallel_first_requests_pool_of_eight(factory):
-    inst = start_pool(factory, 8, YUXI_SANDBOX_MAX_REPLICAS="80", YUXI_WORKERS="8")
+    # with the uid range (the default): every box and thread its own uid
+    inst = factory(YUXI_POOL_SIZE="8", YUXI_SANDBOX_MAX_REPLICAS="80", YUXI_WORKERS="8")
+    assert pool_full(inst, 8), inst.read_log()
     tids = [inst.new_thread() for _ in range(50)]
     marks = {}
     for t in tids:
@@ -103,7 +105,8 @@ def test_fifty_parallel_first_requests_pool_of_eight(factory):
 
     def first(t):
         r = inst.execute(t, "ls /home/yuxi/user-data/workspace; "
-                            "cat /home/yuxi/user-data/workspace/marker; echo; hostname")
+                            "cat /home/yuxi/user-data/workspace/marker; echo; hostname; "
+                            "id -u")
         return t, r.status_code, r.json() if r.status_code == 200 else r.text
 
     t0 = time.time()
@@ -112,17 +115,20 @@ def test_fifty_parallel_first_requests_pool_of_eight(factory):
     took = time.time() - t0
     bad = [(t, c, j) for t, c, j in res if c != 200 or j["exit_code"] != 0]
     assert not bad, bad[:3]
-    hosts = set()
+    hosts, uids = set(), set()
     for t, _, j in res:
         lines = j["output"].split("\n")
         assert lines[0] == "marker" and lines[1] == marks[t], (t, j["output"])
         hosts.add(lines[2])
+        uids.add(lines[3])
     assert len(hosts) == 50, len(hosts)
+    assert len(uids) == 50, len(uids)   # no uid runs two sandboxes
     slots = inst.sandboxes()
     conts = {slots[t]["container"] for t in tids}
     assert len(conts) == 50
     npool = sum(1 for t in tids if "-pool-" in slots[t]["container"])
-    print("50 parallel first requests: %.1f s, %d took a pool box" % (took, npool))
+    print("50 parallel first requests: %.1f s, %d took a pool box, %d uids"
+          % (took, npool, len(uids)))
     assert npool >= 8, npool
     assert pool_full(inst, 8)
 
