@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define YX_SHM_MAGIC		UINT64_C(0x3154534958555559)	/* "YUXISTS1" LE */
-#define YX_SHM_LAYOUT_VERSION	2
+#define YX_SHM_LAYOUT_VERSION	3	/* 3: slot.uid (a pool box's own uid) */
 
 #define YX_SHM_HOLDS_MAX	32	/* in-flight operations per sandbox */
 #define YX_SHM_THREAD_ID_MAX	129	/* YX_THREAD_ID_SIZE (yuxi/ident.h) */

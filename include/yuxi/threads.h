@@ -267,8 +267,9 @@ int	yx_uid_claim_box(const struct yx_config *cfg, const char *box,
  * uid is not box's. */
 int	yx_uid_tag_box(const struct yx_config *cfg, unsigned uid,
     const char *box, const char *thread_id);
-/* Free uid if box holds it (waiting or serving); uid 0: every claim
- * naming box (one that died before it wrote its uid down: a scan). */
+/* Free uid if box holds it (waiting or serving); otherwise (uid 0: a box
+ * that died before it wrote its uid down) every claim naming box, by a
+ * scan of the claims. */
 void	yx_uid_release_box(const struct yx_config *cfg, unsigned uid,
     const char *box);
 /* Does uid belong to a box serving thread_id? One readlink. */

@@ -26,6 +26,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -107,6 +109,7 @@ struct exec_run {
 	 * serving the thread (its agent directory's owner, yx_uid_serves) */
 	unsigned		 su;
 	char			 suser[32];	/* "su:su" or user */
+	const char		*saves, *tid;	/* borrowed: cfg's, the request's */
 	char			 etc[2][YX_CFG_PATH + 200]; /* passwd, group; "" */
 	char			 spill_name[96];
 	bool			 spill_opened;
@@ -653,6 +656,30 @@ exec_note_box(const struct yx_executor *ex, struct exec_run *run,
 }
 
 /*
+ * After a pool box was leased: is run->rundir_fd still the thread's agent
+ * directory? A request that opened it just before another one assigned the
+ * box (which swapped the directories) holds the thread's old one: open it
+ * again, learning the box's uid.
+ */
+static void
+exec_box_rundir(struct exec_run *run, const char *sandbox_id)
+{
+	struct stat a, b;
+
+	if (run->rundir_fd == -1 || !yx_provider_is_box(sandbox_id) ||
+	    (fstat(run->rundir_fd, &a) == 0 && lstat(run->rundir, &b) == 0 &&
+		a.st_ino == b.st_ino && a.st_dev == b.st_dev))
+		return;
+	close(run->rundir_fd);
+	run->rundir_fd = -1;
+	run->su = run->uid;
+	if (yx_agent_rundir_open(run->saves, run->tid, &run->su, run->gid,
+		run->rundir, sizeof(run->rundir), &run->rundir_fd, NULL) != YX_OK)
+		log_warnx("pool box %s: agent directory", sandbox_id);
+	exec_note_su(run);
+}
+
+/*
  * The fast path: acquire without the provider's engine inspect (the
  * agent's answer proves the container runs) and ask the agent once.
  * YX_OK or an error once the agent started the command or when the
@@ -679,6 +706,7 @@ exec_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 		return rc;
 	}
 	exec_note_box(ex, run, lease.sandbox_id);
+	exec_box_rundir(run, lease.sandbox_id);
 	rc = exec_agent_call(ex, run, xr, res, &started, err);
 	/* a new container's agent starts with it: give it a moment to listen
 	 * before the full path starts one with an engine exec */
@@ -817,6 +845,22 @@ exec_before_create(void *arg, struct yx_errctx *err)
 	unsigned	 rep = 0;
 	int		 rc;
 
+	/* a pool box served the thread and is gone now (its uid freed): the
+	 * new sandbox runs as the thread's uid, and so does its agent */
+	if (run->rundir_fd != -1 && run->su != run->uid) {
+		close(run->rundir_fd);
+		run->rundir_fd = -1;
+		run->su = run->uid;
+		rc = yx_agent_rundir_open(run->saves, run->tid, &run->su,
+		    run->gid, run->rundir, sizeof(run->rundir), &run->rundir_fd,
+		    err);
+		if (rc == YX_OK && run->su != run->uid)
+			rc = yx_fail(err, YX_E_INTERNAL,
+			    "agent directory still names a pool box's uid");
+		exec_note_su(run);
+		if (rc != YX_OK)
+			return rc;
+	}
 	if (run->rundir_fd != -1)
 		exec_rundir_reset(run);
 	if (run->prof->workspace != YX_WORKSPACE_RO)
@@ -846,7 +890,8 @@ exec_pool_fits(const struct yx_executor *ex, const struct exec_run *run)
 
 	if (ex->cfg->pool_size <= 0 || run->egress[0] != '\0' ||
 	    run->prof->workspace != YX_WORKSPACE_RW ||
-	    (run->uid != ex->cfg->uid && run->rundir_fd == -1))
+	    ((run->uid != ex->cfg->uid || ex->cfg->uid_count > 0) &&
+		run->rundir_fd == -1))
 		return false;
 	exec_spec_str(ex, &run->eff, run->prof, spec, sizeof(spec));
 	return strcmp(spec, ex->pool_spec) == 0;
@@ -920,6 +965,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		if ((rc = yx_provider_acquire(&ex->prov, &ar, &lease, err)) != YX_OK)
 			return rc;
 		exec_note_box(ex, run, lease.sandbox_id);
+		exec_box_rundir(run, lease.sandbox_id);
 		rc = exec_in_lease(ex, &lease, run, &cmd, res, &started, err);
 		yx_provider_unhold(&ex->prov, &lease);
 		if (rc == YX_E_BACKEND_UNAVAILABLE && started) {	/* never twice */
@@ -1138,6 +1184,8 @@ exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
 	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
 	run->su = run->uid;
 	exec_note_su(run);
+	run->saves = saves;
+	run->tid = tid;
 	if (yx_thread_path(saves, tid, YX_TP_USER_DATA, run->user_data,
 		sizeof(run->user_data)) != YX_OK ||
 	    yx_thread_path(saves, tid, YX_TP_RUN, run->rundir,

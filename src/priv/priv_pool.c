@@ -119,9 +119,10 @@ pool_box_uid(int bfd, unsigned *uid, struct yx_errctx *e)
 
 	*uid = 0;
 	if ((fd = priv_openat(bfd, POOL_UID, O_RDONLY | O_NONBLOCK, 0, false)) ==
-	    -1)
+	    -1)	/* a symlink there: ELOOP, refused */
 		return errno == ENOENT ? YX_OK :
-					 yx_fail(e, YX_E_BAD_REQUEST, "box uid");
+					 yx_fail(e, errno == ELOOP ? YX_E_BAD_REQUEST : yx_err_from_errno(errno),
+					     "box uid: %s", strerror(errno));
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_uid != geteuid() || (st.st_mode & 022) != 0 ||
 	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
@@ -152,7 +153,7 @@ pool_userns(unsigned uid, unsigned gid, unsigned box, struct yx_errctx *e)
 {
 	char	path[64], map[64];
 	int	p[2], fd = -1, i, mfd, n;
-	pid_t	c;
+	pid_t	c, parent = getpid();
 	char	b;
 
 	if (pipe2(p, O_CLOEXEC) == -1) {
@@ -168,6 +169,8 @@ pool_userns(unsigned uid, unsigned gid, unsigned box, struct yx_errctx *e)
 	if (c == 0) {
 		close(p[0]);
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)	/* the helper died meanwhile */
+			_exit(1);
 		b = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
 		if (write(p[1], &b, 1) != 1 || b != 'y')
 			_exit(1);
@@ -275,8 +278,9 @@ priv_pool_bind(int threads_fd, int pool_fd, const char *tid, const char *box,
 	/* a box of its own uid sees the thread's files (owned by the
 	 * thread's uid on disk) as its own, and what it writes lands as the
 	 * thread's: an idmapped mount, nothing chowned */
-	if (buid != 0 && (st.st_uid == 0 || st.st_gid == 0)) {
-		rc = yx_fail(e, YX_E_BAD_REQUEST, "user-data owned by root");
+	if (buid != 0 && (st.st_uid == 0 || st.st_gid == 0 || st.st_uid == geteuid())) {
+		rc = yx_fail(e, YX_E_BAD_REQUEST,
+		    "user-data owned by root or the service");
 		goto done;
 	}
 	if (buid != 0 && (st.st_uid != buid || st.st_gid != buid) &&

@@ -383,6 +383,7 @@ yx_prov_unbox(struct yx_provider *p, struct yx_shm_slot *s,
 	}
 	(void)yx_strlcpy(s->sandbox_id, sid, sizeof(s->sandbox_id));
 	(void)yx_strlcpy(s->container_name, name, sizeof(s->container_name));
+	s->uid = 0;
 	return YX_OK;
 }
 
@@ -823,7 +824,8 @@ yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (rc == YX_OK && st->uid != 0 &&
 	    (rc = yx_uid_tag_box(p->cfg, st->uid, st->sid, req->thread_id)) !=
 		YX_OK)
-		(void)yx_fail(err, rc, "pool box uid %u not the box's", st->uid);
+		(void)yx_fail(err, rc, "pool box uid %u: claim not tagged",
+		    st->uid);
 	if (rc == YX_OK && req->pool_adopt != NULL)
 		rc = req->pool_adopt(req->pool_arg, st->sid);
 	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
@@ -926,8 +928,11 @@ yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
 	if (s->state == YX_SLOT_ACTIVE && s->generation == lease->generation &&
 	    strcmp(s->container_id, lease->container_id) == 0) {
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
-		s->container_id[0] = '\0';
-		yx_prov_step_own(st, YX_STEP_BUILD, lease->slot, s);
+		/* a vanished pool box: its mounts and uid go before the build */
+		if (yx_prov_unbox(p, s, st) == YX_OK) {
+			s->container_id[0] = '\0';
+			yx_prov_step_own(st, YX_STEP_BUILD, lease->slot, s);
+		}
 	}
 	yx_table_unlock(p->table);
 	memset(lease, 0, sizeof(*lease));

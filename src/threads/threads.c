@@ -631,7 +631,8 @@ thread_uid_store(const struct yx_config *cfg, struct yx_thread_store *st)
 	st->dirfd = st->ownfd = st->runfd = st->uidfd = -1;
 	st->uid_base = cfg->uid_base;
 	st->uid_count = cfg->uid_count;
-	if (cfg->uid_count == 0)
+	/* as yx_thread_store_init: no range without the means to chown */
+	if (cfg->uid_count == 0 || !threads_may_chown())
 		return YX_E_NOT_FOUND;
 	snprintf(path, sizeof(path), "%s/uids", cfg->saves_dir);
 	st->uidfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -741,15 +742,22 @@ yx_uid_release_box(const struct yx_config *cfg, unsigned uid, const char *box)
 {
 	struct yx_thread_store	st;
 	char			target[YX_THREAD_ID_SIZE + 64], name[16];
+	int			rc;
 
-	if (thread_uid_store(cfg, &st) != YX_OK)
+	if ((rc = thread_uid_store(cfg, &st)) != YX_OK) {
+		if (rc != YX_E_NOT_FOUND)
+			log_warnx("pool box %s: uid claims: %s", box,
+			    yx_strerror(rc));
 		return;
+	}
 	snprintf(name, sizeof(name), "%u", uid);
-	if (uid == 0)
+	if (uid != 0 &&
+	    thread_uid_target(st.uidfd, uid, target, sizeof(target)) >= 0 &&
+	    thread_uid_is_box(target, box)) {
+		if (unlinkat(st.uidfd, name, 0) == -1 && errno != ENOENT)
+			log_warn("pool box %s: uid %u not freed", box, uid);
+	} else	/* no uid file, or it names another's claim: look */
 		thread_uid_release_scan(st.uidfd, box);
-	else if (thread_uid_target(st.uidfd, uid, target, sizeof(target)) >= 0 &&
-	    thread_uid_is_box(target, box))
-		(void)unlinkat(st.uidfd, name, 0);
 	close(st.uidfd);
 }
 

@@ -10,6 +10,7 @@ import concurrent.futures
 import json
 import os
 import secrets
+import subprocess
 import time
 
 import pytest
@@ -235,3 +236,27 @@ def test_boxes_of_their_own_uid_with_a_uid_range(factory):
         assert wait_for(lambda: not os.path.lexists(claim) or
                         not os.readlink(claim).startswith(box[len(inst.prefix):]),
                         30), os.readlink(claim)
+
+
+def test_vanished_box_gives_way_to_a_sandbox_of_the_threads_uid(factory):
+    """A box serving a thread is removed behind the service's back: the
+    next command builds an ordinary sandbox, which runs as the thread's own
+    uid (not the gone box's, whose uid is freed), with the thread's files."""
+    inst = factory(YUXI_POOL_SIZE="1")
+    assert pool_full(inst, 1), inst.read_log()
+    tid = inst.new_thread()
+    tu = thread_uid(inst, tid)
+    j = run(inst, tid, "id -u; echo kept > /home/yuxi/user-data/workspace/f")
+    bu = int(j["output"].split("\n")[0])
+    box = inst.sandboxes()[tid]["container"]
+    assert "-pool-" in box and bu != tu, (box, bu, tu)
+    subprocess.run(["docker", "rm", "-f", box], check=True, capture_output=True)
+    j = run(inst, tid, "id -u; cat /home/yuxi/user-data/workspace/f; "
+                       "echo again >> /home/yuxi/user-data/workspace/f && echo ok")
+    lines = j["output"].split("\n")
+    assert lines[0] == str(tu) and lines[1] == "kept" and lines[2] == "ok", j
+    now = inst.sandboxes()[tid]["container"]
+    assert "-pool-" not in now, now
+    claim = os.path.join(inst.saves, "uids", str(bu))
+    assert not os.path.lexists(claim) or \
+        not os.readlink(claim).startswith(box[len(inst.prefix):]), os.readlink(claim)
