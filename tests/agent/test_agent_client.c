@@ -419,6 +419,8 @@ Test(agent_client, box_rundir_only_for_its_thread)
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root to chown");
+	if (CONTROL)	/* with the checks off no owner is looked at at all */
+		cr_skip_test("production rule only");
 	snprintf(p, sizeof(p), "%s/uids", tmp);
 	cr_assert_eq(mkdir(p, 0700), 0);
 	snprintf(p, sizeof(p), "%s/uids/%u", tmp, UID + 7);
