@@ -94,11 +94,13 @@ struct agent_bg {
  */
 static int
 agent_rundir_make(const char *saves_dir, int rfd, const char *thread_id,
-    unsigned *uid, unsigned gid, const char *host_path, struct yx_errctx *err)
+    unsigned *uid, unsigned gid, bool box_ok, const char *host_path,
+    struct yx_errctx *err)
 {
 	struct stat st;
 
-	if (AGENT_CHECKS && fstatat(rfd, thread_id, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (AGENT_CHECKS && box_ok &&
+	    fstatat(rfd, thread_id, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode) && st.st_uid != *uid && st.st_uid != 0 &&
 	    yx_uid_serves(saves_dir, st.st_uid, thread_id)) {
 		*uid = st.st_uid;
@@ -117,10 +119,12 @@ agent_rundir_make(const char *saves_dir, int rfd, const char *thread_id,
 	return YX_OK;
 }
 
-int
-yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
-    unsigned *uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
-    struct yx_errctx *err)
+/* yx_agent_rundir_open and yx_agent_rundir_own: box_ok, may it be a
+ * serving pool box's? */
+static int
+agent_rundir_open(const char *saves_dir, const char *thread_id,
+    unsigned *uid, unsigned gid, bool box_ok, char *host_path, size_t hlen,
+    int *fdp, struct yx_errctx *err)
 {
 	struct stat	st;
 	int		sfd = -1, rfd = -1, dfd = -1, rc;
@@ -143,7 +147,7 @@ yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
 		    saves_dir);
 		goto done;
 	}
-	if ((rc = agent_rundir_make(saves_dir, rfd, thread_id, uid, gid,
+	if ((rc = agent_rundir_make(saves_dir, rfd, thread_id, uid, gid, box_ok,
 		 host_path, err)) != YX_OK)
 		goto done;
 	rc = YX_E_IO;
@@ -168,6 +172,24 @@ done:
 	if (sfd != -1)
 		close(sfd);
 	return rc;
+}
+
+int
+yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
+    unsigned *uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    struct yx_errctx *err)
+{
+	return agent_rundir_open(saves_dir, thread_id, uid, gid, true,
+	    host_path, hlen, fdp, err);
+}
+
+int
+yx_agent_rundir_own(const char *saves_dir, const char *thread_id,
+    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    struct yx_errctx *err)
+{
+	return agent_rundir_open(saves_dir, thread_id, &uid, gid, false,
+	    host_path, hlen, fdp, err);
 }
 
 /* `name` beneath dirfd (flags: O_PATH or O_RDONLY | O_NONBLOCK) without

@@ -45,6 +45,11 @@ struct yx_agent_opts {
 int	yx_agent_rundir_open(const char *saves_dir, const char *thread_id,
     unsigned *uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
     struct yx_errctx *err);
+/* The same for a sandbox about to be created as uid: a directory of any
+ * other uid, a pool box's included, is replaced by one of uid's. */
+int	yx_agent_rundir_own(const char *saves_dir, const char *thread_id,
+    unsigned uid, unsigned gid, char *host_path, size_t hlen, int *fdp,
+    struct yx_errctx *err);
 
 /*
  * Connect to agent.sock beneath rundir_fd (see above). YX_OK with a

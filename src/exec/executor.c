@@ -845,19 +845,17 @@ exec_before_create(void *arg, struct yx_errctx *err)
 	unsigned	 rep = 0;
 	int		 rc;
 
-	/* a pool box served the thread and is gone now (its uid freed): the
-	 * new sandbox runs as the thread's uid, and so does its agent */
+	/* a pool box served the thread and is gone now (removed here, or
+	 * not adopted after a restart: its claim may outlive it until the
+	 * reaper's sweep): the new sandbox runs as the thread's uid, and so
+	 * does its agent, in a directory of the thread's uid */
 	if (run->rundir_fd != -1 && run->su != run->uid) {
 		close(run->rundir_fd);
 		run->rundir_fd = -1;
 		run->su = run->uid;
-		rc = yx_agent_rundir_open(run->saves, run->tid, &run->su,
-		    run->gid, run->rundir, sizeof(run->rundir), &run->rundir_fd,
-		    err);
-		if (rc == YX_OK && run->su != run->uid)
-			rc = yx_fail(err, YX_E_INTERNAL,
-			    "agent directory still names a pool box's uid");
 		exec_note_su(run);
+		rc = yx_agent_rundir_own(run->saves, run->tid, run->uid, run->gid,
+		    run->rundir, sizeof(run->rundir), &run->rundir_fd, err);
 		if (rc != YX_OK)
 			return rc;
 	}
