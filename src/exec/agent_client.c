@@ -501,6 +501,15 @@ agent_pipe_open(struct agent_conn *c, int *w)
 		return YX_E_IO;
 	}
 	(void)fcntl(p[0], F_SETPIPE_SZ, AGENT_PIPE_SIZE);
+	/*
+	 * A primed shell in the sandbox opens the write end anew, through
+	 * /proc/<handler>/fd/N (docs/agent.md "Primed shells"), and a pipe is
+	 * 0600 and the worker's: let others write. Only a process that holds
+	 * an end, and whose /proc entry the opener may ptrace, offers that
+	 * path: in the sandbox, its own processes (which hold the write end
+	 * anyway); here, the worker, which only the service's uid may trace.
+	 */
+	(void)fchmod(p[1], S_IRUSR | S_IWUSR | S_IWGRP | S_IWOTH);
 	c->pipefd = p[0];
 	*w = p[1];
 	return YX_OK;

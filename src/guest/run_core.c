@@ -165,6 +165,53 @@ run_vfork(const struct run_args *a, int w, pid_t parent)
 	return pid;
 }
 
+/*
+ * The primed shell's child (run_prime): own group, death with the parent,
+ * default signals, stdin the script pipe, 1 and 2 on /dev/null, the
+ * acknowledgement pipe on RUN_PRIME_ACK_FD, the directory dirfd. Never
+ * returns.
+ */
+static void __attribute__((noreturn))
+run_prime_child(const struct run_prime_args *a, pid_t parent)
+{
+	static char *const	argv[] = { "/bin/sh", "-s", NULL };
+	int			null;
+
+	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1 ||
+	    run_child_setup(null, a->script) == -1 || getppid() != parent ||
+	    dup2(a->ack, RUN_PRIME_ACK_FD) == -1 || fchdir(a->dirfd) == -1)
+		_exit(RUN_STATUS_USAGE);
+	execve(argv[0], argv, a->envp);
+	_exit(RUN_STATUS_NOEXEC);
+}
+
+static pid_t __attribute__((noinline))
+run_prime_vfork(const struct run_prime_args *a, pid_t parent)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		run_prime_child(a, parent);
+	return pid;
+}
+
+int
+run_prime(struct run_cmd *c, const struct run_prime_args *a)
+{
+	pid_t pid;
+
+	c->rfd = c->pidfd = -1;
+	if (a->script <= 2 || a->ack <= 2 || a->ack == RUN_PRIME_ACK_FD ||
+	    a->script == RUN_PRIME_ACK_FD)
+		return EINVAL;	/* each must survive the child's dup2()s */
+	pid = run_prime_vfork(a, getpid());
+	if (pid == -1)
+		return errno;
+	c->pid = pid;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return 0;
+}
+
 /* Reap pid; its shell-style status. */
 static int
 run_reap(pid_t pid)

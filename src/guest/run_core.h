@@ -88,6 +88,27 @@ struct run_args {
  */
 int		run_spawn(struct run_cmd *c, const struct run_args *a, int out);
 
+/*
+ * A primed shell (yuxi-agent's fast path, docs/agent.md "Primed shells"):
+ * "/bin/sh -s" started before its command is known, with envp, in the
+ * directory dirfd, in its own group like any command, stdin the read end
+ * script (the command arrives there, with a prefix that moves stdin to
+ * /dev/null and stdout+stderr to the host's pipe), stdout and stderr on
+ * /dev/null meanwhile, and the pipe ack's write end on RUN_PRIME_ACK_FD
+ * (the prefix writes one byte there before the command's first word, then
+ * closes it). script and ack: O_CLOEXEC, > 2, not RUN_PRIME_ACK_FD; the
+ * caller closes its copies. Fills c->pid and c->pidfd (c->rfd -1). 0 or
+ * an errno. A child that cannot set up exits 125, one that cannot exec
+ * the shell 126: either way it never acknowledges.
+ */
+#define RUN_PRIME_ACK_FD	9
+struct run_prime_args {
+	char *const	*envp;
+	int		 dirfd;
+	int		 script;
+	int		 ack;
+};
+int		run_prime(struct run_cmd *c, const struct run_prime_args *a);
 /* Supervise until the end (see above); the status or RUN_BROKEN. Closes
  * c->rfd and c->pidfd and reaps the main process. */
 int		run_supervise(struct run_cmd *c);

@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "guest/agent_keeper.h"
+#include "guest/agent_prime.h"
 #include "guest/agent_proto.h"
 #include "guest/agent_scm.h"
 #include "guest/relay.h"
@@ -316,12 +317,20 @@ agent_record(char *rec, pid_t pgid)
 		(void)mknodat(agent_dirfd, rec, S_IFREG | 0600, 0);
 }
 
-/* A handler's end: drop the record (its group is dead or never ran). */
-static void __attribute__((noreturn))
-agent_exit(const char *rec, int code)
+/* Drop the record (its group is dead or never ran). */
+static void
+agent_unrecord(char *rec)
 {
 	if (agent_dirfd != -1 && rec[0] != '\0')
 		(void)unlinkat(agent_dirfd, rec, 0);
+	rec[0] = '\0';
+}
+
+/* A handler's end: drop the record. */
+static void __attribute__((noreturn))
+agent_exit(char *rec, int code)
+{
+	agent_unrecord(rec);
 	_exit(code);
 }
 
@@ -380,6 +389,7 @@ agent_handle(int conn)
 	struct run_cmd		 c;
 	unsigned char		 x[4];
 	char			 rec[64] = "";
+	pid_t			 pid;
 	int			 st;
 
 	rq.out = -1;
@@ -387,6 +397,8 @@ agent_handle(int conn)
 		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "bad request", 11);
 		_exit(1);
 	}
+	if (rq.alive != NULL || rq.background)
+		prime_drop();
 	if (rq.alive != NULL)
 		agent_alive(conn, rq.alive);
 	rq.args.cwd = rq.cwd;
@@ -396,19 +408,30 @@ agent_handle(int conn)
 	if (rq.background)
 		agent_background(conn, &rq);
 	memset(&c, 0, sizeof(c));
-	if (run_spawn(&c, &rq.args, rq.out) != 0) {
-		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "cannot start", 12);
-		_exit(1);
-	}
-	close(rq.out);		/* the command holds it; the host reads it */
-	agent_record(rec, c.pid);
 	c.deadline_ms = rq.timeout > 0 ? yx_mono_ms() + rq.timeout * 1000 : 0;
+	/* the primed shell, when it fits (agent_prime.h), else a spawn */
+	if ((pid = prime_fits(rq.cwd, rq.argv, rq.nargv, rq.env, rq.nenv)) > 0) {
+		agent_record(rec, pid);
+		if (prime_run(&c, rq.argv[2], &rq.out, conn, c.deadline_ms) == 0)
+			agent_unrecord(rec);
+	}
+	if (c.pid <= 0) {
+		if (run_spawn(&c, &rq.args, rq.out) != 0) {
+			(void)agent_send_small(conn, YX_AGENT_T_FAIL, "cannot start", 12);
+			_exit(1);
+		}
+		close(rq.out);	/* the command holds it; the host reads it */
+		rq.out = -1;
+		agent_record(rec, c.pid);
+	}
 	c.watch_fd = conn;
 	c.watch_events = POLLIN | POLLRDHUP;
 	c.on_watch = agent_on_host;
 	if (agent_send_small(conn, YX_AGENT_T_STARTED, NULL, 0) == -1)
 		c.deadline_ms = 1;	/* the host is gone: kill and reap */
 	st = run_supervise(&c);
+	if (rq.out != -1)	/* a primed shell that never said it started */
+		close(rq.out);
 	if (st < 0 || c.deadline_ms == 1)
 		agent_exit(rec, 1);
 	x[0] = (unsigned char)(st >> 24);
@@ -549,6 +572,7 @@ agent_spare(int lfd, int notify, pid_t daemon)
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)signal(SIGCHLD, SIG_DFL);
+	prime_start();		/* a shell for the next "/bin/sh -c" */
 	while (conn == -1) {
 		pfd.fd = lfd;
 		pfd.events = POLLIN;
@@ -613,6 +637,7 @@ agent_serve(int lfd)
 
 	for (i = 0; i < AGENT_SPARES; i++)
 		sp[i] = -1;
+	prime_init();
 	(void)signal(SIGCHLD, SIG_DFL);
 	run_init();		/* as a handler will have them (agent_spare) */
 	sigemptyset(&chld);
