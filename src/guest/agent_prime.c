@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -47,6 +49,7 @@ struct prime_key {
 };
 
 static struct prime_key	*prime_shared;	/* MAP_SHARED, or NULL */
+static int		 prime_event = -1;	/* an eventfd: a key was published */
 
 /* This process's primed shell; c.pid -1: none. */
 static struct {
@@ -70,6 +73,14 @@ prime_init(void)
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	prime_shared = p == MAP_FAILED ? NULL : p;
+	if (prime_shared != NULL)
+		prime_event = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+int
+prime_wait_fd(void)
+{
+	return pr.c.pid == -1 ? prime_event : -1;
 }
 
 static void
@@ -129,6 +140,8 @@ prime_publish(const char *k, size_t n)
 	s->len = n;
 	__atomic_fetch_add(&s->seq, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+	if (prime_event != -1)	/* wake the spares that have no shell */
+		(void)!write(prime_event, &(uint64_t){ 1 }, sizeof(uint64_t));
 }
 
 /* Copy the shared key into pr.key. 1, or 0 when there is none to have. */

@@ -37,6 +37,11 @@ void	prime_init(void);
  * the last published key, if there is one. Failures leave none. */
 void	prime_start(void);
 
+/* What a spare without a primed shell also waits on (readable once a key
+ * is published: then prime_start), or -1. The spares forked before the
+ * first command of a sandbox thus get their shells after it. */
+int	prime_wait_fd(void);
+
 /*
  * A request came (cwd may be NULL). When it is "/bin/sh -c CMD", publish
  * its directory and environment for the next spares. Returns the primed

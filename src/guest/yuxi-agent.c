@@ -558,7 +558,7 @@ agent_listen(const char *path)
 static void __attribute__((noreturn))
 agent_spare(int lfd, int notify, pid_t daemon)
 {
-	struct pollfd	pfd;
+	struct pollfd	pfd[2];
 	sigset_t	none;
 	int		conn = -1;
 
@@ -573,10 +573,18 @@ agent_spare(int lfd, int notify, pid_t daemon)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)signal(SIGCHLD, SIG_DFL);
 	prime_start();		/* a shell for the next "/bin/sh -c" */
+	pfd[1].fd = prime_wait_fd();
 	while (conn == -1) {
-		pfd.fd = lfd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, -1) <= 0)
+		pfd[0].fd = lfd;
+		pfd[0].events = pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, 2, -1) <= 0)
+			continue;
+		if (pfd[1].revents != 0) {	/* once: the first key came */
+			prime_start();
+			pfd[1].fd = -1;
+		}
+		if (pfd[0].revents == 0)
 			continue;
 		/* lfd is non-blocking: the other spare may have taken it */
 		if ((conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) == -1 &&

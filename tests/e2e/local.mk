@@ -9,7 +9,8 @@ EXTRA_DIST += tests/e2e/run-e2e.sh tests/e2e/conftest.py \
 	tests/e2e/test_quota.py tests/e2e/test_limits.py tests/e2e/test_observe.py \
 	tests/e2e/test_pool.py tests/e2e/test_pool_killloop.py \
 	tests/e2e/test_nginx_conf.py tests/e2e/test_recipes.py tests/e2e/test_site.py \
-	tests/e2e/test_profiles.py tests/e2e/test_network.py examples/egress-hosts \
+	tests/e2e/test_profiles.py tests/e2e/test_network.py tests/e2e/test_primed.py \
+	examples/egress-hosts \
 	nginx/dev.conf.in nginx/yuxi-sandbox.conf scripts/run-service.sh docs/nginx.md \
 	examples/agents.json examples/skills/python-basics/SKILL.md \
 	examples/skills/python-basics/csv_summary.py examples/skills/shell-tips/SKILL.md
