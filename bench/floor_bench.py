@@ -26,8 +26,14 @@ median is quoted; req/s and ms are medians over rounds / samples. Any
 non-2xx answer or socket error makes the script fail. Also printed: the
 worker's own time per route (request log dur_ms) and the load average.
 
+With DOCKER_EXEC=1 the exec block is a run "beside docker exec
+contenders": each pair becomes a triple with `docker exec <the thread's
+container> /bin/sh -c 'echo hi'` (timed and shown, shuffled in with the
+other two), so that dockerd's and containerd's work after each exec
+competes with the two measured paths, as in bench/http_exec_bench.py.
+
 usage: bench/floor_bench.py BUILD_DIR [SECONDS [ROUNDS [EXECS]]]  (default 5 5 60)
-environment: CONNS (default 32), WORKERS (default 4)
+environment: CONNS (default 32), WORKERS (default 4), DOCKER_EXEC (default 0)
 """
 import http.client
 import json
@@ -144,6 +150,20 @@ def main():
             assert r.returncode == 0 and r.stdout == b"hi\n"
             return dt
 
+        contenders = [("echo", echo), ("spawn", spawn)]
+        if os.environ.get("DOCKER_EXEC", "0") == "1":
+            cid = subprocess.run(["docker", "ps", "-q", "--filter", "name=" + s.prefix],
+                                 capture_output=True, text=True, timeout=60).stdout.split()
+            assert len(cid) == 1, cid
+
+            def dexec():
+                t0 = time.perf_counter()
+                r = subprocess.run(["docker", "exec", cid[0], "/bin/sh", "-c", "echo hi"],
+                                   stdout=subprocess.PIPE)
+                dt = (time.perf_counter() - t0) * 1000
+                assert r.returncode == 0 and r.stdout == b"hi\n"
+                return dt
+            contenders.append(("docker", dexec))
         for _ in range(5):	# the sandbox starts; the agent answers
             echo()
             spawn()
@@ -152,7 +172,7 @@ def main():
             run_wrk(s.origin + s.url_prefix + paths[t] if t != "static" else
                     s.origin + "/", 1, conns, s.token)
         wrk_res = {t: [] for t in WRK}
-        ex = {"echo": [], "spawn": []}
+        ex = {"echo": [], "spawn": [], "docker": []}
         ratio_echo = []
         for _ in range(rounds):
             order = list(WRK) + ["exec"]
@@ -165,14 +185,15 @@ def main():
                     conn.close()
                     echo()
                     server_ms.pop()
-                    e, h = [], []
+                    got = {k: [] for k, _ in contenders}
                     for _ in range(execs):
-                        pair = [("echo", echo), ("spawn", spawn)]
+                        pair = list(contenders)
                         random.shuffle(pair)
                         for k, fn in pair:
-                            (e if k == "echo" else h).append(fn())
-                    ex["echo"] += e
-                    ex["spawn"] += h
+                            got[k].append(fn())
+                    e, h = got["echo"], got["spawn"]
+                    for k in got:
+                        ex[k] += got[k]
                     ratio_echo.append(statistics.median(e) / statistics.median(h))
                     continue
                 url = s.origin + (s.url_prefix + paths[t] if t != "static" else "/")
@@ -211,10 +232,11 @@ def main():
         return statistics.median(x[0] / y[0] for x, y in zip(wrk_res[a], wrk_res[b]))
 
     print("%s, wrk 2 threads, %d connections, %d s per target, %d rounds (targets and "
-          "the exec block shuffled per round), %d `echo hi` / spawn pairs per round, "
+          "the exec block shuffled per round), %d `echo hi` / spawn %s per round, "
           "YUXI_WORKERS=%d, image `%s`. Reply sizes: static page %d B, tree %d B, "
           "file %d B, thread %d B. Load average (1/5/15 min) before and after each "
           "round: %s.\n" % (time.strftime("%Y-%m-%d %H:%M"), conns, secs, rounds, execs,
+                            "/ `docker exec` triples" if ex["docker"] else "pairs",
                             workers, IMAGE, size["static"], size["tree"], size["file"],
                             size["thread"], "; ".join(load)))
     print("| target | req/s (median) | p50 ms | p99 ms | ÷ `/healthz` (per round) "
@@ -239,6 +261,11 @@ def main():
               statistics.median(e) / statistics.median(h), statistics.median(ratio_echo)))
     print("| `/bin/sh -c 'echo hi'` spawned on the host | %d | %.2f | %.2f | 1.00× |" % (
         len(h), statistics.median(h), pct(h, 95)))
+    d = ex["docker"]
+    if d:
+        print("| `docker exec` CLI, same command, same container (the contender) | %d | %.2f "
+              "| %.2f | %.2f× |" % (len(d), statistics.median(d), pct(d, 95),
+                                    statistics.median(d) / statistics.median(h)))
     print()
     print("Inside the worker (request log `dur_ms`, all requests of the run): " + "; ".join(
         "%s median %.2f ms, p99 %.2f ms (n=%d)" % (t, m, p, n)

@@ -15,7 +15,9 @@ primes; skipped when that image is not built):
 - a first line that does not parse is reported once, as the spawned shell
   reports it; a command runs once; a heredoc, a timeout (the whole group
   killed), 1 MiB of output and a background job killed at the end behave
-  as when spawned.
+  as when spawned;
+- the host's pipe, writable by others so that a primed shell can reopen
+  it, cannot be opened for reading from the sandbox.
 
 The command path policy is off in this instance so that the probes may
 read /proc.
@@ -144,3 +146,13 @@ def test_heredoc_timeout_output_and_jobs_as_spawned(svc, tid):
     assert j["exit_code"] == 0
     j = settled(svc, tid, "kill -0 $(cat job.pid) 2>/dev/null && echo alive || echo gone")
     assert j["output"] == "gone\n"
+
+
+def test_the_sandbox_cannot_open_the_hosts_pipe_for_reading(svc, tid):
+    for pad in ("", PAD):
+        j = settled(svc, tid, "(exec 3</proc/$$/fd/1) && echo opened; "
+                    "(exec 3<>/proc/$$/fd/1) && echo opened; "
+                    "echo x >/proc/$$/fd/1 && echo wrote" + pad)
+        assert "opened" not in j["output"], j
+        assert j["output"].count("Permission denied") == 2, j
+        assert j["output"].endswith("x\nwrote\n"), j
