@@ -30,10 +30,15 @@ With DOCKER_EXEC=1 the exec block is a run "beside docker exec
 contenders": each pair becomes a triple with `docker exec <the thread's
 container> /bin/sh -c 'echo hi'` (timed and shown, shuffled in with the
 other two), so that dockerd's and containerd's work after each exec
-competes with the two measured paths, as in bench/http_exec_bench.py.
+competes with the two measured paths. As in bench/http_exec_bench.py,
+SETTLE seconds (default 0.03) pass between the contenders of a triple, so
+that the work the engine does after a `docker exec` has returned (its
+clean-up in dockerd and containerd) is not charged to whichever comes
+next.
 
 usage: bench/floor_bench.py BUILD_DIR [SECONDS [ROUNDS [EXECS]]]  (default 5 5 60)
-environment: CONNS (default 32), WORKERS (default 4), DOCKER_EXEC (default 0)
+environment: CONNS (default 32), WORKERS (default 4), DOCKER_EXEC (default 0),
+SETTLE (default 0.03, with DOCKER_EXEC=1)
 """
 import http.client
 import json
@@ -150,6 +155,9 @@ def main():
             assert r.returncode == 0 and r.stdout == b"hi\n"
             return dt
 
+        for _ in range(5):	# the sandbox starts; the agent answers
+            echo()
+            spawn()
         contenders = [("echo", echo), ("spawn", spawn)]
         if os.environ.get("DOCKER_EXEC", "0") == "1":
             cid = subprocess.run(["docker", "ps", "-q", "--filter", "name=" + s.prefix],
@@ -164,9 +172,7 @@ def main():
                 assert r.returncode == 0 and r.stdout == b"hi\n"
                 return dt
             contenders.append(("docker", dexec))
-        for _ in range(5):	# the sandbox starts; the agent answers
-            echo()
-            spawn()
+        settle = float(os.environ.get("SETTLE", "0.03")) if len(contenders) == 3 else 0
         server_ms.clear()
         for t in WRK:		# every wrk target answers 2xx before the timing
             run_wrk(s.origin + s.url_prefix + paths[t] if t != "static" else
@@ -191,6 +197,8 @@ def main():
                         random.shuffle(pair)
                         for k, fn in pair:
                             got[k].append(fn())
+                            if settle:
+                                time.sleep(settle)
                     e, h = got["echo"], got["spawn"]
                     for k in got:
                         ex[k] += got[k]

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -31,7 +32,9 @@
 
 #define RUN_BUFSZ	65536
 #define RUN_DRAIN_MAX	32	/* reads after the exit: 2 MiB > any pipe */
-#define RUN_TICK_MS	50	/* exit polling without a pidfd */
+#define RUN_TICK_MS	50	/* exit polling without a pidfd... */
+#define RUN_CHLD_TICK_MS 1000	/* ... or, with a SIGCHLD signalfd, only
+				 * as a safety net */
 
 static char		run_buf[RUN_BUFSZ];
 static sigset_t		run_ign;		/* see run_init */
@@ -301,20 +304,84 @@ run_drain(struct run_cmd *c)
 	return 0;
 }
 
+static void
+run_chld_noop(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Without a pidfd (gVisor has no pidfd_open): a signalfd for SIGCHLD, so
+ * that the exit wakes the supervisor at once rather than at its next
+ * RUN_TICK_MS. SIGCHLD is blocked while it lives, and has a handler that
+ * does nothing (a signal whose action is to ignore it, SIGCHLD's default,
+ * may be discarded when it comes); an exit before the block is seen by the
+ * waitid() of the loop's first turn, which does not wait. A child
+ * spawned meanwhile sets its own mask, and exec resets the handler. The fd
+ * or -1; run_chld_close() restores both.
+ */
+static int
+run_chld_open(sigset_t *old, struct sigaction *oact)
+{
+	struct sigaction	sa;
+	sigset_t		s;
+	int			fd;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGCHLD);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = run_chld_noop;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigprocmask(SIG_BLOCK, &s, old) == -1)
+		return -1;
+	if (sigaction(SIGCHLD, &sa, oact) == -1) {
+		(void)sigprocmask(SIG_SETMASK, old, NULL);
+		return -1;
+	}
+	if ((fd = signalfd(-1, &s, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
+		(void)sigaction(SIGCHLD, oact, NULL);
+		(void)sigprocmask(SIG_SETMASK, old, NULL);
+	}
+	return fd;
+}
+
+static void
+run_chld_close(int fd, const sigset_t *old, const struct sigaction *oact)
+{
+	close(fd);
+	(void)sigaction(SIGCHLD, oact, NULL);
+	(void)sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+static void
+run_chld_drain(int fd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(fd, &si, sizeof(si)) > 0)
+		;
+}
+
 int
 run_supervise(struct run_cmd *c)
 {
 	struct pollfd	pfd[3];
 	long long	left;
+	struct sigaction oact;
+	sigset_t	mask;
 	ssize_t		r;
-	int		n, ms, st;
+	int		n, ms, st, chld = -1, tick, first = 1;
 
+	if (c->pidfd == -1)
+		chld = run_chld_open(&mask, &oact);
+	tick = chld != -1 ? RUN_CHLD_TICK_MS : RUN_TICK_MS;
 	for (;;) {
 		pfd[0].fd = c->rfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = c->watch_fd;
 		pfd[1].events = c->watch_events;
-		pfd[2].fd = c->pidfd;
+		pfd[2].fd = c->pidfd != -1 ? c->pidfd : chld;
 		pfd[2].events = POLLIN;
 		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
 		ms = -1;
@@ -325,8 +392,11 @@ run_supervise(struct run_cmd *c)
 			}
 			ms = left > INT_MAX ? INT_MAX : (int)left;
 		}
-		if (c->pidfd == -1 && (ms == -1 || ms > RUN_TICK_MS))
-			ms = RUN_TICK_MS;
+		if (c->pidfd == -1 && (ms == -1 || ms > tick))
+			ms = tick;
+		if (chld != -1 && first)
+			ms = 0;	/* an exit before the block sent no signal */
+		first = 0;
 		if ((n = poll(pfd, 3, ms)) == -1 && errno != EINTR) {
 			st = RUN_BROKEN;
 			goto kill;
@@ -345,7 +415,10 @@ run_supervise(struct run_cmd *c)
 				goto kill;
 			}
 		}
-		if (pfd[2].revents != 0 || (c->pidfd == -1 && run_exited(c->pid))) {
+		if (chld != -1 && pfd[2].revents != 0)
+			run_chld_drain(chld);
+		if ((c->pidfd != -1 && pfd[2].revents != 0) ||
+		    (c->pidfd == -1 && run_exited(c->pid))) {
 			/* kill first so that no writer keeps the drain busy */
 			(void)kill(-c->pid, SIGKILL);
 			if (c->rfd != -1 && run_drain(c) == RUN_BROKEN) {
@@ -366,5 +439,7 @@ out:
 	if (c->pidfd != -1)
 		close(c->pidfd);
 	c->rfd = c->pidfd = -1;
+	if (chld != -1)
+		run_chld_close(chld, &mask, &oact);
 	return st;
 }
