@@ -50,6 +50,7 @@
 #define YUXI_PRIV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "yuxi/config.h"
@@ -119,6 +120,19 @@ int	yx_priv_usage(const char *name, struct yx_priv_usage *u,
 #define YX_PRIV_POOL_DIR	"pool"
 #define YX_PRIV_BOX_PREFIX	"pool-"
 #define YX_PRIV_BOX_HEX		16
+#define YX_PRIV_BOX_UID		"uid"	/* <box>/uid: the box's own uid */
+#define YX_PRIV_UID_MAX		((1u << 31) - 1)
+
+/* Are the n bytes at s a box name? */
+bool	yx_priv_box_name(const char *s, size_t n);
+/*
+ * A box's uid file, open as fd: "<uid>\n" (the newline optional), uid in
+ * 1..YX_PRIV_UID_MAX. YX_OK with *uid; YX_E_BAD_REQUEST for anything else;
+ * errno-mapped when it cannot be read. Written by yx_priv_uid_write.
+ */
+int	yx_priv_uid_read(int fd, unsigned *uid);
+/* Create <dirfd>/uid for uid (0644, O_EXCL, not following a symlink). */
+int	yx_priv_uid_write(int dirfd, unsigned uid);
 
 /* Bind thread_id's user-data on <box>/user-data (YX_E_BUSY when something
  * is mounted there already). */

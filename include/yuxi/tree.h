@@ -34,5 +34,8 @@ int	yx_tree_remove_until(int dirfd, const char *name, int64_t deadline);
 
 /* A random hidden name "<prefix><16 hex>" into buf (len >= prefix + 17). */
 void	yx_hidden_name(char *buf, size_t len, const char *prefix);
+/* Write len bytes into a new file name of dirfd (0644, O_EXCL, not
+ * following a symlink). YX_OK or errno-mapped. */
+int	yx_file_put(int dirfd, const char *name, const void *data, size_t len);
 
 #endif /* YUXI_TREE_H */

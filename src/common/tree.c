@@ -191,3 +191,19 @@ yx_tree_remove(int dirfd, const char *name)
 {
 	return yx_tree_remove_until(dirfd, name, 0);
 }
+
+int
+yx_file_put(int dirfd, const char *name, const void *data, size_t len)
+{
+	int	fd, rc = YX_OK;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd == -1)
+		return yx_err_from_errno(errno);
+	errno = 0;
+	if (write(fd, data, len) != (ssize_t)len)
+		rc = yx_err_from_errno(errno != 0 ? errno : EIO);
+	close(fd);
+	return rc;
+}

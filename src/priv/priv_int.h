@@ -28,7 +28,7 @@
 /* Bounds the helper enforces (the configuration's, checked again). */
 #define PRIV_IMAGE_MIN	YX_DISK_QUOTA_MIN
 #define PRIV_IMAGE_MAX	YX_DISK_QUOTA_MAX
-#define PRIV_UID_MAX	((1u << 31) - 1)
+#define PRIV_UID_MAX	YX_PRIV_UID_MAX
 
 enum priv_op {
 	PRIV_CREATE_IMAGE = 1,

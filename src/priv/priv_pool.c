@@ -41,17 +41,11 @@
 #define POOL_USERDATA	"user-data"
 #define POOL_SKILLS	"skills"
 #define POOL_RUN	"run"
-#define POOL_UID	"uid"	/* the box's own uid, when it has one */
 
 bool
 priv_box_name_valid(const char *name)
 {
-	size_t n = strnlen(name, PRIV_NAME_MAX + 1);
-
-	return n == strlen(YX_PRIV_BOX_PREFIX) + YX_PRIV_BOX_HEX &&
-	    strncmp(name, YX_PRIV_BOX_PREFIX, strlen(YX_PRIV_BOX_PREFIX)) == 0 &&
-	    strspn(name + strlen(YX_PRIV_BOX_PREFIX), "0123456789abcdef") ==
-	    YX_PRIV_BOX_HEX;
+	return yx_priv_box_name(name, strnlen(name, PRIV_NAME_MAX + 1));
 }
 
 bool
@@ -112,31 +106,19 @@ static int
 pool_box_uid(int bfd, unsigned *uid, struct yx_errctx *e)
 {
 	struct stat	st;
-	char		buf[16], *end;
-	unsigned long	v;
-	ssize_t		n;
 	int		fd, rc = YX_OK;
 
 	*uid = 0;
-	if ((fd = priv_openat(bfd, POOL_UID, O_RDONLY | O_NONBLOCK, 0, false)) ==
+	if ((fd = priv_openat(bfd, YX_PRIV_BOX_UID, O_RDONLY | O_NONBLOCK, 0, false)) ==
 	    -1)	/* a symlink there: ELOOP, refused */
 		return errno == ENOENT ? YX_OK :
 					 yx_fail(e, errno == ELOOP ? YX_E_BAD_REQUEST : yx_err_from_errno(errno),
 					     "box uid: %s", strerror(errno));
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 022) != 0 ||
-	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+	    st.st_uid != geteuid() || (st.st_mode & 022) != 0)
 		rc = yx_fail(e, YX_E_BAD_REQUEST, "box uid file");
-	else {
-		buf[n] = '\0';
-		errno = 0;
-		v = strtoul(buf, &end, 10);
-		if (errno != 0 || end == buf || (*end != '\n' && *end != '\0') ||
-		    v == 0 || v > PRIV_UID_MAX)
-			rc = yx_fail(e, YX_E_BAD_REQUEST, "box uid");
-		else
-			*uid = (unsigned)v;
-	}
+	else if (yx_priv_uid_read(fd, uid) != YX_OK)
+		rc = yx_fail(e, YX_E_BAD_REQUEST, "box uid");
 	close(fd);
 	return rc;
 }

@@ -25,11 +25,7 @@
 bool
 yx_provider_is_box(const char *sid)
 {
-	size_t n = strlen(YX_PRIV_BOX_PREFIX);
-
-	return sid != NULL && strncmp(sid, YX_PRIV_BOX_PREFIX, n) == 0 &&
-	    strlen(sid) == n + YX_PRIV_BOX_HEX &&
-	    strspn(sid + n, "0123456789abcdef") == YX_PRIV_BOX_HEX;
+	return sid != NULL && yx_priv_box_name(sid, strlen(sid));
 }
 
 bool
@@ -71,22 +67,17 @@ yx_prov_pool_dir(const struct yx_provider *p, const char *sub)
 static unsigned
 box_uid(const struct yx_provider *p, const char *box)
 {
-	char		path[YX_CFG_PATH + 64], buf[16];
-	unsigned long	v;
-	ssize_t		n;
+	char		path[YX_CFG_PATH + 64];
+	unsigned	uid = 0;
 	int		fd;
 
-	snprintf(path, sizeof(path), "%s/%s/%s/uid", p->cfg->saves_dir,
-	    YX_PRIV_POOL_DIR, box);
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", p->cfg->saves_dir,
+	    YX_PRIV_POOL_DIR, box, YX_PRIV_BOX_UID);
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) == -1)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	(void)yx_priv_uid_read(fd, &uid);
 	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	v = strtoul(buf, NULL, 10);
-	return v > 0 && v <= UINT_MAX ? (unsigned)v : 0;
+	return uid;
 }
 
 int

@@ -95,22 +95,6 @@ pool_claim(struct yx_provider *p, const struct yx_pool_spec *ps,
 	return f;
 }
 
-/* Write "<uid>\n" into a new file "uid" of bfd (0644). 0 or -1. */
-static int
-pool_put_uid(int bfd, unsigned uid)
-{
-	char	buf[16];
-	int	fd, n, r = 0;
-
-	n = snprintf(buf, sizeof(buf), "%u\n", uid);
-	if ((fd = openat(bfd, "uid", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) == -1)
-		return -1;
-	if (write(fd, buf, (size_t)n) != n)
-		r = -1;
-	close(fd);
-	return r;
-}
-
 /*
  * The box's directories: pool/<box>/{user-data,skills} (ours, 0755) and
  * boxrun/<box> (the sandbox user's, 0700). With a uid range the box claims
@@ -136,7 +120,7 @@ pool_mkdirs(struct yx_provider *p, const struct yx_pool_spec *ps,
 	else if (rc != YX_E_NOT_FOUND)	/* a range, but no uid of it */
 		goto done;
 	rc = YX_E_IO;
-	if ((*own_uid != 0 && pool_put_uid(bfd, *own_uid) == -1) ||
+	if ((*own_uid != 0 && yx_priv_uid_write(bfd, *own_uid) != YX_OK) ||
 	    mkdirat(bfd, "user-data", 0755) == -1 ||
 	    mkdirat(bfd, "skills", 0755) == -1 ||
 	    (*own_uid != 0 && yx_thread_etc_write(bfd, *uid, *gid) != YX_OK))

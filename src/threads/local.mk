@@ -2,4 +2,5 @@
 # src/threads: the thread store (records, ownership, safe removal).
 libyuxi_a_SOURCES += include/yuxi/threads.h src/threads/threads.c \
 	src/threads/threads_limit.c \
-	src/threads/threads_int.h src/threads/threads_disk.c
+	src/threads/threads_int.h src/threads/threads_disk.c \
+	src/threads/threads_uids.c
