@@ -77,6 +77,7 @@ struct agent_conn {
 	char		*buf;		/* YX_AGENT_OUT_MAX bytes */
 	int64_t		 deadline;
 	int64_t		 tick_at;	/* next xr->on_tick */
+	bool		 reopen;	/* others may open the pipe (own uid) */
 };
 
 /* What makes a request a background process's (yx_agent_spawn). */
@@ -504,12 +505,16 @@ agent_pipe_open(struct agent_conn *c, int *w)
 	/*
 	 * A primed shell in the sandbox opens the write end anew, through
 	 * /proc/<handler>/fd/N (docs/agent.md "Primed shells"), and a pipe is
-	 * 0600 and the worker's: let others write. Only a process that holds
-	 * an end, and whose /proc entry the opener may ptrace, offers that
-	 * path: in the sandbox, its own processes (which hold the write end
-	 * anyway); here, the worker, which only the service's uid may trace.
+	 * 0600 and the worker's: let others write, when the sandbox has a uid
+	 * of its own. Only a process that holds an end, and whose /proc entry
+	 * the opener may trace, offers that path: the sandbox's own processes
+	 * (which hold the write end anyway), and on the host, the worker
+	 * (only the service's uid may trace it). A sandbox of the shared user
+	 * (no uid range) keeps 0600: that uid may be a host account's, which
+	 * could then write into any such sandbox's output.
 	 */
-	(void)fchmod(p[1], S_IRUSR | S_IWUSR | S_IWGRP | S_IWOTH);
+	if (c->reopen)
+		(void)fchmod(p[1], S_IRUSR | S_IWUSR | S_IWOTH);
 	c->pipefd = p[0];
 	*w = p[1];
 	return YX_OK;
@@ -716,10 +721,11 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
     const struct yx_exec_req *xr, struct yx_exec_result *res,
     bool *started, struct yx_errctx *err)
 {
-	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
 	int64_t			t0 = yx_mono_ms();
 	int			limit, start_ms, grace_ms, code = -1, rc;
 
+	c.reopen = o != NULL && o->own_uid;
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
 	*started = false;
@@ -765,7 +771,7 @@ yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
     const struct yx_exec_req *xr, const char *id, size_t ring, bool *started,
     struct yx_errctx *err)
 {
-	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
 	struct agent_bg		bg = { id, ring };
 	int			rc;
 
@@ -827,7 +833,7 @@ agent_keeper_reply(struct agent_conn *c, yx_output_fn sink, void *arg,
 static bool
 agent_keeper_dead(int rundir_fd, unsigned uid, const char *id)
 {
-	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
 	struct yx_buf		req;
 	uint32_t		len;
 	bool			dead = false;
@@ -884,7 +890,7 @@ yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
     const char *payload, size_t len, int wait_ms, yx_output_fn sink,
     void *arg, char *status, struct yx_errctx *err)
 {
-	struct agent_conn	c = { -1, -1, false, NULL, 0, 0 };
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
 	unsigned char		h[2 * YX_AGENT_HDR + 4];
 	char			name[YX_AGENT_PROCID_MAX + 16];
 	int			rc;

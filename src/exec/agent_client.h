@@ -31,6 +31,10 @@
 struct yx_agent_opts {
 	int	start_wait_ms;	/* connect, request, until 'S' (default 3000) */
 	int	grace_ms;	/* host deadline past the command's timeout (5000) */
+	/* the sandbox runs as a uid of its own (the range): its command's
+	 * output pipe may be opened anew through /proc (primed shells,
+	 * docs/agent.md); false: only the descriptor passed writes to it */
+	bool	own_uid;
 };
 
 /*

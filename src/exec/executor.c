@@ -103,6 +103,7 @@ struct exec_bg {
 struct exec_run {
 	struct yx_broker	 broker;
 	unsigned		 uid, gid;	/* the thread's sandbox user */
+	bool			 own_uid;	/* uid is the thread's own (range) */
 	unsigned		 repaired;	/* layout folders made again */
 	char			 user[32];	/* "uid:gid" */
 	/* what its sandbox runs as: uid, or the own uid of the pool box
@@ -380,13 +381,16 @@ exec_agent_call(struct yx_executor *ex, const struct exec_run *run,
     const struct yx_exec_req *xr, struct yx_exec_result *res, bool *started,
     struct yx_errctx *err)
 {
+	struct yx_agent_opts o;
+
 	if (run->bg != NULL) {
 		memset(res, 0, sizeof(*res));
 		return yx_agent_spawn(run->rundir_fd, run->su, &ex->aopts, xr,
 		    run->bg->id, run->bg->ring, started, err);
 	}
-	return yx_agent_run(run->rundir_fd, run->su, &ex->aopts, xr, res,
-	    started, err);
+	o = ex->aopts;
+	o.own_uid = run->own_uid || run->su != run->uid;
+	return yx_agent_run(run->rundir_fd, run->su, &o, xr, res, started, err);
 }
 
 /*
@@ -1178,6 +1182,7 @@ exec_run_init(struct yx_executor *ex, const struct yx_exec_request *req,
 	yx_profile_apply(run->prof, ex->cfg, &run->eff);
 	exec_env_build(run);
 	run->uid = req->uid != 0 ? req->uid : ex->cfg->uid;
+	run->own_uid = req->own_uid;
 	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;
 	snprintf(run->user, sizeof(run->user), "%u:%u", run->uid, run->gid);
 	run->su = run->uid;

@@ -91,13 +91,17 @@ prime_close(int *fd)
 	*fd = -1;
 }
 
-void
-prime_drop(void)
+/* Kill and reap the primed shell, close its descriptors. Its wait status
+ * (that of its own exit when it had ended already), -1 without one. */
+static int
+prime_end(void)
 {
+	int st = -1;
+
 	if (pr.c.pid != -1) {
 		(void)kill(-pr.c.pid, SIGKILL);
 		(void)kill(pr.c.pid, SIGKILL);	/* if setpgid never ran */
-		while (waitpid(pr.c.pid, NULL, 0) == -1 && errno == EINTR)
+		while (waitpid(pr.c.pid, &st, 0) == -1 && errno == EINTR)
 			;
 		pr.c.pid = -1;
 	}
@@ -105,6 +109,13 @@ prime_drop(void)
 	prime_close(&pr.script);
 	prime_close(&pr.ack);
 	prime_close(&pr.dir);
+	return st;
+}
+
+void
+prime_drop(void)
+{
+	(void)prime_end();
 }
 
 /* "cwd\0env0\0env1\0..." into k; its length, 0 when it does not fit. */
@@ -216,6 +227,7 @@ prime_start(void)
 	pr.envp[i] = NULL;
 	if (p != end || pr.key[0] != '/' ||
 	    (pr.dir = open(pr.key, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (pr.dir = prime_high(pr.dir)) == -1 ||
 	    fstat(pr.dir, &pr.dir_st) == -1 || stat(PRIME_SHELL, &pr.sh_st) == -1 ||
 	    pipe2(s, O_CLOEXEC) == -1 || pipe2(k, O_CLOEXEC) == -1 ||
 	    (s[0] = prime_high(s[0])) == -1 || (k[1] = prime_high(k[1])) == -1)
@@ -239,6 +251,32 @@ fail:
 		prime_close(&k[i]);
 	}
 	prime_drop();
+}
+
+/*
+ * May cmd run in a primed shell? dash -s reads its script from descriptor
+ * 0: once the buffered script is used up it reads 0 again, so a shell whose
+ * stdin the command moved (`exec <file`) would run what that file holds.
+ * The buffer holds the whole command (one write), the prefix moves stdin to
+ * /dev/null (EOF: the shell ends after the command); only the command's
+ * own `exec` can move it again - written out, or through eval, a sourced
+ * file or a function: commands with any of these words are spawned.
+ */
+static int
+prime_cmd_ok(const char *cmd)
+{
+	static const char *const words[] = { "exec", "eval", "source" };
+	const char	*p;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(cmd, words[i]) != NULL)
+			return 0;
+	for (p = strchr(cmd, '.'); p != NULL; p = strchr(p + 1, '.'))
+		if ((p == cmd || strchr(" \t\n;&|({`", p[-1]) != NULL) &&
+		    (p[1] == ' ' || p[1] == '\t'))
+			return 0;	/* the dot command */
+	return 1;
 }
 
 static int
@@ -270,7 +308,8 @@ prime_fits(const char *cwd, char *const *argv, size_t nargv,
 	/* the directory and the shell must be what they were when it started
 	 * (a mount over the workspace, a reinstalled shell) */
 	if (pr.c.pid == -1 || n == 0 || n != pr.len || memcmp(k, pr.key, n) != 0 ||
-	    strlen(argv[2]) > PRIME_CMD_MAX || stat(cwd, &st) == -1 ||
+	    strlen(argv[2]) > PRIME_CMD_MAX || !prime_cmd_ok(argv[2]) ||
+	    stat(cwd, &st) == -1 ||
 	    st.st_dev != pr.dir_st.st_dev || st.st_ino != pr.dir_st.st_ino ||
 	    stat(PRIME_SHELL, &st) == -1 || !prime_same_file(&st, &pr.sh_st)) {
 		prime_drop();
@@ -323,18 +362,31 @@ prime_run(struct run_cmd *c, const char *cmd, int *out, int conn,
     long long deadline)
 {
 	static char	script[PIPE_BUF];
+	struct stat	ps;
 	ssize_t		w;
-	int		n, r;
+	int		n, r, st;
+
+	/* the shell must be allowed to open the host's pipe anew: the host
+	 * lets others write to it only for a sandbox of its own uid */
+	if (fstat(*out, &ps) == -1 || !S_ISFIFO(ps.st_mode) ||
+	    ((ps.st_mode & S_IWOTH) == 0 &&
+		(ps.st_uid != geteuid() || (ps.st_mode & S_IWUSR) == 0))) {
+		prime_drop();
+		return 0;
+	}
 
 	/*
 	 * The prefix runs before any word of cmd, on the same line (line
 	 * numbers as with -c): stdin /dev/null, stdout and stderr a new open
 	 * of the host's pipe (our descriptor, through /proc), the byte, 9
 	 * closed, -s cleared ($- as with -c). The whole first line is parsed
-	 * before any of it runs: one that does not parse never acknowledges.
+	 * before any of it runs: one that does not parse never acknowledges
+	 * (dash exits 2). A redirection that fails exits 126, a byte that
+	 * cannot be written 125: neither runs anything of cmd.
 	 */
 	n = snprintf(script, sizeof(script),
-	    "exec </dev/null >/proc/%d/fd/%d 2>&1;echo >&%d;exec %d>&-;set +s;%s",
+	    "command exec </dev/null >/proc/%d/fd/%d 2>&1||exit 126;"
+	    "echo >&%d||exit 125;exec %d>&-;set +s;%s",
 	    (int)getpid(), *out, RUN_PRIME_ACK_FD, RUN_PRIME_ACK_FD, cmd);
 	if (n < 0 || (size_t)n >= sizeof(script) ||
 	    (w = write(pr.script, script, (size_t)n)) != n) {
@@ -344,9 +396,12 @@ prime_run(struct run_cmd *c, const char *cmd, int *out, int conn,
 	prime_close(&pr.script);	/* EOF after the command */
 	r = prime_ack(conn, deadline);
 	if (r == 0) {
-		if (prime_shared != NULL)
+		/* only the prefix's own failures count (a first line that does
+		 * not parse exits 2, a shell killed meanwhile by a signal) */
+		st = prime_end();
+		if (prime_shared != NULL && WIFEXITED(st) &&
+		    (WEXITSTATUS(st) == 125 || WEXITSTATUS(st) == 126))
 			__atomic_fetch_add(&prime_shared->fails, 1, __ATOMIC_RELAXED);
-		prime_drop();
 		return 0;
 	}
 	if (r == 1) {

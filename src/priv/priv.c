@@ -484,10 +484,14 @@ yx_priv_pool_unbind(const char *box, struct yx_errctx *err)
 bool
 yx_priv_box_name(const char *s, size_t n)
 {
-	size_t p = strlen(YX_PRIV_BOX_PREFIX);
+	size_t p = strlen(YX_PRIV_BOX_PREFIX), i;
 
-	return n == p + YX_PRIV_BOX_HEX && strncmp(s, YX_PRIV_BOX_PREFIX, p) == 0 &&
-	    strspn(s + p, "0123456789abcdef") == YX_PRIV_BOX_HEX;
+	if (n != p + YX_PRIV_BOX_HEX || memcmp(s, YX_PRIV_BOX_PREFIX, p) != 0)
+		return false;
+	for (i = p; i < n; i++)		/* never past s + n */
+		if ((s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f'))
+			return false;
+	return true;
 }
 
 int

@@ -326,7 +326,7 @@ static void
 run_fake(enum fake_mode m, int timeout_sec, struct fake_run *r)
 {
 	const char		*argv[] = { "/bin/echo", "hi", NULL };
-	struct yx_agent_opts	 o = { 500, 500 };
+	struct yx_agent_opts	 o = { 500, 500, false };
 	struct yx_exec_req	 xr;
 	int64_t			 t0 = yx_mono_ms();
 
