@@ -6,4 +6,5 @@ libyuxi_a_SOURCES += \
 	src/priv/priv.c \
 	src/priv/priv_helper.c \
 	src/priv/priv_disk.c \
-	src/priv/priv_pool.c
+	src/priv/priv_pool.c \
+	src/priv/priv_box.c

@@ -27,7 +27,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,7 +34,6 @@
 #include "yuxi/log.h"
 #include "yuxi/ident.h"
 #include "yuxi/sig.h"
-#include "yuxi/tree.h"
 #include "priv/priv_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -479,49 +477,4 @@ int
 yx_priv_pool_unbind(const char *box, struct yx_errctx *err)
 {
 	return priv_pool_call(PRIV_POOL_UNBIND, NULL, box, err);
-}
-
-bool
-yx_priv_box_name(const char *s, size_t n)
-{
-	size_t p = strlen(YX_PRIV_BOX_PREFIX), i;
-
-	if (n != p + YX_PRIV_BOX_HEX || memcmp(s, YX_PRIV_BOX_PREFIX, p) != 0)
-		return false;
-	for (i = p; i < n; i++)		/* never past s + n */
-		if ((s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f'))
-			return false;
-	return true;
-}
-
-int
-yx_priv_uid_read(int fd, unsigned *uid)
-{
-	char		buf[16], *end;
-	unsigned long	v;
-	ssize_t		n;
-
-	*uid = 0;
-	if ((n = read(fd, buf, sizeof(buf) - 1)) == -1)
-		return yx_err_from_errno(errno);
-	if (n == 0)
-		return YX_E_BAD_REQUEST;
-	buf[n] = '\0';
-	errno = 0;
-	v = strtoul(buf, &end, 10);
-	if (buf[0] < '0' || buf[0] > '9' || errno != 0 ||
-	    (*end != '\n' && *end != '\0') || (*end == '\n' && end[1] != '\0') ||
-	    v == 0 || v > YX_PRIV_UID_MAX)
-		return YX_E_BAD_REQUEST;
-	*uid = (unsigned)v;
-	return YX_OK;
-}
-
-int
-yx_priv_uid_write(int dirfd, unsigned uid)
-{
-	char	buf[16];
-	int	n = snprintf(buf, sizeof(buf), "%u\n", uid);
-
-	return yx_file_put(dirfd, YX_PRIV_BOX_UID, buf, (size_t)n);
 }

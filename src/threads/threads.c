@@ -17,10 +17,7 @@
 
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
-
-#include <linux/capability.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -87,24 +84,6 @@ thread_store_subdir(int sfd, const char *saves, const char *name, mode_t mode,
 		return yx_fail(err, yx_err_from_errno(errno), "cannot open %s/%s: %s",
 		    saves, name, strerror(errno));
 	return YX_OK;
-}
-
-/*
- * May this process give files to other uids (docs/design.md §8)? Root, or
- * a service user holding CAP_CHOWN in its effective set (the packaged
- * daemon: AmbientCapabilities in its unit).
- */
-bool
-threads_may_chown(void)
-{
-	struct __user_cap_header_struct	hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct	data[_LINUX_CAPABILITY_U32S_3];
-
-	if (geteuid() == 0)
-		return true;
-	if (syscall(SYS_capget, &hdr, data) == -1)
-		return false;
-	return (data[CAP_CHOWN / 32].effective & (1U << (CAP_CHOWN % 32))) != 0;
 }
 
 int
