@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: MIT
+"""The daemon under valgrind (memcheck): its master, workers and reaper run
+in valgrind, the real nginx in front, and a set of requests walks the
+worker paths valgrind 3.19 (Debian 12's) can follow; after a graceful stop
+every process's log must say 0 errors, counting definitely and indirectly
+lost blocks as errors (docs/security.md, "Results", item 7).
+
+- Followed: identity (401 without a token), routing (404, 405), JSON
+  bodies (400 for a bad one), the thread store (create, list, get, another
+  user's thread as 404, delete), the admin listings, /healthz, /readyz,
+  /metrics, the command path policy (a refused command), the audit and
+  request logs, the shared table, the reaper.
+- Not followed: valgrind 3.19 does not know openat2 (syscall 437; it
+  answers ENOSYS, warns, and the daemon refuses, with no fallback: the
+  broker and the executor's layout check only ever resolve with openat2),
+  so a command that reaches the sandbox and the file routes answer 500
+  here; their error paths are still checked. Their success paths are
+  covered by the ASan/UBSan build of the whole suite (.ci/run stage 2).
+  Any other syscall valgrind does not know fails the test (a new blind
+  spot is seen, not silently skipped).
+- The check is live: tests/e2e/vg_canary.c, run under the same options,
+  has a forked child that branches on uninitialised heap memory and loses
+  blocks; the same log check must flag that child and pass its parent.
+
+Skipped when the daemon is an ASan build (valgrind and ASan exclude each
+other): the ASan distcheck of .ci/run.
+"""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import IMAGE, SANDBOXD, Service, engine_up
+
+VALGRIND = shutil.which("valgrind")
+OPTS = ["--leak-check=full", "--show-leak-kinds=definite,indirect",
+        "--errors-for-leak-kinds=definite,indirect", "--num-callers=30"]
+# syscalls valgrind 3.19 does not know and the daemon makes: openat2
+KNOWN_UNHANDLED = {"437"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def asan_build(path):
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+pytestmark = [
+    pytest.mark.skipif(not engine_up(), reason="no engine"),
+    pytest.mark.skipif(os.path.exists(SANDBOXD) and asan_build(SANDBOXD),
+                       reason="ASan build: valgrind cannot run it (the ASan run checks it)"),
+]
+
+
+def need_valgrind():
+    assert VALGRIND is not None, "valgrind is not installed (scripts/setup.sh installs it)"
+
+
+def command(logdir, prog):
+    return [VALGRIND] + OPTS + ["--log-file=%s/vg.%%p" % logdir, prog]
+
+
+def reports(logdir):
+    """{pid: (errors or None when the log has no summary, unhandled syscalls, text)}"""
+    out = {}
+    for name in os.listdir(logdir):
+        m = re.fullmatch(r"vg\.(\d+)", name)
+        if not m:
+            continue
+        with open(os.path.join(logdir, name), errors="replace") as f:
+            text = f.read()
+        s = re.search(r"ERROR SUMMARY: (\d+) errors", text)
+        out[int(m.group(1))] = (int(s.group(1)) if s else None,
+                                set(re.findall(r"unhandled amd64-linux syscall: (\d+)", text)),
+                                text)
+    return out
+
+
+def problems(rep):
+    """What is wrong with one process's report ([] when clean)."""
+    errors, unhandled, text = rep
+    bad = []
+    if errors is None:
+        bad.append("no ERROR SUMMARY (killed before valgrind's exit report?)")
+    elif errors:
+        bad.append("%d errors:\n%s" % (errors, text[-6000:]))
+    if unhandled - KNOWN_UNHANDLED:
+        bad.append("syscalls valgrind does not follow: %s" % sorted(unhandled - KNOWN_UNHANDLED))
+    return bad
+
+
+@pytest.fixture
+def logdir():
+    d = tempfile.mkdtemp(prefix="yxvg-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_the_log_check_flags_a_forked_childs_errors(logdir):
+    need_valgrind()
+    cc = os.environ.get("CC", "cc").split()
+    prog = os.path.join(logdir, "vg_canary")
+    subprocess.run(cc + ["-g", "-O0", "-o", prog, os.path.join(HERE, "vg_canary.c")],
+                   check=True)
+    p = subprocess.run(command(logdir, prog), capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    reps = reports(logdir)
+    assert len(reps) == 2, sorted(reps)
+    parent, child = min(reps), max(reps)	# the child's pid is the later one
+    assert problems(reps[parent]) == [], reps[parent][2]
+    bad = problems(reps[child])
+    assert bad, reps[child][2]
+    text = reps[child][2]
+    assert "uninitialised value" in text and "definitely lost" in text, text
+
+
+def test_worker_paths_are_valgrind_clean(logdir):
+    need_valgrind()
+    wrap = os.path.join(logdir, "yuxi-sandboxd")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(command(logdir, SANDBOXD)))
+    os.chmod(wrap, 0o755)
+    s = Service(stem="qyxvg", binary=wrap,
+                overrides={"YUXI_WORKERS": "2", "YUXI_SANDBOX_IMAGE": IMAGE})
+    try:
+        s.start()
+        watched = s.worker_pids()	# the workers and the reaper
+        assert len(watched) >= 3, watched
+        seen = []
+
+        def req(who, method, path, want, **kw):
+            r = s.request(who, method, path, timeout=120, **kw)
+            assert r.status_code in want, (method, path, r.status_code, r.text)
+            seen.append((method, path, r.status_code))
+            return r
+
+        for _ in range(2):	# each worker answers some of them
+            req(None, "GET", "/healthz", {200})
+            req(None, "GET", "/readyz", {200, 503})
+            req(None, "GET", "/metrics", {200})
+            req(None, "GET", "/api/threads", {401})
+            req("alice", "GET", "/api/no/such/route", {404})
+            req("alice", "PUT", "/api/threads", {405})
+            req("alice", "POST", "/api/threads", {400}, data=b"{not json",
+                headers={"Content-Type": "application/json"})
+            req("alice", "POST", "/api/threads", {400}, json={"thread_id": "../x"})
+            tid = s.new_thread()
+            req("alice", "GET", "/api/threads", {200})
+            req("alice", "GET", "/api/threads/" + tid, {200})
+            req("bob", "GET", "/api/threads/" + tid, {404})
+            req("admin", "GET", "/api/admin/users", {200})
+            req("admin", "GET", "/api/admin/sandboxes", {200})
+            # the command path policy refuses before the sandbox is made
+            r = req("alice", "POST", "/api/execute", {200},
+                    json={"thread_id": tid, "command": "cat /etc/shadow"})
+            assert r.json().get("refused"), r.text
+            # openat2 (ENOSYS under valgrind 3.19): error paths, 500
+            req("alice", "POST", "/api/execute", {200, 500},
+                json={"thread_id": tid, "command": "echo hi"})
+            req("alice", "GET", "/api/viewer/filesystem/tree", {200, 500},
+                params={"thread_id": tid, "path": "/workspace"})
+            req("alice", "DELETE", "/api/threads/" + tid, {204})
+        assert s.halt() == 0, s.read_log()
+        reps = reports(logdir)
+        missing = [p for p in watched if p not in reps]
+        assert not missing, "no valgrind log for %s: %s" % (missing, sorted(reps))
+        bad = {pid: problems(rep) for pid, rep in reps.items() if problems(rep)}
+        assert not bad, bad
+        print("valgrind: %d processes clean (workers and reaper %s), %d answers"
+              % (len(reps), watched, len(seen)))
+    finally:
+        s.stop()
