@@ -126,6 +126,10 @@ int	yx_agents_skills(const struct yx_agents *ag, const char *agent_id,
 const struct yx_profile *yx_agents_profile(const struct yx_agents *ag,
     const char *agent_id, const char *config_id);
 
+/* Does a profile of ag name `runtime` as its own? (A profile without one
+ * takes YUXI_SANDBOX_RUNTIME's.) */
+bool	yx_agents_uses_runtime(const struct yx_agents *ag, const char *runtime);
+
 /* The built-in default profile (id "default", nothing set: every value
  * from the service configuration). Static storage, made on first use. */
 const struct yx_profile *yx_profile_default(void);

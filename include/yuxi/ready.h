@@ -2,18 +2,23 @@
 /*
  * yuxi/ready.h - the readiness checks: what serving needs, checked the same
  * way by GET /readyz, the master at start-up and `yuxi-sandbox doctor`
- * (docs/operations-observe.md "Readiness").
+ * (docs/operations.md "Readiness").
  *
  * The checks, in order:
  *   engine   the container engine answers a ping;
  *   image    YUXI_SANDBOX_IMAGE is present in the engine;
+ *   runtime  the engine can run every runtime the service names
+ *            (YUXI_SANDBOX_RUNTIME, and each profile's named through
+ *            yx_ready_need_runtime): "runc" always; "runsc" when the
+ *            engine has that runtime with the arguments it needs
+ *            (yx_driver_runtime_check);
  *   runner   the in-sandbox runner (YUXI_RUNNER_PATH) is a regular,
  *            executable file;
  *   agent    the in-sandbox agent binary likewise (passes as "not used"
  *            with YUXI_EXEC_AGENT=off);
  *   table    the shared provider table answers its lock and is consistent;
  *   disk     the saves directory's filesystem has YUXI_READY_MIN_FREE free.
- * The engine and image answers are cached for YX_READY_CACHE_MS, so a
+ * The engine, image and runtime answers are cached for YX_READY_CACHE_MS, so a
  * load balancer may poll /readyz often; the others are a few system calls.
  *
  * Every result carries two texts: `detail`, safe for any API caller (never
@@ -38,6 +43,7 @@
 enum yx_ready_id {
 	YX_READY_ENGINE,
 	YX_READY_IMAGE,
+	YX_READY_RUNTIME,
 	YX_READY_RUNNER,
 	YX_READY_AGENT,
 	YX_READY_TABLE,
@@ -60,11 +66,17 @@ struct yx_ready {
 	struct yx_driver	*drv;
 	struct yx_table		*table;
 	int64_t			 engine_at_ms;	/* mono ms of the cached answers; 0 = none */
-	struct yx_ready_result	 engine, image;
+	bool			 runsc;		/* a sandbox may run under runsc */
+	struct yx_ready_result	 engine, image, runtime;
 };
 
 void	yx_ready_init(struct yx_ready *rd, const struct yx_config *cfg,
     struct yx_driver *drv, struct yx_table *table);
+/*
+ * A profile names `runtime` (yx_runtime_valid): the runtime check covers
+ * it from the next run on. Call after yx_ready_init.
+ */
+void	yx_ready_need_runtime(struct yx_ready *rd, const char *runtime);
 /*
  * Run every check into res[YX_READY_N] (indexed by enum yx_ready_id).
  * Returns the number of checks that failed (0: ready).

@@ -533,6 +533,17 @@ yx_agents_skills(const struct yx_agents *ag, const char *agent_id,
 	return yx_skill_set_finish(out);
 }
 
+bool
+yx_agents_uses_runtime(const struct yx_agents *ag, const char *runtime)
+{
+	size_t i;
+
+	for (i = 0; ag != NULL && i < ag->nprofiles; i++)
+		if (strcmp(ag->profiles[i].runtime, runtime) == 0)
+			return true;
+	return false;
+}
+
 const struct yx_profile *
 yx_agents_profile(const struct yx_agents *ag, const char *agent_id,
     const char *config_id)

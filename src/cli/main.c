@@ -157,6 +157,8 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 	yx_errctx_clear(&e);
 	(void)yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
 	yx_ready_init(&rd, &c->cfg, c->drv, t);
+	if (yx_agents_uses_runtime(c->agents, "runsc"))
+		yx_ready_need_runtime(&rd, "runsc");
 	(void)yx_ready_run(&rd, res);
 	yx_table_close(t);
 	for (i = 0; i < YX_READY_N; i++)
@@ -543,7 +545,7 @@ static int
 cmd_help(struct cli *c, int argc, char **argv);
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "doctor", "doctor [--json]", "check what serving needs (engine, image, runner, agent, table, disk; as /readyz) and robust mutexes; exit 1 when a check fails", cmd_doctor },
+	{ "doctor", "doctor [--json]", "check what serving needs (engine, image, runtime, runner, agent, table, disk; as /readyz) and robust mutexes; exit 1 when a check fails", cmd_doctor },
 	{ "list", "list [--json]", "list sandboxes in the shared table", cmd_list },
 	{ "acquire", "acquire THREAD [--owner USER]", "make sure THREAD has a running sandbox", cmd_acquire },
 	{ "exec", "exec THREAD [--owner USER] -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command); --owner creates a missing thread for USER", cmd_exec },

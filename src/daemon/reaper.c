@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "daemon_int.h"
+#include "yuxi/agents.h"
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
@@ -147,12 +148,20 @@ static void
 reaper_ready(const struct yx_config *cfg, struct yx_table *table,
     struct yx_driver *drv)
 {
-	struct yx_ready_result	res[YX_READY_N];
-	struct yx_ready		rd;
-	unsigned		bad;
-	int			i;
+	struct yx_ready_result	 res[YX_READY_N];
+	struct yx_ready		 rd;
+	struct yx_agents	*ag = NULL;
+	struct yx_errctx	 e;
+	unsigned		 bad;
+	int			 i;
 
 	yx_ready_init(&rd, cfg, drv, table);
+	/* the profiles' runtimes (a file that does not load: the workers say) */
+	yx_errctx_clear(&e);
+	if (yx_agents_load(&ag, cfg->agents_file, cfg->skills_dir, &e) == YX_OK &&
+	    yx_agents_uses_runtime(ag, "runsc"))
+		yx_ready_need_runtime(&rd, "runsc");
+	yx_agents_free(ag);
 	bad = yx_ready_run(&rd, res);
 	for (i = 0; i < YX_READY_N; i++)
 		if (res[i].rc != YX_OK)

@@ -25,6 +25,7 @@
 static const char *const ready_names[YX_READY_N] = {
 	[YX_READY_ENGINE] = "engine",
 	[YX_READY_IMAGE] = "image",
+	[YX_READY_RUNTIME] = "runtime",
 	[YX_READY_RUNNER] = "runner",
 	[YX_READY_AGENT] = "agent",
 	[YX_READY_TABLE] = "table",
@@ -45,6 +46,16 @@ yx_ready_init(struct yx_ready *rd, const struct yx_config *cfg,
 	rd->cfg = cfg;
 	rd->drv = drv;
 	rd->table = table;
+	rd->runsc = strcmp(cfg->runtime, "runsc") == 0;
+}
+
+void
+yx_ready_need_runtime(struct yx_ready *rd, const char *runtime)
+{
+	if (runtime != NULL && strcmp(runtime, "runsc") == 0 && !rd->runsc) {
+		rd->runsc = true;
+		rd->engine_at_ms = 0;	/* not the cached answer */
+	}
 }
 
 /* Fill one result; returns rc. */
@@ -59,7 +70,31 @@ ready_set(struct yx_ready_result *res, int id, int rc, const char *detail,
 	return rc;
 }
 
-/* The engine ping and the image, at most once per YX_READY_CACHE_MS. */
+/* The runtimes sandboxes may run under, asked of an engine that answers
+ * (rc: the engine check's). */
+static void
+ready_runtime(struct yx_ready *rd, int rc)
+{
+	struct yx_errctx	e;
+	char			oper[sizeof(rd->runtime.oper)];
+
+	if (!rd->runsc) {
+		ready_set(&rd->runtime, YX_READY_RUNTIME, YX_OK, "runc only",
+		    "runc only (no profile or YUXI_SANDBOX_RUNTIME names runsc)");
+		return;
+	}
+	yx_errctx_clear(&e);
+	if (rc == YX_OK)
+		rc = yx_driver_runtime_check(rd->drv, "runsc", &e);
+	else
+		yx_fail(&e, rc, "engine not reachable");
+	snprintf(oper, sizeof(oper), "runsc: %s", rc == YX_OK ? "usable" : e.msg);
+	ready_set(&rd->runtime, YX_READY_RUNTIME, rc,
+	    rc == YX_OK ? "runsc usable" : "runsc not usable", oper);
+}
+
+/* The engine ping, the image and the runtimes, at most once per
+ * YX_READY_CACHE_MS. */
 static void
 ready_engine(struct yx_ready *rd)
 {
@@ -79,6 +114,7 @@ ready_engine(struct yx_ready *rd)
 	    rc == YX_OK ? "engine answers" : e.msg);
 	ready_set(&rd->engine, YX_READY_ENGINE, rc,
 	    rc == YX_OK ? "engine answers" : "engine not reachable", oper);
+	ready_runtime(rd, rc);
 	yx_errctx_clear(&e);
 	if (rc == YX_OK)
 		rc = rd->drv->ops->image_present(rd->drv, rd->cfg->image, &e);
@@ -213,6 +249,7 @@ yx_ready_run(struct yx_ready *rd, struct yx_ready_result *res)
 	ready_engine(rd);
 	res[YX_READY_ENGINE] = rd->engine;
 	res[YX_READY_IMAGE] = rd->image;
+	res[YX_READY_RUNTIME] = rd->runtime;
 	ready_helper(&res[YX_READY_RUNNER], YX_READY_RUNNER, "in-sandbox runner",
 	    rd->cfg->runner_path, "YUXI_RUNNER_PATH");
 	ready_agent(rd, &res[YX_READY_AGENT]);

@@ -4,7 +4,8 @@
  * docker binary missing, image missing and a bind source that does not
  * exist (real engine), and fault injection the real engine cannot do: a
  * fake engine on a unix socket answering 500, and one sending a corrupt
- * exec stream. Also the auto driver selection. The engine's own error text
+ * exec stream, and one whose runsc runtime lacks the arguments the service
+ * needs (the readiness check "runtime"). Also the auto driver selection. The engine's own error text
  * never reaches err (it can name host paths): only the server log, escaped.
  */
 #include "config.h"
@@ -22,6 +23,7 @@
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "yuxi/log.h"
+#include "yuxi/ready.h"
 #include "../lib/tutil.h"
 
 static struct yx_config	cfg;
@@ -89,7 +91,18 @@ fake_reply(int fd, int status, const char *body)
 	(void)!write(fd, body, strlen(body));
 }
 
-/* mode 500: everything fails; mode 'c': exec with a corrupt stream. */
+/* The engine's runtimes in modes 'n' (runsc without its arguments) and 'r'. */
+#define FAKE_RUNTIMES_BARE \
+	"{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\"}}}"
+#define FAKE_RUNTIMES_OK \
+	"{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\"," \
+	"\"runtimeArgs\":[\"--network=none\",\"--host-uds=all\"]}}}"
+
+/*
+ * mode 500: everything fails; mode 'c': exec with a corrupt stream; modes
+ * 'n' and 'r': an engine with the image and a runsc runtime, bare ('n') or
+ * with the arguments the service needs ('r').
+ */
 static void
 fake_serve(int lfd, int mode)
 {
@@ -107,6 +120,12 @@ fake_serve(int lfd, int mode)
 			if (mode == 500)
 				fake_reply(fd, 500, "{\"message\":\"engine "
 						    "exploded \\u001b[31m red\\n\"}");
+			else if ((mode == 'n' || mode == 'r') && strstr(line, "/info"))
+				fake_reply(fd, 200, mode == 'r' ? FAKE_RUNTIMES_OK : FAKE_RUNTIMES_BARE);
+			else if ((mode == 'n' || mode == 'r') && strstr(line, "/_ping"))
+				fake_reply(fd, 200, "OK");
+			else if ((mode == 'n' || mode == 'r') && strstr(line, "/images/"))
+				fake_reply(fd, 200, "{\"Id\":\"sha256:0\"}");
 			else if (strstr(line, "/exec/e1/start"))
 				(void)!write(fd, corrupt, sizeof(corrupt) - 1);
 			else if (strstr(line, "/exec/e1/json"))
@@ -209,6 +228,52 @@ Test(fault, api_engine_500, .fini = fake_stop)
 	cr_expect_eq(d->ops->remove(d, "x", &err), YX_E_BACKEND_UNAVAILABLE);
 	cr_expect_eq(d->ops->image_present(d, cfg.image, &err),
 	    YX_E_BACKEND_UNAVAILABLE);
+	yx_driver_free(d);
+}
+
+/*
+ * The readiness check "runtime": runc only passes without asking; a profile
+ * that names runsc (yx_ready_need_runtime) or YUXI_SANDBOX_RUNTIME=runsc
+ * makes it ask the engine, and an engine whose runsc lacks --network=none
+ * and --host-uds=all fails it with the fix for the operator, and no host
+ * path for API callers.
+ */
+Test(fault, ready_runtime, .fini = fake_stop)
+{
+	struct yx_ready_result	 res[YX_READY_N];
+	struct yx_ready		 rd;
+	struct yx_driver	*d;
+
+	base_cfg(YX_DRIVER_API);
+	fake_start('n');
+	d = drv();
+	yx_ready_init(&rd, &cfg, d, NULL);
+	(void)yx_ready_run(&rd, res);
+	cr_expect_eq(res[YX_READY_ENGINE].rc, YX_OK, "%s", res[YX_READY_ENGINE].oper);
+	cr_expect_eq(res[YX_READY_IMAGE].rc, YX_OK, "%s", res[YX_READY_IMAGE].oper);
+	cr_expect_str_eq(res[YX_READY_RUNTIME].name, "runtime");
+	cr_expect_eq(res[YX_READY_RUNTIME].rc, YX_OK);
+	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runc only");
+	yx_ready_need_runtime(&rd, "runc");	/* nothing to ask */
+	(void)yx_ready_run(&rd, res);
+	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runc only");
+	yx_ready_need_runtime(&rd, "runsc");	/* a profile names it */
+	(void)yx_ready_run(&rd, res);
+	cr_expect_eq(res[YX_READY_RUNTIME].rc, YX_E_BACKEND_UNAVAILABLE);
+	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runsc not usable");
+	cr_expect(strstr(res[YX_READY_RUNTIME].oper, "--network=none and "
+						     "--host-uds=all") != NULL,
+	    "%s", res[YX_READY_RUNTIME].oper);
+	yx_driver_free(d);
+	fake_stop();
+
+	snprintf(cfg.runtime, sizeof(cfg.runtime), "runsc");
+	fake_start('r');
+	d = drv();
+	yx_ready_init(&rd, &cfg, d, NULL);
+	(void)yx_ready_run(&rd, res);
+	cr_expect_eq(res[YX_READY_RUNTIME].rc, YX_OK, "%s", res[YX_READY_RUNTIME].oper);
+	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runsc usable");
 	yx_driver_free(d);
 }
 

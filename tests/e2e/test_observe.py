@@ -3,7 +3,7 @@
 (one set of checks), server faults as 5xx without host paths, request ids
 (nginx's $request_id, a trusted client's X-Request-Id), the audit log (one
 escaped, capped JSON line per API request, reopened on SIGUSR1) and the
-metrics that go with them (docs/operations-observe.md).
+metrics that go with them (docs/operations.md).
 
 The runner test runs three daemons: production, where neither /readyz nor
 the execute error names the host path; the control daemon with the
@@ -27,7 +27,7 @@ from yxsvc import Service
 
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no docker engine or test image")
 
-CHECKS = ["engine", "image", "runner", "agent", "table", "disk"]
+CHECKS = ["engine", "image", "runtime", "runner", "agent", "table", "disk"]
 NGINX_ID = re.compile(r"^[0-9a-f]{32}$")
 CONTROL = build_path("tests", "security", "yuxi-sandboxd-control")
 
@@ -41,12 +41,28 @@ def audit_by_id(svc):
     return {l["request_id"]: l for l in svc.audit_lines()}
 
 
+def engine_has_runsc():
+    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
+                         capture_output=True, text=True, timeout=30).stdout
+    return '"runsc"' in out
+
+
 def test_readyz_ready(svc, anon):
     r = anon.get("/readyz")
-    assert r.status_code == 200, r.text
     j = r.json()
-    assert j["ready"] is True and "failing" not in j
     assert [c["name"] for c in j["checks"]] == CHECKS
+    # examples/agents.json has a runsc profile ("untrusted"): the engine
+    # must be able to run it
+    runtime = [c for c in j["checks"] if c["name"] == "runtime"][0]
+    if not engine_has_runsc():
+        if os.environ.get("YUXI_TEST_REQUIRE_RUNSC") == "1":
+            pytest.fail("the engine has no runsc runtime; YUXI_TEST_REQUIRE_RUNSC=1")
+        assert r.status_code == 503 and j["failing"] == ["runtime"], r.text
+        assert runtime["detail"] == "runsc not usable", runtime
+        pytest.skip("the engine has no runsc runtime: not ready, as it should be")
+    assert runtime == {"name": "runtime", "ok": True, "detail": "runsc usable"}, runtime
+    assert r.status_code == 200, r.text
+    assert j["ready"] is True and "failing" not in j
     assert all(c["ok"] for c in j["checks"]), j
     assert not any(p in r.text for p in host_paths(svc)), r.text
     assert NGINX_ID.match(r.headers["X-Request-Id"])
