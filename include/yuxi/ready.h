@@ -66,6 +66,7 @@ struct yx_ready {
 	struct yx_driver	*drv;
 	struct yx_table		*table;
 	int64_t			 engine_at_ms;	/* mono ms of the cached answers; 0 = none */
+	int64_t			 runtime_at_ms;	/* likewise, the runtime's */
 	bool			 runsc;		/* a sandbox may run under runsc */
 	struct yx_ready_result	 engine, image, runtime;
 };

@@ -54,7 +54,7 @@ yx_ready_need_runtime(struct yx_ready *rd, const char *runtime)
 {
 	if (runtime != NULL && strcmp(runtime, "runsc") == 0 && !rd->runsc) {
 		rd->runsc = true;
-		rd->engine_at_ms = 0;	/* not the cached answer */
+		rd->runtime_at_ms = 0;	/* not the cached answer */
 	}
 }
 
@@ -70,14 +70,21 @@ ready_set(struct yx_ready_result *res, int id, int rc, const char *detail,
 	return rc;
 }
 
-/* The runtimes sandboxes may run under, asked of an engine that answers
- * (rc: the engine check's). */
+/*
+ * The runtimes sandboxes may run under, asked of an engine that answers (rc:
+ * the engine check's), at most once per YX_READY_CACHE_MS; not part of
+ * ready_engine, which /healthz calls too.
+ */
 static void
 ready_runtime(struct yx_ready *rd, int rc)
 {
 	struct yx_errctx	e;
 	char			oper[sizeof(rd->runtime.oper)];
 
+	if (rd->runtime_at_ms != 0 &&
+	    yx_mono_ms() - rd->runtime_at_ms < YX_READY_CACHE_MS)
+		return;
+	rd->runtime_at_ms = yx_mono_ms();
 	if (!rd->runsc) {
 		ready_set(&rd->runtime, YX_READY_RUNTIME, YX_OK, "runc only",
 		    "runc only (no profile or YUXI_SANDBOX_RUNTIME names runsc)");
@@ -93,8 +100,7 @@ ready_runtime(struct yx_ready *rd, int rc)
 	    rc == YX_OK ? "runsc usable" : "runsc not usable", oper);
 }
 
-/* The engine ping, the image and the runtimes, at most once per
- * YX_READY_CACHE_MS. */
+/* The engine ping and the image, at most once per YX_READY_CACHE_MS. */
 static void
 ready_engine(struct yx_ready *rd)
 {
@@ -114,7 +120,6 @@ ready_engine(struct yx_ready *rd)
 	    rc == YX_OK ? "engine answers" : e.msg);
 	ready_set(&rd->engine, YX_READY_ENGINE, rc,
 	    rc == YX_OK ? "engine answers" : "engine not reachable", oper);
-	ready_runtime(rd, rc);
 	yx_errctx_clear(&e);
 	if (rc == YX_OK)
 		rc = rd->drv->ops->image_present(rd->drv, rd->cfg->image, &e);
@@ -247,6 +252,7 @@ yx_ready_run(struct yx_ready *rd, struct yx_ready_result *res)
 	int		i;
 
 	ready_engine(rd);
+	ready_runtime(rd, rd->engine.rc);
 	res[YX_READY_ENGINE] = rd->engine;
 	res[YX_READY_IMAGE] = rd->image;
 	res[YX_READY_RUNTIME] = rd->runtime;
