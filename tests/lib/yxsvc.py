@@ -390,14 +390,32 @@ class Service:
         if self.sandboxd.poll() is not None:
             raise HarnessError("%s died: %s" % (os.path.basename(self.binary),
                                                 self.read_log()))
-        conf = self.render_conf()
-        self.nginx = subprocess.Popen(
-            [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
-             "-e", os.path.join(self.base, "nginx-error.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if not wait_for(self._healthy, HEALTH_WAIT, 0.1):
-            raise HarnessError("service did not come up:\n" + self.read_log())
-        return self
+        for _ in range(3):
+            conf = self.render_conf()
+            self.nginx = subprocess.Popen(
+                [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
+                 "-e", os.path.join(self.base, "nginx-error.log")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_for(lambda: self.nginx.poll() is not None or self._healthy(), HEALTH_WAIT, 0.1)
+            if self.nginx.poll() is None and self._healthy():
+                return self
+            # the free port was taken meanwhile (an outgoing connection's
+            # source port, under parallel suites): the next one
+            if self.nginx.poll() is None or "Address already in use" not in self.nginx_errors():
+                break
+            self.port = free_port()
+            self.origin = "https://127.0.0.1:%d" % self.port
+            self.url = self.origin + self.url_prefix
+        raise HarnessError("service did not come up:\n" + self.read_log() +
+                           "\nnginx: " + self.nginx_errors()[-2000:])
+
+    def nginx_errors(self):
+        """nginx's error log of this instance ("" when there is none)."""
+        try:
+            with open(os.path.join(self.base, "nginx-error.log"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
 
     def _healthy(self):
         try:
