@@ -7,11 +7,15 @@
  * The checks, in order:
  *   engine   the container engine answers a ping;
  *   image    YUXI_SANDBOX_IMAGE is present in the engine;
- *   runtime  the engine can run every runtime the service names
- *            (YUXI_SANDBOX_RUNTIME, and each profile's named through
- *            yx_ready_need_runtime): "runc" always; "runsc" when the
- *            engine has that runtime with the arguments it needs
- *            (yx_driver_runtime_check);
+ *   runtime  the engine can run the runtimes asked for: YUXI_SANDBOX_RUNTIME
+ *            (every sandbox without a profile of its own runs under it),
+ *            and those a caller names with yx_ready_need_runtime (doctor
+ *            and the start-up report: every profile's; not /readyz, where
+ *            one profile's missing runtime would take the whole instance
+ *            out of a load balancer while its other sandboxes work);
+ *            "runc" always passes; "runsc" when the engine has that
+ *            runtime with the arguments it needs (yx_driver_runtime_check,
+ *            a GET /info);
  *   runner   the in-sandbox runner (YUXI_RUNNER_PATH) is a regular,
  *            executable file;
  *   agent    the in-sandbox agent binary likewise (passes as "not used"
@@ -74,8 +78,8 @@ struct yx_ready {
 void	yx_ready_init(struct yx_ready *rd, const struct yx_config *cfg,
     struct yx_driver *drv, struct yx_table *table);
 /*
- * A profile names `runtime` (yx_runtime_valid): the runtime check covers
- * it from the next run on. Call after yx_ready_init.
+ * Check `runtime` too (a profile's; yx_runtime_valid) from the next run
+ * on. Call after yx_ready_init.
  */
 void	yx_ready_need_runtime(struct yx_ready *rd, const char *runtime);
 /*

@@ -119,9 +119,8 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 	/* a front has no engine: the sandbox hosts have them */
 	if (cfg->mode != YX_MODE_FRONT && (w->drv = yx_driver_new(cfg, &e)) == NULL)
 		log_warnx("worker start: no driver: %s", e.msg);
+	/* /readyz: the profiles' runtimes are doctor's and the reaper's report */
 	yx_ready_init(&w->ready, cfg, w->drv, table);
-	if (yx_agents_uses_runtime(w->agents, "runsc"))
-		yx_ready_need_runtime(&w->ready, "runsc");
 	if (w->drv != NULL && table != NULL &&
 	    yx_provider_init(&w->prov, cfg, table, w->drv) == YX_OK)
 		w->prov_ok = true;

@@ -260,11 +260,14 @@ yx_driver_kill_host_pid(pid_t pid, const char *cid)
 static bool
 runtime_has_arg(struct json_object *a, const char *s)
 {
-	size_t i;
+	const char	*v;
+	size_t		 i;
 
-	for (i = 0; a != NULL && i < json_object_array_length(a); i++)
-		if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)),
-			s) == 0)
+	if (!json_object_is_type(a, json_type_array))	/* engine data: never trusted */
+		return false;
+	for (i = 0; i < json_object_array_length(a); i++)
+		if ((v = json_object_get_string(json_object_array_get_idx(a, i))) != NULL &&
+		    strcmp(v, s) == 0)
 			return true;
 	return false;
 }

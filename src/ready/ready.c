@@ -3,8 +3,9 @@
  * ready.c - the readiness checks shared by /readyz, the master's start-up
  * and `yuxi-sandbox doctor`; see include/yuxi/ready.h.
  *
- * A check never blocks longer than the driver's own bounds (a ping and an
- * image inspect, 2 s to connect) or the table's lock timeout, and touches
+ * A check never blocks longer than the driver's own bounds (a ping, an
+ * image inspect and, when runsc is named, GET /info; 2 s to connect) or the
+ * table's lock timeout, and touches
  * nothing: it stats files, asks the engine and reads the table.
  */
 #include "config.h"
@@ -87,14 +88,17 @@ ready_runtime(struct yx_ready *rd, int rc)
 	rd->runtime_at_ms = yx_mono_ms();
 	if (!rd->runsc) {
 		ready_set(&rd->runtime, YX_READY_RUNTIME, YX_OK, "runc only",
-		    "runc only (no profile or YUXI_SANDBOX_RUNTIME names runsc)");
+		    "runc only: nothing to ask the engine");
 		return;
 	}
 	yx_errctx_clear(&e);
 	if (rc == YX_OK)
 		rc = yx_driver_runtime_check(rd->drv, "runsc", &e);
-	else
+	else {
+		/* not the engine's answer: ask as soon as it is back */
+		rd->runtime_at_ms = 0;
 		yx_fail(&e, rc, "engine not reachable");
+	}
 	snprintf(oper, sizeof(oper), "runsc: %s", rc == YX_OK ? "usable" : e.msg);
 	ready_set(&rd->runtime, YX_READY_RUNTIME, rc,
 	    rc == YX_OK ? "runsc usable" : "runsc not usable", oper);

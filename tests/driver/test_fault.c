@@ -98,6 +98,37 @@ fake_reply(int fd, int status, const char *body)
 	"{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\"," \
 	"\"runtimeArgs\":[\"--network=none\",\"--host-uds=all\"]}}}"
 
+/* One byte in <fake_dir>/info per GET /info the fake engine answered. */
+static void
+fake_count_info(void)
+{
+	char	path[sizeof(fake_dir) + 8];
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "%s/info", fake_dir);
+	if ((f = fopen(path, "a")) != NULL) {
+		fputc('i', f);
+		fclose(f);
+	}
+}
+
+/* How many GET /info the fake engine has answered. */
+static long
+fake_infos(void)
+{
+	char	path[sizeof(fake_dir) + 8];
+	FILE	*f;
+	long	 n = 0;
+
+	snprintf(path, sizeof(path), "%s/info", fake_dir);
+	if ((f = fopen(path, "r")) != NULL) {
+		while (fgetc(f) != EOF)
+			n++;
+		fclose(f);
+	}
+	return n;
+}
+
 /*
  * mode 500: everything fails; mode 'c': exec with a corrupt stream; modes
  * 'n' and 'r': an engine with the image and a runsc runtime, bare ('n') or
@@ -120,9 +151,10 @@ fake_serve(int lfd, int mode)
 			if (mode == 500)
 				fake_reply(fd, 500, "{\"message\":\"engine "
 						    "exploded \\u001b[31m red\\n\"}");
-			else if ((mode == 'n' || mode == 'r') && strstr(line, "/info"))
+			else if ((mode == 'n' || mode == 'r') && strstr(line, "/info")) {
+				fake_count_info();
 				fake_reply(fd, 200, mode == 'r' ? FAKE_RUNTIMES_OK : FAKE_RUNTIMES_BARE);
-			else if ((mode == 'n' || mode == 'r') && strstr(line, "/_ping"))
+			} else if ((mode == 'n' || mode == 'r') && strstr(line, "/_ping"))
 				fake_reply(fd, 200, "OK");
 			else if ((mode == 'n' || mode == 'r') && strstr(line, "/images/"))
 				fake_reply(fd, 200, "{\"Id\":\"sha256:0\"}");
@@ -164,6 +196,8 @@ fake_stop(void)
 		waitpid(fake_pid, NULL, 0);
 		fake_pid = -1;
 	}
+	unlink(fake_sock);
+	snprintf(fake_sock, sizeof(fake_sock), "%s/info", fake_dir);
 	unlink(fake_sock);
 	rmdir(fake_dir);
 }
@@ -234,9 +268,10 @@ Test(fault, api_engine_500, .fini = fake_stop)
 /*
  * The readiness check "runtime": runc only passes without asking; a profile
  * that names runsc (yx_ready_need_runtime) or YUXI_SANDBOX_RUNTIME=runsc
- * makes it ask the engine, and an engine whose runsc lacks --network=none
- * and --host-uds=all fails it with the fix for the operator, and no host
- * path for API callers.
+ * makes it ask the engine (GET /info, once per cache period, never from the
+ * engine ping /healthz uses), and an engine whose runsc lacks
+ * --network=none and --host-uds=all fails it with the fix for the operator;
+ * an engine that does not answer is no answer: asked again next time.
  */
 Test(fault, ready_runtime, .fini = fake_stop)
 {
@@ -254,26 +289,42 @@ Test(fault, ready_runtime, .fini = fake_stop)
 	cr_expect_str_eq(res[YX_READY_RUNTIME].name, "runtime");
 	cr_expect_eq(res[YX_READY_RUNTIME].rc, YX_OK);
 	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runc only");
-	yx_ready_need_runtime(&rd, "runc");	/* nothing to ask */
-	(void)yx_ready_run(&rd, res);
-	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runc only");
+	cr_expect_eq(fake_infos(), 0);
 	yx_ready_need_runtime(&rd, "runsc");	/* a profile names it */
+	cr_expect(yx_ready_engine_up(&rd));	/* /healthz: never GET /info */
+	cr_expect_eq(fake_infos(), 0);
 	(void)yx_ready_run(&rd, res);
+	(void)yx_ready_run(&rd, res);		/* cached */
+	cr_expect_eq(fake_infos(), 1);
 	cr_expect_eq(res[YX_READY_RUNTIME].rc, YX_E_BACKEND_UNAVAILABLE);
 	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runsc not usable");
-	cr_expect(strstr(res[YX_READY_RUNTIME].oper, "--network=none and "
-						     "--host-uds=all") != NULL,
+	cr_expect(strstr(res[YX_READY_RUNTIME].oper,
+		      "--network=none and --host-uds=all") != NULL,
 	    "%s", res[YX_READY_RUNTIME].oper);
 	yx_driver_free(d);
 	fake_stop();
 
+	/* the engine gone: "not reachable" is not cached for the runtime */
 	snprintf(cfg.runtime, sizeof(cfg.runtime), "runsc");
+	snprintf(cfg.docker_api_socket, sizeof(cfg.docker_api_socket),
+	    "/nonexistent/yx-docker.sock");
+	d = drv();
+	yx_ready_init(&rd, &cfg, d, NULL);
+	(void)yx_ready_run(&rd, res);
+	cr_expect_neq(res[YX_READY_ENGINE].rc, YX_OK);
+	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runsc not usable");
+	cr_expect(strstr(res[YX_READY_RUNTIME].oper, "engine not reachable") != NULL,
+	    "%s", res[YX_READY_RUNTIME].oper);
+	cr_expect_eq(rd.runtime_at_ms, 0);
+	yx_driver_free(d);
+
 	fake_start('r');
 	d = drv();
 	yx_ready_init(&rd, &cfg, d, NULL);
 	(void)yx_ready_run(&rd, res);
 	cr_expect_eq(res[YX_READY_RUNTIME].rc, YX_OK, "%s", res[YX_READY_RUNTIME].oper);
 	cr_expect_str_eq(res[YX_READY_RUNTIME].detail, "runsc usable");
+	cr_expect_eq(fake_infos(), 1);
 	yx_driver_free(d);
 }
 
