@@ -64,7 +64,8 @@ def command(logdir, prog):
 
 
 def reports(logdir):
-    """{pid: (errors or None when the log has no summary, unhandled syscalls, text)}"""
+    """{pid: (errors or None when the log has no summary, unhandled syscalls,
+    text, parent pid or None)}"""
     out = {}
     for name in os.listdir(logdir):
         m = re.fullmatch(r"vg\.(\d+)", name)
@@ -73,15 +74,16 @@ def reports(logdir):
         with open(os.path.join(logdir, name), errors="replace") as f:
             text = f.read()
         s = re.search(r"ERROR SUMMARY: (\d+) errors", text)
+        pp = re.search(r"Parent PID: (\d+)", text)
         out[int(m.group(1))] = (int(s.group(1)) if s else None,
-                                set(re.findall(r"unhandled amd64-linux syscall: (\d+)", text)),
-                                text)
+                                set(re.findall(r"unhandled \S+-linux syscall: (\d+)", text)),
+                                text, int(pp.group(1)) if pp else None)
     return out
 
 
 def problems(rep):
     """What is wrong with one process's report ([] when clean)."""
-    errors, unhandled, text = rep
+    errors, unhandled, text, _ = rep
     bad = []
     if errors is None:
         bad.append("no ERROR SUMMARY (killed before valgrind's exit report?)")
@@ -109,7 +111,10 @@ def test_the_log_check_flags_a_forked_childs_errors(logdir):
     assert p.returncode == 0, p.stderr
     reps = reports(logdir)
     assert len(reps) == 2, sorted(reps)
-    parent, child = min(reps), max(reps)	# the child's pid is the later one
+    child = [pid for pid, rep in reps.items() if rep[3] in reps]
+    assert len(child) == 1, sorted(reps)
+    child = child[0]
+    parent = reps[child][3]
     assert problems(reps[parent]) == [], reps[parent][2]
     bad = problems(reps[child])
     assert bad, reps[child][2]
@@ -125,6 +130,7 @@ def test_worker_paths_are_valgrind_clean(logdir):
     os.chmod(wrap, 0o755)
     s = Service(stem="qyxvg", binary=wrap,
                 overrides={"YUXI_WORKERS": "2", "YUXI_SANDBOX_IMAGE": IMAGE})
+    s.wait_scale = 4	# valgrind starts every process 10-50x slower
     try:
         s.start()
         watched = s.worker_pids()	# the workers and the reaper

@@ -67,6 +67,7 @@ import ctypes
 import http.server
 import json
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -115,12 +116,31 @@ def build_path(*parts):
 
 
 # ------------------------------------------------------------------ helpers
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A port of 127.0.0.1 that is free now, below the kernel's ephemeral
+    range: no outgoing connection of the parallel suites can take it as its
+    source port before nginx binds it (a port the kernel hands out for
+    bind(0) can be)."""
+    low = min(_ephemeral_low(), 32768)
+    for _ in range(200):
+        port = random.randrange(low // 2, low)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise HarnessError("no free port below %d" % low)
 
 
 def docker_rm_prefix(prefix):
@@ -338,6 +358,7 @@ class Service:
         self.sock = self.env["YUXI_FCGI_SOCKET"]
         self.binary = binary or build_path("yuxi-sandboxd")
         self.keepalive = keepalive	# one kept-alive session per instance
+        self.wait_scale = 1		# start-up waits × this (a daemon under valgrind)
         self.sandboxd = None
         self.nginx = None
         self.log = None
@@ -386,28 +407,28 @@ class Service:
         self.sandboxd = subprocess.Popen([self.binary], env=self.env, stdout=self.log,
                                          stderr=subprocess.STDOUT)
         wait_for(lambda: os.path.exists(self.sock) or self.sandboxd.poll() is not None,
-                 SOCKET_WAIT, 0.05)
+                 SOCKET_WAIT * self.wait_scale, 0.05)
         if self.sandboxd.poll() is not None:
             raise HarnessError("%s died: %s" % (os.path.basename(self.binary),
                                                 self.read_log()))
-        for _ in range(3):
-            conf = self.render_conf()
-            self.nginx = subprocess.Popen(
-                [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
-                 "-e", os.path.join(self.base, "nginx-error.log")],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_for(lambda: self.nginx.poll() is not None or self._healthy(), HEALTH_WAIT, 0.1)
-            if self.nginx.poll() is None and self._healthy():
-                return self
-            # the free port was taken meanwhile (an outgoing connection's
-            # source port, under parallel suites): the next one
-            if self.nginx.poll() is None or "Address already in use" not in self.nginx_errors():
-                break
-            self.port = free_port()
-            self.origin = "https://127.0.0.1:%d" % self.port
-            self.url = self.origin + self.url_prefix
-        raise HarnessError("service did not come up:\n" + self.read_log() +
-                           "\nnginx: " + self.nginx_errors()[-2000:])
+        conf = self.render_conf()
+        self.nginx = subprocess.Popen(
+            [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
+             "-e", os.path.join(self.base, "nginx-error.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        up = []
+
+        def done():	# nginx gone, or the first /healthz that answered
+            if self.nginx.poll() is not None:
+                return True
+            if self._healthy():
+                up.append(True)
+            return bool(up)
+        wait_for(done, HEALTH_WAIT * self.wait_scale, 0.1)
+        if not up:
+            raise HarnessError("service did not come up:\n" + self.read_log() +
+                               "\nnginx: " + self.nginx_errors()[-2000:])
+        return self
 
     def nginx_errors(self):
         """nginx's error log of this instance ("" when there is none)."""
