@@ -35,7 +35,8 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from yxsvc import (BODY_LIMIT, IMAGE, UPLOAD_LIMIT, WORKERS,  # noqa: E402,F401
-                   Client, Service, build_path, containers, engine_up, wait_for)
+                   Client, Service, build_path, containers, engine_has_runsc, engine_up,
+                   wait_for)
 
 SANDBOXD = build_path("yuxi-sandboxd")
 
@@ -56,6 +57,17 @@ def svc():
         check_audit(s)
     finally:
         s.stop()
+
+
+def need_runsc():
+    """Skip the calling test when the engine has no runsc runtime; fail it
+    instead with YUXI_TEST_REQUIRE_RUNSC=1 (CI: runsc runs there)."""
+    if engine_has_runsc():
+        return
+    why = "the engine has no runsc runtime (scripts/setup.sh adds it)"
+    if os.environ.get("YUXI_TEST_REQUIRE_RUNSC") == "1":
+        pytest.fail(why + "; YUXI_TEST_REQUIRE_RUNSC=1 forbids skipping")
+    pytest.skip(why)
 
 
 def check_audit(s):

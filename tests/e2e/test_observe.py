@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import build_path, engine_up, wait_for
+from conftest import build_path, engine_up, need_runsc, wait_for
 from yxsvc import Service
 
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no docker engine or test image")
@@ -39,12 +39,6 @@ def host_paths(svc):
 
 def audit_by_id(svc):
     return {l["request_id"]: l for l in svc.audit_lines()}
-
-
-def engine_has_runsc():
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
-                         capture_output=True, text=True, timeout=30).stdout
-    return '"runsc"' in out
 
 
 def test_readyz_ready(svc, anon):
@@ -207,10 +201,7 @@ def test_doctor_checks_the_profiles_runtime():
     """doctor asks the engine for the runsc of the "untrusted" profile
     (examples/agents.json) that /readyz leaves out; with the runtime set to
     runsc for every sandbox, /readyz asks too."""
-    if not engine_has_runsc():
-        if os.environ.get("YUXI_TEST_REQUIRE_RUNSC") == "1":
-            pytest.fail("the engine has no runsc runtime; YUXI_TEST_REQUIRE_RUNSC=1")
-        pytest.skip("the engine has no runsc runtime")
+    need_runsc()
     inst = Service(stem="qyxob", overrides={"YUXI_SANDBOX_RUNTIME": "runsc"})
     try:
         inst.start()

@@ -29,19 +29,13 @@ import time
 
 import pytest
 
-from conftest import Service, build_path, engine_up, wait_for  # noqa: F401
+from conftest import Service, build_path, engine_up, need_runsc, wait_for  # noqa: F401
 from yxsvc import TOP_SRCDIR, image_present
 
 DEFAULT_IMAGE = "yuxi-sandbox:latest"
 UD = "/home/yuxi/user-data"
 
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no engine or test image")
-
-
-def engine_has_runsc():
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
-                         capture_output=True, text=True, timeout=30).stdout
-    return '"runsc"' in out
 
 
 @pytest.fixture(scope="module")
@@ -174,11 +168,7 @@ def test_background_process_under_profile(psvc):
 
 
 def test_runsc_profile(psvc):
-    if not engine_has_runsc():
-        why = "the engine has no runsc runtime (scripts/setup.sh adds it)"
-        if os.environ.get("YUXI_TEST_REQUIRE_RUNSC") == "1":	# CI: runsc runs there
-            pytest.fail(why + "; YUXI_TEST_REQUIRE_RUNSC=1 forbids skipping")
-        pytest.skip(why)
+    need_runsc()
     tid = thread(psvc, "untrusted")
     out = run(psvc, tid, "dmesg | head -1; uname -r")["output"]
     assert "Starting gVisor" in out and "4.4.0" in out, out

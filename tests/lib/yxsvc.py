@@ -233,6 +233,16 @@ def image_present(image):
         return False
 
 
+def engine_has_runsc():
+    """Does the engine list a runtime named runsc (scripts/setup.sh adds it)?"""
+    try:
+        out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return '"runsc"' in out
+
+
 def engine_up():
     """True when the engine answers and has the test image."""
     return image_present(IMAGE)
