@@ -184,9 +184,10 @@ done:
 
 /*
  * Kill the exec's process tree through its host pid (best effort). The
- * inspect is retried: a busy engine may fail it once, and an exec whose
- * stream we dropped may never notice on its own (the engine can keep
- * draining its output).
+ * inspect is retried: a busy engine may fail it once, an exec whose stream
+ * we dropped may never notice on its own (the engine can keep draining its
+ * output), and an exec stopped moments after it started can be reported
+ * running with no pid yet (Pid 0): the kill waits for the pid, up to 2 s.
  */
 static void
 exec_kill(struct api_driver *ad, const char *id)
@@ -196,12 +197,15 @@ exec_kill(struct api_driver *ad, const char *id)
 	pid_t	pid = 0;
 	char	cid[YX_CONTAINER_ID_MAX] = "";
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 40; i++) {
 		if (exec_inspect(ad, id, &running, &code, &pid, cid,
 			sizeof(cid), NULL) == YX_OK) {
-			if (running)
+			if (!running)
+				return;
+			if (pid > 1) {
 				yx_driver_kill_host_pid(pid, cid);
-			return;
+				return;
+			}
 		}
 		usleep(50 * 1000);
 	}
