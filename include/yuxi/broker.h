@@ -156,6 +156,16 @@ int	yx_broker_init(struct yx_broker *b, const char *user_data,
     const char *skills_dir, const char *const *skills, size_t nskills,
     uid_t uid, gid_t gid, const struct yx_broker_limits *lim,
     int flags, struct yx_errctx *e);
+/*
+ * Is `user_data` (the path init was given) still the directory the broker
+ * holds? A thread deleted (its directory renamed away) and created again
+ * under the same id has a new one there: a container created for the old
+ * thread must not bind it by path. YX_OK (also for a broker without a
+ * root); YX_E_NOT_FOUND ("thread not found") when the path is gone or is
+ * another directory.
+ */
+int	yx_broker_still_at(const struct yx_broker *b, const char *user_data,
+    struct yx_errctx *e);
 /* Close the fds and free the skill list. Safe twice and after a failed
  * init (which leaves the fds at -1). */
 void	yx_broker_fini(struct yx_broker *b);

@@ -782,6 +782,24 @@ fail:
 	return rc;
 }
 
+int
+yx_broker_still_at(const struct yx_broker *b, const char *user_data,
+    struct yx_errctx *e)
+{
+	struct stat	 a, c;
+
+	if (b->ud_fd == -1)
+		return YX_OK;
+#ifdef YX_BROKER_CONTROL_UNSAFE
+	(void)a, (void)c, (void)user_data, (void)e;	/* the path is trusted */
+#else
+	if (fstat(b->ud_fd, &a) == -1 || lstat(user_data, &c) == -1 ||
+	    !S_ISDIR(c.st_mode) || a.st_dev != c.st_dev || a.st_ino != c.st_ino)
+		return yx_fail(e, YX_E_NOT_FOUND, "thread not found");
+#endif
+	return YX_OK;
+}
+
 void
 yx_broker_fini(struct yx_broker *b)
 {

@@ -863,6 +863,11 @@ exec_before_create(void *arg, struct yx_errctx *err)
 		if (rc != YX_OK)
 			return rc;
 	}
+	/* the container binds user-data by path: it must still be the
+	 * thread the request looked up (not deleted, nor its id taken since
+	 * by a new thread, maybe another user's) */
+	if ((rc = yx_broker_still_at(&run->broker, run->user_data, err)) != YX_OK)
+		return rc;
 	if (run->rundir_fd != -1)
 		exec_rundir_reset(run);
 	if (run->prof->workspace != YX_WORKSPACE_RO)

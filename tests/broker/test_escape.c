@@ -498,3 +498,45 @@ Test(SUITE, race_exchange_parent_on_write)
 							"workspace/dswap"),
 	    ok > 0 ? "w.txt" : "");
 }
+
+/*
+ * A container binds user-data by path. A thread deleted (its directory
+ * renamed away) and created again under the same id, maybe by another
+ * user, has a new directory there: a container still being created for
+ * the old thread must not get it (yx_broker_still_at, checked by the
+ * executor just before the create).
+ */
+Test(SUITE, successor_directory_not_bound)
+{
+	struct yx_broker	 b;
+	char			 th[192], gone[192], ud[224], old[224];
+	int			 rc;
+
+	snprintf(th, sizeof(th), "%s/thr", fx.top);
+	snprintf(gone, sizeof(gone), "%s/thr.trash", fx.top);
+	snprintf(ud, sizeof(ud), "%s/user-data", th);
+	snprintf(old, sizeof(old), "%s/user-data", gone);
+	cr_assert_eq(mkdir(th, 0755), 0);
+	cr_assert_eq(yx_broker_init(&b, ud, NULL, NULL, 0, FX_UID, FX_GID, NULL,
+			 YX_BROKER_CREATE, NULL),
+	    YX_OK);
+	cr_assert_eq(yx_broker_still_at(&b, ud, NULL), YX_OK);
+	/* deleted: the thread's directory renamed away */
+	cr_assert_eq(rename(th, gone), 0);
+	rc = yx_broker_still_at(&b, ud, NULL);
+	EXPECT_LEAK(rc == YX_OK, "a deleted thread's path still taken as its");
+	EXPECT_RC(rc, YX_E_NOT_FOUND);
+	/* created again under the same id: a new directory at the path */
+	cr_assert_eq(mkdir(th, 0755), 0);
+	cr_assert_eq(mkdir(ud, 0755), 0);
+	rc = yx_broker_still_at(&b, ud, NULL);
+	EXPECT_LEAK(rc == YX_OK, "the successor's directory taken as the thread's");
+	EXPECT_RC(rc, YX_E_NOT_FOUND);
+	/* a symlink to the old directory is not it either */
+	cr_assert_eq(rmdir(ud), 0);
+	cr_assert_eq(symlink(old, ud), 0);
+	rc = yx_broker_still_at(&b, ud, NULL);
+	EXPECT_LEAK(rc == YX_OK, "a symlink at the path taken as the directory");
+	EXPECT_RC(rc, YX_E_NOT_FOUND);
+	yx_broker_fini(&b);
+}

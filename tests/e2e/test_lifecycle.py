@@ -133,6 +133,11 @@ def test_reaper_idle_and_busy(factory):
     bt.start()
     busy_box = wait_for(lambda: containers(inst.prefix, busy), 15)
     assert len(busy_box) == 1
+    # DELETE while a command runs deletes nothing (docs/api.md): 503 capacity
+    time.sleep(0.5)
+    d = inst.request("alice", "DELETE", "/api/threads/" + busy)
+    assert d.status_code == 503 and d.json()["error"]["code"] == "capacity", d.text
+    assert inst.request("alice", "GET", "/api/threads/" + busy).status_code == 200
     idle_gone = None
     try:
         # sample: the busy box stays for the whole command; the idle one goes
