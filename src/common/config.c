@@ -688,6 +688,8 @@ cfg_procs(struct cfg_ctx *x, struct yx_config *c)
 	    (rc = cfg_int(x, "YUXI_PROCESS_KEEPALIVE", &c->proc_keepalive, 0,
 		 86400 * 30)) != YX_OK ||
 	    (rc = cfg_int(x, "YUXI_PROCESS_WAITERS", &c->proc_waiters, 0,
+		 256)) != YX_OK ||
+	    (rc = cfg_int(x, "YUXI_USER_COMMANDS", &c->user_commands, 0,
 		 256)) != YX_OK)
 		return rc;
 	c->proc_output_keep = (size_t)v;

@@ -206,6 +206,15 @@ int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
  */
 int	yx_proc_wait_take(struct yx_wctx *w);
 void	yx_proc_wait_give(int k);
+/*
+ * h_exec.c: one of the acting user's command slots (YUXI_USER_COMMANDS):
+ * YX_OK with *fd holding it (-1: no cap applies, or the slot file could
+ * not be used, which is logged and lets the command run), or YX_E_BUSY,
+ * answered (503 capacity, Retry-After: 1). yx_user_cmd_give(-1) does
+ * nothing.
+ */
+int	yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fd);
+void	yx_user_cmd_give(int fd);
 /* {key: []}: a new object and, in *a, its empty array (NULL: no memory). */
 struct json_object *yx_json_list(const char *key, struct json_object **a);
 

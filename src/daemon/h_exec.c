@@ -6,12 +6,25 @@
  * cap, and masks host paths. The output is made valid UTF-8 (U+FFFD for
  * invalid bytes) as it is written into the JSON reply. With "stream": true
  * the answer is streamed instead (h_stream.c).
+ *
+ * A command holds its worker until it ends (up to 600 s), so one user may
+ * run at most YUXI_USER_COMMANDS at once, by default one fewer than the
+ * workers: whatever one user runs, the others' requests find a worker.
+ * The slots are OFD locks on the bytes of <saves>/user-commands/<user>;
+ * the kernel drops one when its descriptor closes, also when the worker
+ * dies, so no slot is ever lost.
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -22,6 +35,59 @@
 #include "yuxi/text.h"
 
 #define YX_REPLY_MAX	INT32_MAX	/* yx_http_send_raw's limit */
+#define USER_CMDS_DIR	"user-commands"
+
+static int user_cmds_dfd = -1;	/* <saves>/user-commands, this worker's */
+
+int
+yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fdp)
+{
+	struct flock	fl;
+	char		path[YX_CFG_PATH + 32], msg[160];
+	int		cap, fd, k;
+
+	*fdp = -1;
+	cap = w->cfg->user_commands > 0 ? w->cfg->user_commands : w->cfg->workers - 1;
+	if (cap < 1 || cap >= w->cfg->workers)	/* one worker: nothing to keep */
+		return YX_OK;
+	if (user_cmds_dfd == -1) {
+		snprintf(path, sizeof(path), "%s/" USER_CMDS_DIR, w->cfg->saves_dir);
+		if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
+		    (user_cmds_dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+			log_warn("%s: commands not counted per user", path);
+			return YX_OK;
+		}
+	}
+	/* a valid user name is a file name: no '/', no leading '.' */
+	if ((fd = openat(user_cmds_dfd, r->user, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		 0600)) == -1) {
+		log_warn(USER_CMDS_DIR "/%s: commands not counted", r->user);
+		return YX_OK;
+	}
+	for (k = 0; k < cap; k++) {
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = k;
+		fl.l_len = 1;
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			*fdp = fd;
+			return YX_OK;
+		}
+	}
+	close(fd);
+	snprintf(msg, sizeof(msg),
+	    "%d commands of yours are running, the most one user may run at once", cap);
+	yx_http_send_error_hdr(r, YX_E_BUSY, msg, "Retry-After: 1\r\n");
+	return YX_E_BUSY;
+}
+
+void
+yx_user_cmd_give(int fd)
+{
+	if (fd != -1)
+		close(fd);
+}
 
 /*
  * The reply body, written directly rather than through json-c: the output
@@ -77,7 +143,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
 	bool			 stream;
-	int			 timeout, rc;
+	int			 timeout, rc, slot = -1;
 
 	yx_errctx_clear(&e);
 	memset(&out, 0, sizeof(out));
@@ -99,6 +165,8 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_http_send_error(r, rc, "sandbox backend unavailable");
 		goto done;
 	}
+	if ((rc = yx_user_cmd_take(w, r, &slot)) != YX_OK)
+		goto done;
 	if ((rc = yx_agents_skills(w->agents, t.agent_id, t.agent_config_id, &skills)) != YX_OK)
 		goto done;
 	memset(&req, 0, sizeof(req));
@@ -123,6 +191,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	rc = yx_http_send_raw(r, 200, YX_CT_JSON, reply.data, reply.len);
 done:
+	yx_user_cmd_give(slot);
 	yx_exec_output_fini(&out);
 	yx_buf_fini(&reply);
 	json_object_put(body);

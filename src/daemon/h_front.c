@@ -678,7 +678,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	const char		*wait;
 	char			 path[64];
 	size_t			 host;
-	int			 rc, slot = -1;
+	int			 rc, slot = -1, cmd = -1;
 	bool			 capped = false;
 
 	yx_errctx_clear(&e);
@@ -698,6 +698,9 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		rc = front_accel(w, r, &fq, host);
 		goto done;
 	}
+	/* a command holds this worker as long as the host's */
+	if ((fq.route->flags & FWD_EXEC) != 0 && (rc = yx_user_cmd_take(w, r, &cmd)) != YX_OK)
+		goto done;
 	memset(&q, 0, sizeof(q));
 	q.method = fq.route->method == YX_M_POST ? "POST" :
 	    fq.route->method == YX_M_DELETE	     ? "DELETE" :
@@ -743,6 +746,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		log_info("thread %s: stream from host %s cut: %s", fq.t.thread_id, fq.t.host,
 		    rc == YX_E_IO ? "the client left" : e.msg);
 done:
+	yx_user_cmd_give(cmd);
 	json_object_put(fq.json);
 	yx_buf_fini(&fq.body);
 	yx_buf_fini(&qs);

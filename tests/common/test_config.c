@@ -197,6 +197,8 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_WORKERS", "257" },
 		{ "YUXI_WORKERS", "-1" },
 		{ "YUXI_WORKERS", "99999999999999999999" },
+		{ "YUXI_USER_COMMANDS", "-1" },
+		{ "YUXI_USER_COMMANDS", "257" },
 		{ "YUXI_SANDBOX_EXEC_TIMEOUT", "601" },
 		{ "YUXI_SANDBOX_BASE_PORT", "65001" },
 		{ "YUXI_REQUEST_BUDGET_MS", "-5" },

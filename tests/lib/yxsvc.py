@@ -276,6 +276,9 @@ def service_env(base, prefix, shm):
         "YUXI_SANDBOX_IDLE_CHECK_INTERVAL": "2",
         "YUXI_SANDBOX_EXEC_TIMEOUT": "30",
         "YUXI_WORKERS": str(WORKERS),
+        # the suites send more parallel commands per user than the default
+        # cap (YUXI_WORKERS - 1) lets run; test_g12_tenants checks the cap
+        "YUXI_USER_COMMANDS": "256",
         "YUXI_BODY_LIMIT": str(BODY_LIMIT),
         "YUXI_UPLOAD_LIMIT": str(UPLOAD_LIMIT),
         "YUXI_AUDIT_LOG": os.path.join(base, "audit.jsonl"),

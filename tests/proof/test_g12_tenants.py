@@ -16,6 +16,11 @@ against the live service and proved closed here, each against a control:
 - listing cost: bob owns 5,000 threads; alice's GET /api/threads must cost
   what alice owns (per-owner index). Control: YX_CONTROL_OFF=ownerindex
   (the listing reads every thread record).
+- worker share: alice runs more long commands at once than there are
+  workers; bob's listing and command must not wait for them (by default one
+  user runs at most YUXI_WORKERS - 1 commands, the rest answer 503 capacity
+  with Retry-After: 1). Control: YUXI_USER_COMMANDS=YUXI_WORKERS (no cap):
+  bob waits until one of alice's commands ends.
 """
 import concurrent.futures
 import os
@@ -25,6 +30,7 @@ import threading
 import time
 
 import pytest
+import requests
 
 import prooffix as P
 from prooffix import stats
@@ -306,3 +312,77 @@ def test_swapped_layout_folder_is_repaired(prod):
     # and the next command runs as usual, with nothing to repair
     again = prod.run(tid, "echo fine")
     assert again["output"] == "fine\n" and "layout_repaired" not in again
+
+
+# ------------------------------------------------------------ worker share
+HOLD_S = 8
+
+
+def commands_hog(svc):
+    """alice starts 4 commands of HOLD_S seconds at once (3 workers); bob's
+    listing and his command then: how long did bob wait, what did alice
+    get? Returns (bob's listing s, bob's command s, alice's statuses,
+    the Retry-After of a refusal)."""
+    a, b = new_id("hog"), new_id("bob")
+    create(svc, "alice", a)
+    create(svc, "bob", b)
+    svc.run(a, "true")
+    svc.run(b, "true", who="bob")
+    got = []
+
+    def one():
+        with requests.Session() as s:
+            r = svc.request("alice", "POST", "/api/execute", session=s,
+                            json={"thread_id": a, "command": "sleep %d" % HOLD_S})
+            got.append((r.status_code, r.headers.get("Retry-After"),
+                        r.json().get("error", {}).get("code", "")))
+    ts = [threading.Thread(target=one) for _ in range(4)]
+    for t in ts:
+        t.start()
+    time.sleep(1.5)
+    with requests.Session() as s:
+        t0 = time.monotonic()
+        r = svc.request("bob", "GET", "/api/threads", session=s)
+        listing = time.monotonic() - t0
+        assert r.status_code == 200, r.text
+        t0 = time.monotonic()
+        r = svc.request("bob", "POST", "/api/execute", session=s,
+                        json={"thread_id": b, "command": "echo bob"})
+        command = time.monotonic() - t0
+        assert r.status_code == 200 and r.json()["output"] == "bob\n", r.text
+    for t in ts:
+        t.join(HOLD_S + 60)
+    return listing, command, sorted(got, key=lambda g: g[0])
+
+
+def test_one_user_leaves_workers_to_the_others():
+    # the production default: YUXI_USER_COMMANDS=0, one fewer than the workers
+    svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=3,
+                         YUXI_USER_COMMANDS=0).start()
+    try:
+        listing, command, got = commands_hog(svc)
+    finally:
+        svc.stop()
+    print("worker share: bob's listing %.2f s, his command %.2f s; alice got %s"
+          % (listing, command, got))
+    stats.measure(G, "bob_listing_s_beside_alice_commands", round(listing, 2))
+    waited = max(listing, command) > HOLD_S / 2
+    stats.case(G, "one user's commands make other users wait", hangs=waited)
+    assert not waited, (listing, command)
+    # two ran; the others were told at once to come back
+    assert [g[0] for g in got] == [200, 200, 503, 503], got
+    assert all(g[1] == "1" and g[2] == "capacity" for g in got[2:]), got
+
+
+def test_worker_share_control():
+    # the cap off (a value of YUXI_WORKERS): alice's commands take every worker
+    svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=3,
+                         YUXI_USER_COMMANDS=3).start()
+    try:
+        listing, command, got = commands_hog(svc)
+    finally:
+        svc.stop()
+    print("worker share control: bob's listing %.2f s, his command %.2f s; alice got %s"
+          % (listing, command, got))
+    assert stats.control(G, listing > HOLD_S / 2, "bob waited for alice's commands"), \
+        (listing, command, got)
