@@ -19,6 +19,8 @@ between them) on the one engine.
   output long-poll, delete; the front's own long-poll slot (one here): a
   second long-poll at once answers at once with "wait_capped"; another
   user gets the same 404 on every process route.
+- the front caps one user's commands (YUXI_USER_COMMANDS) with its own
+  workers: one more answers 503 capacity with Retry-After: 1 at once.
 - the egress proxy (profiles with network) runs on each sandbox host and
   not on the front, which runs no sandboxes.
 Measured figures are printed (pytest -s).
@@ -32,6 +34,8 @@ import threading
 import time
 
 import pytest
+import requests
+from conftest import FRONT, make_cluster
 from yxsvc import wait_for
 
 N = 40
@@ -390,3 +394,41 @@ def test_egress_proxy_on_hosts_only(cluster):
     assert "yuxi-egress" not in children(cluster.front), children(cluster.front)
     for p in cluster.provs:
         assert children(p).count("yuxi-egress") == 1, (p.name, children(p))
+
+
+def test_front_caps_one_users_commands():
+    """The front's workers hold a forwarded command as long as the host's:
+    YUXI_USER_COMMANDS caps them per user on the front too (one here, of 3
+    workers). A second streamed command of alice's answers 503 capacity
+    with Retry-After: 1 at once; bob's command runs meanwhile."""
+    cl = make_cluster(1, front_overrides=dict(FRONT, YUXI_USER_COMMANDS="1")).start()
+    try:
+        f = cl.front
+        a, b = f.new_thread("alice"), f.new_thread("bob")
+        assert f.execute(a, "true").status_code == 200
+        assert f.execute(b, "true", who="bob").status_code == 200
+        got = {}
+
+        def hold():
+            got["r"] = f.request("alice", "POST", "/api/execute", session=requests.Session(),
+                                 json={"thread_id": a, "command": "sleep 5"})
+        t = threading.Thread(target=hold)
+        t.start()
+        time.sleep(1.5)
+        with requests.Session() as s:
+            t0 = time.monotonic()
+            r = f.request("alice", "POST", "/api/execute", session=s,
+                          json={"thread_id": a, "command": "echo two", "stream": True})
+            refused = time.monotonic() - t0
+            assert r.status_code == 503 and r.json()["error"]["code"] == "capacity", r.text
+            assert r.headers.get("Retry-After") == "1", r.headers
+            r = f.request("bob", "POST", "/api/execute", session=s,
+                          json={"thread_id": b, "command": "echo bob"})
+            assert r.status_code == 200 and r.json()["output"] == "bob\n", r.text
+        t.join(60)
+        assert got["r"].status_code == 200, got["r"].text
+        assert refused < 2, refused
+        # the slot is back: alice runs again
+        assert f.execute(a, "echo again").json()["output"] == "again\n"
+    finally:
+        cl.stop()
