@@ -115,6 +115,11 @@ struct yx_acquire_req {
 	int				(*before_create)(void *arg,
 	    struct yx_errctx *err);
 	void				*before_create_arg;
+	/* called right before a pool box gets the thread's user-data
+	 * (bound by path); an error leaves the box (it is removed) and the
+	 * create path runs, where before_create decides. NULL: none */
+	int				(*before_bind)(void *arg,
+	    struct yx_errctx *err);
 	/* Pool (YUXI_POOL_SIZE): the key a box must have to serve this
 	 * thread (NULL: never a pool box); pool_adopt, when set, is called
 	 * once the thread's mounts are in the box, before it is published

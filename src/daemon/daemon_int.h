@@ -201,18 +201,23 @@ int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
 int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
 /*
  * h_proc.c: a long-poll slot (YUXI_PROCESS_WAITERS across the service's
- * workers; a front's own for the long-polls it forwards): its number, or
- * -1 when all are taken. yx_proc_wait_give(-1) does nothing.
+ * workers; a front's own for the long-polls it forwards) and one of user's
+ * (yx_user_slot_take, in *ufd): the slot's number, or -1 when all are
+ * taken, of either kind. yx_proc_wait_give(-1, -1) does nothing.
  */
-int	yx_proc_wait_take(struct yx_wctx *w);
-void	yx_proc_wait_give(int k);
+int	yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd);
+void	yx_proc_wait_give(int k, int ufd);
 /*
- * h_exec.c: one of the acting user's command slots (YUXI_USER_COMMANDS):
- * YX_OK with *fd holding it (-1: no cap applies, or the slot file could
- * not be used, which is logged and lets the command run), or YX_E_BUSY,
- * answered (503 capacity, Retry-After: 1). yx_user_cmd_give(-1) does
- * nothing.
+ * h_exec.c: the acting user's slots (YUXI_USER_COMMANDS), one per request
+ * that holds a worker: a command, an output long-poll. yx_user_slots: how
+ * many (0: no cap). yx_user_slot_take: YX_OK with *fd holding one (-1: no
+ * cap, or the slot file could not be used, logged once per worker: the
+ * request goes uncounted), or YX_E_BUSY when all are taken.
+ * yx_user_cmd_take: the same for a command, answering YX_E_BUSY itself
+ * (503 capacity, Retry-After: 1). yx_user_cmd_give(-1) does nothing.
  */
+int	yx_user_slots(const struct yx_config *cfg);
+int	yx_user_slot_take(struct yx_wctx *w, const char *user, int *fd);
 int	yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fd);
 void	yx_user_cmd_give(int fd);
 /* {key: []}: a new object and, in *a, its empty array (NULL: no memory). */

@@ -8,8 +8,9 @@
  * the answer is streamed instead (h_stream.c).
  *
  * A command holds its worker until it ends (up to 600 s), so one user may
- * run at most YUXI_USER_COMMANDS at once, by default one fewer than the
- * workers: whatever one user runs, the others' requests find a worker.
+ * run at most YUXI_USER_COMMANDS at once, output long-polls (h_proc.c)
+ * counted with them, by default one fewer than the workers: whatever one
+ * user runs, the other users' requests find a worker.
  * The slots are OFD locks on the bytes of <saves>/user-commands/<user>;
  * the kernel drops one when its descriptor closes, also when the worker
  * dies, so no slot is ever lost.
@@ -38,32 +39,40 @@
 #define USER_CMDS_DIR	"user-commands"
 
 static int user_cmds_dfd = -1;	/* <saves>/user-commands, this worker's */
+static bool user_cmds_warned;	/* the slot file failed: said once */
+
+/* The slot file could not be used: commands and long-polls go uncounted
+ * (the cap protects the others; it must not stop everyone). Said once per
+ * worker. */
+static int
+user_slot_unusable(const char *what)
+{
+	if (!user_cmds_warned)
+		log_warn("%s: commands not counted per user", what);
+	user_cmds_warned = true;
+	return YX_OK;
+}
 
 int
-yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fdp)
+yx_user_slot_take(struct yx_wctx *w, const char *user, int *fdp)
 {
 	struct flock	fl;
-	char		path[YX_CFG_PATH + 32], msg[160];
+	char		path[YX_CFG_PATH + 32];
 	int		cap, fd, k;
 
 	*fdp = -1;
-	cap = w->cfg->user_commands > 0 ? w->cfg->user_commands : w->cfg->workers - 1;
-	if (cap < 1 || cap >= w->cfg->workers)	/* one worker: nothing to keep */
+	cap = yx_user_slots(w->cfg);
+	if (cap == 0)
 		return YX_OK;
 	if (user_cmds_dfd == -1) {
 		snprintf(path, sizeof(path), "%s/" USER_CMDS_DIR, w->cfg->saves_dir);
 		if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
-		    (user_cmds_dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-			log_warn("%s: commands not counted per user", path);
-			return YX_OK;
-		}
+		    (user_cmds_dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return user_slot_unusable(path);
 	}
 	/* a valid user name is a file name: no '/', no leading '.' */
-	if ((fd = openat(user_cmds_dfd, r->user, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-		 0600)) == -1) {
-		log_warn(USER_CMDS_DIR "/%s: commands not counted", r->user);
-		return YX_OK;
-	}
+	if ((fd = openat(user_cmds_dfd, user, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
+		return user_slot_unusable(USER_CMDS_DIR "/<user>");
 	for (k = 0; k < cap; k++) {
 		memset(&fl, 0, sizeof(fl));
 		fl.l_type = F_WRLCK;
@@ -76,8 +85,32 @@ yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fdp)
 		}
 	}
 	close(fd);
-	snprintf(msg, sizeof(msg),
-	    "%d commands of yours are running, the most one user may run at once", cap);
+	return YX_E_BUSY;
+}
+
+int
+yx_user_slots(const struct yx_config *cfg)
+{
+	int cap = cfg->user_commands > 0 ? cfg->user_commands : cfg->workers - 1;
+
+	return cap < 1 || cap >= cfg->workers ? 0 : cap;	/* one worker: nothing to keep */
+}
+
+int
+yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fdp)
+{
+	char	msg[160];
+	int	cap = yx_user_slots(w->cfg);
+
+	if (yx_user_slot_take(w, r->user, fdp) == YX_OK)
+		return YX_OK;
+	if (cap == 1)
+		snprintf(msg, sizeof(msg), "a command of yours is running, or waiting for a "
+					   "process's output: one at a time");
+	else
+		snprintf(msg, sizeof(msg), "%d commands of yours are running or waiting for "
+					   "output, the most one user may have at once",
+		    cap);
 	yx_http_send_error_hdr(r, YX_E_BUSY, msg, "Retry-After: 1\r\n");
 	return YX_E_BUSY;
 }

@@ -678,7 +678,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	const char		*wait;
 	char			 path[64];
 	size_t			 host;
-	int			 rc, slot = -1, cmd = -1;
+	int			 rc, slot = -1, ufd = -1, cmd = -1;
 	bool			 capped = false;
 
 	yx_errctx_clear(&e);
@@ -714,7 +714,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	/* a long-poll holds this worker too: the front's own slots bound them */
 	if ((fq.route->flags & FWD_WAIT) != 0 &&
 	    (wait = yx_query_get(&r->query, "wait_ms", NULL)) != NULL && strtoul(wait, NULL, 10) > 0 &&
-	    (slot = yx_proc_wait_take(w)) == -1) {
+	    (slot = yx_proc_wait_take(w, r->user, &ufd)) == -1) {
 		if ((rc = fwd_nowait_query(&qs, q.query)) != YX_OK)
 			goto done;
 		q.query = qs.data;
@@ -737,7 +737,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		q.sink_arg = r;
 	}
 	rc = front_call(w, r, &fq.t, host, &q, &p, &e);
-	yx_proc_wait_give(slot);
+	yx_proc_wait_give(slot, ufd);
 	if (capped)
 		rc = fwd_relay_capped(r, rc, &e, &p);
 	else if (!p.streamed)

@@ -15,7 +15,9 @@
  * half the workers, at least one) wait at once across all workers; the
  * others answer at once, with "wait_capped": true. The slots are byte
  * locks (F_OFD_SETLK) on one file, <saves>/proc-waits.lock: the kernel
- * drops a crashed worker's slot with its descriptor.
+ * drops a crashed worker's slot with its descriptor. A long-poll also
+ * takes one of its user's slots (YUXI_USER_COMMANDS, h_exec.c), which
+ * commands take too; without one it answers at once the same way.
  */
 #include "config.h"
 
@@ -302,16 +304,21 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 }
 
 /*
- * Take a long-poll slot (see the top): its number, or -1 when as many
- * long-polls as allowed wait already (or the slot file cannot be used).
+ * Take a long-poll slot (see the top) and one of the user's: its number,
+ * or -1 when as many long-polls as allowed wait already, the user has no
+ * slot free, or the slot file cannot be used.
  */
 int
-yx_proc_wait_take(struct yx_wctx *w)
+yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd)
 {
 	struct flock	fl;
 	char		path[YX_CFG_PATH + 32];
 	int		cap, k;
 
+	/* the user's first: a user's long-polls and commands together leave
+	 * a worker to the others */
+	if (yx_user_slot_take(w, user, ufd) != YX_OK)
+		return -1;
 	cap = w->cfg->proc_waiters > 0 ? w->cfg->proc_waiters : w->cfg->workers / 2;
 	if (cap < 1)
 		cap = 1;
@@ -320,6 +327,8 @@ yx_proc_wait_take(struct yx_wctx *w)
 		proc_waits_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (proc_waits_fd == -1) {
 			log_warn("%s", path);
+			yx_user_cmd_give(*ufd);
+			*ufd = -1;
 			return -1;
 		}
 	}
@@ -332,14 +341,17 @@ yx_proc_wait_take(struct yx_wctx *w)
 		if (fcntl(proc_waits_fd, F_OFD_SETLK, &fl) == 0)
 			return k;
 	}
+	yx_user_cmd_give(*ufd);
+	*ufd = -1;
 	return -1;
 }
 
 void
-yx_proc_wait_give(int k)
+yx_proc_wait_give(int k, int ufd)
 {
 	struct flock fl;
 
+	yx_user_cmd_give(ufd);
 	if (k < 0)
 		return;
 	memset(&fl, 0, sizeof(fl));
@@ -405,7 +417,7 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct proc_req		 p;
 	struct yx_errctx	 e;
 	unsigned long long	 off, wait, max;
-	int			 rc, slot = -1;
+	int			 rc, slot = -1, ufd = -1;
 
 	yx_errctx_clear(&e);
 	memset(&c, 0, sizeof(c));
@@ -423,11 +435,11 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		wait = YX_PROC_WAIT_MAX_MS;
 	if (max == 0)
 		max = YX_PROC_READ_DEFAULT;
-	if (wait > 0 && (slot = yx_proc_wait_take(w)) == -1)
+	if (wait > 0 && (slot = yx_proc_wait_take(w, r->user, &ufd)) == -1)
 		log_debug("output long-poll of %s answered at once: all slots taken", arg);
 	rc = yx_proc_output(&p.c, arg, off, slot >= 0 ? (int)wait : 0, (size_t)max,
 	    &c, &e);
-	yx_proc_wait_give(slot);
+	yx_proc_wait_give(slot, ufd);
 	if (rc != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;

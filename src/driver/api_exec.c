@@ -184,32 +184,34 @@ done:
 
 /*
  * Kill the exec's process tree through its host pid (best effort). The
- * inspect is retried: a busy engine may fail it once, an exec whose stream
- * we dropped may never notice on its own (the engine can keep draining its
- * output), and an exec stopped moments after it started can be reported
- * running with no pid yet (Pid 0): the kill waits for the pid, up to 2 s.
+ * inspect is retried: a busy engine may fail it (3 tries, as many engine
+ * timeouts at most), an exec whose stream we dropped may never notice on
+ * its own (the engine can keep draining its output), and an exec stopped
+ * moments after it started can be reported running with no pid yet (Pid
+ * 0): the kill waits for the pid, 2 s at most.
  */
 static void
 exec_kill(struct api_driver *ad, const char *id)
 {
 	bool	running = false;
-	int	code, i;
+	int	code, fails = 0, waits = 0;
 	pid_t	pid = 0;
 	char	cid[YX_CONTAINER_ID_MAX] = "";
 
-	for (i = 0; i < 40; i++) {
+	while (fails < 3 && waits < 40) {
 		if (exec_inspect(ad, id, &running, &code, &pid, cid,
-			sizeof(cid), NULL) == YX_OK) {
-			if (!running)
-				return;
-			if (pid > 1) {
-				yx_driver_kill_host_pid(pid, cid);
-				return;
-			}
-		}
+			sizeof(cid), NULL) != YX_OK)
+			fails++;
+		else if (!running)
+			return;
+		else if (pid > 1) {
+			yx_driver_kill_host_pid(pid, cid);
+			return;
+		} else
+			waits++;
 		usleep(50 * 1000);
 	}
-	log_warnx("exec %.12s: cannot inspect it to stop it", id);
+	log_warnx("exec %.12s: %s", id, fails == 3 ? "cannot inspect it to stop it" : "no pid to stop it by after 2 s");
 }
 
 /* POST /exec/{id}/start, streaming into the sink. See api_exec. */

@@ -849,6 +849,12 @@ exec_before_create(void *arg, struct yx_errctx *err)
 	unsigned	 rep = 0;
 	int		 rc;
 
+	/* the container binds user-data by path: it must still be the
+	 * thread the request looked up (not deleted, nor its id taken since
+	 * by a new thread, maybe another user's); first, before anything
+	 * here touches the thread's agent directory */
+	if ((rc = yx_broker_still_at(&run->broker, run->user_data, err)) != YX_OK)
+		return rc;
 	/* a pool box served the thread and is gone now (removed here, or
 	 * not adopted after a restart: its claim may outlive it until the
 	 * reaper's sweep): the new sandbox runs as the thread's uid, and so
@@ -863,11 +869,6 @@ exec_before_create(void *arg, struct yx_errctx *err)
 		if (rc != YX_OK)
 			return rc;
 	}
-	/* the container binds user-data by path: it must still be the
-	 * thread the request looked up (not deleted, nor its id taken since
-	 * by a new thread, maybe another user's) */
-	if ((rc = yx_broker_still_at(&run->broker, run->user_data, err)) != YX_OK)
-		return rc;
 	if (run->rundir_fd != -1)
 		exec_rundir_reset(run);
 	if (run->prof->workspace != YX_WORKSPACE_RO)
@@ -879,6 +880,16 @@ exec_before_create(void *arg, struct yx_errctx *err)
 	rc = yx_broker_ensure_layout(&run->broker, &rep, err);
 	run->repaired |= rep;
 	return rc;
+}
+
+/* The provider's last step before a pool box gets the thread's user-data
+ * (by path): the same check as before a create. */
+static int
+exec_before_bind(void *arg, struct yx_errctx *err)
+{
+	struct exec_run *run = arg;
+
+	return yx_broker_still_at(&run->broker, run->user_data, err);
 }
 
 /*
@@ -948,6 +959,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		ar.cmd = run->egress[0] != '\0' ? exec_agent_init_relay_argv :
 						  exec_agent_init_argv;
 	ar.before_create = exec_before_create;
+	ar.before_bind = exec_before_bind;
 	ar.before_create_arg = run;
 	if (run->prof->workspace == YX_WORKSPACE_RO)
 		ar.user_data_ro = true;

@@ -816,7 +816,11 @@ yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
 	int				 rc, lrc;
 	bool				 gone = false;
 
-	rc = yx_priv_pool_bind(req->thread_id, st->sid, err);
+	rc = req->before_bind != NULL ?
+	    req->before_bind(req->before_create_arg, err) :
+	    YX_OK;
+	if (rc == YX_OK)
+		rc = yx_priv_pool_bind(req->thread_id, st->sid, err);
 	for (i = 0; rc == YX_OK && i < req->nskills; i++)
 		rc = yx_priv_pool_skill(req->skills[i].name, st->sid, err);
 	/* the box's uid now serves this thread: its agent directory, owned

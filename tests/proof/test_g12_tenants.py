@@ -318,11 +318,12 @@ def test_swapped_layout_folder_is_repaired(prod):
 HOLD_S = 8
 
 
-def commands_hog(svc):
+def commands_hog(svc, poll=False):
     """alice starts 4 commands of HOLD_S seconds at once (3 workers); bob's
     listing and his command then: how long did bob wait, what did alice
-    get? Returns (bob's listing s, bob's command s, alice's statuses,
-    the Retry-After of a refusal)."""
+    get? Returns (bob's listing s, bob's command s, alice's (status,
+    Retry-After, error code) sorted, and with poll, (seconds, wait_capped)
+    of an output long-poll of 5 s alice asks for meanwhile)."""
     a, b = new_id("hog"), new_id("bob")
     create(svc, "alice", a)
     create(svc, "bob", b)
@@ -350,21 +351,33 @@ def commands_hog(svc):
                         json={"thread_id": b, "command": "echo bob"})
         command = time.monotonic() - t0
         assert r.status_code == 200 and r.json()["output"] == "bob\n", r.text
+        polled = None
+        if poll:	# a long-poll holds a worker too: one of alice's slots
+            r = svc.request("alice", "POST", "/api/processes", session=s,
+                            json={"thread_id": a, "command": "sleep 30"})
+            assert r.status_code == 201, r.text
+            t0 = time.monotonic()
+            r = svc.request("alice", "GET", "/api/processes/%s/output?thread_id=%s&wait_ms=5000"
+                            % (r.json()["process_id"], a), session=s)
+            assert r.status_code == 200, r.text
+            polled = (time.monotonic() - t0, r.json().get("wait_capped", False))
     for t in ts:
         t.join(HOLD_S + 60)
-    return listing, command, sorted(got, key=lambda g: g[0])
+    return listing, command, sorted(got, key=lambda g: g[0]), polled
 
 
 def test_one_user_leaves_workers_to_the_others():
     # the production default: YUXI_USER_COMMANDS=0, one fewer than the workers
+    if not P.image_present(P.FULL_IMAGE):
+        pytest.skip("image %s missing" % P.FULL_IMAGE)
     svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=3,
                          YUXI_USER_COMMANDS=0).start()
     try:
-        listing, command, got = commands_hog(svc)
+        listing, command, got, polled = commands_hog(svc, poll=True)
     finally:
         svc.stop()
-    print("worker share: bob's listing %.2f s, his command %.2f s; alice got %s"
-          % (listing, command, got))
+    print("worker share: bob's listing %.2f s, his command %.2f s; alice got %s; "
+          "her long-poll %s" % (listing, command, got, polled))
     stats.measure(G, "bob_listing_s_beside_alice_commands", round(listing, 2))
     waited = max(listing, command) > HOLD_S / 2
     stats.case(G, "one user's commands make other users wait", hangs=waited)
@@ -372,14 +385,18 @@ def test_one_user_leaves_workers_to_the_others():
     # two ran; the others were told at once to come back
     assert [g[0] for g in got] == [200, 200, 503, 503], got
     assert all(g[1] == "1" and g[2] == "capacity" for g in got[2:]), got
+    # her long-poll too: no slot of hers free, so it answered at once
+    assert polled[1] is True and polled[0] < 2.5, polled
 
 
 def test_worker_share_control():
     # the cap off (a value of YUXI_WORKERS): alice's commands take every worker
+    if not P.image_present(P.FULL_IMAGE):
+        pytest.skip("image %s missing" % P.FULL_IMAGE)
     svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=3,
                          YUXI_USER_COMMANDS=3).start()
     try:
-        listing, command, got = commands_hog(svc)
+        listing, command, got, _ = commands_hog(svc)
     finally:
         svc.stop()
     print("worker share control: bob's listing %.2f s, his command %.2f s; alice got %s"

@@ -35,7 +35,7 @@ import time
 
 import pytest
 import requests
-from conftest import FRONT, make_cluster
+from conftest import FRONT, engine_up, make_cluster
 from yxsvc import wait_for
 
 N = 40
@@ -401,6 +401,8 @@ def test_front_caps_one_users_commands():
     YUXI_USER_COMMANDS caps them per user on the front too (one here, of 3
     workers). A second streamed command of alice's answers 503 capacity
     with Retry-After: 1 at once; bob's command runs meanwhile."""
+    if not engine_up():
+        pytest.skip("no engine or no test image")
     cl = make_cluster(1, front_overrides=dict(FRONT, YUXI_USER_COMMANDS="1")).start()
     try:
         f = cl.front
@@ -410,8 +412,9 @@ def test_front_caps_one_users_commands():
         got = {}
 
         def hold():
-            got["r"] = f.request("alice", "POST", "/api/execute", session=requests.Session(),
-                                 json={"thread_id": a, "command": "sleep 5"})
+            with requests.Session() as s:
+                got["r"] = f.request("alice", "POST", "/api/execute", session=s,
+                                     json={"thread_id": a, "command": "sleep 5"})
         t = threading.Thread(target=hold)
         t.start()
         time.sleep(1.5)
