@@ -206,6 +206,11 @@ int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
  * taken, of either kind. yx_proc_wait_give(-1, -1) does nothing.
  */
 int	yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd);
+/* h_common.c: slot k of n on fd, an OFD write lock on byte k (the kernel
+ * drops it with the file description, also when the process dies): the
+ * first free one's k, or -1 when all are taken. */
+int	yx_byte_slot_take(int fd, int n);
+void	yx_byte_slot_give(int fd, int k);
 void	yx_proc_wait_give(int k, int ufd);
 /*
  * h_exec.c: the acting user's slots (YUXI_USER_COMMANDS), one per request

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -171,4 +172,35 @@ yx_json_list(const char *key, struct json_object **a)
 	}
 	json_object_object_add(o, key, *a);
 	return o;
+}
+
+/* One byte's OFD lock on fd: F_WRLCK or F_UNLCK. */
+static int
+byte_lock(int fd, int k, short type)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = k;
+	fl.l_len = 1;
+	return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+int
+yx_byte_slot_take(int fd, int n)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (byte_lock(fd, k, F_WRLCK) == 0)
+			return k;
+	return -1;
+}
+
+void
+yx_byte_slot_give(int fd, int k)
+{
+	(void)byte_lock(fd, k, F_UNLCK);
 }

@@ -56,9 +56,8 @@ user_slot_unusable(const char *what)
 int
 yx_user_slot_take(struct yx_wctx *w, const char *user, int *fdp)
 {
-	struct flock	fl;
-	char		path[YX_CFG_PATH + 32];
-	int		cap, fd, k;
+	char	path[YX_CFG_PATH + 32];
+	int	cap, fd;
 
 	*fdp = -1;
 	cap = yx_user_slots(w->cfg);
@@ -73,16 +72,9 @@ yx_user_slot_take(struct yx_wctx *w, const char *user, int *fdp)
 	/* a valid user name is a file name: no '/', no leading '.' */
 	if ((fd = openat(user_cmds_dfd, user, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
 		return user_slot_unusable(USER_CMDS_DIR "/<user>");
-	for (k = 0; k < cap; k++) {
-		memset(&fl, 0, sizeof(fl));
-		fl.l_type = F_WRLCK;
-		fl.l_whence = SEEK_SET;
-		fl.l_start = k;
-		fl.l_len = 1;
-		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
-			*fdp = fd;
-			return YX_OK;
-		}
+	if (yx_byte_slot_take(fd, cap) != -1) {
+		*fdp = fd;
+		return YX_OK;
 	}
 	close(fd);
 	return YX_E_BUSY;

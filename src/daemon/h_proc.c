@@ -311,9 +311,8 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 int
 yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd)
 {
-	struct flock	fl;
-	char		path[YX_CFG_PATH + 32];
-	int		cap, k;
+	char	path[YX_CFG_PATH + 32];
+	int	cap, k;
 
 	/* the user's first: a user's long-polls and commands together leave
 	 * a worker to the others */
@@ -332,15 +331,8 @@ yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd)
 			return -1;
 		}
 	}
-	for (k = 0; k < cap; k++) {
-		memset(&fl, 0, sizeof(fl));
-		fl.l_type = F_WRLCK;
-		fl.l_whence = SEEK_SET;
-		fl.l_start = k;
-		fl.l_len = 1;
-		if (fcntl(proc_waits_fd, F_OFD_SETLK, &fl) == 0)
-			return k;
-	}
+	if ((k = yx_byte_slot_take(proc_waits_fd, cap)) != -1)
+		return k;
 	yx_user_cmd_give(*ufd);
 	*ufd = -1;
 	return -1;
@@ -349,17 +341,9 @@ yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd)
 void
 yx_proc_wait_give(int k, int ufd)
 {
-	struct flock fl;
-
 	yx_user_cmd_give(ufd);
-	if (k < 0)
-		return;
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_UNLCK;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = k;
-	fl.l_len = 1;
-	(void)fcntl(proc_waits_fd, F_OFD_SETLK, &fl);
+	if (k >= 0)
+		yx_byte_slot_give(proc_waits_fd, k);
 }
 
 /* Unsigned query parameter up to max (dflt when absent). Sends errors. */

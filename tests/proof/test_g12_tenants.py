@@ -366,16 +366,21 @@ def commands_hog(svc, poll=False):
     return listing, command, sorted(got, key=lambda g: g[0]), polled
 
 
-def test_one_user_leaves_workers_to_the_others():
-    # the production default: YUXI_USER_COMMANDS=0, one fewer than the workers
+def hog(cap, poll=False):
+    """commands_hog on a service of 3 workers with YUXI_USER_COMMANDS=cap."""
     if not P.image_present(P.FULL_IMAGE):
         pytest.skip("image %s missing" % P.FULL_IMAGE)
     svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=3,
-                         YUXI_USER_COMMANDS=0).start()
+                         YUXI_USER_COMMANDS=cap).start()
     try:
-        listing, command, got, polled = commands_hog(svc, poll=True)
+        return commands_hog(svc, poll)
     finally:
         svc.stop()
+
+
+def test_one_user_leaves_workers_to_the_others():
+    # the production default: YUXI_USER_COMMANDS=0, one fewer than the workers
+    listing, command, got, polled = hog(0, poll=True)
     print("worker share: bob's listing %.2f s, his command %.2f s; alice got %s; "
           "her long-poll %s" % (listing, command, got, polled))
     stats.measure(G, "bob_listing_s_beside_alice_commands", round(listing, 2))
@@ -391,14 +396,7 @@ def test_one_user_leaves_workers_to_the_others():
 
 def test_worker_share_control():
     # the cap off (a value of YUXI_WORKERS): alice's commands take every worker
-    if not P.image_present(P.FULL_IMAGE):
-        pytest.skip("image %s missing" % P.FULL_IMAGE)
-    svc = P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=3,
-                         YUXI_USER_COMMANDS=3).start()
-    try:
-        listing, command, got, _ = commands_hog(svc)
-    finally:
-        svc.stop()
+    listing, command, got, _ = hog(3)
     print("worker share control: bob's listing %.2f s, his command %.2f s; alice got %s"
           % (listing, command, got))
     assert stats.control(G, listing > HOLD_S / 2, "bob waited for alice's commands"), \
