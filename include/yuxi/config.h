@@ -59,6 +59,8 @@ struct yx_config {
 	char		container_prefix[64];		/* YUXI_SANDBOX_CONTAINER_PREFIX (yuxi-sandbox-) */
 	int		idle_timeout;			/* YUXI_SANDBOX_IDLE_TIMEOUT seconds (600) */
 	int		idle_check_interval;		/* YUXI_SANDBOX_IDLE_CHECK_INTERVAL seconds (60) */
+	int		idle_timeout_max;		/* YUXI_SANDBOX_IDLE_TIMEOUT_MAX seconds (86400):
+							 * the most a thread's idle_timeout may be */
 	int		max_replicas;			/* YUXI_SANDBOX_MAX_REPLICAS (100) */
 	char		sandbox_host[YX_CFG_STR];	/* YUXI_SANDBOX_HOST (127.0.0.1) */
 	char		provisioner_url[YX_CFG_PATH];	/* YUXI_SANDBOX_PROVISIONER_URL ("" = local) */

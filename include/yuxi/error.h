@@ -23,6 +23,9 @@
 	X(BAD_REQUEST,         400, "bad_request",         "bad request")          \
 	X(INVALID_PATH,        400, "invalid_path",        "invalid path")         \
 	X(INVALID_THREAD_ID,   400, "invalid_thread_id",   "invalid thread id")    \
+	X(INVALID_METADATA,    400, "invalid_metadata",    "invalid metadata")     \
+	X(INVALID_ENV,         400, "invalid_env",         "invalid environment")  \
+	X(CWD_NOT_FOUND,       400, "cwd_not_found",       "no such working directory") \
 	X(BINARY_FILE,         400, "binary_file",         "binary file")          \
 	X(IS_DIRECTORY,        400, "is_directory",        "is a directory")       \
 	X(NOT_DIRECTORY,       400, "invalid_path",        "not a directory")      \

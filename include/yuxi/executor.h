@@ -48,6 +48,7 @@ struct yx_exec_request {
 	unsigned			 uid, gid;
 	bool				 own_uid;
 	int64_t				 instance;	/* the thread's created_ms */
+	int				 idle_timeout;	/* the thread's, s; 0: cfg's */
 	/*
 	 * The stream form (docs/api.md "POST /api/execute", "stream"): with
 	 * on_stream set, each piece of the output within the cap goes to it,
@@ -120,7 +121,7 @@ int	yx_executor_rundir(struct yx_executor *ex,
     struct yx_errctx *err);
 
 /* The output masking rules of req's thread, as execute applies them. */
-#define YX_EXEC_MASKS	13
+#define YX_EXEC_MASKS	14
 struct yx_exec_masks {
 	struct yx_mask_rule	rules[YX_EXEC_MASKS];
 	size_t			n;

@@ -60,6 +60,8 @@ enum yx_method {
 	YX_M_POST,
 	YX_M_PUT,
 	YX_M_DELETE,
+	YX_M_PATCH,
+	YX_M__COUNT
 };
 
 struct yx_query_kv {
@@ -246,5 +248,7 @@ int	yx_http_write(struct yx_http_req *r, const char *data, size_t len);
 
 /* The method from its name. */
 enum yx_method yx_http_method(const char *s);
+/* "GET", ... for m; "OTHER" for YX_M_OTHER and unknown values. */
+const char	*yx_http_method_name(enum yx_method m);
 
 #endif /* YUXI_HTTP_H */

@@ -31,6 +31,11 @@
 #define YX_VROOT_USER_DATA	"/home/yuxi/user-data"
 #define YX_VROOT_SKILLS		"/home/yuxi/skills"
 #define YX_VROOT_WORKSPACE	"/home/yuxi/user-data/workspace"
+/* seed 000's aliases, which exist inside every sandbox too (/mnt holds two
+ * symlinks to the roots: docs/design.md §3) */
+#define YX_MNT_DIR		"/mnt"
+#define YX_MNT_USER_DATA	"/mnt/user-data"
+#define YX_MNT_SKILLS		"/mnt/skills"
 
 #define YX_VPATH_MAX		4096	/* bytes of a canonical path, NUL included */
 #define YX_VNAME_MAX		255	/* bytes of one component */

@@ -104,6 +104,8 @@ struct yx_acquire_req {
 	const struct yx_mount		*extra;		/* e.g. the runner binary (ro) */
 	size_t				 nextra;
 	unsigned			 uid, gid;	/* sandbox user; 0 = cfg's */
+	int				 idle_timeout;	/* the thread's, seconds; 0 =
+							 * cfg's idle_timeout */
 	const char *const		*cmd;		/* container command; NULL = image's */
 	/* container settings (image, runtime, limits) of a new container;
 	 * NULL: the provider's cfg. Part of skills_fp's meaning: the caller
@@ -253,6 +255,9 @@ int	yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
  * YX_OK; YX_E_NOT_FOUND; YX_E_BUSY. */
 int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
     struct yx_shm_slot *out, struct yx_errctx *err);
+/* The idle timeout (seconds, 0: the service's) of thread_id's sandbox, as
+ * a PATCH set it. YX_OK; YX_E_NOT_FOUND (no sandbox); YX_E_BUSY. */
+int	yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s);
 /*
  * Readiness: the table answers its lock and is consistent (every slot in a
  * valid state with at most YX_SHM_HOLDS_MAX holds, the per-state counters

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define YX_SHM_MAGIC		UINT64_C(0x3154534958555559)	/* "YUXISTS1" LE */
-#define YX_SHM_LAYOUT_VERSION	3	/* 3: slot.uid (a pool box's own uid) */
+#define YX_SHM_LAYOUT_VERSION	4	/* 4: slot.idle_s (a thread's idle timeout) */
 
 #define YX_SHM_HOLDS_MAX	32	/* in-flight operations per sandbox */
 #define YX_SHM_THREAD_ID_MAX	129	/* YX_THREAD_ID_SIZE (yuxi/ident.h) */
@@ -67,6 +67,9 @@ struct yx_shm_slot {
 	int64_t			last_used_at;	/* ms: last acquire/unhold */
 	int32_t			port;		/* published host port, 0 = none */
 	uint32_t		uid;		/* a pool box's own uid; 0 = none */
+	int32_t			idle_s;		/* the thread's idle timeout, s;
+						 * 0 = YUXI_SANDBOX_IDLE_TIMEOUT */
+	uint32_t		pad2;
 	char	thread_id[YX_SHM_THREAD_ID_MAX];
 	char	sandbox_id[YX_SHM_SANDBOX_ID_MAX];
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];	/* "" until known */

@@ -4,7 +4,8 @@
  *
  * A thread is a directory <YUXI_SAVES_DIR>/threads/<thread_id>/ holding the
  * record thread.json ({thread_id, owner, agent_id, agent_config_id,
- * created_at, uid, and on a front the sandbox host it is placed on: host}) beside user-data/ (the sandbox's private tree, owned by
+ * created_at, uid, metadata, idle_timeout, and on a front the sandbox host
+ * it is placed on: host}) beside user-data/ (the sandbox's private tree, owned by
  * the thread's uid/gid) and, with a uid range, the passwd and group files
  * bind-mounted into its sandbox. A thread belongs to the user who created
  * it; every lookup takes the caller and answers YX_E_NOT_FOUND alike for an
@@ -58,10 +59,27 @@
 #include "yuxi/error.h"
 #include "yuxi/ident.h"
 
+struct json_object;
+
 #define YX_AGENT_ID_MAX		128	/* bytes of an agent or config id */
 #define YX_THREADS_LIST_MAX	1000	/* threads returned by one listing */
 #define YX_THREADS_SCAN_MAX	100000	/* directory entries one listing reads */
 #define YX_THREAD_HOST_MAX	32	/* bytes of a placement (yuxi/hostlist.h) */
+
+/*
+ * A thread's metadata (docs/api.md "Threads"): at most YX_META_KEYS pairs,
+ * keys of 1..YX_META_KEY_MAX bytes of [A-Za-z0-9_.-], values of at most
+ * YX_META_VALUE_MAX bytes of UTF-8 without control characters, keys
+ * unique, in the order they were set.
+ */
+#define YX_META_KEYS		16
+#define YX_META_KEY_MAX		64
+#define YX_META_VALUE_MAX	256
+struct yx_thread_meta {
+	unsigned	n;
+	char		key[YX_META_KEYS][YX_META_KEY_MAX + 1];
+	char		value[YX_META_KEYS][YX_META_VALUE_MAX + 1];
+};
 
 struct yx_thread {
 	char		thread_id[YX_THREAD_ID_SIZE];
@@ -73,6 +91,9 @@ struct yx_thread {
 	bool		own_uid;	/* uid is the thread's own (from the range) */
 	char		host[YX_THREAD_HOST_MAX + 1];	/* a front's placement: the
 							 * sandbox host's name; "" = none */
+	struct yx_thread_meta meta;	/* the caller's metadata */
+	int		idle_timeout;	/* seconds its sandbox may idle; 0 = the
+					 * service's YUXI_SANDBOX_IDLE_TIMEOUT */
 };
 
 struct yx_thread_store {
@@ -188,6 +209,45 @@ int	yx_thread_find(struct yx_thread_store *st, const char *id,
  */
 int	yx_thread_list(struct yx_thread_store *st, const char *owner,
     struct yx_thread **out, size_t *n, struct yx_errctx *err);
+
+/*
+ * A change of a thread's record (PATCH /api/threads/{id}): metadata as a
+ * JSON merge patch (RFC 7396: a string sets a key, null removes it) when
+ * meta is not NULL; the idle timeout when set_idle (0: back to the
+ * service's default).
+ */
+struct yx_thread_patch {
+	struct json_object	*meta;		/* borrowed; an object, or NULL */
+	bool			 set_idle;
+	int			 idle_timeout;
+};
+
+/*
+ * Apply patch to thread `id` of `owner`, serialised with other updates of
+ * the thread (an flock of its directory) and written through a temporary
+ * file and rename. YX_OK with *out the new record; YX_E_INVALID_METADATA
+ * when the merged metadata breaks a rule (nothing written); errors as
+ * yx_thread_get(); YX_E_IO and friends.
+ */
+int	yx_thread_update(struct yx_thread_store *st, const char *id,
+    const char *owner, const struct yx_thread_patch *patch,
+    struct yx_thread *out, struct yx_errctx *err);
+
+/* threads_meta.c: metadata rules, pure. */
+/*
+ * Metadata from a JSON object (a create's "metadata"): YX_OK with *m, or
+ * YX_E_INVALID_METADATA with a message naming the rule broken.
+ */
+int	yx_thread_meta_parse(struct json_object *o, struct yx_thread_meta *m,
+    struct yx_errctx *err);
+/* Merge patch o into *m (RFC 7396; o an object): YX_OK or as _parse. */
+int	yx_thread_meta_merge(struct yx_thread_meta *m, struct json_object *o,
+    struct yx_errctx *err);
+/* The metadata as a new JSON object (caller puts); NULL: no memory. */
+struct json_object *yx_thread_meta_json(const struct yx_thread_meta *m);
+/* Is key set to value? */
+bool	yx_thread_meta_has(const struct yx_thread_meta *m, const char *key,
+    const char *value);
 
 /*
  * Remove thread `id` of `owner` and all its data. YX_OK (also when the

@@ -64,6 +64,7 @@ yx_config_defaults(struct yx_config *c)
 	snprintf(c->container_prefix, sizeof(c->container_prefix), "yuxi-sandbox-");
 	c->idle_timeout = 600;
 	c->idle_check_interval = 60;
+	c->idle_timeout_max = 86400;
 	c->max_replicas = 100;
 	snprintf(c->sandbox_host, sizeof(c->sandbox_host), "127.0.0.1");
 	snprintf(c->docker_api_base, sizeof(c->docker_api_base), "http://localhost/v1.41");
@@ -804,6 +805,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	TRY(cfg_str(&x, "YUXI_SANDBOX_CONTAINER_PREFIX", c->container_prefix, sizeof(c->container_prefix)));
 	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_TIMEOUT", &c->idle_timeout, 1, 86400 * 30));
 	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_CHECK_INTERVAL", &c->idle_check_interval, 1, 86400));
+	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_TIMEOUT_MAX", &c->idle_timeout_max, 1, 86400 * 30));
 	TRY(cfg_int(&x, "YUXI_SANDBOX_MAX_REPLICAS", &c->max_replicas, 1, 4096));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_HOST", c->sandbox_host, sizeof(c->sandbox_host)));
 	TRY(cfg_str(&x, "YUXI_SANDBOX_PROVISIONER_URL", c->provisioner_url, sizeof(c->provisioner_url)));

@@ -102,6 +102,35 @@ yx_audit_note_path(struct yx_audit_note *n, const char *path, size_t len)
 	n->path[n->path_len] = '\0';
 }
 
+void
+yx_audit_note_meta(struct yx_audit_note *n, const struct yx_thread_meta *m)
+{
+	n->has_meta = true;
+	n->meta = *m;
+}
+
+/* ,"metadata":{...} of the thread, or ,"metadata":null. */
+static int
+audit_meta(struct yx_buf *b, const struct yx_audit_note *n)
+{
+	unsigned	i;
+	int		rc;
+
+	if (!n->has_meta)
+		return yx_buf_puts(b, ",\"metadata\":null");
+	if ((rc = yx_buf_puts(b, ",\"metadata\":{")) != YX_OK)
+		return rc;
+	for (i = 0; i < n->meta.n && rc == YX_OK; i++) {
+		if ((i > 0 && (rc = yx_buf_puts(b, ",")) != YX_OK) ||
+		    (rc = yx_json_str_append(b, n->meta.key[i],
+			 strlen(n->meta.key[i]))) != YX_OK ||
+		    (rc = yx_buf_puts(b, ":")) != YX_OK)
+			break;
+		rc = yx_json_str_append(b, n->meta.value[i], strlen(n->meta.value[i]));
+	}
+	return rc != YX_OK ? rc : yx_buf_puts(b, "}");
+}
+
 /* ,"key":"s" (escaped), or ,"key":null when s is NULL or empty. */
 static int
 audit_str(struct yx_buf *b, const char *key, const char *s, size_t len)
@@ -146,7 +175,8 @@ yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
 		 n->command_len < n->command_bytes ? "true" : "false")) != YX_OK)
 		return rc;
 	if ((rc = audit_str(b, "path", n->has_path ? n->path : NULL,
-		 n->has_path ? n->path_len : 0)) != YX_OK)
+		 n->has_path ? n->path_len : 0)) != YX_OK ||
+	    (rc = audit_meta(b, n)) != YX_OK)
 		return rc;
 	if (n->has_exit)
 		rc = yx_buf_printf(b, ",\"exit_code\":%d", n->exit_code);

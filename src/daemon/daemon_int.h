@@ -81,6 +81,8 @@ struct yx_audit_note {
 	size_t		path_len;
 	bool		has_exit;
 	int		exit_code;
+	bool		has_meta;	/* the thread's metadata, once it was loaded */
+	struct yx_thread_meta meta;
 };
 
 /* A worker's audit log: opened O_APPEND, one write(2) per line. */
@@ -97,6 +99,8 @@ void	yx_audit_init(struct yx_audit *a, const struct yx_config *cfg,
 /* Close and open the file again (logrotate, SIGUSR1). */
 void	yx_audit_reopen(struct yx_audit *a);
 void	yx_audit_fini(struct yx_audit *a);
+/* Note the thread's metadata (every request that loaded the thread). */
+void	yx_audit_note_meta(struct yx_audit_note *n, const struct yx_thread_meta *m);
 /* Note the command (kept up to YX_AUDIT_CMD_MAX bytes) or the path. */
 void	yx_audit_note_command(struct yx_audit_note *n, const char *cmd, size_t len);
 void	yx_audit_note_path(struct yx_audit_note *n, const char *path, size_t len);
@@ -233,6 +237,7 @@ int	yx_h_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_threads_patch(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
 /*

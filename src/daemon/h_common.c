@@ -88,6 +88,8 @@ yx_load_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id, size_t 
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", id);
 	if ((rc = yx_thread_get(&w->store, id, r->user, t, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
+	else
+		yx_audit_note_meta(&w->note, &t->meta);
 	return rc;
 }
 

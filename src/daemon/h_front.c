@@ -702,9 +702,7 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((fq.route->flags & FWD_EXEC) != 0 && (rc = yx_user_cmd_take(w, r, &cmd)) != YX_OK)
 		goto done;
 	memset(&q, 0, sizeof(q));
-	q.method = fq.route->method == YX_M_POST ? "POST" :
-	    fq.route->method == YX_M_DELETE	     ? "DELETE" :
-						   "GET";
+	q.method = yx_http_method_name(fq.route->method);
 	q.path = fq.route->pattern;
 	if ((fq.route->flags & FWD_PROC) != 0) {
 		fwd_proc_path(path, sizeof(path), fq.route->pattern, arg);

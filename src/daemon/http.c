@@ -296,7 +296,25 @@ yx_http_method(const char *s)
 		return YX_M_PUT;
 	if (!strcmp(s, "DELETE"))
 		return YX_M_DELETE;
+	if (!strcmp(s, "PATCH"))
+		return YX_M_PATCH;
 	return YX_M_OTHER;
+}
+
+const char *
+yx_http_method_name(enum yx_method m)
+{
+	static const char *const names[YX_M__COUNT] = {
+		[YX_M_OTHER] = "OTHER",
+		[YX_M_GET] = "GET",
+		[YX_M_HEAD] = "HEAD",
+		[YX_M_POST] = "POST",
+		[YX_M_PUT] = "PUT",
+		[YX_M_DELETE] = "DELETE",
+		[YX_M_PATCH] = "PATCH",
+	};
+
+	return (unsigned)m < YX_M__COUNT ? names[m] : "OTHER";
 }
 
 /* Identity from YUXI_USER / YUXI_ROLE only (never HTTP_* params). */

@@ -81,16 +81,7 @@ metric_route_name(size_t i)
 static const char *
 metric_method(size_t i)
 {
-	static const char *const names[] = {
-		[YX_M_OTHER] = "OTHER",
-		[YX_M_GET] = "GET",
-		[YX_M_HEAD] = "HEAD",
-		[YX_M_POST] = "POST",
-		[YX_M_PUT] = "PUT",
-		[YX_M_DELETE] = "DELETE",
-	};
-
-	return i < yx_nroutes ? names[yx_routes[i].method] : "any";
+	return i < yx_nroutes ? yx_http_method_name(yx_routes[i].method) : "any";
 }
 
 static int

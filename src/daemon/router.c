@@ -33,6 +33,7 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/threads",				"thread_list",	yx_h_threads_list },
 	{ YX_M_GET,	"/api/threads/{}",			"thread_get",	yx_h_threads_get },
 	{ YX_M_DELETE,	"/api/threads/{}",			"thread_delete", yx_h_threads_delete },
+	{ YX_M_PATCH,	"/api/threads/{}",			"thread_update", yx_h_threads_patch },
 	{ YX_M_POST,	"/api/execute",				"execute",	yx_h_execute },
 	{ YX_M_POST,	"/api/processes",			"processes",	yx_h_procs_start },
 	{ YX_M_GET,	"/api/processes",			"processes",	yx_h_procs_list },
@@ -121,18 +122,16 @@ yx_router_match(enum yx_method m, const char *path, size_t *idx, char *arg, size
 static void
 router_allow(const char *path, char *out, size_t outlen)
 {
-	static const char *const names[] = { "", "GET", "HEAD", "POST", "PUT", "DELETE" };
 	char	arg[256];
 	size_t	i, n;
 	bool	get = false;
 
 	n = (size_t)snprintf(out, outlen, "Allow: ");
 	for (i = 0; i < yx_nroutes && n < outlen; i++) {
-		if (!route_match_one(yx_routes[i].pattern, path, arg, sizeof(arg)) ||
-		    (size_t)yx_routes[i].method >= sizeof(names) / sizeof(names[0]))
+		if (!route_match_one(yx_routes[i].pattern, path, arg, sizeof(arg)))
 			continue;
 		n += (size_t)snprintf(out + n, outlen - n, "%s%s", n > 7 ? ", " : "",
-		    names[yx_routes[i].method]);
+		    yx_http_method_name(yx_routes[i].method));
 		get = get || yx_routes[i].method == YX_M_GET;
 	}
 	if (get && n < outlen)
@@ -239,6 +238,7 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 	int		 rc = YX_E_NOT_FOUND;
 
 	w->note.has_command = w->note.has_path = w->note.has_exit = false;
+	w->note.has_meta = false;
 	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL &&
 	    !yx_route_hidden(w, r, path))
 		rc = yx_router_match(r->method, path, &idx, arg, sizeof(arg));

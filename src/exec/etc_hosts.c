@@ -10,6 +10,14 @@
  * runtime then gives the container a network namespace of its own with
  * only the loopback interface); this file keeps the same names resolving.
  * Its text is fixed: nothing of the host or of a thread is in it.
+ *
+ * Also the sandboxes' /mnt: <saves>/mnt, bind-mounted read-only at /mnt,
+ * holds two symlinks, user-data -> /home/yuxi/user-data and skills ->
+ * /home/yuxi/skills, so seed 000's paths (/mnt/user-data/workspace/app.py)
+ * name the same files inside every sandbox. The links resolve inside the
+ * sandbox's own mount namespace, so a pool box, whose user-data is bound
+ * after it started, sees its thread's files there too; nothing on the
+ * host ever follows them.
  */
 #include "config.h"
 
@@ -22,10 +30,17 @@
 
 #include "yuxi/error.h"
 #include "yuxi/log.h"
+#include "yuxi/path.h"
 #include "exec/exec_int.h"
 
 #define HOSTS_DIR	"etc"
 #define HOSTS_NAME	"hosts"
+#define MNT_DIR		"mnt"
+
+static const char *const mnt_links[][2] = {
+	{ "user-data", YX_VROOT_USER_DATA },
+	{ "skills", YX_VROOT_SKILLS },
+};
 
 /* What the engine writes for network mode "none". */
 static const char hosts_text[] = "127.0.0.1\tlocalhost\n"
@@ -111,6 +126,61 @@ yx_exec_hosts_setup(const char *saves_dir, char *path, size_t len)
 fail:
 	log_warnx("%s/" HOSTS_DIR "/" HOSTS_NAME ": %s; sandboxes get the "
 		  "engine's network setup",
+	    saves_dir, strerror(errno));
+	path[0] = '\0';
+done:
+	if (dfd != -1)
+		close(dfd);
+	if (sfd != -1)
+		close(sfd);
+	return rc;
+}
+
+/* dfd/name is a symlink to target, made anew when it is anything else. */
+static int
+mnt_link(int dfd, const char *name, const char *target)
+{
+	char	buf[64];
+	ssize_t	n = readlinkat(dfd, name, buf, sizeof(buf));
+
+	if (n == (ssize_t)strlen(target) && memcmp(buf, target, (size_t)n) == 0)
+		return YX_OK;
+	if ((unlinkat(dfd, name, 0) == -1 && errno != ENOENT) ||
+	    symlinkat(target, dfd, name) == -1)
+		return YX_E_IO;
+	return YX_OK;
+}
+
+int
+yx_exec_mnt_setup(const char *saves_dir, char *path, size_t len)
+{
+	struct stat	st;
+	size_t		i;
+	int		sfd = -1, dfd = -1, rc = YX_E_IO;
+
+	path[0] = '\0';
+	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (mkdirat(sfd, MNT_DIR, 0755) == -1 && errno != EEXIST) ||
+	    (dfd = openat(sfd, MNT_DIR,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(dfd, &st) == -1)
+		goto fail;
+	/* only we may write there: every sandbox mounts what it holds */
+	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+		errno = EPERM;
+		goto fail;
+	}
+	for (i = 0; i < sizeof(mnt_links) / sizeof(mnt_links[0]); i++)
+		if (mnt_link(dfd, mnt_links[i][0], mnt_links[i][1]) != YX_OK)
+			goto fail;
+	if ((size_t)snprintf(path, len, "%s/" MNT_DIR, saves_dir) >= len) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	rc = YX_OK;
+	goto done;
+fail:
+	log_warnx("%s/" MNT_DIR ": %s; sandboxes have no /mnt/user-data",
 	    saves_dir, strerror(errno));
 	path[0] = '\0';
 done:

@@ -44,5 +44,11 @@ void	yx_executor_stats(const struct yx_executor *ex,
  * sandboxes are then made without it, with the engine's network setup).
  */
 int	yx_exec_hosts_setup(const char *saves_dir, char *path, size_t len);
+/*
+ * Make sure <saves_dir>/mnt holds the sandboxes' /mnt (the symlinks
+ * user-data and skills to the roots; etc_hosts.c); its path into path.
+ * YX_OK, or YX_E_IO with path "" (logged: sandboxes then have no /mnt).
+ */
+int	yx_exec_mnt_setup(const char *saves_dir, char *path, size_t len);
 
 #endif /* YUXI_EXEC_INT_H */

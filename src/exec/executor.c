@@ -63,7 +63,7 @@
 #define YX_AGENT_BOOT_MS	2000	/* a new container's agent listens by then */
 #define YX_AGENT_BOOT_POLL_MS	2
 #define YX_EXEC_ENV_MAX		(4 + YX_PROFILE_ENV_MAX + 4)	/* base, profile, proxy */
-#define YX_EXEC_EXTRA_MAX	9	/* exec_extra_mounts */
+#define YX_EXEC_EXTRA_MAX	10	/* exec_extra_mounts */
 
 struct exec_nostart {
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];
@@ -77,6 +77,7 @@ struct yx_executor {
 	enum yx_exec_transport	 transport;
 	char			 agent_host[YX_CFG_PATH];	/* "" = none */
 	char			 hosts[YX_CFG_PATH + 16];	/* /etc/hosts; "" = none */
+	char			 mnt[YX_CFG_PATH + 16];	/* /mnt's links; "" = none */
 	struct yx_agent_opts	 aopts;
 	struct yx_exec_stats	 stats;
 	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
@@ -189,6 +190,7 @@ yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
 	ex->drv = drv;
 	exec_agent_setup(ex);
 	(void)yx_exec_hosts_setup(cfg->saves_dir, ex->hosts, sizeof(ex->hosts));
+	(void)yx_exec_mnt_setup(cfg->saves_dir, ex->mnt, sizeof(ex->mnt));
 	/* one pool per image and settings (docs/design.md §2 "Pool"): the
 	 * default profile's; threads of another profile take the create path */
 	yx_profile_apply(yx_profile_default(), cfg, &ex->pool_eff);
@@ -768,11 +770,12 @@ exec_spec_str(const struct yx_executor *ex, const struct yx_config *c,
 	 * older agent is recreated rather than left on the engine path; and
 	 * the log setting: one made with an engine log is recreated */
 	snprintf(spec, len,
-	    "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s|log=%s|runtime=%s|profile=%s",
+	    "%s|%lld|%g|%d|%s|%d|%s|%lld|%s|%s|log=%s|runtime=%s|profile=%s%s",
 	    c->image, (long long)c->memory_bytes, c->cpus, c->pids, c->network,
 	    c->readonly_rootfs, c->user, (long long)c->tmp_size, c->security_opts,
 	    ex->agent_host[0] != '\0' ? YX_AGENT_MAGIC : "-",
-	    yx_spec_log_setting(), c->runtime, prof->fp);
+	    yx_spec_log_setting(), c->runtime, prof->fp,
+	    ex->mnt[0] != '\0' ? "|mnt" : "");
 }
 
 /* ... and the label itself: the skills, the settings, the thread instance. */
@@ -829,6 +832,8 @@ exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
 		extra[n++] = (struct yx_mount){ run->egress, YX_EGRESS_TARGET, true };
 	if (ex->hosts[0] != '\0')
 		extra[n++] = (struct yx_mount){ ex->hosts, YX_SPEC_HOSTS, true };
+	if (ex->mnt[0] != '\0')
+		extra[n++] = (struct yx_mount){ ex->mnt, YX_MNT_DIR, true };
 	return n;
 }
 
@@ -952,6 +957,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.user_data_host = run->user_data;
 	ar.uid = run->uid;
 	ar.gid = run->gid;
+	ar.idle_timeout = req->idle_timeout;
 	ar.extra = extra;
 	ar.nextra = exec_extra_mounts(ex, run, extra);
 	ar.settings = &run->eff;
@@ -1041,7 +1047,8 @@ exec_prepare_agent(struct yx_executor *ex, const struct yx_exec_request *req,
  * its path in the sandbox. The thread's user-data, the skills root (each
  * skill's host directory lies beneath it), the agent run directory, the
  * runner and the agent binary, the thread's passwd and group files; `cat
- * /proc/self/mountinfo` prints each of them. Masking reduces leaks, it is
+ * /proc/self/mountinfo` prints each of them (and the sandboxes' /etc/hosts
+ * and /mnt). Masking reduces leaks, it is
  * no boundary (mask.c).
  */
 #define EXEC_MASK_RULES	YX_EXEC_MASKS
@@ -1084,6 +1091,10 @@ exec_mask_rules(const struct yx_executor *ex, const struct exec_run *run,
 	if (ex->hosts[0] != '\0') {
 		rules[n].from = ex->hosts;
 		rules[n++].to = YX_SPEC_HOSTS;
+	}
+	if (ex->mnt[0] != '\0') {
+		rules[n].from = ex->mnt;
+		rules[n++].to = YX_MNT_DIR;
 	}
 	for (i = 0; i < 4 && run->boxdir[i][0] != '\0'; i++) {
 		static const char *const to[4] = { YX_VROOT_USER_DATA,
@@ -1147,6 +1158,7 @@ yx_exec_request_thread(struct yx_exec_request *req, const struct yx_thread *t)
 	req->gid = t->gid;
 	req->own_uid = t->own_uid;
 	req->instance = t->created_ms;
+	req->idle_timeout = t->idle_timeout;
 }
 
 /* Does "NAME=..." a name the same variable as b? */
@@ -1437,7 +1449,7 @@ yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
     struct yx_errctx *err)
 {
 	struct yx_pool_spec	ps;
-	struct yx_mount		extra[3] = {
+	struct yx_mount		extra[4] = {
 		    { ex->cfg->runner_path, YX_RUNNER_TARGET, true },
 	};
 	bool			agent = ex->agent_host[0] != '\0' &&
@@ -1457,5 +1469,7 @@ yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
 	if (ex->hosts[0] != '\0')
 		extra[ps.nextra++] = (struct yx_mount){ ex->hosts, YX_SPEC_HOSTS,
 			true };
+	if (ex->mnt[0] != '\0')
+		extra[ps.nextra++] = (struct yx_mount){ ex->mnt, YX_MNT_DIR, true };
 	return yx_provider_pool_fill(&ex->prov, &ps, nmade, err);
 }

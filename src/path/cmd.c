@@ -30,8 +30,10 @@
  *   - it has no ".." component (also across ',', '{', '}' for brace
  *     expansion), holds no command substitution ($( or a backtick), and
  *     either lies in /bin, /usr/bin, /usr/local/bin or /usr/lib (the
- *     directory itself or below), or lies under /home/yuxi/ and
- *     yx_path_resolve() accepts it (so it is in user-data or skills).
+ *     directory itself or below), or lies under /home/yuxi/ or is one of
+ *     seed 000's aliases /mnt/user-data and /mnt/skills (or below), and
+ *     yx_path_resolve() accepts it (so it is in user-data or skills; the
+ *     sandbox has both aliases, docs/design.md §3).
  * Home forms at a boundary, "~", "~/x", "$HOME", "$HOME/x", "${HOME}/x",
  * expand to /home/yuxi (the sandbox's writable HOME) and are allowed unless
  * the rest has a ".." component; "~name", "~+", "~-" (other users' homes,
@@ -140,7 +142,8 @@ cmd_path_ok(const char *p, size_t n, bool dynamic)
 		if (cmd_under(p, n, cmd_dir_ok[i]))
 			return true;
 	}
-	if (n > sizeof(YX_VROOT_HOME) && memcmp(p, YX_VROOT_HOME "/", sizeof(YX_VROOT_HOME)) == 0)
+	if ((n > sizeof(YX_VROOT_HOME) && memcmp(p, YX_VROOT_HOME "/", sizeof(YX_VROOT_HOME)) == 0) ||
+	    cmd_under(p, n, YX_MNT_USER_DATA) || cmd_under(p, n, YX_MNT_SKILLS))
 		return yx_path_resolve(p, n, &vp) == YX_OK;
 	return false;
 }

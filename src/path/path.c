@@ -41,8 +41,8 @@ static const struct {
 	{ "/uploads",		YX_VROOT_USER_DATA "/uploads" },
 	{ "/attachments",	YX_VROOT_USER_DATA "/uploads/attachments" },
 	{ "/skills",		YX_VROOT_SKILLS },
-	{ "/mnt/user-data",	YX_VROOT_USER_DATA },
-	{ "/mnt/skills",	YX_VROOT_SKILLS },
+	{ YX_MNT_USER_DATA,	YX_VROOT_USER_DATA },
+	{ YX_MNT_SKILLS,	YX_VROOT_SKILLS },
 	/* where deepagents keeps evicted tool results and summaries */
 	{ "/large_tool_results", YX_VROOT_USER_DATA "/large_tool_results" },
 	{ "/conversation_history", YX_VROOT_USER_DATA "/conversation_history" },

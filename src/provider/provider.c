@@ -530,6 +530,7 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (s->state == YX_SLOT_WARM)
 		yx_table_set_state(p->table, s, YX_SLOT_ACTIVE);
 	s->last_used_at = yx_now_ms();
+	s->idle_s = req->idle_timeout;	/* a PATCH since the last command */
 	yx_prov_lease_fill(lease, s, idx, me);
 	st->action = YX_STEP_DONE;
 	return YX_OK;
@@ -573,6 +574,7 @@ yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
 	(void)yx_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
 	(void)yx_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
 	(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
+	s->idle_s = req->idle_timeout;
 	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
 	yx_prov_step_own(st, YX_STEP_ASSIGN, i, s);
 	(void)yx_strlcpy(st->cid, s->container_id, sizeof(st->cid));
@@ -627,6 +629,7 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 	(void)yx_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
 	(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
 	s->port = port;
+	s->idle_s = req->idle_timeout;
 	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
 	yx_prov_step_own(st, YX_STEP_BUILD, i, s);
 	return YX_OK;

@@ -151,7 +151,9 @@ yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
 	char			 ref[YX_SHM_CONTAINER_NAME_MAX];
 	struct yx_shm_pid	 me;
 	struct yx_shm_slot	*s;
-	int64_t			 idle_ms = (int64_t)p->cfg->idle_timeout * 1000;
+	int64_t			 dflt_ms = (int64_t)p->cfg->idle_timeout * 1000;
+	int64_t			 idle_ms;
+	int32_t			 idle_s;
 	uint64_t		 gen;
 	uint32_t		 i;
 	unsigned		 n = 0;
@@ -160,6 +162,9 @@ yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
 	yx_proc_self(&me);
 	for (i = 0; i < p->table->hdr->capacity; i++) {
 		s = &p->table->slots[i];
+		/* the thread's own idle timeout (POST/PATCH /api/threads) */
+		idle_s = __atomic_load_n(&s->idle_s, __ATOMIC_RELAXED);
+		idle_ms = idle_s > 0 ? (int64_t)idle_s * 1000 : dflt_ms;
 		if (!yx_prov_reap_candidate(s, now_ms, idle_ms) ||
 		    yx_prov_kept(p, s, now_ms))
 			continue;

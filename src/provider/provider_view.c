@@ -123,6 +123,21 @@ yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
 	return i >= 0 ? YX_OK : yx_fail(err, YX_E_NOT_FOUND, "no such sandbox");
 }
 
+int
+yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s)
+{
+	int i, rc;
+
+	if (t == NULL)
+		return YX_E_NOT_FOUND;
+	if ((rc = yx_table_lock(t, NULL)) != YX_OK)
+		return rc;
+	if ((i = yx_table_find_thread(t, thread_id)) >= 0)
+		t->slots[i].idle_s = idle_s;
+	yx_table_unlock(t);
+	return i >= 0 ? YX_OK : YX_E_NOT_FOUND;
+}
+
 unsigned
 yx_provider_repair(struct yx_table *t)
 {

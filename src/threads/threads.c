@@ -44,7 +44,7 @@
 #endif
 
 #define YX_THREAD_JSON		"thread.json"
-#define YX_THREAD_JSON_MAX	8192
+#define YX_THREAD_JSON_MAX	16384	/* metadata: at most ~9.4 KiB of it */
 
 static const char *const yx_userdata_dirs[] = {
 	"user-data",
@@ -165,6 +165,11 @@ thread_to_json(const struct yx_thread *t)
 		json_object_object_add(o, "uid", json_object_new_int64(t->uid));
 	if (t->host[0] != '\0')	/* a front's placement, fixed for life */
 		json_object_object_add(o, "host", json_object_new_string(t->host));
+	if (t->meta.n > 0)
+		json_object_object_add(o, "metadata", yx_thread_meta_json(&t->meta));
+	if (t->idle_timeout > 0)
+		json_object_object_add(o, "idle_timeout",
+		    json_object_new_int(t->idle_timeout));
 	s = strdup(json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -211,7 +216,7 @@ static int
 thread_from_json(const char *s, size_t len, struct yx_thread *t)
 {
 	struct json_tokener	*tok = NULL;
-	struct json_object	*o = NULL;
+	struct json_object	*o = NULL, *v;
 	char			 ts[40];
 	int			 rc = YX_E_IO;
 
@@ -231,6 +236,13 @@ thread_from_json(const char *s, size_t len, struct yx_thread *t)
 		goto done;
 	if (json_object_object_get_ex(o, "host", NULL) &&
 	    thread_json_str(o, "host", t->host, sizeof(t->host)) != YX_OK)
+		goto done;
+	if (json_object_object_get_ex(o, "metadata", &v) &&
+	    yx_thread_meta_parse(v, &t->meta, NULL) != YX_OK)
+		goto done;
+	if (json_object_object_get_ex(o, "idle_timeout", &v) &&
+	    (!json_object_is_type(v, json_type_int) ||
+		(t->idle_timeout = json_object_get_int(v)) < 0))
 		goto done;
 	if ((t->created_ms = thread_parse_time(ts)) < 0)
 		goto done;
@@ -596,6 +608,41 @@ yx_thread_find(struct yx_thread_store *st, const char *id, struct yx_thread *out
 		return yx_fail(err, YX_E_NOT_FOUND, "thread not found");
 	}
 	return YX_OK;
+}
+
+int
+yx_thread_update(struct yx_thread_store *st, const char *id,
+    const char *owner, const struct yx_thread_patch *patch,
+    struct yx_thread *out, struct yx_errctx *err)
+{
+	struct yx_thread	t;
+	int			tfd = -1, rc;
+
+	if ((rc = yx_thread_get(st, id, owner, &t, err)) != YX_OK)
+		return rc;
+	tfd = openat(st->dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd == -1 || flock(tfd, LOCK_EX) == -1) {
+		rc = errno == ENOENT ? yx_fail(err, YX_E_NOT_FOUND, "thread not found") :
+				       yx_fail(err, YX_E_IO, "cannot update thread");
+		goto done;
+	}
+	/* read again under the lock: another update may have come first */
+	if ((rc = yx_thread_get(st, id, owner, &t, err)) != YX_OK)
+		goto done;
+	if (patch->meta != NULL &&
+	    (rc = yx_thread_meta_merge(&t.meta, patch->meta, err)) != YX_OK)
+		goto done;
+	if (patch->set_idle)
+		t.idle_timeout = patch->idle_timeout;
+	if ((rc = thread_write(tfd, &t)) != YX_OK) {
+		rc = yx_fail(err, rc, "cannot update thread");
+		goto done;
+	}
+	*out = t;
+done:
+	if (tfd != -1)
+		close(tfd);	/* drops the lock */
+	return rc;
 }
 
 static int

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "../lib/storetest.h"
@@ -320,4 +322,116 @@ Test(store, iso8601)
 
 	cr_assert_str_eq(yx_iso8601_ms(1700000000123LL, b, sizeof(b)),
 	    "2023-11-14T22:13:20.123Z");
+}
+
+/* A JSON object from text (the test's own; caller puts). */
+static struct json_object *
+jobj(const char *s)
+{
+	struct json_object *o = json_tokener_parse(s);
+
+	cr_assert_not_null(o, "bad test JSON: %s", s);
+	return o;
+}
+
+Test(store, metadata_rules)
+{
+	static const char *const bad[] = {
+		"[]",
+		"{\"\":\"x\"}",
+		"{\"a b\":\"x\"}",
+		"{\"k\":1}",
+		"{\"k\":null}",
+		"{\"k\":\"tab\\there\"}",
+		"{\"k\":\"nul\\u0000\"}",
+		"{\"k\":\"\\u007f\"}",
+		"{\"k/x\":\"v\"}",
+	};
+	struct yx_thread_meta	m;
+	struct json_object	*o;
+	struct yx_errctx	e;
+	char			buf[400], key[80];
+	size_t			i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = jobj(bad[i]);
+		cr_expect_eq(yx_thread_meta_parse(o, &m, &e), YX_E_INVALID_METADATA,
+		    "accepted %s", bad[i]);
+		cr_expect_eq(m.n, 0);
+		json_object_put(o);
+	}
+	/* the limits: 64-byte keys, 256-byte values, 16 keys; one more fails */
+	memset(key, 'k', 64);
+	key[64] = '\0';
+	memset(buf, 'v', 256);
+	buf[256] = '\0';
+	o = json_object_new_object();
+	json_object_object_add(o, key, json_object_new_string(buf));
+	cr_assert_eq(yx_thread_meta_parse(o, &m, &e), YX_OK, "%s", e.msg);
+	json_object_put(o);
+	o = json_object_new_object();
+	key[64] = 'k';
+	key[65] = '\0';
+	json_object_object_add(o, key, json_object_new_string("v"));
+	cr_expect_eq(yx_thread_meta_parse(o, &m, &e), YX_E_INVALID_METADATA);
+	json_object_put(o);
+	o = json_object_new_object();
+	buf[256] = 'v';
+	buf[257] = '\0';
+	json_object_object_add(o, "k", json_object_new_string(buf));
+	cr_expect_eq(yx_thread_meta_parse(o, &m, &e), YX_E_INVALID_METADATA);
+	json_object_put(o);
+	o = json_object_new_object();
+	for (i = 0; i < YX_META_KEYS; i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		json_object_object_add(o, key, json_object_new_string("\xe4\xbd\xa0"));
+	}
+	cr_assert_eq(yx_thread_meta_parse(o, &m, &e), YX_OK);
+	cr_expect_eq(m.n, YX_META_KEYS);
+	json_object_object_add(o, "one-more", json_object_new_string("v"));
+	cr_expect_eq(yx_thread_meta_parse(o, &m, &e), YX_E_INVALID_METADATA);
+	json_object_put(o);
+}
+
+Test(store, metadata_stored_and_merged)
+{
+	struct yx_thread	w = want("mt", "alice"), t;
+	struct yx_thread_patch	p;
+	struct json_object	*o;
+	bool			created;
+
+	o = jobj("{\"project\":\"x\",\"run\":\"7\"}");
+	cr_assert_eq(yx_thread_meta_parse(o, &w.meta, NULL), YX_OK);
+	json_object_put(o);
+	w.idle_timeout = 5;
+	cr_assert_eq(yx_thread_create(&st, &w, &t, &created, NULL), YX_OK);
+	cr_assert_eq(yx_thread_get(&st, "mt", "alice", &t, NULL), YX_OK);
+	cr_expect(yx_thread_meta_has(&t.meta, "project", "x"));
+	cr_expect(yx_thread_meta_has(&t.meta, "run", "7"));
+	cr_expect_not(yx_thread_meta_has(&t.meta, "run", "8"));
+	cr_expect_eq(t.idle_timeout, 5);
+	/* a merge patch: null removes, a string sets, the rest stays */
+	memset(&p, 0, sizeof(p));
+	p.meta = jobj("{\"run\":null,\"k\":\"v\"}");
+	p.set_idle = true;
+	cr_assert_eq(yx_thread_update(&st, "mt", "alice", &p, &t, NULL), YX_OK);
+	json_object_put(p.meta);
+	cr_assert_eq(yx_thread_get(&st, "mt", "alice", &t, NULL), YX_OK);
+	cr_expect_eq(t.meta.n, 2);
+	cr_expect(yx_thread_meta_has(&t.meta, "project", "x"));
+	cr_expect(yx_thread_meta_has(&t.meta, "k", "v"));
+	cr_expect_eq(t.idle_timeout, 0);
+	/* a patch that breaks a rule changes nothing */
+	p.meta = jobj("{\"a\":\"1\",\"bad key\":\"2\"}");
+	p.set_idle = false;
+	cr_expect_eq(yx_thread_update(&st, "mt", "alice", &p, &t, NULL),
+	    YX_E_INVALID_METADATA);
+	json_object_put(p.meta);
+	cr_assert_eq(yx_thread_get(&st, "mt", "alice", &t, NULL), YX_OK);
+	cr_expect_eq(t.meta.n, 2);
+	/* another user's thread is not found, as everywhere */
+	p.meta = NULL;
+	p.set_idle = true;
+	p.idle_timeout = 9;
+	cr_expect_eq(yx_thread_update(&st, "mt", "bob", &p, &t, NULL), YX_E_NOT_FOUND);
 }
