@@ -248,6 +248,13 @@ int	yx_http_write(struct yx_http_req *r, const char *data, size_t len);
 
 /* The method from its name. */
 enum yx_method yx_http_method(const char *s);
+/*
+ * The route table, one JSON line per route: {"method", "path", "op",
+ * "needs": [...]} (src/daemon/router.c), appended to b; `yuxi-sandbox
+ * routes` prints it, and the suites build their endpoint lists from it.
+ */
+struct yx_buf;
+int		yx_router_describe(struct yx_buf *b);
 /* "GET", ... for m; "OTHER" for YX_M_OTHER and unknown values. */
 const char	*yx_http_method_name(enum yx_method m);
 

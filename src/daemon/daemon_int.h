@@ -120,6 +120,15 @@ int			 yx_metrics_render_disk(const struct yx_config *cfg,
 
 /* ---- worker context ------------------------------------------------------ */
 
+/* A wait slot of a long-poll (slots.c); -1 in each: none held. */
+struct yx_wait_slot {
+	int	user;	/* the user's slot's descriptor */
+	int	fair;	/* the user's share of the waiters */
+	int	k;	/* the waiters' byte */
+};
+
+struct yx_route;
+
 struct yx_wctx {
 	const struct yx_config	*cfg;
 	struct yx_table		*table;		/* inherited mapping; NULL if none */
@@ -134,15 +143,60 @@ struct yx_wctx {
 	struct yx_ready		 ready;		/* readiness checks, cached engine ping */
 	struct yx_audit		 audit;
 	struct yx_audit_note	 note;		/* of the request being served */
+	/* the request being served, as the router prepared it */
+	const struct yx_route	*route;		/* its route; NULL: none */
+	struct json_object	*body;		/* its JSON body (YX_R_JSON): the router's */
+	struct yx_buf		 raw;		/* ... as it came (a front forwards it) */
+	int			 slot;		/* the user's slot it holds (YX_R_SLOT), -1 */
+	struct yx_wait_slot	 wait;		/* a long-poll's (YX_R_WAIT), when it waits */
+	bool			 waiting;	/* it asked to wait and holds w->wait */
 };
 
 typedef int (*yx_handler_fn)(struct yx_wctx *, struct yx_http_req *, const char *arg);
+
+/*
+ * What a route needs (struct yx_route.needs), declared in the one route
+ * table (router.c) beside its handler, the way tmux declares each
+ * command's cmd_entry: the router enforces the first group once, before
+ * any handler runs; a front (h_front.c) checks the second before it
+ * forwards a YX_R_FWD route to the thread's host, and the modes say
+ * where a route exists at all (elsewhere it is an unknown path).
+ */
+#define YX_R_USER	0x000001	/* an identity, else 401 (router) */
+#define YX_R_ADMIN	0x000002	/* the admin role, else 403 (router) */
+#define YX_R_JSON	0x000004	/* a JSON object body, read and parsed by the
+					 * router (w->body, w->raw), else 400; its
+					 * thread_id and path are in it */
+#define YX_R_JSON_OPT	0x000008	/* ... and an absent body is {} */
+#define YX_R_SLOT	0x000010	/* holds its worker: one of the user's slots,
+					 * else 503 capacity, Retry-After: 1 (router) */
+#define YX_R_WAIT	0x000020	/* may wait (wait_ms > 0): a wait slot when one is
+					 * free (w->waiting), else it answers at once */
+#define YX_R_OWNER	0x000040	/* the caller's own thread (the body's, the
+					 * query's or /api/threads/{}): the one 404 */
+#define YX_R_WRITE	0x000080	/* writes files: /home/yuxi/skills is read-only */
+#define YX_R_PATH	0x000100	/* a path (the body's or the query's) */
+#define YX_R_TOP	0x000200	/* ... where "/" is the namespace root */
+#define YX_R_EXEC	0x000400	/* a command: command, timeout, stream */
+#define YX_R_CMD	0x000800	/* a background process's command, timeout */
+#define YX_R_PROC	0x001000	/* a process id in the path */
+#define YX_R_STREAM	0x002000	/* a body of raw bytes, streamed on */
+#define YX_R_ACCEL	0x004000	/* a download nginx sends (X-Accel-Redirect) */
+#define YX_R_FWD	0x008000	/* a front forwards it to the thread's host */
+#define YX_R_STANDALONE	0x010000	/* exists in YUXI_MODE=standalone */
+#define YX_R_FRONT	0x020000	/* ... front */
+#define YX_R_PROVISIONER 0x040000	/* ... provisioner */
 
 struct yx_route {
 	enum yx_method	 method;
 	const char	*pattern;	/* "/api/threads/{}": {} is one segment */
 	const char	*name;		/* the operation: audit "op", unique */
-	yx_handler_fn	 fn;
+	yx_handler_fn	 fn;		/* the handler (standalone, provisioner) */
+	unsigned	 needs;		/* YX_R_* */
+	const char	*dflt;		/* a YX_R_PATH route's path when absent;
+					 * NULL: required */
+	yx_handler_fn	 front;		/* a front's own handler; NULL: forwarded
+					 * (YX_R_FWD) or fn */
 };
 
 /* router.c */
@@ -186,13 +240,19 @@ int	yx_send_errctx(struct yx_http_req *r, int rc, const struct yx_errctx *e);
 int	yx_parse_command(struct yx_http_req *r, struct json_object *body,
     const char **tid, const char **cmd, int *timeout, int cap);
 /*
- * h_threads.c: a thread create's JSON body into want: "thread_id" (a new
- * random id when absent, unless id_required), "agent_id" and
- * "agent_config_id" (checked against the agents file), the caller as owner.
- * Without id_required a missing or empty body is {}. Sends the error reply.
+ * thread_req.c: a thread create's JSON body (w->body) into want:
+ * "thread_id" (a new random id when absent, unless id_required),
+ * "agent_id" and "agent_config_id" (checked against the agents file),
+ * "metadata", "idle_timeout", the caller as owner. Sends the error reply.
  */
 int	yx_parse_thread_create(struct yx_wctx *w, struct yx_http_req *r, bool id_required,
     struct yx_thread *want);
+/* thread_req.c: a PATCH's body (w->body) into *p (borrowing it). YX_OK,
+ * or the 400's code with its message in e (not sent). */
+int	yx_parse_thread_patch(struct yx_wctx *w, struct yx_thread_patch *p,
+    struct yx_errctx *e);
+/* thread_req.c: the API view of a record (caller puts). */
+struct json_object *yx_thread_json(const struct yx_thread *t);
 /* Is the engine up? Pings at most every YX_READY_CACHE_MS. */
 bool	yx_engine_up(struct yx_wctx *w);
 /* "disk" of thread id: {quota_bytes, used_bytes, available_bytes} of its
@@ -201,34 +261,37 @@ struct json_object *yx_disk_json(struct yx_wctx *w, const char *id);
 /* "JSON string or absent" field helper; YX_OK or YX_E_BAD_REQUEST (also
  * for a string holding NUL). */
 int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
-/* h_proc.c: YX_OK when arg can be a process id, else the 404 is sent. */
+/* h_common.c: YX_OK when arg can be a process id, else the 404 is sent. */
 int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
-/*
- * h_proc.c: a long-poll slot (YUXI_PROCESS_WAITERS across the service's
- * workers; a front's own for the long-polls it forwards) and one of user's
- * (yx_user_slot_take, in *ufd): the slot's number, or -1 when all are
- * taken, of either kind. yx_proc_wait_give(-1, -1) does nothing.
- */
-int	yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd);
-/* h_common.c: slot k of n on fd, an OFD write lock on byte k (the kernel
- * drops it with the file description, also when the process dies): the
- * first free one's k, or -1 when all are taken. */
+
+/* ---- slots.c: what one user may hold of the workers ---------------------- */
+
+/* Slot k of n on fd, an OFD write lock on byte k (the kernel drops it
+ * with the file description, also when the process dies): the first free
+ * one's k, or -1 when all are taken. */
 int	yx_byte_slot_take(int fd, int n);
 void	yx_byte_slot_give(int fd, int k);
-void	yx_proc_wait_give(int k, int ufd);
+/* How many slots one user has (YUXI_USER_COMMANDS; 0: no cap). */
+int	yx_slots_per_user(const struct yx_config *cfg);
 /*
- * h_exec.c: the acting user's slots (YUXI_USER_COMMANDS), one per request
- * that holds a worker: a command, an output long-poll. yx_user_slots: how
- * many (0: no cap). yx_user_slot_take: YX_OK with *fd holding one (-1: no
- * cap, or the slot file could not be used, logged once per worker: the
- * request goes uncounted), or YX_E_BUSY when all are taken.
- * yx_user_cmd_take: the same for a command, answering YX_E_BUSY itself
- * (503 capacity, Retry-After: 1). yx_user_cmd_give(-1) does nothing.
+ * One of user's slots: YX_OK with *fd holding it (-1: no cap, or the slot
+ * file could not be used, logged once per worker: the request goes
+ * uncounted), or YX_E_BUSY when all are taken. yx_slot_user_give(-1)
+ * does nothing. yx_slot_user_refuse answers the 503 capacity (Retry-After:
+ * 1) of a refused one.
  */
-int	yx_user_slots(const struct yx_config *cfg);
-int	yx_user_slot_take(struct yx_wctx *w, const char *user, int *fd);
-int	yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fd);
-void	yx_user_cmd_give(int fd);
+int	yx_slot_user_take(const struct yx_config *cfg, const char *user, int *fd);
+void	yx_slot_user_give(int fd);
+int	yx_slot_user_refuse(const struct yx_config *cfg, struct yx_http_req *r);
+/*
+ * A long-poll's wait: one of user's slots, one of the user's share of the
+ * waiters (half of YUXI_PROCESS_WAITERS, at least one) and one of the
+ * waiters. true with *ws holding them, false (nothing held) when any is
+ * taken. yx_slot_wait_give on an empty *ws does nothing.
+ */
+bool	yx_slot_wait_take(const struct yx_config *cfg, const char *user,
+    struct yx_wait_slot *ws);
+void	yx_slot_wait_give(struct yx_wait_slot *ws);
 /* {key: []}: a new object and, in *a, its empty array (NULL: no memory). */
 struct json_object *yx_json_list(const char *key, struct json_object **a);
 

@@ -8,13 +8,13 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "yuxi/procs.h"
 
 int
 yx_need_user(struct yx_http_req *r)
@@ -176,33 +176,13 @@ yx_json_list(const char *key, struct json_object **a)
 	return o;
 }
 
-/* One byte's OFD lock on fd: F_WRLCK or F_UNLCK. */
-static int
-byte_lock(int fd, int k, short type)
-{
-	struct flock fl;
-
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = k;
-	fl.l_len = 1;
-	return fcntl(fd, F_OFD_SETLK, &fl);
-}
-
+/* The process id of the route; 404 for one that cannot exist. */
 int
-yx_byte_slot_take(int fd, int n)
+yx_need_proc_id(struct yx_http_req *r, const char *arg)
 {
-	int k;
-
-	for (k = 0; k < n; k++)
-		if (byte_lock(fd, k, F_WRLCK) == 0)
-			return k;
-	return -1;
-}
-
-void
-yx_byte_slot_give(int fd, int k)
-{
-	(void)byte_lock(fd, k, F_UNLCK);
+	if (arg[0] == 'p' && strlen(arg) == YX_PROC_ID_SIZE - 1 &&
+	    strspn(arg + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2)
+		return YX_OK;
+	yx_http_send_error(r, YX_E_NOT_FOUND, "no such process");
+	return YX_E_NOT_FOUND;
 }

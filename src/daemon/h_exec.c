@@ -7,17 +7,11 @@
  * invalid bytes) as it is written into the JSON reply. With "stream": true
  * the answer is streamed instead (h_stream.c).
  *
- * A command holds its worker until it ends (up to 600 s), so one user may
- * run at most YUXI_USER_COMMANDS at once, output long-polls (h_proc.c)
- * counted with them, by default one fewer than the workers: whatever one
- * user runs, the other users' requests find a worker.
- * The slots are OFD locks on the bytes of <saves>/user-commands/<user>;
- * the kernel drops one when its descriptor closes, also when the worker
- * dies, so no slot is ever lost.
+ * A command holds its worker until it ends (up to 600 s): the route takes
+ * one of the user's slots (YX_R_SLOT, slots.c) before this runs, and the
+ * router reads and parses the JSON body (YX_R_JSON).
  */
 #include "config.h"
-
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,83 +30,6 @@
 #include "yuxi/text.h"
 
 #define YX_REPLY_MAX	INT32_MAX	/* yx_http_send_raw's limit */
-#define USER_CMDS_DIR	"user-commands"
-
-static int user_cmds_dfd = -1;	/* <saves>/user-commands, this worker's */
-static bool user_cmds_warned;	/* the slot file failed: said once */
-
-/* The slot file could not be used: commands and long-polls go uncounted
- * (the cap protects the others; it must not stop everyone). Said once per
- * worker. */
-static int
-user_slot_unusable(const char *what)
-{
-	if (!user_cmds_warned)
-		log_warn("%s: commands not counted per user", what);
-	user_cmds_warned = true;
-	return YX_OK;
-}
-
-int
-yx_user_slot_take(struct yx_wctx *w, const char *user, int *fdp)
-{
-	char	path[YX_CFG_PATH + 32];
-	int	cap, fd;
-
-	*fdp = -1;
-	cap = yx_user_slots(w->cfg);
-	if (cap == 0)
-		return YX_OK;
-	if (user_cmds_dfd == -1) {
-		snprintf(path, sizeof(path), "%s/" USER_CMDS_DIR, w->cfg->saves_dir);
-		if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
-		    (user_cmds_dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-			return user_slot_unusable(path);
-	}
-	/* a valid user name is a file name: no '/', no leading '.' */
-	if ((fd = openat(user_cmds_dfd, user, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
-		return user_slot_unusable(USER_CMDS_DIR "/<user>");
-	if (yx_byte_slot_take(fd, cap) != -1) {
-		*fdp = fd;
-		return YX_OK;
-	}
-	close(fd);
-	return YX_E_BUSY;
-}
-
-int
-yx_user_slots(const struct yx_config *cfg)
-{
-	int cap = cfg->user_commands > 0 ? cfg->user_commands : cfg->workers - 1;
-
-	return cap < 1 || cap >= cfg->workers ? 0 : cap;	/* one worker: nothing to keep */
-}
-
-int
-yx_user_cmd_take(struct yx_wctx *w, struct yx_http_req *r, int *fdp)
-{
-	char	msg[160];
-	int	cap = yx_user_slots(w->cfg);
-
-	if (yx_user_slot_take(w, r->user, fdp) == YX_OK)
-		return YX_OK;
-	if (cap == 1)
-		snprintf(msg, sizeof(msg), "a command of yours is running, or waiting for a "
-					   "process's output: one at a time");
-	else
-		snprintf(msg, sizeof(msg), "%d commands of yours are running or waiting for "
-					   "output, the most one user may have at once",
-		    cap);
-	yx_http_send_error_hdr(r, YX_E_BUSY, msg, "Retry-After: 1\r\n");
-	return YX_E_BUSY;
-}
-
-void
-yx_user_cmd_give(int fd)
-{
-	if (fd != -1)
-		close(fd);
-}
 
 /*
  * The reply body, written directly rather than through json-c: the output
@@ -159,7 +76,7 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 int
 yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*body = NULL;
+	struct json_object	*body = w->body;
 	struct yx_exec_request	 req;
 	struct yx_buf		 reply;
 	struct yx_exec_output	 out;
@@ -168,17 +85,11 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
 	bool			 stream;
-	int			 timeout, rc, slot = -1;
+	int			 timeout, rc;
 
 	yx_errctx_clear(&e);
 	memset(&out, 0, sizeof(out));
 	yx_buf_init(&reply, YX_REPLY_MAX);
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	if ((rc = yx_http_read_json(r, &body, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
 	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
@@ -190,8 +101,6 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		yx_http_send_error(r, rc, "sandbox backend unavailable");
 		goto done;
 	}
-	if ((rc = yx_user_cmd_take(w, r, &slot)) != YX_OK)
-		goto done;
 	if ((rc = yx_agents_skills(w->agents, t.agent_id, t.agent_config_id, &skills)) != YX_OK)
 		goto done;
 	memset(&req, 0, sizeof(req));
@@ -216,9 +125,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	rc = yx_http_send_raw(r, 200, YX_CT_JSON, reply.data, reply.len);
 done:
-	yx_user_cmd_give(slot);
 	yx_exec_output_fini(&out);
 	yx_buf_fini(&reply);
-	json_object_put(body);
 	return rc;
 }

@@ -27,9 +27,11 @@
  * the credential (scripts/remote-nginx-conf.sh): the host checks again and
  * its nginx sends the file; no worker of either side streams file bytes.
  *
- * The forwarded routes are one table (fwd_routes): a route is forwarded by
- * adding its line. Routes that are in neither this table nor the admin
- * ones run their own handler (the thread list, /metrics). Execute with
+ * The forwarded routes are those the one route table (router.c) marks
+ * YX_R_FWD: forwarding another route is that flag on its line, and what
+ * is checked here before it goes out is what the line declares. Routes
+ * with a front handler of their own (the table's `front`) run it; the
+ * others run their own handler (the thread list, /metrics). Execute with
  * "stream": true is relayed piece by piece as the host sends it (a client
  * that leaves stops the call, and the host sees its client go). The
  * background process routes are forwarded too; an output long-poll holds
@@ -59,102 +61,19 @@ _Static_assert(YX_THREAD_HOST_MAX == YX_HOST_NAME_MAX, "a placement is a host na
 #define FRONT_HEALTH_TMO_MS	2000	/* a host's /healthz */
 #define FRONT_RETRY_HDR		"Retry-After: " YX_REMOTE_RETRY_AFTER "\r\n"
 
-/* How a forwarded route is checked here (struct fwd_route.flags). */
-#define FWD_BODY	0x01	/* thread_id and path in the JSON body, else the query */
-#define FWD_PATH	0x02	/* a path, checked here */
-#define FWD_TOP		0x04	/* "/" is the namespace root */
-#define FWD_WRITE	0x08	/* writes: /home/yuxi/skills is read-only */
-#define FWD_EXEC	0x10	/* execute: command and timeout */
-#define FWD_STREAM	0x20	/* the body is streamed to the host (upload) */
-#define FWD_ACCEL	0x40	/* a download: nginx fetches it from the host */
-#define FWD_CMD		0x80	/* a background process's command, timeout */
-#define FWD_PROC	0x100	/* a process id in the path, checked here */
-#define FWD_WAIT	0x200	/* a long-poll: one of the front's own slots */
-
-struct fwd_route {
-	enum yx_method	 method;
-	const char	*pattern;	/* as in yx_routes[] */
-	unsigned	 flags;
-	const char	*dflt;		/* path when absent; NULL: required */
-	yx_handler_fn	 fn;		/* a handler of its own; NULL: forwarded */
-};
-
-static int	front_forward(struct yx_wctx *, struct yx_http_req *, const char *);
-static int	front_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
-static int	front_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
-static int	front_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
-static int	front_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
-static int	front_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
-
-/* The routes of a front that are not the route's own handler. */
-static const struct fwd_route fwd_routes[] = {
-	{ YX_M_GET,	"/healthz",				0, NULL, front_healthz },
-	{ YX_M_GET,	"/readyz",				0, NULL, front_readyz },
-	{ YX_M_POST,	"/api/threads",				0, NULL, front_threads_create },
-	{ YX_M_GET,	"/api/threads/{}",			0, NULL, front_threads_get },
-	{ YX_M_DELETE,	"/api/threads/{}",			0, NULL, front_threads_delete },
-	{ YX_M_POST,	"/api/execute",				FWD_BODY | FWD_EXEC, NULL, NULL },
-	{ YX_M_POST,	"/api/processes",			FWD_BODY | FWD_CMD, NULL, NULL },
-	{ YX_M_GET,	"/api/processes",			0, NULL, NULL },
-	{ YX_M_GET,	"/api/processes/{}",			FWD_PROC, NULL, NULL },
-	{ YX_M_DELETE,	"/api/processes/{}",			FWD_PROC, NULL, NULL },
-	{ YX_M_GET,	"/api/processes/{}/output",		FWD_PROC | FWD_WAIT, NULL, NULL },
-	{ YX_M_POST,	"/api/processes/{}/stdin",		FWD_PROC | FWD_STREAM, NULL, NULL },
-	{ YX_M_GET,	"/api/filesystem/ls",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
-	{ YX_M_GET,	"/api/filesystem/cat",			FWD_PATH, NULL, NULL },
-	{ YX_M_POST,	"/api/filesystem/write",		FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
-	{ YX_M_POST,	"/api/filesystem/edit",			FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
-	{ YX_M_POST,	"/api/filesystem/delete",		FWD_BODY | FWD_PATH | FWD_WRITE, NULL, NULL },
-	{ YX_M_GET,	"/api/filesystem/glob",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
-	{ YX_M_GET,	"/api/filesystem/grep",			FWD_PATH | FWD_TOP, YX_VROOT_WORKSPACE, NULL },
-	{ YX_M_POST,	"/api/filesystem/upload",		FWD_PATH | FWD_WRITE | FWD_STREAM, NULL, NULL },
-	{ YX_M_GET,	"/api/filesystem/download",		FWD_PATH | FWD_ACCEL, NULL, NULL },
-	{ YX_M_GET,	"/api/viewer/filesystem/tree",		FWD_PATH | FWD_TOP, "/", NULL },
-	{ YX_M_GET,	"/api/viewer/filesystem/file",		FWD_PATH, NULL, NULL },
-	{ YX_M_GET,	"/api/viewer/filesystem/download",	FWD_PATH | FWD_ACCEL, NULL, NULL },
-	{ YX_M_GET,	"/api/admin/sandboxes",			0, NULL, yx_h_front_admin_list },
-	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	0, NULL, yx_h_front_admin_release },
-	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		0, NULL, yx_h_front_admin_destroy },
-};
-
 /* One forwarded request, checked. */
 struct fwd_req {
-	const struct fwd_route	*route;
-	struct yx_buf		 body;		/* the JSON body as it came */
-	struct json_object	*json;
+	const struct yx_route	*route;
 	struct yx_thread	 t;
 	struct yx_vpath		 vp;
 	int			 timeout_s;	/* execute's; 0: the host's default */
 };
 
-static const struct fwd_route *
-fwd_find(enum yx_method m, const char *pattern)
-{
-	size_t i;
-
-	if (m == YX_M_HEAD)
-		m = YX_M_GET;
-	for (i = 0; i < sizeof(fwd_routes) / sizeof(fwd_routes[0]); i++)
-		if (fwd_routes[i].method == m && strcmp(fwd_routes[i].pattern, pattern) == 0)
-			return &fwd_routes[i];
-	return NULL;
-}
-
-yx_handler_fn
-yx_front_handler(enum yx_method m, const char *pattern)
-{
-	const struct fwd_route *f = fwd_find(m, pattern);
-
-	if (f == NULL)
-		return NULL;
-	return f->fn != NULL ? f->fn : front_forward;
-}
-
 /* How long the host may take: its own bound of the request and a margin. */
 static long
-front_timeout_ms(const struct yx_config *cfg, const struct fwd_route *f, int exec_s)
+front_timeout_ms(const struct yx_config *cfg, const struct yx_route *f, int exec_s)
 {
-	if (f != NULL && (f->flags & FWD_EXEC) != 0)
+	if (f != NULL && (f->needs & YX_R_EXEC) != 0)
 		return (long)(exec_s > 0 ? exec_s : cfg->exec_timeout) * 1000 + FRONT_MARGIN_MS;
 	return (cfg->request_budget_ms > 0 ? cfg->request_budget_ms : 600000) + FRONT_MARGIN_MS;
 }
@@ -298,8 +217,8 @@ yx_front_health(struct yx_wctx *w, size_t i, bool fresh)
 }
 
 /* GET /healthz of a front: its workers and each host's state. */
-static int
-front_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+int
+yx_h_front_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
 	struct json_object		*o, *h;
@@ -328,8 +247,8 @@ front_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
  * GET /readyz of a front: ready when at least one host is (threads can be
  * made and served); each host a check ("host <name>"), asked now.
  */
-static int
-front_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+int
+yx_h_front_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
 	struct yx_ready_json		 j;
@@ -388,6 +307,10 @@ front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t, const cha
 	if (t->agent_config_id[0] != '\0')
 		json_object_object_add(o, "agent_config_id",
 		    json_object_new_string(t->agent_config_id));
+	/* the host's reaper needs the thread's idle timeout; the metadata
+	 * stays the front's */
+	if (t->idle_timeout > 0)
+		json_object_object_add(o, "idle_timeout", json_object_new_int(t->idle_timeout));
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	memset(&q, 0, sizeof(q));
 	q.method = "POST";
@@ -439,16 +362,16 @@ front_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t, 
 
 /* The path of f for the request (query or body), checked. Answers errors. */
 static int
-fwd_path(struct yx_http_req *r, struct fwd_req *fq)
+fwd_path(struct yx_wctx *w, struct yx_http_req *r, struct fwd_req *fq)
 {
-	const struct fwd_route	*f = fq->route;
+	const struct yx_route	*f = fq->route;
 	struct json_object	*v;
 	const char		*path = NULL;
 	size_t			 len = 0;
 	int			 rc;
 
-	if ((f->flags & FWD_BODY) != 0) {
-		if (!json_object_object_get_ex(fq->json, "path", &v) ||
+	if ((f->needs & YX_R_JSON) != 0) {
+		if (!json_object_object_get_ex(w->body, "path", &v) ||
 		    !json_object_is_type(v, json_type_string)) {
 			yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
 			return YX_E_INVALID_PATH;
@@ -465,13 +388,13 @@ fwd_path(struct yx_http_req *r, struct fwd_req *fq)
 		path = f->dflt;
 		len = strlen(path);
 	}
-	if ((f->flags & FWD_TOP) != 0 && yx_path_is_top(path, len))
+	if ((f->needs & YX_R_TOP) != 0 && yx_path_is_top(path, len))
 		return YX_OK;
 	if ((rc = yx_path_resolve(path, len, &fq->vp)) != YX_OK) {
 		yx_http_send_error(r, rc, rc == YX_E_PATH_NOT_ALLOWED ? "path outside /home/yuxi/user-data and /home/yuxi/skills" : "invalid path");
 		return rc;
 	}
-	if ((f->flags & FWD_WRITE) != 0 && fq->vp.root == YX_ROOT_SKILLS) {
+	if ((f->needs & YX_R_WRITE) != 0 && fq->vp.root == YX_ROOT_SKILLS) {
 		char msg[YX_VPATH_MAX + 32];
 
 		snprintf(msg, sizeof(msg), "%s: %s", yx_strerror(YX_E_READ_ONLY), fq->vp.canon);
@@ -483,16 +406,16 @@ fwd_path(struct yx_http_req *r, struct fwd_req *fq)
 
 /* execute's command and timeout, as the host would check them. */
 static int
-fwd_exec(struct yx_http_req *r, struct fwd_req *fq)
+fwd_exec(struct yx_wctx *w, struct yx_http_req *r, struct fwd_req *fq)
 {
 	struct json_object	*v;
 	const char		*cmd = NULL;
 
-	if (yx_json_opt_str(fq->json, "command", &cmd) != YX_OK || cmd == NULL || cmd[0] == '\0') {
+	if (yx_json_opt_str(w->body, "command", &cmd) != YX_OK || cmd == NULL || cmd[0] == '\0') {
 		yx_http_send_error(r, YX_E_BAD_REQUEST, "command must be a non-empty string");
 		return YX_E_BAD_REQUEST;
 	}
-	if (json_object_object_get_ex(fq->json, "timeout", &v) &&
+	if (json_object_object_get_ex(w->body, "timeout", &v) &&
 	    !json_object_is_type(v, json_type_null)) {
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
 			yx_http_send_error(r, YX_E_BAD_REQUEST,
@@ -504,43 +427,41 @@ fwd_exec(struct yx_http_req *r, struct fwd_req *fq)
 	return YX_OK;
 }
 
-/* Identity, the body, the thread and the path: what is checked here. */
+/*
+ * The thread, the command, the path and the upload's size: what is
+ * checked here (identity, the body and the slots: the router's).
+ */
 static int
-fwd_check(struct yx_wctx *w, struct yx_http_req *r, struct fwd_req *fq)
+fwd_check(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct fwd_req *fq)
 {
-	struct yx_errctx	 e;
-	const char		*tid = NULL, *cmd;
-	size_t			 tl = 0;
-	int			 rc, cmd_timeout;
+	const unsigned	 needs = fq->route->needs;
+	const char	*tid = NULL, *cmd;
+	size_t		 tl = 0;
+	int		 rc, cmd_timeout;
 
-	yx_errctx_clear(&e);
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	if ((fq->route->flags & FWD_BODY) != 0) {
-		if ((rc = yx_http_read_body(r, &fq->body, &e)) != YX_OK ||
-		    (rc = yx_json_parse_object(fq->body.data, fq->body.len, &fq->json, &e)) != YX_OK)
-			return yx_send_errctx(r, rc, &e), rc;
-		if (yx_json_opt_str(fq->json, "thread_id", &tid) != YX_OK)
+	if ((needs & YX_R_JSON) != 0) {
+		if (yx_json_opt_str(w->body, "thread_id", &tid) != YX_OK)
 			tid = NULL;
 		tl = tid != NULL ? strlen(tid) : 0;
 	} else
 		tid = yx_query_get(&r->query, "thread_id", &tl);
-	if ((fq->route->flags & FWD_EXEC) != 0 &&
-	    (tid == NULL || !yx_thread_id_valid(tid, tl))) {
+	if ((needs & YX_R_EXEC) != 0 && (tid == NULL || !yx_thread_id_valid(tid, tl))) {
 		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
 		return YX_E_INVALID_THREAD_ID;
 	}
-	if ((fq->route->flags & FWD_EXEC) != 0 && (rc = fwd_exec(r, fq)) != YX_OK)
+	if ((needs & YX_R_EXEC) != 0 && (rc = fwd_exec(w, r, fq)) != YX_OK)
 		return rc;
-	if ((fq->route->flags & FWD_CMD) != 0 &&
-	    (rc = yx_parse_command(r, fq->json, &tid, &cmd, &cmd_timeout, 86400)) != YX_OK)
+	if ((needs & YX_R_CMD) != 0 &&
+	    (rc = yx_parse_command(r, w->body, &tid, &cmd, &cmd_timeout, 86400)) != YX_OK)
 		return rc;
 	if ((rc = yx_load_thread(w, r, tid, tid != NULL ? tl : 0, &fq->t)) != YX_OK)
 		return rc;
-	if ((fq->route->flags & FWD_PATH) != 0 && (rc = fwd_path(r, fq)) != YX_OK)
+	if ((needs & YX_R_PATH) != 0 && (rc = fwd_path(w, r, fq)) != YX_OK)
 		return rc;
-	if ((fq->route->flags & FWD_STREAM) != 0 && r->content_length > 0 &&
-	    (uint64_t)r->content_length > w->cfg->upload_limit) {
+	if ((needs & YX_R_PROC) != 0 && (rc = yx_need_proc_id(r, arg)) != YX_OK)
+		return rc;
+	if ((needs & YX_R_STREAM) != 0 && (needs & YX_R_WRITE) != 0 &&
+	    r->content_length > 0 && (uint64_t)r->content_length > w->cfg->upload_limit) {
 		yx_http_send_error(r, YX_E_PAYLOAD_TOO_LARGE, "upload larger than the limit");
 		return YX_E_PAYLOAD_TOO_LARGE;
 	}
@@ -666,9 +587,9 @@ fwd_relay_capped(struct yx_http_req *r, int rc, const struct yx_errctx *e,
 	return yx_http_send_obj(r, 200, o);
 }
 
-/* A forwarded route (fwd_routes without a handler of its own). */
-static int
-front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/* A forwarded route (YX_R_FWD without a front handler of its own). */
+int
+yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_remote_req	 q;
 	struct yx_remote_resp	 p;
@@ -678,41 +599,35 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	const char		*wait;
 	char			 path[64];
 	size_t			 host;
-	int			 rc, slot = -1, ufd = -1, cmd = -1;
+	unsigned		 needs;
+	int			 rc;
 	bool			 capped = false;
 
 	yx_errctx_clear(&e);
 	memset(&fq, 0, sizeof(fq));
-	yx_buf_init(&fq.body, r->body_limit);
 	yx_buf_init(&qs, 16384);
 	yx_remote_resp_init(&p);
-	if ((fq.route = fwd_find(r->method, r->route)) == NULL) {
-		rc = YX_E_INTERNAL;
-		goto done;
-	}
-	if ((rc = fwd_check(w, r, &fq)) != YX_OK ||
-	    ((fq.route->flags & FWD_PROC) != 0 && (rc = yx_need_proc_id(r, arg)) != YX_OK) ||
+	fq.route = w->route;
+	needs = fq.route->needs;
+	if ((rc = fwd_check(w, r, arg, &fq)) != YX_OK ||
 	    (rc = yx_front_host(w, r, &fq.t, &host)) != YX_OK)
 		goto done;
-	if ((fq.route->flags & FWD_ACCEL) != 0) {
+	if ((needs & YX_R_ACCEL) != 0) {
 		rc = front_accel(w, r, &fq, host);
 		goto done;
 	}
-	/* a command holds this worker as long as the host's */
-	if ((fq.route->flags & FWD_EXEC) != 0 && (rc = yx_user_cmd_take(w, r, &cmd)) != YX_OK)
-		goto done;
 	memset(&q, 0, sizeof(q));
 	q.method = yx_http_method_name(fq.route->method);
 	q.path = fq.route->pattern;
-	if ((fq.route->flags & FWD_PROC) != 0) {
+	if ((needs & YX_R_PROC) != 0) {
 		fwd_proc_path(path, sizeof(path), fq.route->pattern, arg);
 		q.path = path;
 	}
 	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
-	/* a long-poll holds this worker too: the front's own slots bound them */
-	if ((fq.route->flags & FWD_WAIT) != 0 &&
-	    (wait = yx_query_get(&r->query, "wait_ms", NULL)) != NULL && strtoul(wait, NULL, 10) > 0 &&
-	    (slot = yx_proc_wait_take(w, r->user, &ufd)) == -1) {
+	/* a long-poll holds this worker too: without one of the front's own
+	 * wait slots (the router's), the host is asked not to wait */
+	if ((needs & YX_R_WAIT) != 0 && !w->waiting &&
+	    (wait = yx_query_get(&r->query, "wait_ms", NULL)) != NULL && strtoul(wait, NULL, 10) > 0) {
 		if ((rc = fwd_nowait_query(&qs, q.query)) != YX_OK)
 			goto done;
 		q.query = qs.data;
@@ -721,21 +636,20 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	q.user = r->user;
 	q.request_id = r->request_id;	/* the host's log and audit line carry ours */
 	q.timeout_ms = front_timeout_ms(w->cfg, fq.route, fq.timeout_s);
-	if ((fq.route->flags & FWD_STREAM) != 0) {
+	if ((needs & YX_R_STREAM) != 0) {
 		q.read = front_read_body;
 		q.read_arg = r;
 		q.read_len = r->content_length > 0 ? r->content_length : 0;
 		q.content_type = "application/octet-stream";
-	} else if ((fq.route->flags & FWD_BODY) != 0) {
-		q.body = fq.body.data;
-		q.body_len = fq.body.len;
+	} else if ((needs & YX_R_JSON) != 0) {
+		q.body = w->raw.data;
+		q.body_len = w->raw.len;
 	}
-	if ((fq.route->flags & FWD_EXEC) != 0 && fwd_streamed(fq.json)) {
+	if ((needs & YX_R_EXEC) != 0 && fwd_streamed(w->body)) {
 		q.sink = front_sink;
 		q.sink_arg = r;
 	}
 	rc = front_call(w, r, &fq.t, host, &q, &p, &e);
-	yx_proc_wait_give(slot, ufd);
 	if (capped)
 		rc = fwd_relay_capped(r, rc, &e, &p);
 	else if (!p.streamed)
@@ -744,9 +658,6 @@ front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		log_info("thread %s: stream from host %s cut: %s", fq.t.thread_id, fq.t.host,
 		    rc == YX_E_IO ? "the client left" : e.msg);
 done:
-	yx_user_cmd_give(cmd);
-	json_object_put(fq.json);
-	yx_buf_fini(&fq.body);
 	yx_buf_fini(&qs);
 	yx_remote_resp_fini(&p);
 	return rc;
@@ -779,8 +690,8 @@ front_candidates(struct yx_wctx *w, const char *id, size_t *cand)
  * the host registers it; a host that does not answer has the record
  * undone and the next host tried.
  */
-static int
-front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+int
+yx_h_front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
 	struct yx_remote_resp		 p;
@@ -792,7 +703,7 @@ front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	yx_remote_resp_init(&p);
-	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
+	if ((rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
 		goto done;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((n = front_candidates(w, want.thread_id, cand)) == 0) {
@@ -849,8 +760,7 @@ front_thread_op(struct yx_wctx *w, struct yx_http_req *r, const char *arg, const
 	int			rc;
 
 	*called = false;
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, arg, strlen(arg), t)) != YX_OK ||
+	if ((rc = yx_load_thread(w, r, arg, strlen(arg), t)) != YX_OK ||
 	    (rc = yx_front_host(w, r, t, &host)) != YX_OK)
 		return rc;
 	snprintf(path, sizeof(path), "/api/threads/%s", t->thread_id);
@@ -868,8 +778,8 @@ front_thread_op(struct yx_wctx *w, struct yx_http_req *r, const char *arg, const
 }
 
 /* GET /api/threads/{id}: the front's record, the sandbox from its host. */
-static int
-front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+int
+yx_h_front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_remote_resp	 p;
 	struct json_object	*o = NULL, *rec, *sb;
@@ -905,8 +815,8 @@ done:
  * first (not answering: 503, nothing deleted, as with an engine that is
  * down), then the front's record goes as on one host.
  */
-static int
-front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+int
+yx_h_front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	bool			called;
 	int			rc;
@@ -926,6 +836,64 @@ front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	rc = yx_h_threads_delete(w, r, arg);	/* no provider here: the record */
 done:
 	yx_remote_resp_fini(&p);
+	return rc;
+}
+
+/*
+ * PATCH /api/threads/{id}: the metadata is the front's alone; a new idle
+ * timeout goes to the host first (its reaper applies it), and only when
+ * the host took it is the front's record changed, so both agree.
+ */
+int
+yx_h_front_threads_patch(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_thread_patch	 p;
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 resp;
+	struct yx_thread	 t;
+	struct yx_errctx	 e;
+	char			 path[64 + YX_THREAD_ID_SIZE], body[64];
+	size_t			 host;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&resp);
+	if ((rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK)
+		goto done;
+	if ((rc = yx_parse_thread_patch(w, &p, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if (p.set_idle) {
+		if ((rc = yx_front_host(w, r, &t, &host)) != YX_OK)
+			goto done;
+		snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
+		if (p.idle_timeout > 0)
+			snprintf(body, sizeof(body), "{\"idle_timeout\":%d}", p.idle_timeout);
+		else
+			snprintf(body, sizeof(body), "{\"idle_timeout\":null}");
+		memset(&q, 0, sizeof(q));
+		q.method = "PATCH";
+		q.path = path;
+		q.user = r->user;
+		q.request_id = r->request_id;
+		q.body = body;
+		q.body_len = strlen(body);
+		q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
+		rc = front_call(w, r, &t, host, &q, &resp, &e);
+		if (rc != YX_OK || resp.status != 200) {
+			rc = yx_front_relay(r, rc, &e, &resp);
+			goto done;
+		}
+	}
+	if ((rc = yx_thread_update(&w->store, t.thread_id, r->user, &p, &t, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	yx_audit_note_meta(&w->note, &t.meta);
+	rc = yx_http_send_obj(r, 200, yx_thread_json(&t));
+done:
+	yx_remote_resp_fini(&resp);
 	return rc;
 }
 

@@ -36,10 +36,7 @@ yx_h_front_admin_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct json_object		*o, *all, *down, *got, *a, *v, *s;
 	int64_t				 cap = 0, maxr = 0;
 	size_t				 i, k;
-	int				 rc;
 
-	if ((rc = yx_need_admin(r)) != YX_OK)
-		return rc;
 	memset(&q, 0, sizeof(q));
 	q.method = "GET";
 	q.path = "/api/sandboxes";
@@ -104,8 +101,6 @@ front_admin_act(struct yx_wctx *w, struct yx_http_req *r, const char *id, bool d
 	int				 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_admin(r)) != YX_OK)
-		return rc;
 	if (!yx_sandbox_id_valid(id)) {
 		yx_http_send_error(r, YX_E_BAD_REQUEST, "sandbox_id must be 8-64 hex digits");
 		return YX_E_BAD_REQUEST;
@@ -176,10 +171,7 @@ yx_h_front_hosts(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	const struct yx_hostlist	*hl;
 	struct json_object		*o, *a;
 	size_t				 i;
-	int				 rc;
 
-	if ((rc = yx_need_admin(r)) != YX_OK)
-		return rc;
 	if (w->remote == NULL || w->remote->rm == NULL)
 		return YX_E_NOT_FOUND;
 	hl = yx_remote_hosts(w->remote->rm);
@@ -215,8 +207,6 @@ front_drain(struct yx_wctx *w, struct yx_http_req *r, const char *name, bool on)
 {
 	int i, rc;
 
-	if ((rc = yx_need_admin(r)) != YX_OK)
-		return rc;
 	if (w->remote == NULL || w->remote->rm == NULL)
 		return YX_E_NOT_FOUND;
 	if ((i = yx_hostlist_find(yx_remote_hosts(w->remote->rm), name)) < 0)

@@ -115,8 +115,7 @@ fs_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid, size_t tidlen
 
 	yx_errctx_clear(&e);
 	memset(c, 0, sizeof(*c));
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = yx_load_thread(w, r, tid, tid != NULL ? tidlen : 0, &c->t)) != YX_OK)
+	if ((rc = yx_load_thread(w, r, tid, tid != NULL ? tidlen : 0, &c->t)) != YX_OK)
 		return rc;
 	if ((rc = yx_agents_skills(w->agents, c->t.agent_id, c->t.agent_config_id,
 		 &c->skills)) != YX_OK)
@@ -481,11 +480,7 @@ fs_open_body(struct yx_wctx *w, struct yx_http_req *r, struct json_object **body
 
 	yx_errctx_clear(&e);
 	memset(c, 0, sizeof(*c));
-	*body = NULL;
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	if ((rc = yx_http_read_json(r, body, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
+	*body = w->body;	/* the router's (YX_R_JSON) */
 	if (yx_json_opt_str(*body, "thread_id", &tid) != YX_OK)
 		tid = NULL;
 	if ((rc = fs_open(w, r, tid, tid != NULL ? strlen(tid) : 0, c)) != YX_OK)
@@ -541,7 +536,6 @@ fs_body_route(struct yx_wctx *w, struct yx_http_req *r, fs_body_op *op)
 	if ((rc = fs_open_body(w, r, &body, &c)) == YX_OK)
 		rc = op(r, &c, body);
 	fs_close(&c);
-	json_object_put(body);
 	return rc;
 }
 

@@ -9,15 +9,13 @@
  * the caller's thread (404 for an unknown and for another user's thread
  * alike, h_common.c), then the process (404 "no such process").
  *
- * Worker occupancy: an output long-poll holds its worker for up to
- * wait_ms (at most YX_PROC_WAIT_MAX_MS). So that long-polls never take the
- * whole pre-forked pool, at most YUXI_PROCESS_WAITERS of them (default:
- * half the workers, at least one) wait at once across all workers; the
- * others answer at once, with "wait_capped": true. The slots are byte
- * locks (F_OFD_SETLK) on one file, <saves>/proc-waits.lock: the kernel
- * drops a crashed worker's slot with its descriptor. A long-poll also
- * takes one of its user's slots (YUXI_USER_COMMANDS, h_exec.c), which
- * commands take too; without one it answers at once the same way.
+ * Worker occupancy: every route here that talks to the sandbox holds its
+ * worker while it does, so each takes one of the user's slots (YX_R_SLOT,
+ * slots.c, taken by the router). An output long-poll holds its worker for
+ * up to wait_ms (at most YX_PROC_WAIT_MAX_MS), and only with a wait slot
+ * (YX_R_WAIT: one of the user's slots, the user's share of
+ * YUXI_PROCESS_WAITERS, one of those); without one it answers at once,
+ * with "wait_capped": true.
  */
 #include "config.h"
 
@@ -38,8 +36,6 @@
 #include "yuxi/procs.h"
 #include "yuxi/text.h"
 
-#define PROC_WAITS_FILE	"proc-waits.lock"
-
 /* One request's view of a thread's processes. */
 struct proc_req {
 	struct yx_thread	 t;
@@ -47,9 +43,6 @@ struct proc_req {
 	struct yx_exec_masks	 masks;
 	struct yx_proc_ctx	 c;
 };
-
-/* This worker's descriptor of the long-poll slots (see the top). */
-static int	proc_waits_fd = -1;
 
 /*
  * The caller's thread. Control build only: with YX_CONTROL_OFF=procowner
@@ -165,23 +158,12 @@ proc_json(const struct yx_proc *p)
 	return o;
 }
 
-/* The process id of the route; 404 for one that cannot exist. */
-int
-yx_need_proc_id(struct yx_http_req *r, const char *arg)
-{
-	if (arg[0] == 'p' && strlen(arg) == YX_PROC_ID_SIZE - 1 &&
-	    strspn(arg + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2)
-		return YX_OK;
-	yx_http_send_error(r, YX_E_NOT_FOUND, "no such process");
-	return YX_E_NOT_FOUND;
-}
-
 int
 yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct proc_req		 p;
 	struct yx_proc		 proc;
-	struct json_object	*body = NULL;
+	struct json_object	*body = w->body;
 	struct yx_skill_set	 skills;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
@@ -191,12 +173,6 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	memset(&proc, 0, sizeof(proc));
 	p.c.tdir = p.c.rundir = -1;
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_user(r)) != YX_OK)
-		return rc;
-	if ((rc = yx_http_read_json(r, &body, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
 	/* the timeout capped at YUXI_PROCESS_LIFETIME's most, not refused */
 	if ((rc = yx_parse_command(r, body, &tid, &cmd, &timeout, 86400)) != YX_OK)
 		goto done;
@@ -216,7 +192,6 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 done:
 	yx_proc_fini(&proc);
 	proc_close(&p);
-	json_object_put(body);
 	return rc;
 }
 
@@ -232,8 +207,7 @@ yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	(void)arg;
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_proc_list(&p.c, &v, &n, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
@@ -263,8 +237,7 @@ yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_get(&p.c, arg, &proc, &e)) != YX_OK)
@@ -287,8 +260,7 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	memset(&proc, 0, sizeof(proc));
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_kill(&p.c, arg, &proc, &e)) != YX_OK)
@@ -301,49 +273,6 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	yx_proc_fini(&proc);
 	proc_close(&p);
 	return rc;
-}
-
-/*
- * Take a long-poll slot (see the top) and one of the user's: its number,
- * or -1 when as many long-polls as allowed wait already, the user has no
- * slot free, or the slot file cannot be used.
- */
-int
-yx_proc_wait_take(struct yx_wctx *w, const char *user, int *ufd)
-{
-	char	path[YX_CFG_PATH + 32];
-	int	cap, k;
-
-	/* the user's first: a user's long-polls and commands together leave
-	 * a worker to the others */
-	if (yx_user_slot_take(w, user, ufd) != YX_OK)
-		return -1;
-	cap = w->cfg->proc_waiters > 0 ? w->cfg->proc_waiters : w->cfg->workers / 2;
-	if (cap < 1)
-		cap = 1;
-	if (proc_waits_fd == -1) {
-		snprintf(path, sizeof(path), "%s/" PROC_WAITS_FILE, w->cfg->saves_dir);
-		proc_waits_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (proc_waits_fd == -1) {
-			log_warn("%s", path);
-			yx_user_cmd_give(*ufd);
-			*ufd = -1;
-			return -1;
-		}
-	}
-	if ((k = yx_byte_slot_take(proc_waits_fd, cap)) != -1)
-		return k;
-	yx_user_cmd_give(*ufd);
-	*ufd = -1;
-	return -1;
-}
-
-void
-yx_proc_wait_give(int k, int ufd)
-{
-	yx_user_cmd_give(ufd);
-	if (k >= 0)
-		yx_byte_slot_give(proc_waits_fd, k);
 }
 
 /* Unsigned query parameter up to max (dflt when absent). Sends errors. */
@@ -401,13 +330,12 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct proc_req		 p;
 	struct yx_errctx	 e;
 	unsigned long long	 off, wait, max;
-	int			 rc, slot = -1, ufd = -1;
+	int			 rc;
 
 	yx_errctx_clear(&e);
 	memset(&c, 0, sizeof(c));
 	yx_buf_init(&b, SIZE_MAX);
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
 		goto out;
 	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
@@ -419,16 +347,14 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		wait = YX_PROC_WAIT_MAX_MS;
 	if (max == 0)
 		max = YX_PROC_READ_DEFAULT;
-	if (wait > 0 && (slot = yx_proc_wait_take(w, r->user, &ufd)) == -1)
-		log_debug("output long-poll of %s answered at once: all slots taken", arg);
-	rc = yx_proc_output(&p.c, arg, off, slot >= 0 ? (int)wait : 0, (size_t)max,
+	/* the router took a wait slot when wait_ms asks to wait (YX_R_WAIT) */
+	rc = yx_proc_output(&p.c, arg, off, w->waiting ? (int)wait : 0, (size_t)max,
 	    &c, &e);
-	yx_proc_wait_give(slot, ufd);
 	if (rc != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
-	if ((rc = proc_output_body(&c, wait > 0 && slot == -1, &b)) != YX_OK)
+	if ((rc = proc_output_body(&c, wait > 0 && !w->waiting, &b)) != YX_OK)
 		goto done;
 	rc = yx_http_send_raw(r, 200, YX_CT_JSON, b.data, b.len);
 done:
@@ -453,8 +379,7 @@ yx_h_procs_stdin(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	yx_buf_init(&body, w->cfg->body_limit);
-	if ((rc = yx_need_user(r)) != YX_OK ||
-	    (rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
 		goto out;
 	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "eof", 0, 1, &eof)) != YX_OK)

@@ -107,7 +107,7 @@ yx_h_prov_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_user(r)) != YX_OK || (rc = yx_parse_thread_create(w, r, true, &want)) != YX_OK)
+	if ((rc = yx_parse_thread_create(w, r, true, &want)) != YX_OK)
 		return rc;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
 	if ((rc = yx_thread_create(&w->store, &want, &t, &created, &e)) != YX_OK)

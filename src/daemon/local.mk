@@ -10,7 +10,9 @@ libyuxi_a_SOURCES += \
 	src/daemon/audit.c \
 	src/daemon/router.c \
 	src/daemon/h_common.c \
+	src/daemon/slots.c \
 	src/daemon/h_threads.c \
+	src/daemon/thread_req.c \
 	src/daemon/h_ops.c \
 	src/daemon/h_users.c \
 	src/daemon/h_fs.c \

@@ -47,16 +47,27 @@ struct yx_remote_ctx {
  * logged. */
 int	yx_remote_worker_open(struct yx_wctx *w);
 void	yx_remote_worker_close(struct yx_wctx *w);
-/* Is path a route of another mode (answered like an unknown path)? */
-bool	yx_route_hidden(struct yx_wctx *w, struct yx_http_req *r, const char *path);
-/* The handler of route idx for this worker's mode (the route's own when
- * the mode has none of its own). */
-yx_handler_fn yx_route_handler(struct yx_wctx *w, struct yx_http_req *r, size_t idx);
+/* The modes (YX_R_STANDALONE, ...) whose routes this worker serves. */
+unsigned yx_route_modes(const struct yx_wctx *w);
+/* A refusal of every request for route rt whatever its needs (a
+ * provisioner's request without the front's credential: 401), or NULL. */
+yx_handler_fn yx_route_refusal(struct yx_wctx *w, struct yx_http_req *r,
+    const struct yx_route *rt);
+/* The handler of route rt for this worker's mode: a front's own, the
+ * front's forwarding of a YX_R_FWD route, or the route's. */
+yx_handler_fn yx_route_handler(struct yx_wctx *w, const struct yx_route *rt);
 
 /* ---- h_front.c ----------------------------------------------------------- */
 
-/* The front's handler of a route (method, pattern), NULL: the route's own. */
-yx_handler_fn yx_front_handler(enum yx_method m, const char *pattern);
+/* The front's handlers of routes (the route table's `front`), and the
+ * forwarding of every other YX_R_FWD route to the thread's host. */
+int	yx_h_front_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_threads_patch(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_forward(struct yx_wctx *, struct yx_http_req *, const char *);
 /* The front's naive proxy of the control build (YX_CONTROL_OFF=provroutes). */
 int	yx_front_proxy_any(struct yx_wctx *w, struct yx_http_req *r, const char *path);
 /*
@@ -98,8 +109,6 @@ int	yx_h_prov_release(struct yx_wctx *, struct yx_http_req *, const char *);
 
 /* ---- what the remote roles take from the other handlers ------------------ */
 
-/* h_threads.c: the API view of a record (caller puts). */
-struct json_object *yx_thread_json(const struct yx_thread *t);
 /* h_ops.c: the admin view of a slot (caller puts). */
 struct json_object *yx_slot_json(const struct yx_shm_slot *s);
 /* h_ops.c: the table's sandboxes (disk: with each thread's disk figures). */

@@ -31,15 +31,6 @@
 #include "common/control_int.h"
 #endif
 
-/* Is path the route family `base` ("/api/sandboxes": itself or below)? */
-static bool
-route_in(const char *path, const char *base)
-{
-	size_t n = strlen(base);
-
-	return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 int
 yx_remote_worker_open(struct yx_wctx *w)
 {
@@ -83,23 +74,20 @@ yx_remote_worker_close(struct yx_wctx *w)
 	w->remote = NULL;
 }
 
-bool
-yx_route_hidden(struct yx_wctx *w, struct yx_http_req *r, const char *path)
+unsigned
+yx_route_modes(const struct yx_wctx *w)
 {
-	bool lifecycle = route_in(path, "/api/sandboxes");
-	bool hosts = route_in(path, "/api/admin/hosts");
-
 	switch (w->cfg->mode) {
 	case YX_MODE_FRONT:
 #ifdef YX_CONTROL_UNSAFE
 		if (yx_control_off("provroutes"))	/* control: the naive front */
-			return false;
+			return YX_R_FRONT | YX_R_PROVISIONER;
 #endif
-		return lifecycle;
+		return YX_R_FRONT;
 	case YX_MODE_PROVISIONER:
-		return hosts;
+		return YX_R_PROVISIONER;
 	default:
-		return lifecycle || hosts;
+		return YX_R_STANDALONE;
 	}
 }
 
@@ -125,27 +113,33 @@ route_proxy_any(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 #endif
 
 yx_handler_fn
-yx_route_handler(struct yx_wctx *w, struct yx_http_req *r, size_t idx)
+yx_route_refusal(struct yx_wctx *w, struct yx_http_req *r, const struct yx_route *rt)
 {
-	const struct yx_route	*rt = &yx_routes[idx];
-	yx_handler_fn		 fn;
-
 	switch (w->cfg->mode) {
 	case YX_MODE_FRONT:
-#ifdef YX_CONTROL_UNSAFE
-		if (yx_control_off("provroutes") && route_in(rt->pattern, "/api/sandboxes"))
-			return route_proxy_any;
-#endif
-		fn = yx_front_handler(rt->method, rt->pattern);
-		return fn != NULL ? fn : rt->fn;
+		return NULL;
 	case YX_MODE_PROVISIONER:
 		if (strcmp(rt->pattern, "/healthz") == 0 || strcmp(rt->pattern, "/readyz") == 0 ||
 		    strcmp(rt->pattern, "/metrics") == 0 || yx_prov_authorized(w, r))
-			return rt->fn;
+			return NULL;
 		return yx_h_prov_refuse;
 	default:
 		if (FCGX_GetParam("YUXI_FRONT_AUTH", r->fcgi->envp) != NULL)
 			return route_misplaced;
-		return rt->fn;
+		return NULL;
 	}
+}
+
+yx_handler_fn
+yx_route_handler(struct yx_wctx *w, const struct yx_route *rt)
+{
+	if (w->cfg->mode != YX_MODE_FRONT)
+		return rt->fn;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("provroutes") && (rt->needs & YX_R_FRONT) == 0)
+		return route_proxy_any;
+#endif
+	if (rt->front != NULL)
+		return rt->front;
+	return (rt->needs & YX_R_FWD) != 0 ? yx_h_front_forward : rt->fn;
 }

@@ -2,6 +2,11 @@
 /*
  * router.c - the route table (docs/api.md) and dispatch of one request.
  *
+ * Every route is one line of the table below, with what it needs
+ * (YX_R_*, daemon_int.h) and the modes it exists in; the router enforces
+ * identity, the admin role, the JSON body and the user's slots before the
+ * handler runs, and gives them back after it.
+ *
  * A pattern is matched segment by segment against DOCUMENT_URI (already
  * normalised by nginx); "{}" matches one non-empty segment, which is handed
  * to the handler (at most one capture per route). A path that matches some
@@ -13,61 +18,93 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include <fcgiapp.h>
+#include <json-c/json.h>
 
 #include "daemon_int.h"
 #include "remote_int.h"
 #include "common/control_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
+#include "yuxi/path.h"
 
+/* Shorthands of the table below: who may ask, where the thread is. */
+#define U	YX_R_USER
+#define ALL	(YX_R_STANDALONE | YX_R_FRONT | YX_R_PROVISIONER)
+#define HOST	(YX_R_STANDALONE | YX_R_PROVISIONER)	/* not a front's */
+#define FWDQ	(ALL | U | YX_R_OWNER | YX_R_FWD)	/* thread_id in the query */
+#define FWDJ	(FWDQ | YX_R_JSON)			/* ... in the JSON body */
+#define FS	(FWDQ | YX_R_PATH)			/* a path in the query */
+#define FSJ	(FWDJ | YX_R_PATH | YX_R_WRITE)	/* ... in the body, a write */
+#define PROC	(FWDQ | YX_R_PROC)			/* a process id in the path */
+#define ADM	(YX_R_USER | YX_R_ADMIN)
+
+/*
+ * Every route, with what it needs (docs/api.md; the needs: daemon_int.h).
+ * The router enforces identity, the admin role, the JSON body, the user's
+ * slots and the modes once, before the handler; a front forwards the
+ * YX_R_FWD routes to the thread's host after its own checks of the same
+ * declarations (h_front.c), or runs the route's front handler.
+ */
 const struct yx_route yx_routes[] = {
-	{ YX_M_GET,	"/healthz",				"healthz",	yx_h_healthz },
-	{ YX_M_GET,	"/readyz",				"readyz",	yx_h_readyz },
-	{ YX_M_GET,	"/metrics",				"metrics",	yx_h_metrics },
-	{ YX_M_POST,	"/api/threads",				"thread_create", yx_h_threads_create },
-	{ YX_M_GET,	"/api/threads",				"thread_list",	yx_h_threads_list },
-	{ YX_M_GET,	"/api/threads/{}",			"thread_get",	yx_h_threads_get },
-	{ YX_M_DELETE,	"/api/threads/{}",			"thread_delete", yx_h_threads_delete },
-	{ YX_M_PATCH,	"/api/threads/{}",			"thread_update", yx_h_threads_patch },
-	{ YX_M_POST,	"/api/execute",				"execute",	yx_h_execute },
-	{ YX_M_POST,	"/api/processes",			"processes",	yx_h_procs_start },
-	{ YX_M_GET,	"/api/processes",			"processes",	yx_h_procs_list },
-	{ YX_M_GET,	"/api/processes/{}",			"process",	yx_h_procs_get },
-	{ YX_M_DELETE,	"/api/processes/{}",			"process",	yx_h_procs_kill },
-	{ YX_M_GET,	"/api/processes/{}/output",		"process_output", yx_h_procs_output },
-	{ YX_M_POST,	"/api/processes/{}/stdin",		"process_stdin", yx_h_procs_stdin },
-	{ YX_M_GET,	"/api/filesystem/ls",			"fs_ls",	yx_h_fs_ls },
-	{ YX_M_GET,	"/api/filesystem/cat",			"fs_cat",	yx_h_fs_cat },
-	{ YX_M_POST,	"/api/filesystem/write",		"fs_write",	yx_h_fs_write },
-	{ YX_M_POST,	"/api/filesystem/edit",			"fs_edit",	yx_h_fs_edit },
-	{ YX_M_POST,	"/api/filesystem/delete",		"fs_delete",	yx_h_fs_delete },
-	{ YX_M_GET,	"/api/filesystem/glob",			"fs_glob",	yx_h_fs_glob },
-	{ YX_M_GET,	"/api/filesystem/grep",			"fs_grep",	yx_h_fs_grep },
-	{ YX_M_POST,	"/api/filesystem/upload",		"fs_upload",	yx_h_fs_upload },
-	{ YX_M_GET,	"/api/filesystem/download",		"fs_download",	yx_h_fs_download },
-	{ YX_M_GET,	"/api/viewer/filesystem/tree",		"viewer_tree",	yx_h_viewer_tree },
-	{ YX_M_GET,	"/api/viewer/filesystem/file",		"viewer_file",	yx_h_viewer_file },
-	{ YX_M_GET,	"/api/viewer/filesystem/download",	"viewer_download", yx_h_viewer_download },
-	{ YX_M_GET,	"/api/admin/sandboxes",			"admin_list",	yx_h_admin_list },
-	{ YX_M_POST,	"/api/admin/sandboxes/{}/release",	"admin_release", yx_h_admin_release },
-	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",		"admin_destroy", yx_h_admin_destroy },
-	{ YX_M_GET,	"/api/admin/users",			"admin_users",	yx_h_admin_users },
-	/* remote mode (docs/scaling.md; remote_route.c hides each from the other modes) */
-	{ YX_M_GET,	"/api/admin/hosts",			"admin_hosts",	yx_h_front_hosts },
-	{ YX_M_POST,	"/api/admin/hosts/{}/drain",		"admin_drain",	yx_h_front_drain },
-	{ YX_M_DELETE,	"/api/admin/hosts/{}/drain",		"admin_undrain", yx_h_front_undrain },
-	{ YX_M_POST,	"/api/sandboxes",			"prov_create",	yx_h_prov_create },
-	{ YX_M_GET,	"/api/sandboxes",			"prov_list",	yx_h_prov_list },
-	{ YX_M_GET,	"/api/sandboxes/{}",			"prov_get",	yx_h_prov_get },
-	{ YX_M_DELETE,	"/api/sandboxes/{}",			"prov_destroy",	yx_h_prov_destroy },
-	{ YX_M_POST,	"/api/sandboxes/{}/release",		"prov_release",	yx_h_prov_release },
+	{ YX_M_GET,	"/healthz",			"healthz",	yx_h_healthz,		ALL, NULL, yx_h_front_healthz },
+	{ YX_M_GET,	"/readyz",			"readyz",	yx_h_readyz,		ALL, NULL, yx_h_front_readyz },
+	{ YX_M_GET,	"/metrics",			"metrics",	yx_h_metrics,		ALL, NULL, NULL },
+	{ YX_M_POST,	"/api/threads",			"thread_create", yx_h_threads_create,	ALL | U | YX_R_JSON_OPT, NULL, yx_h_front_threads_create },
+	{ YX_M_GET,	"/api/threads",			"thread_list",	yx_h_threads_list,	ALL | U, NULL, NULL },
+	{ YX_M_GET,	"/api/threads/{}",		"thread_get",	yx_h_threads_get,	ALL | U | YX_R_OWNER, NULL, yx_h_front_threads_get },
+	{ YX_M_DELETE,	"/api/threads/{}",		"thread_delete", yx_h_threads_delete,	ALL | U | YX_R_OWNER, NULL, yx_h_front_threads_delete },
+	{ YX_M_PATCH,	"/api/threads/{}",		"thread_update", yx_h_threads_patch,	ALL | U | YX_R_OWNER | YX_R_JSON, NULL, yx_h_front_threads_patch },
+	{ YX_M_POST,	"/api/execute",			"execute",	yx_h_execute,		FWDJ | YX_R_EXEC | YX_R_SLOT, NULL, NULL },
+	{ YX_M_POST,	"/api/processes",		"processes",	yx_h_procs_start,	FWDJ | YX_R_CMD | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/processes",		"processes",	yx_h_procs_list,	FWDQ | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/processes/{}",		"process",	yx_h_procs_get,		PROC | YX_R_SLOT, NULL, NULL },
+	{ YX_M_DELETE,	"/api/processes/{}",		"process",	yx_h_procs_kill,	PROC | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/processes/{}/output",	"process_output", yx_h_procs_output,	PROC | YX_R_WAIT, NULL, NULL },
+	{ YX_M_POST,	"/api/processes/{}/stdin",	"process_stdin", yx_h_procs_stdin,	PROC | YX_R_STREAM | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/filesystem/ls",		"fs_ls",	yx_h_fs_ls,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
+	{ YX_M_GET,	"/api/filesystem/cat",		"fs_cat",	yx_h_fs_cat,		FS, NULL, NULL },
+	{ YX_M_POST,	"/api/filesystem/write",	"fs_write",	yx_h_fs_write,		FSJ, NULL, NULL },
+	{ YX_M_POST,	"/api/filesystem/edit",		"fs_edit",	yx_h_fs_edit,		FSJ, NULL, NULL },
+	{ YX_M_POST,	"/api/filesystem/delete",	"fs_delete",	yx_h_fs_delete,		FSJ, NULL, NULL },
+	{ YX_M_GET,	"/api/filesystem/glob",		"fs_glob",	yx_h_fs_glob,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
+	{ YX_M_GET,	"/api/filesystem/grep",		"fs_grep",	yx_h_fs_grep,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
+	{ YX_M_POST,	"/api/filesystem/upload",	"fs_upload",	yx_h_fs_upload,		FS | YX_R_WRITE | YX_R_STREAM, NULL, NULL },
+	{ YX_M_GET,	"/api/filesystem/download",	"fs_download",	yx_h_fs_download,	FS | YX_R_ACCEL, NULL, NULL },
+	{ YX_M_GET,	"/api/viewer/filesystem/tree",	"viewer_tree",	yx_h_viewer_tree,	FS | YX_R_TOP, "/", NULL },
+	{ YX_M_GET,	"/api/viewer/filesystem/file",	"viewer_file",	yx_h_viewer_file,	FS, NULL, NULL },
+	{ YX_M_GET,	"/api/viewer/filesystem/download", "viewer_download", yx_h_viewer_download, FS | YX_R_ACCEL, NULL, NULL },
+	{ YX_M_GET,	"/api/admin/sandboxes",		"admin_list",	yx_h_admin_list,	ALL | ADM, NULL, yx_h_front_admin_list },
+	{ YX_M_POST,	"/api/admin/sandboxes/{}/release", "admin_release", yx_h_admin_release, ALL | ADM, NULL, yx_h_front_admin_release },
+	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",	"admin_destroy", yx_h_admin_destroy,	ALL | ADM, NULL, yx_h_front_admin_destroy },
+	{ YX_M_GET,	"/api/admin/users",		"admin_users",	yx_h_admin_users,	ALL | ADM, NULL, NULL },
+	/* a front's sandbox hosts (docs/scaling.md) */
+	{ YX_M_GET,	"/api/admin/hosts",		"admin_hosts",	yx_h_front_hosts,	YX_R_FRONT | ADM, NULL, NULL },
+	{ YX_M_POST,	"/api/admin/hosts/{}/drain",	"admin_drain",	yx_h_front_drain,	YX_R_FRONT | ADM, NULL, NULL },
+	{ YX_M_DELETE,	"/api/admin/hosts/{}/drain",	"admin_undrain", yx_h_front_undrain,	YX_R_FRONT | ADM, NULL, NULL },
+	/* a sandbox host's lifecycle API, only the front calls it */
+	{ YX_M_POST,	"/api/sandboxes",		"prov_create",	yx_h_prov_create,	YX_R_PROVISIONER | U | YX_R_JSON, NULL, NULL },
+	{ YX_M_GET,	"/api/sandboxes",		"prov_list",	yx_h_prov_list,		YX_R_PROVISIONER, NULL, NULL },
+	{ YX_M_GET,	"/api/sandboxes/{}",		"prov_get",	yx_h_prov_get,		YX_R_PROVISIONER, NULL, NULL },
+	{ YX_M_DELETE,	"/api/sandboxes/{}",		"prov_destroy",	yx_h_prov_destroy,	YX_R_PROVISIONER, NULL, NULL },
+	{ YX_M_POST,	"/api/sandboxes/{}/release",	"prov_release",	yx_h_prov_release,	YX_R_PROVISIONER, NULL, NULL },
 };
 const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
+
+#undef U
+#undef ALL
+#undef HOST
+#undef FWDQ
+#undef FWDJ
+#undef FS
+#undef FSJ
+#undef PROC
+#undef ADM
 
 _Static_assert(sizeof(yx_routes) / sizeof(yx_routes[0]) < YX_METRIC_ROUTES,
     "YX_METRIC_ROUTES too small");
@@ -94,15 +131,21 @@ route_match_one(const char *pat, const char *path, char *arg, size_t arglen)
 	return *path == '\0';
 }
 
-int
-yx_router_match(enum yx_method m, const char *path, size_t *idx, char *arg, size_t arglen)
+/* Routes of every mode: what the unit tests and the fuzzers match. */
+#define ROUTE_ANY_MODE	(YX_R_STANDALONE | YX_R_FRONT | YX_R_PROVISIONER)
+
+/* The route of (m, path) among those of the modes in `modes`. */
+static int
+route_match(unsigned modes, enum yx_method m, const char *path, size_t *idx,
+    char *arg, size_t arglen)
 {
 	size_t	i;
 	bool	other = false;
 
 	arg[0] = '\0';
 	for (i = 0; i < yx_nroutes; i++) {
-		if (!route_match_one(yx_routes[i].pattern, path, arg, arglen))
+		if ((yx_routes[i].needs & modes) == 0 ||
+		    !route_match_one(yx_routes[i].pattern, path, arg, arglen))
 			continue;
 		if (yx_routes[i].method == m ||
 		    (m == YX_M_HEAD && yx_routes[i].method == YX_M_GET)) {
@@ -118,9 +161,15 @@ yx_router_match(enum yx_method m, const char *path, size_t *idx, char *arg, size
 	return other ? YX_E_METHOD_NOT_ALLOWED : YX_E_NOT_FOUND;
 }
 
+int
+yx_router_match(enum yx_method m, const char *path, size_t *idx, char *arg, size_t arglen)
+{
+	return route_match(ROUTE_ANY_MODE, m, path, idx, arg, arglen);
+}
+
 /* "Allow: GET, POST, HEAD\r\n" for the routes matching path (RFC 9110 15.5.6). */
 static void
-router_allow(const char *path, char *out, size_t outlen)
+router_allow(unsigned modes, const char *path, char *out, size_t outlen)
 {
 	char	arg[256];
 	size_t	i, n;
@@ -128,7 +177,8 @@ router_allow(const char *path, char *out, size_t outlen)
 
 	n = (size_t)snprintf(out, outlen, "Allow: ");
 	for (i = 0; i < yx_nroutes && n < outlen; i++) {
-		if (!route_match_one(yx_routes[i].pattern, path, arg, sizeof(arg)))
+		if ((yx_routes[i].needs & modes) == 0 ||
+		    !route_match_one(yx_routes[i].pattern, path, arg, sizeof(arg)))
 			continue;
 		n += (size_t)snprintf(out + n, outlen - n, "%s%s", n > 7 ? ", " : "",
 		    yx_http_method_name(yx_routes[i].method));
@@ -228,6 +278,83 @@ yx_router_finish(struct yx_wctx *w, struct yx_http_req *r, size_t idx, int64_t t
 		    idx < yx_nroutes ? yx_routes[idx].name : "unmatched", us);
 }
 
+/*
+ * What the route needs before its handler runs (the YX_R_* of the router,
+ * daemon_int.h), in this order: identity (401), the admin role (403), the
+ * JSON body (400, 413), one of the user's slots (503) or, for a long-poll
+ * that asks to wait, a wait slot (none: it answers at once). YX_OK, or the
+ * refusal answered.
+ */
+static int
+route_needs(struct yx_wctx *w, struct yx_http_req *r, const struct yx_route *rt)
+{
+	struct yx_errctx	 e;
+	const char		*wait;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rt->needs & (YX_R_USER | YX_R_ADMIN)) != 0 && (rc = yx_need_user(r)) != YX_OK)
+		return rc;
+	if ((rt->needs & YX_R_ADMIN) != 0 && (rc = yx_need_admin(r)) != YX_OK)
+		return rc;
+	if ((rt->needs & YX_R_JSON_OPT) != 0 && r->content_length <= 0)
+		w->body = json_object_new_object();
+	else if ((rt->needs & (YX_R_JSON | YX_R_JSON_OPT)) != 0 &&
+	    ((rc = yx_http_read_body(r, &w->raw, &e)) != YX_OK ||
+		(rc = yx_json_parse_object(w->raw.data, w->raw.len, &w->body, &e)) != YX_OK))
+		return yx_send_errctx(r, rc, &e), rc;
+	if ((rt->needs & (YX_R_JSON | YX_R_JSON_OPT)) != 0 && w->body == NULL)
+		return YX_E_NOMEM;
+	if ((rt->needs & YX_R_SLOT) != 0 &&
+	    yx_slot_user_take(w->cfg, r->user, &w->slot) != YX_OK)
+		return yx_slot_user_refuse(w->cfg, r);
+	if ((rt->needs & YX_R_WAIT) != 0 &&
+	    (wait = yx_query_get(&r->query, "wait_ms", NULL)) != NULL &&
+	    strtoul(wait, NULL, 10) > 0 &&
+	    !(w->waiting = yx_slot_wait_take(w->cfg, r->user, &w->wait)))
+		log_debug("long-poll of %s answered at once: every wait slot is taken",
+		    r->user);
+	return YX_OK;
+}
+
+/* The request's state the router made (route_needs), given back. */
+static void
+route_done(struct yx_wctx *w)
+{
+	json_object_put(w->body);
+	w->body = NULL;
+	yx_buf_fini(&w->raw);
+	yx_slot_user_give(w->slot);
+	w->slot = -1;
+	if (w->waiting)
+		yx_slot_wait_give(&w->wait);
+	w->waiting = false;
+	w->route = NULL;
+}
+
+/* Run route idx's handler for this worker's mode, after its needs. */
+static int
+route_run(struct yx_wctx *w, struct yx_http_req *r, size_t idx, const char *arg)
+{
+	const struct yx_route	*rt = &yx_routes[idx];
+	yx_handler_fn		 refuse, fn;
+	int			 rc;
+
+	w->route = rt;
+	w->body = NULL;
+	w->slot = -1;
+	w->waiting = false;
+	yx_buf_init(&w->raw, r->body_limit);
+	if ((refuse = yx_route_refusal(w, r, rt)) != NULL)
+		rc = refuse(w, r, arg);
+	else if ((rc = route_needs(w, r, rt)) == YX_OK) {
+		fn = yx_route_handler(w, rt);
+		rc = fn(w, r, arg);
+	}
+	route_done(w);
+	return rc;
+}
+
 int
 yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 {
@@ -235,16 +362,16 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 	const char	*path;
 	size_t		 idx = yx_nroutes;
 	int64_t		 t0 = yx_mono_us();
+	unsigned	 modes = yx_route_modes(w);
 	int		 rc = YX_E_NOT_FOUND;
 
 	w->note.has_command = w->note.has_path = w->note.has_exit = false;
 	w->note.has_meta = false;
-	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL &&
-	    !yx_route_hidden(w, r, path))
-		rc = yx_router_match(r->method, path, &idx, arg, sizeof(arg));
+	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL)
+		rc = route_match(modes, r->method, path, &idx, arg, sizeof(arg));
 	if (rc == YX_E_METHOD_NOT_ALLOWED) {
 		/* counted as unmatched: a route's series carry its own method */
-		router_allow(path, allow, sizeof(allow));
+		router_allow(modes, path, allow, sizeof(allow));
 		idx = yx_nroutes;
 	}
 	r->route = idx < yx_nroutes ? yx_routes[idx].pattern : "unmatched";
@@ -255,10 +382,59 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 		yx_http_send_error(r, rc, "no such endpoint");
 	else if (rc == YX_E_METHOD_NOT_ALLOWED)
 		yx_http_send_error_hdr(r, rc, NULL, allow);
-	else if ((rc = yx_route_handler(w, r, idx)(w, r, arg)) != YX_OK && r->status == 0)
+	else if ((rc = route_run(w, r, idx, arg)) != YX_OK && r->status == 0)
 		yx_http_send_error(r, rc, NULL);
 	if (r->status == 0)	/* a handler bug: never leave nginx without an answer */
 		yx_http_send_error(r, YX_E_INTERNAL, NULL);
 	yx_router_finish(w, r, idx, t0);
 	return (int)idx;
+}
+
+/* The needs' names, as `yuxi-sandbox routes` prints them. */
+static const struct {
+	unsigned	 bit;
+	const char	*name;
+} route_need_names[] = {
+	{ YX_R_USER, "user" },
+	{ YX_R_ADMIN, "admin" },
+	{ YX_R_JSON, "json" },
+	{ YX_R_JSON_OPT, "json_optional" },
+	{ YX_R_SLOT, "slot" },
+	{ YX_R_WAIT, "wait" },
+	{ YX_R_OWNER, "owner" },
+	{ YX_R_WRITE, "write" },
+	{ YX_R_PATH, "path" },
+	{ YX_R_TOP, "top" },
+	{ YX_R_EXEC, "exec" },
+	{ YX_R_CMD, "process_command" },
+	{ YX_R_PROC, "process_id" },
+	{ YX_R_STREAM, "stream" },
+	{ YX_R_ACCEL, "accel" },
+	{ YX_R_FWD, "forwarded" },
+	{ YX_R_STANDALONE, "standalone" },
+	{ YX_R_FRONT, "front" },
+	{ YX_R_PROVISIONER, "provisioner" },
+};
+
+int
+yx_router_describe(struct yx_buf *b)
+{
+	size_t	i, j;
+	int	rc = YX_OK;
+
+	for (i = 0; i < yx_nroutes && rc == YX_OK; i++) {
+		rc = yx_buf_printf(b, "{\"method\":\"%s\",\"path\":\"%s\",\"op\":\"%s\",\"needs\":[",
+		    yx_http_method_name(yx_routes[i].method), yx_routes[i].pattern,
+		    yx_routes[i].name);
+		for (j = 0; j < sizeof(route_need_names) / sizeof(route_need_names[0]) &&
+		     rc == YX_OK;
+		     j++)
+			if ((yx_routes[i].needs & route_need_names[j].bit) != 0)
+				rc = yx_buf_printf(b, "%s\"%s\"",
+				    b->len > 0 && b->data[b->len - 1] != '[' ? "," : "",
+				    route_need_names[j].name);
+		if (rc == YX_OK)
+			rc = yx_buf_puts(b, "]}\n");
+	}
+	return rc;
 }

@@ -280,12 +280,15 @@ remote_setopts(struct yx_remote *rm, CURL *c, const char *url,
 		return curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)q->read_len);
 	}
-	if (strcmp(q->method, "POST") == 0) {	/* the caller's buffer outlives the call */
+	/* a body (POST, PATCH): the caller's buffer outlives the call */
+	if (strcmp(q->method, "POST") == 0 || q->body != NULL) {
 		if ((rc = curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-			 (curl_off_t)(q->body != NULL ? q->body_len : 0))))
+			 (curl_off_t)(q->body != NULL ? q->body_len : 0))) ||
+		    (rc = curl_easy_setopt(c, CURLOPT_POSTFIELDS,
+			 q->body != NULL ? q->body : "")))
 			return rc;
-		return curl_easy_setopt(c, CURLOPT_POSTFIELDS,
-		    q->body != NULL ? q->body : "");
+		if (strcmp(q->method, "POST") == 0)
+			return CURLE_OK;
 	}
 	if (strcmp(q->method, "GET") != 0)
 		rc = curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method);

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread_req.c - what the thread routes of every mode share (docs/api.md
+ * "Threads"): the API view of a record, and the bodies of a create and of
+ * a PATCH checked into a record and a change (the standalone handlers in
+ * h_threads.c, a front's in h_front.c, a provisioner's registration in
+ * h_prov.c). Each parser answers its 400 itself.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+#include <openssl/rand.h>
+
+#include "daemon_int.h"
+
+static struct json_object *
+jstr_or_null(const char *s)
+{
+	return s[0] != '\0' ? json_object_new_string(s) : NULL;
+}
+
+struct json_object *
+yx_thread_json(const struct yx_thread *t)
+{
+	struct json_object	*o;
+	char			 ts[40];
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "thread_id", json_object_new_string(t->thread_id));
+	json_object_object_add(o, "owner", json_object_new_string(t->owner));
+	json_object_object_add(o, "agent_id", jstr_or_null(t->agent_id));
+	json_object_object_add(o, "agent_config_id", jstr_or_null(t->agent_config_id));
+	json_object_object_add(o, "created_at",
+	    json_object_new_string(yx_iso8601_ms(t->created_ms, ts, sizeof(ts))));
+	if (t->host[0] != '\0')	/* a front's placement (docs/scaling.md) */
+		json_object_object_add(o, "host", json_object_new_string(t->host));
+	json_object_object_add(o, "metadata", yx_thread_meta_json(&t->meta));
+	json_object_object_add(o, "idle_timeout",
+	    t->idle_timeout > 0 ? json_object_new_int(t->idle_timeout) : NULL);
+	return o;
+}
+
+static void
+thread_new_id(char *buf, size_t len)
+{
+	unsigned char	rnd[8];
+	size_t		i;
+
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		for (i = 0; i < sizeof(rnd); i++)
+			rnd[i] = (unsigned char)(random() & 0xff);
+	snprintf(buf, len, "t-");
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(buf + 2 + 2 * i, len - 2 - 2 * i, "%02x", rnd[i]);
+}
+
+/*
+ * "idle_timeout" of a create or a PATCH: absent (*set false), null (0: the
+ * service's) or 1..YUXI_SANDBOX_IDLE_TIMEOUT_MAX seconds. YX_OK or
+ * YX_E_BAD_REQUEST with the message in e.
+ */
+static int
+thread_idle_field(const struct yx_config *cfg, struct json_object *body,
+    bool *set, int *secs, struct yx_errctx *e)
+{
+	struct json_object	*v;
+	int64_t			 n;
+
+	*set = false;
+	*secs = 0;
+	if (body == NULL || !json_object_object_get_ex(body, "idle_timeout", &v))
+		return YX_OK;
+	*set = true;
+	if (json_object_is_type(v, json_type_null))
+		return YX_OK;
+	if (!json_object_is_type(v, json_type_int) ||
+	    (n = json_object_get_int64(v)) < 1 || n > cfg->idle_timeout_max)
+		return yx_fail(e, YX_E_BAD_REQUEST,
+		    "idle_timeout must be an integer number of seconds from 1 to %d (YUXI_SANDBOX_IDLE_TIMEOUT_MAX), or null",
+		    cfg->idle_timeout_max);
+	*secs = (int)n;
+	return YX_OK;
+}
+
+/* "metadata" of a create: absent, null or an object (yx_thread_meta_parse). */
+static int
+thread_meta_field(struct json_object *body, struct yx_thread_meta *m,
+    struct yx_errctx *e)
+{
+	struct json_object *v;
+
+	memset(m, 0, sizeof(*m));
+	if (body == NULL || !json_object_object_get_ex(body, "metadata", &v) ||
+	    json_object_is_type(v, json_type_null))
+		return YX_OK;
+	return yx_thread_meta_parse(v, m, e);
+}
+
+int
+yx_parse_thread_create(struct yx_wctx *w, struct yx_http_req *r, bool id_required,
+    struct yx_thread *want)
+{
+	bool			 idle_set;
+	struct json_object	*body = w->body;	/* the router's (YX_R_JSON) */
+	struct yx_errctx	 e;
+	const char		*id = NULL, *agent = NULL, *conf = NULL;
+	int			 rc = YX_OK;
+
+	yx_errctx_clear(&e);
+	memset(want, 0, sizeof(*want));
+	if (body != NULL && (yx_json_opt_str(body, "thread_id", &id) != YX_OK || yx_json_opt_str(body, "agent_id", &agent) != YX_OK || yx_json_opt_str(body, "agent_config_id", &conf) != YX_OK)) {
+		rc = YX_E_BAD_REQUEST;
+		yx_http_send_error(r, rc, "thread_id, agent_id and agent_config_id must be strings");
+	} else if (id == NULL ? id_required : !yx_thread_id_valid(id, strlen(id))) {
+		rc = YX_E_INVALID_THREAD_ID;
+		yx_http_send_error(r, rc, YX_THREAD_ID_RULE);
+	} else if ((rc = yx_agents_check(w->agents, agent != NULL ? agent : "",
+			conf != NULL ? conf : "", &e)) != YX_OK ||
+	    (rc = thread_meta_field(body, &want->meta, &e)) != YX_OK ||
+	    (rc = thread_idle_field(w->cfg, body, &idle_set, &want->idle_timeout,
+		 &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	if (rc == YX_OK) {
+		if (id != NULL)
+			snprintf(want->thread_id, sizeof(want->thread_id), "%s", id);
+		else
+			thread_new_id(want->thread_id, sizeof(want->thread_id));
+		snprintf(want->owner, sizeof(want->owner), "%s", r->user);
+		snprintf(want->agent_id, sizeof(want->agent_id), "%s", agent ? agent : "");
+		snprintf(want->agent_config_id, sizeof(want->agent_config_id), "%s",
+		    conf ? conf : "");
+	}
+	return rc;
+}
+
+
+int
+yx_parse_thread_patch(struct yx_wctx *w, struct yx_thread_patch *p,
+    struct yx_errctx *e)
+{
+	struct json_object	*body = w->body, *v;
+	int			 rc;
+
+	memset(p, 0, sizeof(*p));
+	json_object_object_foreach(body, key, val)
+	{
+		(void)val;
+		if (strcmp(key, "metadata") != 0 && strcmp(key, "idle_timeout") != 0)
+			return yx_fail(e, YX_E_BAD_REQUEST,
+			    "only metadata and idle_timeout can be changed");
+	}
+	if (json_object_object_get_ex(body, "metadata", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_object))
+			return yx_fail(e, YX_E_INVALID_METADATA,
+			    "metadata must be an object (a merge patch: null removes a key)");
+		p->meta = v;
+	}
+	rc = thread_idle_field(w->cfg, body, &p->set_idle, &p->idle_timeout, e);
+	return rc;
+}
