@@ -138,7 +138,6 @@ yx_parse_thread_create(struct yx_wctx *w, struct yx_http_req *r, bool id_require
 	return rc;
 }
 
-
 int
 yx_parse_thread_patch(struct yx_wctx *w, struct yx_thread_patch *p,
     struct yx_errctx *e)
