@@ -68,6 +68,12 @@ struct yx_proc_ctx {
 	unsigned			 uid;	/* its sandbox uid (keeper sockets) */
 	const struct yx_mask_rule	*rules;	/* output masking, as execute's */
 	size_t				 nrules;
+	/* the request's whole budget for the keepers (yx_mono_ms(); 0: none):
+	 * no keeper operation runs past it; a keeper that did not answer in
+	 * time sets *stalled, one that answered *answered (each may be NULL) */
+	int64_t				 until;
+	bool				*stalled;
+	bool				*answered;
 };
 
 /* A piece of output (yx_proc_output). */
@@ -116,9 +122,10 @@ int	yx_proc_output(const struct yx_proc_ctx *c, const char *id,
 void	yx_proc_chunk_fini(struct yx_proc_chunk *out);
 
 /*
- * Write len bytes to the process's stdin (then close it with eof).
- * YX_OK with *written (fewer than len when the process stopped reading
- * within 5 s per 64 KiB) and *open (stdin still open); YX_E_NOT_FOUND;
+ * Write len bytes to the process's stdin (then close it with eof), within
+ * c->until. YX_OK with *written (fewer than len when the process did not
+ * take a piece within a second, or the budget ran out: the rest is the
+ * caller's to send again) and *open (stdin still open); YX_E_NOT_FOUND;
  * YX_E_NOT_RUNNING when it ended or its stdin is closed.
  */
 int	yx_proc_stdin(const struct yx_proc_ctx *c, const char *id,

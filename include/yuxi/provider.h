@@ -259,6 +259,14 @@ int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
  * a PATCH set it. YX_OK; YX_E_NOT_FOUND (no sandbox); YX_E_BUSY. */
 int	yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s);
 /*
+ * A sandbox whose process keepers stopped answering (docs/security.md):
+ * yx_provider_stall marks thread_id's until until_ms (yx_mono_ms()), so
+ * that the next requests answer at once instead of waiting on it again;
+ * yx_provider_stalled is the milliseconds left of the mark (0: none).
+ */
+void	yx_provider_stall(struct yx_table *t, const char *thread_id, int64_t until_ms);
+int64_t	yx_provider_stalled(struct yx_table *t, const char *thread_id);
+/*
  * Readiness: the table answers its lock and is consistent (every slot in a
  * valid state with at most YX_SHM_HOLDS_MAX holds, the per-state counters
  * equal to a recount). Read only: repairs are the lock's and the master's.

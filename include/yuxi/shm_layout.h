@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define YX_SHM_MAGIC		UINT64_C(0x3154534958555559)	/* "YUXISTS1" LE */
-#define YX_SHM_LAYOUT_VERSION	4	/* 4: slot.idle_s (a thread's idle timeout) */
+#define YX_SHM_LAYOUT_VERSION	4	/* 4: slot.idle_s, slot.stalled_until */
 
 #define YX_SHM_HOLDS_MAX	32	/* in-flight operations per sandbox */
 #define YX_SHM_THREAD_ID_MAX	129	/* YX_THREAD_ID_SIZE (yuxi/ident.h) */
@@ -70,6 +70,8 @@ struct yx_shm_slot {
 	int32_t			idle_s;		/* the thread's idle timeout, s;
 						 * 0 = YUXI_SANDBOX_IDLE_TIMEOUT */
 	uint32_t		pad2;
+	int64_t			stalled_until;	/* ms (monotonic): its process keepers did
+						 * not answer; asked again after this */
 	char	thread_id[YX_SHM_THREAD_ID_MAX];
 	char	sandbox_id[YX_SHM_SANDBOX_ID_MAX];
 	char	container_id[YX_SHM_CONTAINER_ID_MAX];	/* "" until known */

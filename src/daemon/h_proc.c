@@ -16,6 +16,15 @@
  * (YX_R_WAIT: one of the user's slots, the user's share of
  * YUXI_PROCESS_WAITERS, one of those); without one it answers at once,
  * with "wait_capped": true.
+ *
+ * Bounded time: a request talks to the keepers for at most PROC_BUDGET_MS
+ * (a long-poll: its wait and that), whatever the sandbox does (a keeper
+ * stopped with SIGSTOP, a socket that takes connections and never
+ * answers). A keeper that did not answer in time marks the sandbox
+ * stalled for PROC_STALL_MS (yx_provider_stall): meanwhile its requests
+ * give the keepers PROC_STALLED_MS in all (the listing and a process's
+ * state then answer from the records as they were), and the first keeper
+ * that answers again lifts the mark.
  */
 #include "config.h"
 
@@ -37,7 +46,16 @@
 #include "yuxi/text.h"
 
 /* One request's view of a thread's processes. */
+#define PROC_BUDGET_MS	3000	/* a request's time with the keepers, past its wait */
+#define PROC_STALL_MS	10000	/* how long a sandbox stays marked stalled */
+#define PROC_STALLED_MS	500	/* a request's time with a stalled sandbox's keepers */
+#define PROC_SLOTLESS_MS 300	/* ... of a long-poll without a slot (answers at once) */
+
 struct proc_req {
+	struct yx_wctx		*w;
+	bool			 stalled;	/* a keeper did not answer in time */
+	bool			 answered;	/* ... and one did */
+	bool			 marked;	/* the sandbox was marked stalled */
 	struct yx_thread	 t;
 	struct yx_exec_request	 req;
 	struct yx_exec_masks	 masks;
@@ -65,6 +83,15 @@ proc_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
 static void
 proc_close(struct proc_req *p)
 {
+	if (p->stalled && p->w != NULL) {
+		if (!p->marked)
+			log_warnx("thread %s: a process keeper did not answer in time; "
+				  "its process requests get %d ms for %d s",
+			    p->t.thread_id, PROC_STALLED_MS, PROC_STALL_MS / 1000);
+		yx_provider_stall(p->w->table, p->t.thread_id, yx_mono_ms() + PROC_STALL_MS);
+	} else if (p->marked && p->answered && p->w != NULL)
+		yx_provider_stall(p->w->table, p->t.thread_id, 0);	/* it answers again */
+	p->stalled = p->marked = p->answered = false;
 	if (p->c.tdir != -1)
 		close(p->c.tdir);
 	if (p->c.rundir != -1)
@@ -72,12 +99,23 @@ proc_close(struct proc_req *p)
 	p->c.tdir = p->c.rundir = -1;
 }
 
-/* Thread (tid, tl bytes), its directories and masks into p. Sends errors. */
+/*
+ * Thread (tid, tl bytes), its directories and masks into p, and the
+ * keepers' budget: wait_ms more for a long-poll, PROC_STALLED_MS in all
+ * for a sandbox marked stalled. A request without a slot of its user's
+ * (an output read that could not wait: it holds a worker all the same)
+ * gets PROC_SLOTLESS_MS, and 503 at once from a stalled sandbox. Sends
+ * errors.
+ */
 static int
 proc_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
-    size_t tl, struct proc_req *p)
+    size_t tl, int wait_ms, struct proc_req *p)
 {
 	struct yx_errctx	e;
+	bool			slotless = !w->waiting && w->slot == -1 &&
+	    yx_slots_per_user(w->cfg) > 0;
+	int64_t			left;
+	char			hdr[40];
 	int			rc;
 
 	memset(p, 0, sizeof(*p));
@@ -90,6 +128,23 @@ proc_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 		    "sandbox backend unavailable");
 		return YX_E_BACKEND_UNAVAILABLE;
 	}
+	p->c.until = yx_mono_ms() +
+	    (slotless ? PROC_SLOTLESS_MS : PROC_BUDGET_MS + (wait_ms > 0 ? wait_ms : 0));
+	if ((left = yx_provider_stalled(w->table, p->t.thread_id)) > 0) {
+		if (slotless) {
+			snprintf(hdr, sizeof(hdr), "Retry-After: %lld\r\n",
+			    (long long)(left + 999) / 1000);
+			yx_http_send_error_hdr(r, YX_E_BACKEND_UNAVAILABLE,
+			    "the sandbox's process keepers do not answer", hdr);
+			return YX_E_BACKEND_UNAVAILABLE;
+		}
+		p->marked = true;
+		if (p->c.until > yx_mono_ms() + PROC_STALLED_MS)
+			p->c.until = yx_mono_ms() + PROC_STALLED_MS;
+	}
+	p->w = w;
+	p->c.stalled = &p->stalled;
+	p->c.answered = &p->answered;
 	yx_exec_request_thread(&p->req, &p->t);
 	/* the thread's profile, as execute's: a process never gets a sandbox
 	 * made under other settings (a writable workspace for a read-only one) */
@@ -116,13 +171,13 @@ proc_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 
 /* proc_open with thread_id from the query. */
 static int
-proc_open_q(struct yx_wctx *w, struct yx_http_req *r, struct proc_req *p)
+proc_open_q(struct yx_wctx *w, struct yx_http_req *r, int wait_ms, struct proc_req *p)
 {
 	const char	*tid;
 	size_t		 tl = 0;
 
 	tid = yx_query_get(&r->query, "thread_id", &tl);
-	return proc_open(w, r, tid, tl, p);
+	return proc_open(w, r, tid, tl, wait_ms, p);
 }
 
 static struct json_object *
@@ -177,7 +232,7 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_parse_command(r, body, &tid, &cmd, &timeout, 86400)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
-	if ((rc = proc_open(w, r, tid, strlen(tid), &p)) != YX_OK)
+	if ((rc = proc_open(w, r, tid, strlen(tid), 0, &p)) != YX_OK)
 		goto done;
 	if ((rc = yx_agents_skills(w->agents, p.t.agent_id, p.t.agent_config_id,
 		 &skills)) != YX_OK)
@@ -207,7 +262,7 @@ yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	(void)arg;
 	yx_errctx_clear(&e);
-	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, 0, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_proc_list(&p.c, &v, &n, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
@@ -237,7 +292,7 @@ yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, 0, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_get(&p.c, arg, &proc, &e)) != YX_OK)
@@ -260,7 +315,7 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	memset(&proc, 0, sizeof(proc));
-	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, 0, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
 	    (rc = yx_proc_kill(&p.c, arg, &proc, &e)) != YX_OK)
@@ -293,6 +348,19 @@ proc_q_num(struct yx_http_req *r, const char *key, unsigned long long dflt,
 	snprintf(msg, sizeof(msg), "%s must be an integer in [0, %llu]", key, max);
 	yx_http_send_error(r, YX_E_BAD_REQUEST, msg);
 	return YX_E_BAD_REQUEST;
+}
+
+/* How long a long-poll may wait (0 without a wait slot): for its budget. */
+static int
+proc_wait_ms(const struct yx_wctx *w, struct yx_http_req *r)
+{
+	const char		*s = yx_query_get(&r->query, "wait_ms", NULL);
+	unsigned long long	 v;
+
+	if (!w->waiting || s == NULL)
+		return 0;
+	v = strtoull(s, NULL, 10);
+	return v > YX_PROC_WAIT_MAX_MS ? YX_PROC_WAIT_MAX_MS : (int)v;
 }
 
 /* The output reply's body into b. */
@@ -335,7 +403,7 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	yx_errctx_clear(&e);
 	memset(&c, 0, sizeof(c));
 	yx_buf_init(&b, SIZE_MAX);
-	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
 		goto out;
 	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
@@ -379,7 +447,7 @@ yx_h_procs_stdin(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 
 	yx_errctx_clear(&e);
 	yx_buf_init(&body, w->cfg->body_limit);
-	if ((rc = proc_open_q(w, r, &p)) != YX_OK)
+	if ((rc = proc_open_q(w, r, 0, &p)) != YX_OK)
 		goto out;
 	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
 	    (rc = proc_q_num(r, "eof", 0, 1, &eof)) != YX_OK)

@@ -65,7 +65,7 @@
 
 #define AGENT_DRAIN_READS	32	/* after 'X': 2 MiB > any pipe */
 
-#define AGENT_KEEPER_MS		5000	/* a keeper operation, past its wait */
+#define AGENT_KEEPER_MS		2000	/* a keeper operation, past its wait */
 #define AGENT_PROBE_MS		300	/* a keeper silent that long: ask the agent */
 #define AGENT_ALIVE_MS		2000	/* the agent's answer to 'L' */
 
@@ -802,8 +802,10 @@ agent_keeper_reply(struct agent_conn *c, yx_output_fn sink, void *arg,
 
 	for (;;) {
 		if ((rc = agent_frame_get(c, &type, &len)) != YX_OK)
-			return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
-			    "process keeper: %s", rc == YX_E_TIMEOUT ? "no answer in time" : "broken reply");
+			return rc == YX_E_TIMEOUT ?
+			    yx_fail(err, YX_E_TIMEOUT, "process keeper: no answer in time") :
+			    yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+				"process keeper: broken reply");
 		if (type == YX_AGENT_T_DATA) {
 			if (sink != NULL && (rc = sink(arg, c->buf, len)) != YX_OK)
 				return rc;
@@ -887,8 +889,8 @@ agent_keeper_probe(struct agent_conn *c, int rundir_fd, unsigned uid,
 
 int
 yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
-    const char *payload, size_t len, int wait_ms, yx_output_fn sink,
-    void *arg, char *status, struct yx_errctx *err)
+    const char *payload, size_t len, int wait_ms, int64_t until,
+    yx_output_fn sink, void *arg, char *status, struct yx_errctx *err)
 {
 	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
 	unsigned char		h[2 * YX_AGENT_HDR + 4];
@@ -906,6 +908,8 @@ yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
 		goto done;
 	}
 	c.deadline = yx_mono_ms() + AGENT_KEEPER_MS + (wait_ms > 0 ? wait_ms : 0);
+	if (until > 0 && c.deadline > until)
+		c.deadline = until;	/* the caller's whole budget */
 	h[0] = YX_AGENT_T_HELLO;
 	h[1] = h[2] = h[3] = 0;
 	h[4] = 4;

@@ -107,15 +107,18 @@ int	yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
  * One operation on process id's keeper (agent_proto.h: op 'Q', 'R', 'W',
  * 'K' with its payload). The 'D' output frames go to sink (may be NULL),
  * the 'Z' status text into status (YX_AGENT_STATUS_MAX + 1 bytes). The
- * deadline is wait_ms (the keeper's own wait) + 5 s. YX_OK; YX_E_NOT_FOUND
+ * deadline is wait_ms (the keeper's own wait) + 2 s, and never past
+ * `until` (yx_mono_ms(); 0: none), the caller's whole budget. YX_OK;
+ * YX_E_NOT_FOUND
  * when no keeper answers on its socket (it left, or the container is
  * gone), or when the keeper stays silent for 300 ms and the agent says it
  * died ('L', docs/agent.md "Is the keeper alive?"; its socket's name is
- * then removed); YX_E_BACKEND_UNAVAILABLE for a refusal, a broken reply
- * or the deadline; the sink's error.
+ * then removed); YX_E_TIMEOUT when it did not answer by the deadline;
+ * YX_E_BACKEND_UNAVAILABLE for a refusal or a broken reply; the sink's
+ * error.
  */
 int	yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
-    const char *payload, size_t len, int wait_ms, yx_output_fn sink,
-    void *arg, char *status, struct yx_errctx *err);
+    const char *payload, size_t len, int wait_ms, int64_t until,
+    yx_output_fn sink, void *arg, char *status, struct yx_errctx *err);
 
 #endif /* YUXI_EXEC_AGENT_CLIENT_H */

@@ -324,6 +324,30 @@ proc_gone(const struct yx_proc_ctx *c, struct yx_proc *p)
 	return true;
 }
 
+/*
+ * yx_agent_keeper_op within the request's budget (c->until). A keeper
+ * that did not answer in time marks the box (*c->stalled) and answers
+ * YX_E_BACKEND_UNAVAILABLE, as before.
+ */
+static int
+proc_keeper_op(const struct yx_proc_ctx *c, const char *id, int op,
+    const char *payload, size_t len, int wait_ms, yx_output_fn sink, void *arg,
+    char *status, struct yx_errctx *err)
+{
+	int rc;
+
+	rc = yx_agent_keeper_op(c->rundir, c->uid, id, op, payload, len, wait_ms,
+	    c->until, sink, arg, status, err);
+	if (rc == YX_OK && c->answered != NULL)
+		*c->answered = true;
+	if (rc != YX_E_TIMEOUT)
+		return rc;
+	if (c->stalled != NULL)
+		*c->stalled = true;
+	return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+	    "the sandbox's process keeper did not answer in time");
+}
+
 /* Ask the keeper of a running process how it is; true when p changed. */
 static bool
 proc_refresh(const struct yx_proc_ctx *c, struct yx_proc *p)
@@ -334,8 +358,10 @@ proc_refresh(const struct yx_proc_ctx *c, struct yx_proc *p)
 
 	if (p->state != YX_PROC_RUNNING)
 		return false;
-	rc = yx_agent_keeper_op(c->rundir, c->uid, p->id, YX_AGENT_T_STATUS, NULL,
-	    0, 0, NULL, NULL, st, NULL);
+	if (c->until > 0 && yx_mono_ms() >= c->until)
+		return false;	/* no time left: as it was */
+	rc = proc_keeper_op(c, p->id, YX_AGENT_T_STATUS, NULL, 0, 0, NULL, NULL,
+	    st, NULL);
 	if (rc == YX_E_NOT_FOUND)
 		return proc_gone(c, p);
 	if (rc != YX_OK || proc_status_parse(st, &ks) == -1)
@@ -569,8 +595,8 @@ proc_read_once(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 	yx_buf_reset(raw);
 	n = snprintf(q, sizeof(q), "%llu %llu %d %zu", (unsigned long long)offset,
 	    (unsigned long long)have, wait_ms, max);
-	rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_READ, q,
-	    (size_t)n, wait_ms, proc_collect, raw, st, err);
+	rc = proc_keeper_op(c, id, YX_AGENT_T_READ, q, (size_t)n, wait_ms,
+	    proc_collect, raw, st, err);
 	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || raw->len != ks->to - ks->from))
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "process keeper: broken status");
@@ -643,8 +669,7 @@ proc_write_once(const struct yx_proc_ctx *c, const char *id, const char *p,
 	char	st[YX_AGENT_STATUS_MAX + 1];
 	int	rc;
 
-	rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_STDIN, p, n, 0,
-	    NULL, NULL, st, err);
+	rc = proc_keeper_op(c, id, YX_AGENT_T_STDIN, p, n, 0, NULL, NULL, st, err);
 	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || ks->written > n))
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "process keeper: broken status");
@@ -668,6 +693,9 @@ yx_proc_stdin(const struct yx_proc_ctx *c, const char *id, const char *data,
 	memset(&ks, 0, sizeof(ks));
 	ks.in_open = 1;
 	while (rc == YX_OK && ks.in_open && (off < len || (off == len && eof))) {
+		/* the whole write within the budget: the rest is sent again */
+		if (off > 0 && c->until > 0 && yx_mono_ms() >= c->until)
+			break;
 		n = len - off > PROC_STDIN_CHUNK ? PROC_STDIN_CHUNK : len - off;
 		rc = proc_write_once(c, id, data + off, n, &ks, err);
 		if (rc == YX_E_NOT_FOUND)
@@ -703,8 +731,8 @@ yx_proc_kill(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
 		goto done;
 	/* an ended process's keeper lingers with the output: it goes too */
 	if (out->state != YX_PROC_LOST) {
-		rc = yx_agent_keeper_op(c->rundir, c->uid, id, YX_AGENT_T_KILL, NULL, 0,
-		    0, NULL, NULL, st, err);
+		rc = proc_keeper_op(c, id, YX_AGENT_T_KILL, NULL, 0, 0, NULL, NULL, st,
+		    err);
 		if (rc == YX_OK && proc_status_parse(st, &ks) == 0)
 			(void)proc_apply(out, &ks);
 		else if (rc == YX_E_NOT_FOUND)
@@ -740,6 +768,7 @@ yx_proc_keeps_alive(const struct yx_config *cfg, struct yx_thread_store *st,
 	c.cfg = cfg;
 	c.uid = t.uid != 0 ? t.uid : cfg->uid;
 	c.rundir = -1;
+	c.until = yx_mono_ms() + 1000;	/* a stalled box costs the reaper 1 s */
 	if ((c.tdir = yx_thread_dirfd(st, thread_id)) == -1)
 		return false;
 	if (yx_agent_rundir_open(cfg->saves_dir, thread_id, &c.uid,

@@ -54,7 +54,7 @@
 #define KEEP_CONNS	8		/* host connections at once */
 #define KEEP_REQ_MS	5000		/* a request must arrive by then */
 #define KEEP_SEND_MS	2000		/* a reply must leave by then */
-#define KEEP_STDIN_MS	5000		/* stdin bytes must be taken by then */
+#define KEEP_STDIN_MS	1000		/* stdin bytes must be taken by then */
 #define KEEP_WAIT_MAX	60000		/* longest 'R' wait */
 #define KEEP_LINGER_MS	(10 * 60 * 1000) /* output readable after the end */
 #define KEEP_KILL_MS	2000		/* 'K': wait for the main process */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "provider/provider_int.h"
+#include "yuxi/clock.h"
 
 int
 yx_provider_stats(struct yx_table *t, struct yx_provider_stats *out,
@@ -136,6 +137,33 @@ yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s)
 		t->slots[i].idle_s = idle_s;
 	yx_table_unlock(t);
 	return i >= 0 ? YX_OK : YX_E_NOT_FOUND;
+}
+
+void
+yx_provider_stall(struct yx_table *t, const char *thread_id, int64_t until_ms)
+{
+	int i;
+
+	if (t == NULL || yx_table_lock(t, NULL) != YX_OK)
+		return;
+	if ((i = yx_table_find_thread(t, thread_id)) >= 0)
+		t->slots[i].stalled_until = until_ms;
+	yx_table_unlock(t);
+}
+
+int64_t
+yx_provider_stalled(struct yx_table *t, const char *thread_id)
+{
+	int64_t	left = 0, now = yx_mono_ms();
+	int	i;
+
+	if (t == NULL || yx_table_lock(t, NULL) != YX_OK)
+		return 0;
+	if ((i = yx_table_find_thread(t, thread_id)) >= 0 &&
+	    t->slots[i].stalled_until > now)
+		left = t->slots[i].stalled_until - now;
+	yx_table_unlock(t);
+	return left;
 }
 
 unsigned

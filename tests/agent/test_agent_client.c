@@ -715,10 +715,11 @@ teardown_fake(void)
  * listening on, nobody answers): its proc.<id>.sock here is a listener
  * nobody accepts on, and agent.sock a fake agent that answers the 'L'
  * question with `answer` (after checking it asked exactly that). Runs one
- * 'Q'; its result and time in *rc and *ms.
+ * 'Q' (within until: yx_mono_ms(), 0 none); its result and time in *rc
+ * and *ms.
  */
 static void
-silent_keeper(const char *answer, int *rc, int64_t *ms)
+silent_keeper_until(const char *answer, int64_t until, int *rc, int64_t *ms)
 {
 	const char	*id = "p0123456789abcdef";
 	unsigned char	 want[64], got[64];
@@ -754,9 +755,16 @@ silent_keeper(const char *answer, int *rc, int64_t *ms)
 	close(alfd);
 	t0 = yx_mono_ms();
 	*rc = yx_agent_keeper_op(rundir_fd, UID, id, YX_AGENT_T_STATUS, NULL, 0,
-	    0, NULL, NULL, st, NULL);
+	    0, until, NULL, NULL, st, NULL);
 	*ms = yx_mono_ms() - t0;
 	close(klfd);
+}
+
+/* silent_keeper_until without a budget of the caller's. */
+static void
+silent_keeper(const char *answer, int *rc, int64_t *ms)
+{
+	silent_keeper_until(answer, 0, rc, ms);
 }
 
 PROTOCOL_TEST(silent_dead_keeper_is_gone_at_once)
@@ -769,8 +777,8 @@ PROTOCOL_TEST(silent_dead_keeper_is_gone_at_once)
 	printf("silent keeper, agent says dead: %s after %lld ms\n",
 	    yx_strerror(rc), (long long)ms);
 	cr_assert_eq(rc, YX_E_NOT_FOUND);
-	/* well before the 5 s an unanswered operation is given (agent_client.h) */
-	cr_assert_lt(ms, 5000);
+	/* well before the 2 s an unanswered operation is given (agent_client.h) */
+	cr_assert_lt(ms, 2000);
 	/* its name is gone: the next operation learns it without asking */
 	snprintf(path, sizeof(path), "%s/" YX_AGENT_PROC_PREFIX "p0123456789abcdef.sock",
 	    rundir);
@@ -789,9 +797,24 @@ PROTOCOL_TEST(silent_live_keeper_is_waited_for)
 		printf("silent keeper, agent says \"%s\": %s after %lld ms\n",
 		    answers[i], yx_strerror(rc), (long long)ms);
 		/* alive, unsure or garbage: the keeper's own deadline, and
-		 * then "unsure" (not "gone") */
-		cr_assert_eq(rc, YX_E_BACKEND_UNAVAILABLE, "%s", answers[i]);
-		cr_assert_geq(ms, 5000, "%s", answers[i]);
+		 * then "no answer in time" (not "gone") */
+		cr_assert_eq(rc, YX_E_TIMEOUT, "%s", answers[i]);
+		cr_assert_geq(ms, 2000, "%s", answers[i]);
 		teardown_fake();
 	}
+}
+
+PROTOCOL_TEST(silent_keeper_within_the_callers_budget)
+{
+	int64_t	ms;
+	int	rc;
+
+	/* the caller's whole budget ends first: no operation outlives it */
+	silent_keeper_until("alive=1", yx_mono_ms() + 500, &rc, &ms);
+	printf("silent keeper, a 500 ms budget: %s after %lld ms\n", yx_strerror(rc),
+	    (long long)ms);
+	cr_assert_eq(rc, YX_E_TIMEOUT);
+	cr_assert_geq(ms, 450);
+	cr_assert_lt(ms, 1500);
+	teardown_fake();
 }

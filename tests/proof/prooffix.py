@@ -29,7 +29,7 @@ import signal
 import sys
 
 import yxsvc
-from yxsvc import image_present  # noqa: F401
+from yxsvc import image_present, wait_for  # noqa: F401
 
 TOP_BUILDDIR = yxsvc.builddir()
 SOAK = os.environ.get("PROOF_SOAK") == "1"

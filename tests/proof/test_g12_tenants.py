@@ -21,6 +21,11 @@ against the live service and proved closed here, each against a control:
   user runs at most YUXI_WORKERS - 1 commands, the rest answer 503 capacity
   with Retry-After: 1). Control: YUXI_USER_COMMANDS=YUXI_WORKERS (no cap):
   bob waits until one of alice's commands ends.
+- stdin writes and process calls: alice writes 640 KiB bodies into slow
+  readers, or floods the process routes of a box whose keeper she stopped
+  from inside; bob's listing must stay under 0.5 s (every route that holds
+  a worker takes one of the user's slots, and each has a bound on its whole
+  time). Control: YUXI_USER_COMMANDS=YUXI_WORKERS: bob waits.
 """
 import concurrent.futures
 import os
@@ -401,3 +406,169 @@ def test_worker_share_control():
           % (listing, command, got))
     assert stats.control(G, listing > HOLD_S / 2, "bob waited for alice's commands"), \
         (listing, command, got)
+
+
+# ------------------------------------------- stdin writes and process calls
+# (issue 27: stdin, process start and control held workers without a slot)
+SLOW_READER = "while :; do head -c 65536 >/dev/null; sleep 4.9; done"
+STDIN_BYTES = 640 * 1024
+
+
+def bob_meanwhile(svc, seconds):
+    """bob lists his threads every 0.2 s for `seconds`: his slowest (s)."""
+    worst = 0.0
+    end = time.monotonic() + seconds
+    with requests.Session() as s:
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            r = svc.request("bob", "GET", "/api/threads", session=s)
+            worst = max(worst, time.monotonic() - t0)
+            assert r.status_code == 200, r.text
+            time.sleep(0.2)
+    return worst
+
+
+def stdin_hog(svc):
+    """alice: 4 slow readers, then 4 parallel 640 KiB stdin writes into
+    them, four times over; bob's slowest listing meanwhile and alice's
+    answers (status, bytes written, seconds)."""
+    a, b = new_id("in"), new_id("bob")
+    create(svc, "alice", a)
+    create(svc, "bob", b)
+    svc.run(a, "true")
+    procs = []
+    for _ in range(4):
+        r = svc.request("alice", "POST", "/api/processes",
+                        json={"thread_id": a, "command": SLOW_READER})
+        assert r.status_code == 201, r.text
+        procs.append(r.json()["process_id"])
+    got = []
+    data = b"x" * STDIN_BYTES
+
+    def one(pid):
+        with requests.Session() as s:
+            for _ in range(4):
+                t0 = time.monotonic()
+                r = svc.request("alice", "POST", "/api/processes/%s/stdin?thread_id=%s"
+                                % (pid, a), session=s, data=data)
+                got.append((r.status_code, r.json().get("written"),
+                            round(time.monotonic() - t0, 2)))
+    ts = [threading.Thread(target=one, args=(p,)) for p in procs]
+    for t in ts:
+        t.start()
+    time.sleep(0.3)
+    worst = bob_meanwhile(svc, 6)
+    for t in ts:
+        t.join(120)
+    return worst, got
+
+
+def hog_service(cap, **kw):
+    if not P.image_present(P.FULL_IMAGE):
+        pytest.skip("image %s missing" % P.FULL_IMAGE)
+    # the attack's bodies (640 KiB): above the harness's 64 KiB body limit
+    return P.ProofService("prod", YUXI_SANDBOX_IMAGE=P.FULL_IMAGE, YUXI_WORKERS=4,
+                          YUXI_USER_COMMANDS=cap, YUXI_COMMAND_PATH_POLICY="off",
+                          YUXI_BODY_LIMIT="1m", **kw).start()
+
+
+def test_stdin_writes_leave_workers_to_the_others():
+    svc = hog_service(0)	# the default: 3 of the 4 workers per user
+    try:
+        worst, got = stdin_hog(svc)
+    finally:
+        svc.stop()
+    print("stdin hog: bob's slowest listing %.2f s; alice got %s" % (worst, got))
+    stats.measure(G, "bob_listing_s_beside_alice_stdin", round(worst, 2))
+    stats.case(G, "one user's stdin writes make other users wait", hangs=worst >= 0.5)
+    assert worst < 0.5, (worst, got)
+    # each write ends within its bound (a few seconds), taking what the reader took
+    assert all(g[2] < 6 for g in got if g[0] == 200), got
+    assert any(g[0] == 200 and 0 < g[1] < STDIN_BYTES for g in got), got
+    # and over her slots, one was told at once to come back
+    assert any(g[0] == 503 and g[2] < 1 for g in got), got
+
+
+def test_stdin_writes_control():
+    # the cap off (YUXI_USER_COMMANDS = YUXI_WORKERS): her writes take every worker
+    svc = hog_service(4)
+    try:
+        worst, got = stdin_hog(svc)
+    finally:
+        svc.stop()
+    print("stdin hog control: bob's slowest listing %.2f s; alice got %s" % (worst, got))
+    assert stats.control(G, worst >= 0.5, "bob waited for alice's stdin writes"), (worst, got)
+
+
+def keeper_flood(svc, seconds=6):
+    """alice stops her process's keeper from inside, then 8 clients ask for
+    the process, list and kill it, start more, as fast as they can; bob's
+    slowest listing meanwhile, alice's answers and their slowest."""
+    a, b = new_id("kf"), new_id("bob")
+    create(svc, "alice", a)
+    create(svc, "bob", b)
+    svc.run(a, "true")
+    r = svc.request("alice", "POST", "/api/processes",
+                    json={"thread_id": a, "command": "echo $PPID > kp; exec sleep 600"})
+    assert r.status_code == 201, r.text
+    pid = r.json()["process_id"]
+    assert P.wait_for(lambda: os.path.exists(os.path.join(svc.workspace(a), "kp")), 10)
+    stopper = threading.Thread(target=lambda: svc.request(
+        "alice", "POST", "/api/execute",
+        json={"thread_id": a, "command": "kill -STOP $(cat kp); sleep %d" % (seconds + 4)}))
+    stopper.start()
+    time.sleep(1)
+    stop_at = time.monotonic() + seconds
+    codes, slowest = [], [0.0]
+
+    def flood(i):
+        paths = [("GET", "/api/processes/%s?thread_id=%s" % (pid, a), None),
+                 ("GET", "/api/processes?thread_id=%s" % a, None),
+                 ("GET", "/api/processes/%s/output?thread_id=%s&wait_ms=2000" % (pid, a), None),
+                 ("POST", "/api/processes", {"thread_id": a, "command": "sleep 1"})]
+        with requests.Session() as s:
+            k = i
+            while time.monotonic() < stop_at:
+                m, p, body = paths[k % len(paths)]
+                k += 1
+                t0 = time.monotonic()
+                r = svc.request("alice", m, p, session=s, json=body)
+                slowest[0] = max(slowest[0], time.monotonic() - t0)
+                codes.append(r.status_code)
+    ts = [threading.Thread(target=flood, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    time.sleep(0.3)
+    worst = bob_meanwhile(svc, seconds - 0.5)
+    for t in ts:
+        t.join(60)
+    stopper.join(60)
+    svc.run(a, "kill -CONT $(cat kp) 2>/dev/null; true")
+    return worst, codes, slowest[0]
+
+
+def test_process_calls_leave_workers_to_the_others():
+    svc = hog_service(0)
+    try:
+        worst, codes, slowest = keeper_flood(svc)
+    finally:
+        svc.stop()
+    tally = {c: codes.count(c) for c in set(codes)}
+    print("process flood: bob's slowest listing %.2f s; alice's answers %s, slowest %.2f s"
+          % (worst, tally, slowest))
+    stats.measure(G, "bob_listing_s_beside_alice_process_flood", round(worst, 2))
+    stats.case(G, "one user's process calls make other users wait", hangs=worst >= 0.5)
+    assert worst < 0.5, (worst, tally)
+    # every answer of hers bounded: the keeper's budget, the wait, a start
+    assert slowest < 7, slowest
+    assert 503 in tally, tally
+
+
+def test_process_calls_control():
+    svc = hog_service(4)
+    try:
+        worst, codes, slowest = keeper_flood(svc)
+    finally:
+        svc.stop()
+    print("process flood control: bob's slowest listing %.2f s" % worst)
+    assert stats.control(G, worst >= 0.5, "bob waited for alice's process calls"), worst
