@@ -130,6 +130,9 @@ const struct yx_profile *yx_agents_profile(const struct yx_agents *ag,
  * takes YUXI_SANDBOX_RUNTIME's.) */
 bool	yx_agents_uses_runtime(const struct yx_agents *ag, const char *runtime);
 
+/* The i-th profile of the agents file (0-based); NULL past the last. */
+const struct yx_profile *yx_agents_profile_at(const struct yx_agents *ag, size_t i);
+
 /* The built-in default profile (id "default", nothing set: every value
  * from the service configuration). Static storage, made on first use. */
 const struct yx_profile *yx_profile_default(void);

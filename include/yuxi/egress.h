@@ -142,6 +142,22 @@ void	yx_egress_hosts_redirect(const char *file,
     struct sockaddr_storage		     *sa);
 
 /*
+ * resolve.c: name's addresses as the proxy resolves them (the
+ * YUXI_EGRESS_HOSTS file when set, else the system resolver), at most max
+ * into out, ports 0. YX_OK with *n > 0; YX_E_NOT_FOUND.
+ */
+int	yx_egress_resolve(const struct yx_config *cfg, const char *name,
+    struct sockaddr_storage *out, size_t max, size_t *n);
+/*
+ * resolve.c: is rule r a hole into the host (a port wildcard on a name
+ * that resolves to loopback or to one of this host's own addresses: every
+ * service of the host is then reachable)? true with the address into why
+ * (whylen bytes). Resolves: for the start-up warning, not the proxy.
+ */
+bool	yx_egress_rule_opens_host(const struct yx_config *cfg,
+    const struct yx_egress_rule *r, char *why, size_t whylen);
+
+/*
  * Master: fork the proxy (a supervisor that restarts it with a backoff;
  * both die with their parent). It serves <saves>/egress/ctl.sock (0600)
  * for yx_egress_ensure() and one socket per registered sandbox. Returns

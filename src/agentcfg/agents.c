@@ -533,6 +533,12 @@ yx_agents_skills(const struct yx_agents *ag, const char *agent_id,
 	return yx_skill_set_finish(out);
 }
 
+const struct yx_profile *
+yx_agents_profile_at(const struct yx_agents *ag, size_t i)
+{
+	return ag != NULL && i < ag->nprofiles ? &ag->profiles[i] : NULL;
+}
+
 bool
 yx_agents_uses_runtime(const struct yx_agents *ag, const char *runtime)
 {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "daemon_int.h"
+#include "yuxi/egress.h"
 #include "yuxi/log.h"
 
 /* offset and size of a field of struct yx_config */
@@ -50,6 +51,26 @@ static const struct restart_only {
 	{ "YUXI_EGRESS_HOSTS", RO_FIELD(egress_hosts), true },
 };
 
+/*
+ * Warn of allowlist rules that open the host itself (a port wildcard on a
+ * name that resolves to loopback or to the host's own address: every
+ * service of the host is then one CONNECT away, docs/security.md).
+ */
+static void
+reload_warn_rules(const struct yx_config *cfg, const struct yx_agents *ag)
+{
+	const struct yx_profile	*p;
+	char			 why[400];
+	size_t			 i, k;
+
+	for (i = 0; (p = yx_agents_profile_at(ag, i)) != NULL; i++)
+		for (k = 0; k < p->net.nallow; k++)
+			if (yx_egress_rule_opens_host(cfg, &p->net.allow[k], why, sizeof(why)))
+				log_warnx("profile %s: network rule \"%s:*\" opens every port of "
+					  "this host to its sandboxes (%s): name the ports",
+				    p->id, p->net.allow[k].host, why);
+}
+
 int
 yx_daemon_check_files(const struct yx_config *cfg, char *eb, size_t el)
 {
@@ -67,6 +88,7 @@ yx_daemon_check_files(const struct yx_config *cfg, char *eb, size_t el)
 		snprintf(eb, el, "YUXI_AGENTS_FILE: %s: %s", cfg->agents_file, e.msg);
 		return YX_E_BAD_REQUEST;
 	}
+	reload_warn_rules(cfg, ag);
 	yx_agents_free(ag);
 	return YX_OK;
 }

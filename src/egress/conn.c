@@ -285,8 +285,7 @@ conn_check_name(struct conn *c)
 static void
 conn_resolve(struct conn *c, struct sockaddr_storage *out, size_t *n)
 {
-	struct addrinfo	 hints, *res = NULL, *ai;
-	size_t		 i;
+	size_t i;
 
 	*n = 0;
 #ifdef YX_CONTROL_UNSAFE
@@ -302,26 +301,8 @@ conn_resolve(struct conn *c, struct sockaddr_storage *out, size_t *n)
 		*n = 1;
 	}
 #endif
-	if (*n == 0 && c->cfg->egress_hosts[0] != '\0') {
-		if (yx_egress_hosts_lookup(c->cfg->egress_hosts, c->host, out,
-			CONN_ADDRS_MAX, n) != YX_OK)
-			conn_refuse(c, 502, "the name does not resolve");
-	} else if (*n == 0) {
-		memset(&hints, 0, sizeof(hints));
-		hints.ai_family = AF_UNSPEC;
-		hints.ai_socktype = SOCK_STREAM;
-		if (getaddrinfo(c->host, NULL, &hints, &res) != 0)
-			conn_refuse(c, 502, "the name does not resolve");
-		for (ai = res; ai != NULL && *n < CONN_ADDRS_MAX; ai = ai->ai_next)
-			if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
-			    ai->ai_addrlen <= sizeof(out[0])) {
-				memset(&out[*n], 0, sizeof(out[0]));
-				memcpy(&out[(*n)++], ai->ai_addr, ai->ai_addrlen);
-			}
-		freeaddrinfo(res);
-		if (*n == 0)
-			conn_refuse(c, 502, "the name does not resolve");
-	}
+	if (*n == 0 && yx_egress_resolve(c->cfg, c->host, out, CONN_ADDRS_MAX, n) != YX_OK)
+		conn_refuse(c, 502, "the name does not resolve");
 	for (i = 0; i < *n; i++) {
 		if (out[i].ss_family == AF_INET)
 			((struct sockaddr_in *)(void *)&out[i])->sin_port =

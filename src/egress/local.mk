@@ -5,4 +5,4 @@
 # executor's client (client.c).
 libyuxi_a_SOURCES += include/yuxi/egress.h src/egress/rule.c \
 	src/egress/egress_int.h src/egress/proxy.c src/egress/conn.c \
-	src/egress/client.c
+	src/egress/client.c src/egress/resolve.c

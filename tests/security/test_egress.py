@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Group 17 (part 1): network egress by allowlist (docs/security.md).
 
-The fetcher profile of examples/agents.json allows only allowed.test (any
-port, allowed to resolve to a private address). Every byte stays on this
+The fetcher profile of examples/agents.json allows only allowed.test on
+ports 80 and 443 (allowed to resolve to a private address); the tests give
+it the ports of their upstreams instead. Every byte stays on this
 machine: the test upstreams (plain HTTP and TLS with a self-signed
 certificate for allowed.test, which the test hands to python inside) listen
 on 127.0.0.1, and the proxy's resolver override (YUXI_EGRESS_HOSTS) maps
@@ -22,9 +23,14 @@ From inside a sandbox, with python3 (default image):
   service with YUXI_SANDBOX_NETWORK=bridge shows an interface (nothing is
   sent);
 - a profile without network has no proxy variable and nothing listening on
-  the relay's port. Control: the fetcher profile has both.
+  the relay's port. Control: the fetcher profile has both;
+- the example's fetcher names its ports: CONNECT allowed.test:<the
+  service's own nginx port> (allowed.test is 127.0.0.1 here) is refused.
+  Control: the same profile with "allowed.test:*" reaches the service's
+  nginx, and the daemon warns at start of such a rule.
 """
 import http.server
+import json
 import os
 import secrets
 import ssl
@@ -80,14 +86,32 @@ def world(tmp_path_factory):
     (d / "hosts").write_text("127.0.0.1 allowed.test denied.test\n"
                              "redirect 169.254.169.254 127.0.0.1\n"
                              "redirect 203.0.113.9 127.0.0.1\n")
-    w = {"hosts": str(d / "hosts"), "ca": (d / "cert.pem").read_text(), "hits": hits,
+    w = {"dir": str(d), "hosts": str(d / "hosts"), "ca": (d / "cert.pem").read_text(),
+         "hits": hits,
          "p1": plain.server_address[1], "p2": tls.server_address[1]}
     yield w
     plain.shutdown()
     tls.shutdown()
 
 
-def service(world, kind="prod", off="", **ov):
+def agents_file(world, allow, name):
+    """examples/agents.json with the fetcher's allowlist replaced."""
+    with open(os.path.join(yxsvc.TOP_SRCDIR, "examples", "agents.json")) as f:
+        ag = json.load(f)
+    for p in ag["profiles"]:
+        if p["id"] == "fetcher":
+            p["network"]["allow"] = allow
+    path = os.path.join(world["dir"], name)
+    with open(path, "w") as f:
+        json.dump(ag, f)
+    return path
+
+
+def service(world, kind="prod", off="", allow=None, **ov):
+    """A service whose fetcher may reach the test upstreams (their ports)."""
+    if allow is None:
+        allow = ["allowed.test:%d" % world["p1"], "allowed.test:%d" % world["p2"]]
+    ov.setdefault("YUXI_AGENTS_FILE", agents_file(world, allow, "agents-%d.json" % len(allow)))
     return stack(kind, off, "dev", YUXI_EGRESS_HOSTS=world["hosts"],
                  YUXI_SANDBOX_IMAGE=IMAGE, YUXI_COMMAND_PATH_POLICY="off", **ov)
 
@@ -264,3 +288,51 @@ def test_no_network_no_proxy(world):
         else:
             stats.case(G, leak=got != want, what="%s: %s" % (agent, got))
         assert got == want, (agent, got)
+
+
+# --------------------------------------------------- the example's named ports
+CONNECT_PROBE = r'''
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(("CONNECT allowed.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\n"
+           % (sys.argv[1], sys.argv[1])).encode())
+print(s.recv(200).decode("latin-1").splitlines()[0])
+'''
+
+
+def connect_own_nginx(svc):
+    """From a fetcher box: CONNECT allowed.test:<the service's own TLS port>."""
+    tid = "t%s" % secrets.token_hex(6)
+    r = svc.request("alice", "POST", "/api/threads", json={"thread_id": tid, "agent_id": "fetcher"})
+    assert r.status_code == 201, r.text
+    r = svc.request("alice", "POST", "/api/filesystem/write",
+                    json={"thread_id": tid, "path": UD + "/workspace/c.py", "content": CONNECT_PROBE})
+    assert r.status_code == 201, r.text
+    r = svc.execute(tid, "python3 c.py %d" % svc.port)
+    assert r.status_code == 200, r.text
+    return r.json()["output"].strip()
+
+
+def test_example_fetcher_names_its_ports(world):
+    with open(os.path.join(yxsvc.TOP_SRCDIR, "examples", "agents.json")) as f:
+        ag = json.load(f)
+    allow = [p for p in ag["profiles"] if p["id"] == "fetcher"][0]["network"]["allow"]
+    assert allow and all(not a.endswith(":*") for a in allow), allow
+    svc = service(world, allow=allow, YUXI_AGENTS_FILE=os.path.join(
+        yxsvc.TOP_SRCDIR, "examples", "agents.json"))
+    line = connect_own_nginx(svc)
+    print("example fetcher, CONNECT allowed.test:%d: %s" % (svc.port, line))
+    stats.case(G, "the example rule reaches the host's own nginx", escapes="200" in line)
+    assert " 403 " in line, line
+    assert "opens every port of this host" not in svc.read_log(tail=None), "warned of a named port"
+
+
+def test_port_wildcard_to_loopback_control(world):
+    svc = service(world, allow=["allowed.test:*"])
+    line = connect_own_nginx(svc)
+    print("fetcher with allowed.test:*, CONNECT allowed.test:%d: %s" % (svc.port, line))
+    assert stats.control(G, " 200 " in line, "a port wildcard reaches the service's nginx"), line
+    # and the daemon said so when it started
+    log = svc.read_log(tail=None)
+    assert "opens every port of this host" in log and "allowed.test resolves to 127.0.0.1" in log, \
+        log[-2000:]
