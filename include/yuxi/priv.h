@@ -39,8 +39,12 @@
  * may still be held by a sandbox after the host mount went.
  *
  * The helper dies with the master (PR_SET_PDEATHSIG) and when every
- * client end of its socket is closed. It is not respawned: when it is
- * gone, the requests answer YX_E_BACKEND_UNAVAILABLE.
+ * client end of its socket is closed. When it dies otherwise (killed, a
+ * crash), the master starts another on the same socket (yx_priv_respawn,
+ * with a backoff): the master keeps CAP_SYS_ADMIN in its permitted set
+ * for that, never effective and out of the bounding set, and every other
+ * child drops it from the permitted set at once (yx_priv_child_drop).
+ * Meanwhile the requests answer YX_E_BACKEND_UNAVAILABLE.
  *
  * Ownership: the client state is process-wide (the inherited socket);
  * nothing is allocated. Messages put in errctx are safe for API callers
@@ -79,6 +83,17 @@ int	yx_priv_start(const struct yx_config *cfg, struct yx_errctx *err);
 /* Stop the helper this process started (bounded wait) and close the
  * client end; in other processes only close it. Idempotent. */
 void	yx_priv_stop(void);
+/* The master: the helper's pid (0: none, or not ours); yx_priv_exited
+ * after waitpid() reaped pid; yx_priv_respawn starts another helper on the
+ * same socket (YX_OK, YX_E_IO, or YX_E_BACKEND_UNAVAILABLE when this
+ * process started none or one still runs). */
+pid_t	yx_priv_pid(void);
+void	yx_priv_exited(pid_t pid);
+int	yx_priv_respawn(void);
+/* In every child the master forks besides the helper, first thing: close
+ * the helper's end and directories, drop CAP_SYS_ADMIN from the permitted
+ * set for good (the client end stays: the child may ask the helper). */
+void	yx_priv_child_drop(void);
 /* Is there a helper to ask (started here, or inherited)? */
 bool	yx_priv_running(void);
 

@@ -353,6 +353,13 @@ int	yx_thread_disk_usage(struct yx_thread_store *st, const char *id,
 void	yx_thread_disk_totals(struct yx_thread_store *st,
     struct yx_thread_disk_totals *tot);
 
+/*
+ * With a disk quota: mount again every thread's image that is not mounted
+ * (after the privileged helper was started again: the reaper; nothing else
+ * of the store is touched). Returns the count mounted.
+ */
+unsigned yx_thread_store_remount(struct yx_thread_store *st);
+
 /* Remove leftover ".tmp-*" and ".trash-*" entries (start-up, before any
  * worker runs; no time limit). Returns the count removed. */
 unsigned yx_thread_store_sweep(struct yx_thread_store *st);

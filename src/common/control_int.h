@@ -34,7 +34,11 @@
  * thread, h_proc.c), quota (a thread gets no disk image: its user-data is
  * a plain directory on the saves filesystem, as without
  * YUXI_THREAD_DISK_QUOTA), privdrop (the master, workers and reaper keep
- * CAP_SYS_ADMIN after the privileged helper started). The broker's own
+ * CAP_SYS_ADMIN after the privileged helper started), supervise (the
+ * master does not start the privileged helper or the egress proxy's
+ * supervisor again when one dies), egresskeep (a restarted egress proxy
+ * does not serve the registrations it kept: a sandbox's network waits for
+ * its next command). The broker's own
  * control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.

@@ -32,6 +32,21 @@
 struct yx_executor;
 struct yx_remote_ctx;
 
+/* ---- the master's children besides workers and reaper (master.c) -------- */
+
+enum yx_comp {
+	YX_COMP_PRIV,		/* the privileged helper (yuxi-priv) */
+	YX_COMP_EGRESS,		/* the egress proxy's supervisor (yuxi-egress) */
+	YX_COMP_N
+};
+enum yx_comp_state {
+	YX_COMP_UNUSED = 0,	/* not started: this configuration needs none */
+	YX_COMP_UP,
+	YX_COMP_DOWN,		/* died; the master starts it again (backoff) */
+};
+/* "privileged_helper", "egress_proxy". */
+const char	*yx_comp_name(int c);
+
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
 #define YX_METRIC_ROUTES	48	/* >= number of routes + 1 (unmatched) */
@@ -52,6 +67,9 @@ struct yx_metrics {
 	_Atomic int32_t		draining;	/* set by a stopping master, see worker.c */
 	_Atomic uint64_t	audit_lines;	/* audit lines written */
 	_Atomic uint64_t	audit_errors;	/* audit lines lost (open or write failed) */
+	/* the master's other children (master.c), for /readyz and /metrics */
+	_Atomic int32_t		comp_state[YX_COMP_N];	/* enum yx_comp_state */
+	_Atomic uint64_t	comp_restarts[YX_COMP_N];
 };
 
 /* Anonymous MAP_SHARED segment made by the master before fork; NULL on failure. */
@@ -358,8 +376,10 @@ int	yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 /* worker.c: serve until SIGTERM; returns the exit status. */
 int	yx_worker_main(const struct yx_config *cfg, int listen_fd,
     struct yx_table *table, struct yx_metrics *metrics);
-/* reaper.c: reap/reconcile every idle_check_interval until SIGTERM. */
-int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table);
+/* reaper.c: reap/reconcile every idle_check_interval until SIGTERM; with
+ * metrics, the disk images are checked after a new privileged helper. */
+int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
+    struct yx_metrics *metrics);
 /* master.c */
 int	yx_master_main(const struct yx_config *cfg);
 

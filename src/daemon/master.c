@@ -14,6 +14,15 @@
  * ITIMER_REAL/SIGALRM) when it keeps dying young. SIGUSR1 is passed on to
  * every child (workers reopen their audit log, for logrotate).
  *
+ * Its other children are supervised the same way (issue 27): the
+ * privileged helper (started again on the same socket, yx_priv_respawn:
+ * the master keeps CAP_SYS_ADMIN permitted for that, never effective)
+ * and the egress proxy's supervisor. Each death is a log line and a count
+ * (/metrics yuxi_component_restarts_total), its state is in the metrics
+ * segment for /readyz, and what they hold comes back: the helper's mounts
+ * are checked by the reaper when it sees a new helper, the proxy serves
+ * its kept registrations again (src/egress/proxy.c).
+ *
  * SIGHUP reloads (docs/operations.md, "Reload and stop"): the configuration
  * and the agents file are read again (reload.c); when they do not validate,
  * one line says why and nothing changes. Otherwise the generation counter
@@ -101,6 +110,12 @@ struct master {
 	size_t			 nkids;
 	bool			 stopping;
 	pid_t			 egress_pid;	/* yx_egress_start() */
+	struct comp {
+		pid_t	pid;		/* 0 = not running */
+		int	fails;		/* consecutive early deaths */
+		int64_t	started_ms;
+		int64_t	respawn_at_ms;	/* 0 = none pending */
+	}			 comps[YX_COMP_N];
 };
 
 static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1;
@@ -150,15 +165,103 @@ master_fork(struct master *m, struct child *c)
 	}
 	if (getppid() == 1)	/* master died between fork and prctl */
 		_exit(1);
+	yx_priv_child_drop();	/* not even permitted: only the helper has it */
 	if (c->kind == CHILD_WORKER) {
 		log_init("yuxi-worker", m->cfg->verbose);
 		status = yx_worker_main(m->cfg, m->listen_fd, m->table, m->metrics);
 	} else {
 		close(m->listen_fd);
 		log_init("yuxi-reaper", m->cfg->verbose);
-		status = yx_reaper_main(m->cfg, m->table);
+		status = yx_reaper_main(m->cfg, m->table, m->metrics);
 	}
 	_exit(status);
+}
+
+/* The backoff after `fails` early deaths in a row (0: at once). */
+static int64_t
+master_backoff(int fails)
+{
+	int64_t delay;
+
+	if (fails <= 0)
+		return 0;
+	delay = (int64_t)YX_BACKOFF_MIN_MS << (fails > 8 ? 7 : fails - 1);
+	return delay > YX_BACKOFF_MAX_MS ? YX_BACKOFF_MAX_MS : delay;
+}
+
+/*
+ * Was pid the helper or the egress supervisor? Then note it down (its
+ * state, a count, a log line) and schedule it again (backoff); true.
+ */
+static bool
+master_comp_exited(struct master *m, pid_t pid, int ws)
+{
+	struct comp	*c;
+	int64_t		 lived, delay;
+	int		 k;
+
+	for (k = 0; k < YX_COMP_N && m->comps[k].pid != pid; k++)
+		continue;
+	if (k == YX_COMP_N || pid <= 0)
+		return false;
+	c = &m->comps[k];
+	c->pid = 0;
+	if (k == YX_COMP_PRIV)
+		yx_priv_exited(pid);
+	else
+		m->egress_pid = -1;
+	atomic_store(&m->metrics->comp_state[k], YX_COMP_DOWN);
+	if (m->stopping)
+		return true;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("supervise")) {	/* how it was: gone for good */
+		log_warnx("%s %ld exited: not started again (control)", yx_comp_name(k),
+		    (long)pid);
+		return true;
+	}
+#endif
+	lived = yx_mono_ms() - c->started_ms;
+	c->fails = lived >= YX_CHILD_STABLE_MS ? 0 : c->fails + 1;
+	delay = master_backoff(c->fails);
+	c->respawn_at_ms = yx_mono_ms() + (delay > 0 ? delay : 1);
+	log_warnx("%s %ld exited (%s %d) after %lld ms; started again in %lld ms",
+	    yx_comp_name(k), (long)pid, WIFSIGNALED(ws) ? "signal" : "status",
+	    WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), (long long)lived,
+	    (long long)delay);
+	return true;
+}
+
+/* Start component k again; true when it runs. */
+static bool
+master_comp_start(struct master *m, int k)
+{
+	struct comp	*c = &m->comps[k];
+	pid_t		 pid = -1;
+
+	if (k == YX_COMP_PRIV) {
+		if (yx_priv_respawn() == YX_OK)
+			pid = yx_priv_pid();
+	} else if (yx_egress_start(m->cfg, &pid) == YX_OK)
+		m->egress_pid = pid;
+	if (pid <= 0) {
+		c->fails++;
+		c->respawn_at_ms = yx_mono_ms() + master_backoff(c->fails);
+		return false;
+	}
+	c->pid = pid;
+	c->started_ms = yx_mono_ms();
+	c->respawn_at_ms = 0;
+	atomic_store(&m->metrics->comp_state[k], YX_COMP_UP);
+	atomic_fetch_add(&m->metrics->comp_restarts[k], 1);
+	log_info("%s started again: pid %ld", yx_comp_name(k), (long)pid);
+	return true;
+}
+
+const char *
+yx_comp_name(int c)
+{
+	return c == YX_COMP_PRIV ? "privileged_helper" : c == YX_COMP_EGRESS ? "egress_proxy" :
+									       "?";
 }
 
 /* Note the exit of pid with wait status ws. */
@@ -172,13 +275,8 @@ master_exited(struct master *m, pid_t pid, int ws)
 	for (i = 0; i < m->nkids; i++)
 		if (m->kids[i].pid == pid)
 			c = &m->kids[i];
-	if (pid == m->egress_pid) {	/* it restarts the proxy itself */
-		log_warnx("egress proxy supervisor %ld exited (status 0x%x): "
-			  "sandboxes with network answer 503 until a restart",
-		    (long)pid, ws);
-		m->egress_pid = -1;
+	if (master_comp_exited(m, pid, ws))
 		return;
-	}
 	if (WIFSIGNALED(ws))
 		log_warnx("child %ld exited on signal %d%s", (long)pid, WTERMSIG(ws),
 		    WCOREDUMP(ws) ? " (core dumped)" : "");
@@ -209,11 +307,8 @@ master_exited(struct master *m, pid_t pid, int ws)
 		return;
 	lived = yx_mono_ms() - c->started_ms;
 	c->fails = lived >= YX_CHILD_STABLE_MS ? 0 : c->fails + 1;
-	delay = 0;
+	delay = master_backoff(c->fails);
 	if (c->fails > 0) {
-		delay = (int64_t)YX_BACKOFF_MIN_MS << (c->fails > 8 ? 7 : c->fails - 1);
-		if (delay > YX_BACKOFF_MAX_MS)
-			delay = YX_BACKOFF_MAX_MS;
 		log_warnx("child %ld died after %lld ms; respawn in %lld ms", (long)pid,
 		    (long long)lived, (long long)delay);
 	}
@@ -291,6 +386,16 @@ master_respawn(struct master *m)
 		if (m->kids[i].pid == 0 && m->kids[i].respawn_at_ms > now &&
 		    (next == 0 || m->kids[i].respawn_at_ms < next))
 			next = m->kids[i].respawn_at_ms;
+	for (i = 0; i < YX_COMP_N; i++) {
+		struct comp *c = &m->comps[i];
+
+		if (c->pid != 0 || c->respawn_at_ms == 0)
+			continue;
+		if (c->respawn_at_ms <= now)
+			(void)master_comp_start(m, (int)i);
+		if (c->pid == 0 && (next == 0 || c->respawn_at_ms < next))
+			next = c->respawn_at_ms;
+	}
 	memset(&it, 0, sizeof(it));
 	if (next > 0) {
 		d = next - now > 0 ? next - now : 1;
@@ -484,6 +589,15 @@ master_listen(const struct yx_config *cfg)
 	return fd;
 }
 
+/* Component k started (pid > 0) or not used (pid <= 0). */
+static void
+master_comp_note(struct master *m, int k, pid_t pid)
+{
+	m->comps[k].pid = pid > 0 ? pid : 0;
+	m->comps[k].started_ms = yx_mono_ms();
+	atomic_store(&m->metrics->comp_state[k], pid > 0 ? YX_COMP_UP : YX_COMP_UNUSED);
+}
+
 /* Shared state made before any fork. YX_OK or a logged error. */
 static int
 master_setup(struct master *m)
@@ -534,6 +648,8 @@ master_setup(struct master *m)
 	if (m->cfg->mode != YX_MODE_FRONT &&
 	    yx_egress_start(m->cfg, &m->egress_pid) != YX_OK)
 		log_warnx("no egress proxy: sandboxes with network answer 503");
+	master_comp_note(m, YX_COMP_PRIV, yx_priv_pid());
+	master_comp_note(m, YX_COMP_EGRESS, m->egress_pid);
 	if ((m->listen_fd = master_listen(m->cfg)) == -1)
 		return YX_E_IO;
 	if (FCGX_Init() != 0) {

@@ -175,8 +175,13 @@ reaper_ready(const struct yx_config *cfg, struct yx_table *table,
 }
 
 int
-yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
+yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
+    struct yx_metrics *metrics)
 {
+	uint64_t		 priv_seen = metrics != NULL ?
+	    atomic_load(&metrics->comp_restarts[YX_COMP_PRIV]) :
+	    0,
+		 restarts;
 	struct yx_provider	 p;
 	struct yx_thread_store	 st;
 	struct reaper_keep	 keep = { cfg, &st };
@@ -230,6 +235,12 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 		if (yx_mono_ms() < next)
 			continue;
 		next = yx_mono_ms() + (int64_t)cfg->idle_check_interval * 1000;
+		/* a new privileged helper: what the old one mounted is checked */
+		if (metrics != NULL &&
+		    (restarts = atomic_load(&metrics->comp_restarts[YX_COMP_PRIV])) != priv_seen) {
+			priv_seen = restarts;
+			(void)yx_thread_store_remount(&st);
+		}
 		reaper_pass(&p);
 		reaper_sweep(cfg, &st);
 		if (ex != NULL)

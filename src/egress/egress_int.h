@@ -26,6 +26,7 @@
 #define EGRESS_DIR		"egress"
 #define EGRESS_CTL		"ctl.sock"
 #define EGRESS_SB		"sb"
+#define EGRESS_REG		"reg"	/* each registration's request, for a restart */
 #define EGRESS_CTL_MAX		(32 << 10)	/* bytes of one control request */
 #define EGRESS_CTL_WAIT_MS	5000		/* a control exchange, each way */
 

@@ -17,11 +17,15 @@
  *
  * Registrations live in memory: EGRESS_REGS_MIN..4096 of them (twice
  * YUXI_SANDBOX_MAX_REPLICAS), the least recently used one closed when a
- * new thread needs room. The executor registers again before every
- * command, so a restarted proxy learns each allowlist back on the
- * sandbox's next command. At start the proxy removes the sockets a
- * previous one left (nobody listens on them) and the directories of
- * threads that no longer exist.
+ * new thread needs room. Each registration's request is also kept in
+ * <saves>/egress/reg/<thread> (0600, the proxy's), so that a proxy started
+ * again (it was killed, it crashed, the master restarted its supervisor)
+ * serves every registered sandbox at once, a background process's
+ * connections included; the executor registers again before every
+ * command as well. At start the proxy removes the sockets a previous one
+ * left (nobody listens on them), then makes them again from the kept
+ * requests, and removes the directories and requests of threads that no
+ * longer exist.
  */
 #include "config.h"
 
@@ -53,6 +57,9 @@
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "egress/egress_int.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
 
 #define EGRESS_REGS_MIN		64
 #define EGRESS_REGS_MAX		4096
@@ -85,6 +92,7 @@ struct egress_proxy {
 	const struct yx_config	*cfg;
 	int			 dirfd;		/* <saves>/egress */
 	int			 sbfd;		/* <saves>/egress/sb */
+	int			 regfd;		/* <saves>/egress/reg */
 	int			 ctlfd;
 	int			 sigfd;
 	struct egress_reg	*regs;
@@ -95,6 +103,8 @@ struct egress_proxy {
 };
 
 static volatile sig_atomic_t	sup_term;
+
+static void	egress_restore(struct egress_proxy *px);
 
 /* ---- start-up ------------------------------------------------------- */
 
@@ -213,7 +223,9 @@ egress_setup(struct egress_proxy *px)
 	close(sfd);
 	if (px->dirfd == -1 || fchmod(px->dirfd, 0711) == -1 ||
 	    (px->sbfd = egress_dir_open(px->dirfd, EGRESS_SB, 0711)) == -1 ||
-	    fchmod(px->sbfd, 0711) == -1)
+	    fchmod(px->sbfd, 0711) == -1 ||
+	    (px->regfd = egress_dir_open(px->dirfd, EGRESS_REG, 0700)) == -1 ||
+	    fchmod(px->regfd, 0700) == -1)
 		return -1;
 	egress_sweep(px);
 	if ((px->ctlfd = egress_listen_at(px->dirfd, EGRESS_CTL, geteuid(), getegid(),
@@ -243,6 +255,11 @@ egress_setup(struct egress_proxy *px)
 	}
 	for (size_t i = 0; i < px->nregs; i++)
 		px->regs[i].lfd = -1;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("egresskeep"))	/* how it was: next command */
+		return 0;
+#endif
+	egress_restore(px);
 	return 0;
 }
 
@@ -411,13 +428,88 @@ egress_ctl_parse(char *text, char *tid, unsigned *uid, unsigned *gid,
 	return NULL;
 }
 
+/* Keep the request text of tid's registration (temporary file, rename). */
+static void
+egress_keep(struct egress_proxy *px, const char *tid, const char *text)
+{
+	char	tmp[YX_THREAD_ID_SIZE + 8];
+	size_t	len = strlen(text);
+	int	fd;
+
+	snprintf(tmp, sizeof(tmp), ".%s", tid);
+	if ((fd = openat(px->regfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		 0600)) == -1)
+		return;
+	if (write(fd, text, len) != (ssize_t)len || close(fd) == -1 ||
+	    renameat(px->regfd, tmp, px->regfd, tid) == -1) {
+		log_warn("egress: thread %s: keeping its registration", tid);
+		(void)unlinkat(px->regfd, tmp, 0);
+	}
+}
+
+/*
+ * At start: serve every kept registration whose thread still exists;
+ * forget the others. A request that no longer parses is dropped.
+ */
+static void
+egress_restore(struct egress_proxy *px)
+{
+	struct yx_egress_policy	*pol;
+	struct dirent		*de;
+	struct stat		 st;
+	DIR			*d;
+	char			 ud[YX_CFG_PATH + 300], tid[YX_THREAD_ID_SIZE], hash[YX_SHA256_HEX];
+	char			*buf;
+	unsigned		 uid, gid, n = 0;
+	ssize_t			 len;
+	int			 fd;
+
+	if ((buf = malloc(EGRESS_CTL_MAX + 1)) == NULL)
+		return;
+	if ((fd = dup(px->regfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		free(buf);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' && de->d_name[1] != '\0' && de->d_name[1] != '.')
+			(void)unlinkat(px->regfd, de->d_name, 0);	/* a torn keep */
+		if (!yx_thread_id_valid(de->d_name, strlen(de->d_name)))
+			continue;
+		len = -1;
+		if (yx_thread_path(px->cfg->saves_dir, de->d_name, YX_TP_USER_DATA, ud,
+			sizeof(ud)) == YX_OK &&
+		    lstat(ud, &st) == 0 &&
+		    (fd = openat(px->regfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+			len = read(fd, buf, EGRESS_CTL_MAX);
+			close(fd);
+		}
+		if (len <= 0) {
+			(void)unlinkat(px->regfd, de->d_name, 0);
+			continue;
+		}
+		buf[len] = '\0';
+		if (egress_ctl_parse(buf, tid, &uid, &gid, &pol, hash) == NULL &&
+		    strcmp(tid, de->d_name) == 0 &&
+		    egress_ensure(px, tid, uid, gid, pol, hash) == NULL)
+			n++;
+		else if (pol != NULL && strcmp(tid, de->d_name) != 0)
+			free(pol);
+	}
+	closedir(d);
+	free(buf);
+	if (n > 0)
+		log_info("egress: %u registration(s) served again", n);
+}
+
 /* One control connection: read, act, answer (bounded in size and time). */
 static void
 egress_ctl(struct egress_proxy *px)
 {
 	struct yx_egress_policy	*pol = NULL;
 	struct pollfd		 pfd;
-	char			*buf = NULL, tid[YX_THREAD_ID_SIZE], hash[YX_SHA256_HEX];
+	char			*buf = NULL, *text = NULL, tid[YX_THREAD_ID_SIZE], hash[YX_SHA256_HEX];
 	char			 ans[256];
 	const char		*why = "request too large or too slow";
 	unsigned		 uid, gid;
@@ -448,9 +540,12 @@ egress_ctl(struct egress_proxy *px)
 		len += (size_t)n;
 	}
 	buf[len] = '\0';
-	if (strstr(buf, "\nend\n") != NULL &&
-	    (why = egress_ctl_parse(buf, tid, &uid, &gid, &pol, hash)) == NULL)
-		why = egress_ensure(px, tid, uid, gid, pol, hash);	/* takes pol */
+	if ((text = strdup(buf)) == NULL)
+		why = "out of memory";
+	else if (strstr(buf, "\nend\n") != NULL &&
+	    (why = egress_ctl_parse(buf, tid, &uid, &gid, &pol, hash)) == NULL &&
+	    (why = egress_ensure(px, tid, uid, gid, pol, hash)) == NULL)	/* takes pol */
+		egress_keep(px, tid, text);
 answer:
 	if (why == NULL)
 		snprintf(ans, sizeof(ans), "ok\n");
@@ -461,6 +556,7 @@ answer:
 	(void)!send(c, ans, strlen(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(c);
 	free(buf);
+	free(text);
 }
 
 /* ---- connections ------------------------------------------------------ */
@@ -563,7 +659,7 @@ egress_proxy_main(const struct yx_config *cfg)
 
 	memset(&px, 0, sizeof(px));
 	px.cfg = cfg;
-	px.dirfd = px.sbfd = px.ctlfd = px.sigfd = -1;
+	px.dirfd = px.sbfd = px.regfd = px.ctlfd = px.sigfd = -1;
 	if (egress_setup(&px) == -1)
 		goto done;
 	if ((pfd = calloc(px.nregs + 2, sizeof(*pfd))) == NULL ||
@@ -644,7 +740,9 @@ sup_main(const struct yx_config *cfg, pid_t master)
 	(void)prctl(PR_SET_NAME, "yuxi-egress");	/* ps tells it from workers */
 	log_init("yuxi-egress", cfg->verbose);
 	/* no way to the privileged helper: the proxy parses what sandboxes
-	 * send (forked after CAP_SYS_ADMIN was dropped, it has none either) */
+	 * send; and no CAP_SYS_ADMIN, not even permitted (the master keeps
+	 * it permitted to start a new helper) */
+	yx_priv_child_drop();
 	yx_priv_stop();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = sup_sig;

@@ -31,9 +31,9 @@ yx_egress_resolve(const struct yx_config *cfg, const char *name,
 	*n = 0;
 	if (cfg->egress_hosts[0] != '\0')
 		return yx_egress_hosts_lookup(cfg->egress_hosts, name, out, max, n) == YX_OK &&
-			       *n > 0 ?
-			   YX_OK :
-			   YX_E_NOT_FOUND;
+			*n > 0 ?
+		    YX_OK :
+		    YX_E_NOT_FOUND;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;

@@ -16,6 +16,7 @@
 
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -26,6 +27,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,12 +42,38 @@
 #endif
 
 #define PRIV_STOP_MS	5000	/* SIGTERM to SIGKILL at stop */
+#define PRIV_DOWN_MS	3000	/* a caller waits this long for a helper that died */
+#define PRIV_TICK_MS	200	/* ... looking every this often */
 
+/*
+ * Whether a helper runs, for every process (MAP_SHARED, made before the
+ * workers are forked): the master writes it when it starts one and when
+ * one died. A request waits for its answer only while a helper runs, or
+ * for PRIV_DOWN_MS after one died (the master starts another sooner):
+ * the master keeps the helper's end of the socket, so a request to a dead
+ * helper would otherwise wait in the queue for YX_PRIV_TIMEOUT_MS.
+ */
+struct priv_live {
+	_Atomic int32_t	pid;		/* the helper's; 0: none runs */
+	_Atomic int64_t	down_ms;	/* yx_mono_ms() when it died */
+};
+
+/*
+ * The process-wide state. The starter (the master) keeps the helper's end
+ * of the socket and the directories it is handed, so that it can start
+ * another helper on the same socket when one dies (yx_priv_respawn): the
+ * workers' client ends never change. Children that are not the helper
+ * close them (yx_priv_child_drop).
+ */
 static struct {
-	int	fd;		/* client end; -1: no helper */
-	pid_t	pid;		/* the helper, in the process that forked it */
-	pid_t	owner;		/* that process */
-} priv = { -1, 0, 0 };
+	int			 fd;	/* client end; -1: no helper */
+	pid_t			 pid;	/* the helper, in the process that forked it */
+	pid_t			 owner;	/* that process */
+	int			 srv;	/* the helper's end, kept by the owner; -1 */
+	int			 tfd, pfd, sfd;	/* threads/, pool root, skills; -1 */
+	const struct yx_config	*cfg;	/* the owner's, borrowed */
+	struct priv_live	*live;	/* shared; NULL: not known */
+} priv = { -1, 0, 0, -1, -1, -1, -1, NULL, NULL };
 
 /* capget of this process; false when it fails. */
 static bool
@@ -68,13 +96,16 @@ priv_capable(void)
 }
 
 /*
- * Take CAP_SYS_ADMIN out of this process for good: out of the bounding set
- * (no exec gets it back, not even as root), the ambient, inheritable,
- * permitted and effective sets. Everything forked afterwards inherits
- * that. YX_OK, or YX_E_IO when it is still effective afterwards.
+ * Take CAP_SYS_ADMIN out of this process: out of the bounding set (no exec
+ * gets it back, not even as root), the ambient, inheritable and effective
+ * sets, and with keep false out of the permitted set too, for good. The
+ * master keeps it permitted (never effective) so that it can start a new
+ * helper when one dies; every other child it forks drops it from the
+ * permitted set at once (yx_priv_child_drop). YX_OK, or YX_E_IO when it is
+ * still effective afterwards.
  */
 static int
-priv_drop_sys_admin(void)
+priv_drop_sys_admin(bool keep)
 {
 	struct __user_cap_header_struct	hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct	d[_LINUX_CAPABILITY_U32S_3];
@@ -92,13 +123,32 @@ priv_drop_sys_admin(void)
 	if (!priv_capget(d))
 		return YX_E_IO;
 	d[w].effective &= ~bit;
-	d[w].permitted &= ~bit;
+	if (!keep)
+		d[w].permitted &= ~bit;
 	d[w].inheritable &= ~bit;
 	if (syscall(SYS_capset, &hdr, d) == -1) {
 		log_warn("capset");
 		return YX_E_IO;
 	}
 	return priv_capable() ? YX_E_IO : YX_OK;
+}
+
+/* Raise CAP_SYS_ADMIN into the effective set (the helper, from the
+ * permitted set it inherited). YX_OK or YX_E_IO. */
+static int
+priv_raise(void)
+{
+	struct __user_cap_header_struct	hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct	d[_LINUX_CAPABILITY_U32S_3];
+	const unsigned			w = CAP_SYS_ADMIN / 32;
+	const uint32_t			bit = 1U << (CAP_SYS_ADMIN % 32);
+
+	if (!priv_capget(d))
+		return YX_E_IO;
+	if ((d[w].effective & bit) != 0)
+		return YX_OK;
+	d[w].effective |= bit;
+	return syscall(SYS_capset, &hdr, d) == 0 ? YX_OK : YX_E_IO;
 }
 
 /* In the helper after fork: signals, descriptors, name; never returns. */
@@ -108,7 +158,7 @@ priv_child(const struct yx_config *cfg, int sock, int threads_fd, int pool_fd,
 {
 	/* die with the master; a master already gone is caught just after */
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-	if (getppid() != parent)
+	if (getppid() != parent || priv_raise() != YX_OK)
 		_exit(1);
 	yx_signals_default();
 	(void)signal(SIGPIPE, SIG_IGN);	/* replies to callers that left */
@@ -132,18 +182,51 @@ priv_child(const struct yx_config *cfg, int sock, int threads_fd, int pool_fd,
 	    skills_fd != -1 ? 6 : -1));
 }
 
+/* Fork a helper on the kept socket end and directories. YX_OK or YX_E_IO. */
+static int
+priv_spawn(void)
+{
+	pid_t pid, self = getpid();
+
+	if ((pid = fork()) == -1)
+		return YX_E_IO;
+	if (pid == 0) {
+		close(priv.fd);
+		priv_child(priv.cfg, priv.srv, priv.tfd, priv.pfd, priv.sfd, self);
+	}
+	priv.pid = pid;
+	priv.owner = self;
+	if (priv.live != NULL)
+		atomic_store(&priv.live->pid, (int32_t)pid);
+	log_info("started privileged helper pid %ld", (long)pid);
+	return YX_OK;
+}
+
 int
 yx_priv_start(const struct yx_config *cfg, struct yx_errctx *err)
 {
 	return priv_start(cfg, true, err);
 }
 
+/* Close the kept descriptors (the helper's end, its directories). */
+static void
+priv_close_kept(void)
+{
+	int *fds[] = { &priv.srv, &priv.tfd, &priv.pfd, &priv.sfd };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] != -1)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
 int
 priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 {
 	char	path[PATH_MAX];
-	int	sv[2] = { -1, -1 }, tfd = -1, pfd = -1, sfd = -1, rc = YX_OK;
-	pid_t	pid, self = getpid();
+	int	sv[2] = { -1, -1 }, rc = YX_OK;
 
 	if (priv.fd != -1)
 		return YX_OK;
@@ -158,6 +241,7 @@ priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 			    "granted to the service)");
 		return rc;
 	}
+	priv.cfg = cfg;
 	if (cfg->pool_size > 0) {
 		/* the pool root: a shared mount, so that binds made below it
 		 * later reach the running boxes (docs/design.md §2 "Pool") */
@@ -166,51 +250,90 @@ priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 			rc = yx_fail(err, YX_E_IO, "pool directory name too long");
 			goto done;
 		}
-		if ((rc = priv_pool_prepare(path, &pfd, err)) != YX_OK)
+		if ((rc = priv_pool_prepare(path, &priv.pfd, err)) != YX_OK)
 			goto done;
 		if (cfg->skills_dir[0] != '\0')
-			sfd = open(cfg->skills_dir,
+			priv.sfd = open(cfg->skills_dir,
 			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (snprintf(path, sizeof(path), "%s/threads", cfg->saves_dir) >=
 		(int)sizeof(path) ||
-	    (tfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    (priv.tfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
 		-1) {
 		rc = yx_fail(err, YX_E_IO, "privileged helper: cannot open %s",
 		    path);
 		goto done;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
-	    (pid = fork()) == -1) {
-		rc = yx_fail(err, YX_E_IO, "privileged helper: %s",
-		    strerror(errno));
+	if (priv.live == NULL &&
+	    (priv.live = mmap(NULL, sizeof(*priv.live), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		priv.live = NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		rc = yx_fail(err, YX_E_IO, "privileged helper: %s", strerror(errno));
 		goto done;
 	}
-	if (pid == 0) {
-		close(sv[0]);
-		priv_child(cfg, sv[1], tfd, pfd, sfd, self);
-	}
 	priv.fd = sv[0];
-	priv.pid = pid;
-	priv.owner = self;
-	sv[0] = -1;
-	log_info("started privileged helper pid %ld", (long)pid);
-	if (drop && priv_drop_sys_admin() != YX_OK) {
+	priv.srv = sv[1];
+	sv[0] = sv[1] = -1;
+	if (priv_spawn() != YX_OK) {
+		rc = yx_fail(err, YX_E_IO, "privileged helper: %s", strerror(errno));
+		goto done;
+	}
+	if (drop && priv_drop_sys_admin(true) != YX_OK) {
 		yx_priv_stop();
 		rc = yx_fail(err, YX_E_IO, "cannot drop CAP_SYS_ADMIN");
 	}
 done:
-	if (sv[0] != -1)
-		close(sv[0]);
-	if (sv[1] != -1)
-		close(sv[1]);
-	if (tfd != -1)
-		close(tfd);
-	if (pfd != -1)
-		close(pfd);
-	if (sfd != -1)
-		close(sfd);
+	if (rc != YX_OK && priv.pid <= 0) {
+		if (priv.fd != -1)
+			close(priv.fd);
+		priv.fd = -1;
+		priv_close_kept();
+	}
 	return rc;
+}
+
+pid_t
+yx_priv_pid(void)
+{
+	return priv.owner == getpid() ? priv.pid : 0;
+}
+
+int
+yx_priv_respawn(void)
+{
+	if (priv.owner != getpid() || priv.srv == -1 || priv.pid > 0)
+		return YX_E_BACKEND_UNAVAILABLE;
+	return priv_spawn();
+}
+
+void
+yx_priv_exited(pid_t pid)
+{
+	if (priv.owner != getpid() || pid != priv.pid || pid <= 0)
+		return;
+	priv.pid = 0;
+	if (priv.live != NULL) {
+		atomic_store(&priv.live->down_ms, yx_mono_ms());
+		atomic_store(&priv.live->pid, 0);
+	}
+}
+
+/* Is there no helper, and none for PRIV_DOWN_MS already? */
+static bool
+priv_gone(void)
+{
+	return priv.live != NULL && atomic_load(&priv.live->pid) == 0 &&
+	    yx_mono_ms() - atomic_load(&priv.live->down_ms) >= PRIV_DOWN_MS;
+}
+
+void
+yx_priv_child_drop(void)
+{
+	priv_close_kept();
+	priv.pid = 0;
+	priv.owner = 0;
+	(void)priv_drop_sys_admin(false);
 }
 
 void
@@ -222,6 +345,8 @@ yx_priv_stop(void)
 	if (priv.fd != -1)
 		close(priv.fd);
 	priv.fd = -1;
+	if (priv.owner == getpid())
+		priv_close_kept();
 	if (priv.pid <= 0 || priv.owner != getpid())
 		return;
 	/* EOF ends it unless workers still hold the socket: signal too */
@@ -253,12 +378,14 @@ priv_poll(int fd, short events, int64_t deadline)
 	int		n;
 
 	for (;;) {
-		if ((left = deadline - yx_mono_ms()) <= 0)
+		if ((left = deadline - yx_mono_ms()) <= 0 || priv_gone())
 			return false;
+		if (left > PRIV_TICK_MS)
+			left = PRIV_TICK_MS;	/* to look whether a helper runs */
 		pfd.fd = fd;
 		pfd.events = events;
 		pfd.revents = 0;
-		n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+		n = poll(&pfd, 1, (int)left);
 		if (n > 0)
 			return true;
 		if (n == -1 && errno != EINTR)
@@ -311,7 +438,7 @@ priv_call(struct priv_req *rq, struct priv_rep *rep, struct yx_errctx *err)
 	int	sp[2] = { -1, -1 }, en, rc;
 
 	memset(rep, 0, sizeof(*rep));
-	if (priv.fd == -1)
+	if (priv.fd == -1 || priv_gone())
 		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "the privileged helper is not running");
 	rq->magic = PRIV_MAGIC;

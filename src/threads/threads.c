@@ -825,6 +825,21 @@ thread_each(struct yx_thread_store *st, int dfd,
 	closedir(d);
 }
 
+unsigned
+yx_thread_store_remount(struct yx_thread_store *st)
+{
+	struct yx_thread_repair r;
+
+	memset(&r, 0, sizeof(r));
+	if (st->disk_quota == 0)
+		return 0;
+	thread_each(st, st->dirfd, thread_disk_fix, &r);
+	if (r.disks_mounted + r.disks_failed > 0)
+		log_info("thread store: %u disk image(s) mounted again, %u failed",
+		    r.disks_mounted, r.disks_failed);
+	return r.disks_mounted;
+}
+
 /* threads/<name>: make sure its index entry exists. */
 static void
 thread_fix_index(struct yx_thread_store *st, int dfd, const char *name, void *arg)

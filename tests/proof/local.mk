@@ -23,5 +23,5 @@ EXTRA_DIST += tests/proof/run-proof.sh tests/proof/run-proof-soak.sh \
 	tests/proof/test_g8_exhaust.py tests/proof/test_g8_budget.py \
 	tests/proof/test_g9_lifecycle.py tests/proof/test_g9_reload.py \
 	tests/proof/test_g12_tenants.py tests/proof/test_g8_quota.py \
-	tests/proof/test_g12_pool.py
+	tests/proof/test_g12_pool.py tests/proof/test_g9_supervise.py
 CLEANFILES += tests/proof/results.json

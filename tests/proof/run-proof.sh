@@ -22,7 +22,7 @@ cd "$srcdir/tests/proof" || exit 99
 	"$srcdir/tests/proof/test_g8_exhaust.py" \
 	"$srcdir/tests/proof/test_g12_tenants.py" \
 	"$srcdir/tests/proof/test_g8_budget.py" "$srcdir/tests/proof/test_g8_quota.py" \
-	"$srcdir/tests/proof/test_g12_pool.py"
+	"$srcdir/tests/proof/test_g12_pool.py" "$srcdir/tests/proof/test_g9_supervise.py"
 rc=$?
 "$py" "$srcdir/tests/proof/prooffix.py" summary "$PROOF_RESULTS" || rc=1
 exit $rc
