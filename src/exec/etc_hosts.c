@@ -31,6 +31,7 @@
 #include "yuxi/error.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/replace.h"
 #include "exec/exec_int.h"
 
 #define HOSTS_DIR	"etc"
@@ -71,29 +72,17 @@ hosts_current(int dfd)
 	return ok;
 }
 
-/* Write dfd/HOSTS_NAME anew (a temporary renamed over it). */
+/* Write dfd/HOSTS_NAME anew. No fsync: hosts_current() checks the text at
+ * every start and a lost or torn file is written again. */
 static int
 hosts_write(int dfd)
 {
-	char	tmp[32];
-	size_t	len = sizeof(hosts_text) - 1;
-	int	fd, rc = YX_E_IO;
+	const struct yx_replace r = { .data = hosts_text,
+		.len = sizeof(hosts_text) - 1,
+		.mode = 0644,
+		.flags = YX_REPLACE_HINT };
 
-	snprintf(tmp, sizeof(tmp), ".hosts-%ld", (long)getpid());
-	(void)unlinkat(dfd, tmp, 0);
-	if ((fd = openat(dfd, tmp,
-		 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) ==
-	    -1)
-		return YX_E_IO;
-	if (write(fd, hosts_text, len) == (ssize_t)len && fchmod(fd, 0644) == 0)
-		rc = YX_OK;
-	if (close(fd) == -1)
-		rc = YX_E_IO;
-	if (rc == YX_OK && renameat(dfd, tmp, dfd, HOSTS_NAME) == -1)
-		rc = YX_E_IO;
-	if (rc != YX_OK)
-		(void)unlinkat(dfd, tmp, 0);
-	return rc;
+	return yx_replace_at(dfd, HOSTS_NAME, &r) == YX_OK ? YX_OK : YX_E_IO;
 }
 
 int
@@ -145,8 +134,7 @@ mnt_link(int dfd, const char *name, const char *target)
 
 	if (n == (ssize_t)strlen(target) && memcmp(buf, target, (size_t)n) == 0)
 		return YX_OK;
-	if ((unlinkat(dfd, name, 0) == -1 && errno != ENOENT) ||
-	    symlinkat(target, dfd, name) == -1)
+	if (yx_replace_at(dfd, name, &(struct yx_replace){ .link = target }) != YX_OK)
 		return YX_E_IO;
 	return YX_OK;
 }
