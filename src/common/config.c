@@ -32,7 +32,7 @@
  * tree: tests live in tests/<subsys>/), else the installed libexec path.
  */
 static void
-yx_config_default_runner(char *out, size_t outlen)
+config_default_runner(char *out, size_t outlen)
 {
 	static const char *const ups[] = { "", "/..", "/../.." };
 	char	exe[PATH_MAX], cand[PATH_MAX + 32], *slash;
@@ -103,7 +103,7 @@ yx_config_defaults(struct yx_config *c)
 	c->proc_lifetime = 3600;
 	c->proc_output_keep = 1 << 20;
 	c->proc_keepalive = 3600;
-	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
+	config_default_runner(c->runner_path, sizeof(c->runner_path));
 	c->ready_min_free = 1LL << 30;
 	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
 }
