@@ -43,7 +43,7 @@
 #include "exec/agent_client.h"
 
 /*
- * YX_AGENT_CONTROL_UNSAFE (tests/agent/test_agent_client_control only,
+ * YX_AGENT_CONTROL_UNSAFE (tests/guest/test_agent_client_control only,
  * never a shipped binary): the checks on what the sandbox controls - the
  * socket's name, owner and type, the output descriptor's type - are off,
  * so that the adversarial tests can show that they catch the leak.
