@@ -4,11 +4,15 @@
  * "POST /api/execute"; docs/design.md §4 "Commands").
  *
  * The executor checks the command path policy, acquires the thread's sandbox
- * through the provider (lazily creating it), runs the command through the
- * in-sandbox runner (process group, timeout kills the whole tree, exit 124),
- * keeps at most cfg->output_limit bytes in memory while spilling the full text
- * to /home/yuxi/user-data/large_tool_results/ when it is longer, masks host
- * paths in the output and releases its hold on the sandbox.
+ * through the provider (lazily creating it) and runs the command through the
+ * in-sandbox agent, over its unix socket (docs/agent.md); only where the
+ * agent cannot be started does an engine exec of the in-sandbox runner run
+ * it instead, the fallback (YUXI_EXEC_AGENT=off: always). Either way the
+ * command has its own process group and a timeout kills the whole tree (exit
+ * 124). The executor keeps at most cfg->output_limit bytes in memory while
+ * spilling the full text to /home/yuxi/user-data/large_tool_results/ when it
+ * is longer, masks host paths in the output and releases its hold on the
+ * sandbox. src/exec/exec_int.h lists the files that do each step.
  *
  * Ownership: struct yx_executor is heap (yx_executor_new/_free) and borrows
  * the config and driver, which must outlive it. One per process (after fork).

@@ -3,10 +3,14 @@
  * config.c - configuration from the configuration file and the
  * environment; see include/yuxi/config.h.
  *
- * Each variable has one parser and one validity rule; the first failure stops
- * loading with "NAME: reason" ("FILE:LINE: NAME: reason" for a value from
- * the file), which the master prints before exiting. Every read goes
- * through cfg_get(): the environment first, then the file.
+ * Every setting is one row of CFG_SETTINGS below: its name, the field of
+ * struct yx_config it fills, its default and how it is read. The rows
+ * generate yx_config_defaults() and the reading in yx_config_load_file(),
+ * in the order they stand. Each variable has one parser and one validity
+ * rule; the first failure stops loading with "NAME: reason"
+ * ("FILE:LINE: NAME: reason" for a value from the file), which the master
+ * prints before exiting. Every read goes through cfg_get(): the
+ * environment first, then the file.
  */
 #include "config.h"
 
@@ -27,12 +31,96 @@
 #include "yuxi/hostlist.h"
 
 /*
+ * The settings, in the order they are read: a later row may use an earlier
+ * one (YUXI_SANDBOX_UID_RANGE must not contain YUXI_SANDBOX_USER; YUXI_MODE
+ * checks the provisioner's URL and token file). A row is
+ *   X(kind, "NAME", field, default, a, b)
+ * and the kind says how NAME is read into c->field:
+ *   STR   a string of at most sizeof(field) - 1 bytes, no CR or LF
+ *   PATH  the same, absolute or empty
+ *   INT   an integer in [a, b]
+ *   SIZE  a size such as 512m, in [a, b] bytes
+ *   BOOL  1/0, true/false, yes/no, on/off
+ *   ENUM  one of the words of table a, else the message b
+ *   FN    by the parser a(x, c), which reads and checks it (and may set
+ *         more fields); FNS for a string field
+ * Defaults the rows cannot say stand in yx_config_defaults() (the uid and
+ * gid of the default user, the size of the default uid range, the runner
+ * found beside the program).
+ */
+#define CFG_SETTINGS(X)                                                                     \
+	X(STR, "YUXI_SANDBOX_IMAGE", image, "yuxi-sandbox:latest", 0, 0)                    \
+	X(INT, "YUXI_SANDBOX_BASE_PORT", base_port, 0, 0, 65000)                            \
+	X(STR, "YUXI_SANDBOX_CONTAINER_PREFIX", container_prefix, "yuxi-sandbox-", 0, 0)    \
+	X(INT, "YUXI_SANDBOX_IDLE_TIMEOUT", idle_timeout, 600, 1, 86400 * 30)               \
+	X(INT, "YUXI_SANDBOX_IDLE_CHECK_INTERVAL", idle_check_interval, 60, 1, 86400)       \
+	X(INT, "YUXI_SANDBOX_IDLE_TIMEOUT_MAX", idle_timeout_max, 86400, 1, 86400 * 30)     \
+	X(INT, "YUXI_SANDBOX_MAX_REPLICAS", max_replicas, 100, 1, 4096)                     \
+	X(STR, "YUXI_SANDBOX_HOST", sandbox_host, "127.0.0.1", 0, 0)                        \
+	X(STR, "YUXI_SANDBOX_PROVISIONER_URL", provisioner_url, "", 0, 0)                   \
+	X(STR, "YUXI_SANDBOX_SECURITY_OPTS", security_opts, "", 0, 0)                       \
+	X(PATH, "YUXI_HOST_PROJECT_DIR", host_project_dir, "", 0, 0)                        \
+	X(STR, "YUXI_DOCKER_API_BASE", docker_api_base, "http://localhost/v1.41", 0, 0)     \
+	X(PATH, "YUXI_DOCKER_API_SOCKET", docker_api_socket, "/var/run/docker.sock", 0, 0)  \
+	X(ENUM, "YUXI_DOCKER_DRIVER", driver, YX_DRIVER_AUTO, cfg_drivers,                  \
+	    "expected auto, api or cli")                                                    \
+	X(ENUM, "YUXI_COMMAND_PATH_POLICY", cmd_policy, YX_CMD_POLICY_STRICT, cfg_policies, \
+	    "expected strict or off")                                                       \
+	X(ENUM, "YUXI_EXEC_AGENT", exec_agent, YX_EXEC_AGENT_AUTO, cfg_agent_modes,         \
+	    "expected auto, off or only")                                                   \
+	X(FN, "YUXI_SANDBOX_CPUS", cpus, 1.0, cfg_cpus, 0)                                  \
+	X(SIZE, "YUXI_SANDBOX_MEMORY", memory_bytes, 512LL << 20, 6LL << 20, 1LL << 40)     \
+	X(INT, "YUXI_SANDBOX_PIDS", pids, 256, 16, 1 << 20)                                 \
+	X(STR, "YUXI_SANDBOX_NETWORK", network, "none", 0, 0)                               \
+	X(STR, "YUXI_SANDBOX_RUNTIME", runtime, "runc", 0, 0)                               \
+	X(BOOL, "YUXI_SANDBOX_READONLY_ROOTFS", readonly_rootfs, true, 0, 0)                \
+	X(FNS, "YUXI_SANDBOX_USER", user, "1000:1000", cfg_user, 0)                         \
+	X(FN, "YUXI_SANDBOX_UID_RANGE", uid_base, YX_UID_RANGE_BASE, cfg_uid_range, 0)      \
+	X(INT, "YUXI_SANDBOX_EXEC_TIMEOUT", exec_timeout, 120, 1, 600)                      \
+	X(SIZE, "YUXI_SANDBOX_OUTPUT_LIMIT", output_limit, 256 << 10, 1024, 64LL << 20)     \
+	X(SIZE, "YUXI_SANDBOX_TMP_SIZE", tmp_size, 64LL << 20, 1LL << 20, 16LL << 30)       \
+	X(FN, "YUXI_THREAD_DISK_QUOTA", thread_disk_quota, 0, cfg_disk_quota, 0)            \
+	X(PATH, "YUXI_SAVES_DIR", saves_dir, YX_STATE_DIR, 0, 0)                            \
+	X(PATH, "YUXI_SKILLS_DIR", skills_dir, "", 0, 0)                                    \
+	X(PATH, "YUXI_AGENTS_FILE", agents_file, "", 0, 0)                                  \
+	X(INT, "YUXI_WORKERS", workers, 4, 1, 256)                                          \
+	X(PATH, "YUXI_FCGI_SOCKET", fcgi_socket, YX_RUN_DIR "/fcgi.sock", 0, 0)             \
+	X(FN, "YUXI_FCGI_SOCKET_GROUP", fcgi_socket_gid, -1, cfg_socket_group, 0)           \
+	X(FN, "YUXI_FCGI_SOCKET_MODE", fcgi_socket_mode, 0660, cfg_socket_mode, 0)          \
+	X(FNS, "YUXI_URL_PREFIX", url_prefix, "", cfg_url_prefix, 0)                        \
+	X(STR, "YUXI_SHM_NAME", shm_name, "/yuxi-sandbox", 0, 0)                            \
+	X(SIZE, "YUXI_UPLOAD_LIMIT", upload_limit, 64 << 20, 1024, 16LL << 30)              \
+	X(SIZE, "YUXI_VIEWER_FILE_LIMIT", viewer_file_limit, 1 << 20, 1024, 64LL << 20)     \
+	X(SIZE, "YUXI_BODY_LIMIT", body_limit, 8 << 20, 4096, 1LL << 30)                    \
+	X(INT, "YUXI_REQUEST_BUDGET_MS", request_budget_ms, 5000, 0, 3600 * 1000)           \
+	X(SIZE, "YUXI_WALK_READ_BUDGET", walk_read_budget, 256 << 20, 0, 1LL << 50)         \
+	X(PATH, "YUXI_RUNNER_PATH", runner_path, "", 0, 0)                                  \
+	X(PATH, "YUXI_AGENT_PATH", agent_path, "", 0, 0)                                    \
+	X(PATH, "YUXI_EGRESS_HOSTS", egress_hosts, "", 0, 0)                                \
+	X(INT, "YUXI_MAX_THREADS_PER_USER", max_threads_per_user, 1000, 0, 1000000)         \
+	X(INT, "YUXI_MAX_SANDBOXES_PER_USER", max_sandboxes_per_user, 0, 0, 4096)           \
+	X(INT, "YUXI_POOL_SIZE", pool_size, 0, 0, 64)                                       \
+	X(PATH, "YUXI_PROVISIONER_TOKEN_FILE", provisioner_token_file, "", 0, 0)            \
+	X(PATH, "YUXI_PROVISIONER_CA", provisioner_ca, "", 0, 0)                            \
+	X(FN, "YUXI_MODE", mode, YX_MODE_STANDALONE, cfg_remote, 0)                         \
+	X(FN, "YUXI_READY_MIN_FREE", ready_min_free, 1LL << 30, cfg_min_free, 0)            \
+	X(FNS, "YUXI_AUDIT_LOG", audit_log, YX_LOG_DIR "/audit.jsonl", cfg_audit, 0)        \
+	X(BOOL, "YUXI_TRUST_REQUEST_ID", trust_request_id, false, 0, 0)                     \
+	X(INT, "YUXI_PROCESS_MAX", proc_max, 4, 1, 64)                                      \
+	X(INT, "YUXI_PROCESS_LIFETIME", proc_lifetime, 3600, 1, 86400)                      \
+	X(SIZE, "YUXI_PROCESS_OUTPUT_KEEP", proc_output_keep, 1 << 20, 4096, 64LL << 20)    \
+	X(INT, "YUXI_PROCESS_KEEPALIVE", proc_keepalive, 3600, 0, 86400 * 30)               \
+	X(INT, "YUXI_PROCESS_WAITERS", proc_waiters, 0, 0, 256)                             \
+	X(INT, "YUXI_USER_COMMANDS", user_commands, 0, 0, 256)                              \
+	X(FN, "YUXI_DEBUG", verbose, 0, cfg_debug, 0)
+
+/*
  * The runner binary (src/guest/yuxi-run) is bind-mounted into every sandbox.
  * Default: beside our own executable or up to two levels above it (build
  * tree: tests live in tests/<subsys>/), else the installed libexec path.
  */
 static void
-yx_config_default_runner(char *out, size_t outlen)
+config_default_runner(char *out, size_t outlen)
 {
 	static const char *const ups[] = { "", "/..", "/../.." };
 	char	exe[PATH_MAX], cand[PATH_MAX + 32], *slash;
@@ -54,58 +142,6 @@ yx_config_default_runner(char *out, size_t outlen)
 			return;
 		}
 	}
-}
-
-void
-yx_config_defaults(struct yx_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	snprintf(c->image, sizeof(c->image), "yuxi-sandbox:latest");
-	snprintf(c->container_prefix, sizeof(c->container_prefix), "yuxi-sandbox-");
-	c->idle_timeout = 600;
-	c->idle_check_interval = 60;
-	c->idle_timeout_max = 86400;
-	c->max_replicas = 100;
-	snprintf(c->sandbox_host, sizeof(c->sandbox_host), "127.0.0.1");
-	snprintf(c->docker_api_base, sizeof(c->docker_api_base), "http://localhost/v1.41");
-	snprintf(c->docker_api_socket, sizeof(c->docker_api_socket), "/var/run/docker.sock");
-	c->driver = YX_DRIVER_AUTO;
-	c->memory_bytes = 512LL << 20;
-	c->cpus = 1.0;
-	c->pids = 256;
-	snprintf(c->network, sizeof(c->network), "none");
-	snprintf(c->runtime, sizeof(c->runtime), "runc");
-	c->readonly_rootfs = true;
-	snprintf(c->user, sizeof(c->user), "1000:1000");
-	c->uid = 1000;
-	c->gid = 1000;
-	c->uid_base = YX_UID_RANGE_BASE;
-	c->uid_count = YX_UID_RANGE_COUNT;
-	c->exec_timeout = 120;
-	c->output_limit = 256 << 10;
-	c->tmp_size = 64LL << 20;
-	snprintf(c->saves_dir, sizeof(c->saves_dir), "%s", YX_STATE_DIR);
-	c->workers = 4;
-	snprintf(c->fcgi_socket, sizeof(c->fcgi_socket), "%s/fcgi.sock", YX_RUN_DIR);
-	c->fcgi_socket_gid = -1;
-	c->fcgi_socket_mode = 0660;
-	c->cmd_policy = YX_CMD_POLICY_STRICT;
-	snprintf(c->shm_name, sizeof(c->shm_name), "/yuxi-sandbox");
-	c->upload_limit = 64 << 20;
-	c->viewer_file_limit = 1 << 20;
-	c->body_limit = 8 << 20;
-	c->request_budget_ms = 5000;
-	c->walk_read_budget = 256 << 20;
-	c->max_threads_per_user = 1000;
-	c->max_sandboxes_per_user = 0;
-	c->pool_size = 0;
-	c->proc_max = 4;
-	c->proc_lifetime = 3600;
-	c->proc_output_keep = 1 << 20;
-	c->proc_keepalive = 3600;
-	yx_config_default_runner(c->runner_path, sizeof(c->runner_path));
-	c->ready_min_free = 1LL << 30;
-	snprintf(c->audit_log, sizeof(c->audit_log), "%s/audit.jsonl", YX_LOG_DIR);
 }
 
 void
@@ -413,56 +449,62 @@ cfg_bool(struct cfg_ctx *x, const char *name, bool *out)
 	return YX_OK;
 }
 
+/* A word of an ENUM setting and the value it stands for. */
+struct cfg_word {
+	const char	*word;
+	int		 value;
+};
+
+static const struct cfg_word cfg_drivers[] = { { "auto", YX_DRIVER_AUTO },
+	{ "api", YX_DRIVER_API }, { "cli", YX_DRIVER_CLI }, { NULL, 0 } };
+static const struct cfg_word cfg_policies[] = { { "strict", YX_CMD_POLICY_STRICT },
+	{ "off", YX_CMD_POLICY_OFF }, { NULL, 0 } };
+static const struct cfg_word cfg_agent_modes[] = { { "auto", YX_EXEC_AGENT_AUTO },
+	{ "1", YX_EXEC_AGENT_AUTO }, { "off", YX_EXEC_AGENT_OFF },
+	{ "0", YX_EXEC_AGENT_OFF }, { "only", YX_EXEC_AGENT_ONLY }, { NULL, 0 } };
+
+/* name as one of the words w (*out untouched when unset), else `why`. */
 static int
-cfg_enums(struct cfg_ctx *x, struct yx_config *c)
+cfg_enum(struct cfg_ctx *x, const char *name, const struct cfg_word *w,
+    const char *why, int *out)
 {
-	const char *s;
+	const char *s = cfg_get(x, name);
 
-	if ((s = cfg_get(x, "YUXI_DOCKER_DRIVER")) != NULL && *s != '\0') {
-		if (!strcmp(s, "auto"))
-			c->driver = YX_DRIVER_AUTO;
-		else if (!strcmp(s, "api"))
-			c->driver = YX_DRIVER_API;
-		else if (!strcmp(s, "cli"))
-			c->driver = YX_DRIVER_CLI;
-		else
-			return cfg_fail(x, "YUXI_DOCKER_DRIVER", "expected auto, api or cli");
-	}
-	if ((s = cfg_get(x, "YUXI_COMMAND_PATH_POLICY")) != NULL && *s != '\0') {
-		if (!strcmp(s, "strict"))
-			c->cmd_policy = YX_CMD_POLICY_STRICT;
-		else if (!strcmp(s, "off"))
-			c->cmd_policy = YX_CMD_POLICY_OFF;
-		else
-			return cfg_fail(x, "YUXI_COMMAND_PATH_POLICY", "expected strict or off");
-	}
-	if ((s = cfg_get(x, "YUXI_EXEC_AGENT")) != NULL && *s != '\0') {
-		if (!strcmp(s, "auto") || !strcmp(s, "1"))
-			c->exec_agent = YX_EXEC_AGENT_AUTO;
-		else if (!strcmp(s, "off") || !strcmp(s, "0"))
-			c->exec_agent = YX_EXEC_AGENT_OFF;
-		else if (!strcmp(s, "only"))
-			c->exec_agent = YX_EXEC_AGENT_ONLY;
-		else
-			return cfg_fail(x, "YUXI_EXEC_AGENT", "expected auto, off or only");
-	}
-	if ((s = cfg_get(x, "YUXI_SANDBOX_CPUS")) != NULL && *s != '\0') {
-		char *end;
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	for (; w->word != NULL; w++)
+		if (strcmp(s, w->word) == 0) {
+			*out = w->value;
+			return YX_OK;
+		}
+	return cfg_fail(x, name, why);
+}
 
-		errno = 0;
-		c->cpus = strtod(s, &end);
-		if (errno != 0 || *end != '\0' || !isfinite(c->cpus) || c->cpus < 0.01 || c->cpus > 256)
-			return cfg_fail(x, "YUXI_SANDBOX_CPUS", "expected a number in [0.01, 256]");
-	}
+static int
+cfg_cpus(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s = cfg_get(x, "YUXI_SANDBOX_CPUS");
+	char		*end;
+
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	errno = 0;
+	c->cpus = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(c->cpus) || c->cpus < 0.01 || c->cpus > 256)
+		return cfg_fail(x, "YUXI_SANDBOX_CPUS", "expected a number in [0.01, 256]");
 	return YX_OK;
 }
 
+/* YUXI_SANDBOX_USER: UID or UID:GID, numeric, not root. */
 static int
 cfg_user(struct cfg_ctx *x, struct yx_config *c)
 {
 	unsigned	uid, gid;
 	char		tail;
+	int		rc;
 
+	if ((rc = cfg_str(x, "YUXI_SANDBOX_USER", c->user, sizeof(c->user))) != YX_OK)
+		return rc;
 	if (sscanf(c->user, "%u:%u%c", &uid, &gid, &tail) == 2) {
 		c->uid = uid;
 		c->gid = gid;
@@ -513,33 +555,41 @@ cfg_uid_range(struct cfg_ctx *x, struct yx_config *c)
  * access: 0600 or 0660 only.
  */
 static int
-cfg_socket(struct cfg_ctx *x, struct yx_config *c)
+cfg_socket_group(struct cfg_ctx *x, struct yx_config *c)
 {
 	const char	*s;
 	struct group	*gr;
 	char		*end;
 	long		 v;
 
-	if ((s = cfg_get(x, "YUXI_FCGI_SOCKET_GROUP")) != NULL) {
-		errno = 0;
-		v = strtol(s, &end, 10);
-		if (isdigit((unsigned char)*s) && *end == '\0' && errno == 0 &&
-		    v >= 0 && v < INT32_MAX)
-			c->fcgi_socket_gid = (int)v;
-		else if ((gr = getgrnam(s)) != NULL)
-			c->fcgi_socket_gid = (int)gr->gr_gid;
-		else
-			return cfg_fail(x, "YUXI_FCGI_SOCKET_GROUP", "no such group");
-	}
-	if ((s = cfg_get(x, "YUXI_FCGI_SOCKET_MODE")) != NULL) {
-		if (strcmp(s, "0600") == 0 || strcmp(s, "600") == 0)
-			c->fcgi_socket_mode = 0600;
-		else if (strcmp(s, "0660") == 0 || strcmp(s, "660") == 0)
-			c->fcgi_socket_mode = 0660;
-		else
-			return cfg_fail(x, "YUXI_FCGI_SOCKET_MODE",
-			    "0600 or 0660 (whoever connects can claim any user)");
-	}
+	if ((s = cfg_get(x, "YUXI_FCGI_SOCKET_GROUP")) == NULL)
+		return YX_OK;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (isdigit((unsigned char)*s) && *end == '\0' && errno == 0 && v >= 0 &&
+	    v < INT32_MAX)
+		c->fcgi_socket_gid = (int)v;
+	else if ((gr = getgrnam(s)) != NULL)
+		c->fcgi_socket_gid = (int)gr->gr_gid;
+	else
+		return cfg_fail(x, "YUXI_FCGI_SOCKET_GROUP", "no such group");
+	return YX_OK;
+}
+
+static int
+cfg_socket_mode(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char *s;
+
+	if ((s = cfg_get(x, "YUXI_FCGI_SOCKET_MODE")) == NULL)
+		return YX_OK;
+	if (strcmp(s, "0600") == 0 || strcmp(s, "600") == 0)
+		c->fcgi_socket_mode = 0600;
+	else if (strcmp(s, "0660") == 0 || strcmp(s, "660") == 0)
+		c->fcgi_socket_mode = 0660;
+	else
+		return cfg_fail(x, "YUXI_FCGI_SOCKET_MODE",
+		    "0600 or 0660 (whoever connects can claim any user)");
 	return YX_OK;
 }
 
@@ -548,7 +598,11 @@ static int
 cfg_url_prefix(struct cfg_ctx *x, struct yx_config *c)
 {
 	const char	*s = c->url_prefix, *p;
+	int		 rc;
 
+	if ((rc = cfg_str(x, "YUXI_URL_PREFIX", c->url_prefix,
+		 sizeof(c->url_prefix))) != YX_OK)
+		return rc;
 	if (s[0] == '\0')
 		return YX_OK;
 	if (s[0] != '/' || s[strlen(s) - 1] == '/' || strstr(s, "//") != NULL ||
@@ -673,28 +727,16 @@ cfg_remote(struct cfg_ctx *x, struct yx_config *c)
 	return YX_OK;
 }
 
-/* Background processes: per thread, lifetime, output kept, keep-alive,
- * concurrent long-polls (docs/configuration.md). */
+/* YUXI_DEBUG: a boolean into the int verbose. */
 static int
-cfg_procs(struct cfg_ctx *x, struct yx_config *c)
+cfg_debug(struct cfg_ctx *x, struct yx_config *c)
 {
-	int64_t	v = (int64_t)c->proc_output_keep;
+	bool	debug = false;
 	int	rc;
 
-	if ((rc = cfg_int(x, "YUXI_PROCESS_MAX", &c->proc_max, 1, 64)) != YX_OK ||
-	    (rc = cfg_int(x, "YUXI_PROCESS_LIFETIME", &c->proc_lifetime, 1,
-		 86400)) != YX_OK ||
-	    (rc = cfg_size(x, "YUXI_PROCESS_OUTPUT_KEEP", &v, 4096,
-		 64LL << 20)) != YX_OK ||
-	    (rc = cfg_int(x, "YUXI_PROCESS_KEEPALIVE", &c->proc_keepalive, 0,
-		 86400 * 30)) != YX_OK ||
-	    (rc = cfg_int(x, "YUXI_PROCESS_WAITERS", &c->proc_waiters, 0,
-		 256)) != YX_OK ||
-	    (rc = cfg_int(x, "YUXI_USER_COMMANDS", &c->user_commands, 0,
-		 256)) != YX_OK)
-		return rc;
-	c->proc_output_keep = (size_t)v;
-	return YX_OK;
+	if ((rc = cfg_bool(x, "YUXI_DEBUG", &debug)) == YX_OK)
+		c->verbose = debug;
+	return rc;
 }
 
 /*
@@ -770,6 +812,57 @@ cfg_file_path(const char *file, bool *optional)
 	return YX_CONF_FILE;
 }
 
+/* What one row of CFG_SETTINGS sets in yx_config_defaults(). */
+#define CFG_DEFAULT(kind, name, field, dflt, a, b)	CFG_DEFAULT_##kind(c->field, dflt);
+#define CFG_DEFAULT_STR(f, d)				snprintf(f, sizeof(f), "%s", d)
+#define CFG_DEFAULT_PATH(f, d)				CFG_DEFAULT_STR(f, d)
+#define CFG_DEFAULT_FNS(f, d)				CFG_DEFAULT_STR(f, d)
+#define CFG_DEFAULT_INT(f, d)				(f) = (d)
+#define CFG_DEFAULT_SIZE(f, d)				(f) = (d)
+#define CFG_DEFAULT_BOOL(f, d)				(f) = (d)
+#define CFG_DEFAULT_ENUM(f, d)				(f) = (d)
+#define CFG_DEFAULT_FN(f, d)				(f) = (d)
+
+void
+yx_config_defaults(struct yx_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	CFG_SETTINGS(CFG_DEFAULT)
+	c->uid = c->gid = 1000;			/* of YUXI_SANDBOX_USER's */
+	c->uid_count = YX_UID_RANGE_COUNT;	/* with YUXI_SANDBOX_UID_RANGE's */
+	config_default_runner(c->runner_path, sizeof(c->runner_path));
+}
+
+/* What one row of CFG_SETTINGS reads in cfg_settings(), while rc is YX_OK. */
+#define CFG_READ(kind, name, field, dflt, a, b) \
+	if (rc == YX_OK) {                      \
+		CFG_READ_##kind(name, field, a, b)  \
+	}
+#define CFG_READ_STR(name, f, a, b)	rc = cfg_str(x, name, c->f, sizeof(c->f));
+#define CFG_READ_PATH(name, f, a, b)	rc = cfg_abspath(x, name, c->f, sizeof(c->f));
+#define CFG_READ_INT(name, f, lo, hi)	rc = cfg_int(x, name, &c->f, lo, hi);
+#define CFG_READ_BOOL(name, f, a, b)	rc = cfg_bool(x, name, &c->f);
+#define CFG_READ_FN(name, f, fn, b)	rc = fn(x, c);
+#define CFG_READ_FNS(name, f, fn, b)	rc = fn(x, c);
+#define CFG_READ_SIZE(name, f, lo, hi)                          \
+	int64_t v = (int64_t)c->f;                              \
+	if ((rc = cfg_size(x, name, &v, lo, hi)) == YX_OK)      \
+		c->f = v;
+#define CFG_READ_ENUM(name, f, words, why)                      \
+	int v = (int)c->f;                                      \
+	if ((rc = cfg_enum(x, name, words, why, &v)) == YX_OK)  \
+		c->f = v;
+
+/* Every setting, in the order of CFG_SETTINGS; the first failure stops. */
+static int
+cfg_settings(struct cfg_ctx *x, struct yx_config *c)
+{
+	int rc = YX_OK;
+
+	CFG_SETTINGS(CFG_READ)
+	return rc;
+}
+
 int
 yx_config_load(struct yx_config *c, char *eb, size_t el)
 {
@@ -780,11 +873,10 @@ int
 yx_config_load_file(struct yx_config *c, const char *file, char *eb,
     size_t el)
 {
-	struct cfg_ctx		 x;
-	const char		*path;
-	int64_t			 v;
-	bool			 debug = false, optional;
-	int			 rc;
+	struct cfg_ctx	 x;
+	const char	*path;
+	bool		 optional;
+	int		 rc;
 
 	memset(&x, 0, sizeof(x));
 	x.eb = eb;
@@ -795,84 +887,8 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 		goto done;
 	if (x.file != NULL)
 		snprintf(c->config_file, sizeof(c->config_file), "%s", x.file);
-#define TRY(call)                           \
-	do {                                \
-		if ((rc = (call)) != YX_OK) \
-			goto done;          \
-	} while (0)
-	TRY(cfg_str(&x, "YUXI_SANDBOX_IMAGE", c->image, sizeof(c->image)));
-	TRY(cfg_int(&x, "YUXI_SANDBOX_BASE_PORT", &c->base_port, 0, 65000));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_CONTAINER_PREFIX", c->container_prefix, sizeof(c->container_prefix)));
-	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_TIMEOUT", &c->idle_timeout, 1, 86400 * 30));
-	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_CHECK_INTERVAL", &c->idle_check_interval, 1, 86400));
-	TRY(cfg_int(&x, "YUXI_SANDBOX_IDLE_TIMEOUT_MAX", &c->idle_timeout_max, 1, 86400 * 30));
-	TRY(cfg_int(&x, "YUXI_SANDBOX_MAX_REPLICAS", &c->max_replicas, 1, 4096));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_HOST", c->sandbox_host, sizeof(c->sandbox_host)));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_PROVISIONER_URL", c->provisioner_url, sizeof(c->provisioner_url)));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_SECURITY_OPTS", c->security_opts, sizeof(c->security_opts)));
-	TRY(cfg_abspath(&x, "YUXI_HOST_PROJECT_DIR", c->host_project_dir, sizeof(c->host_project_dir)));
-	TRY(cfg_str(&x, "YUXI_DOCKER_API_BASE", c->docker_api_base, sizeof(c->docker_api_base)));
-	TRY(cfg_abspath(&x, "YUXI_DOCKER_API_SOCKET", c->docker_api_socket, sizeof(c->docker_api_socket)));
-	TRY(cfg_enums(&x, c));
-	v = c->memory_bytes;
-	TRY(cfg_size(&x, "YUXI_SANDBOX_MEMORY", &v, 6LL << 20, 1LL << 40));
-	c->memory_bytes = v;
-	TRY(cfg_int(&x, "YUXI_SANDBOX_PIDS", &c->pids, 16, 1 << 20));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_NETWORK", c->network, sizeof(c->network)));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_RUNTIME", c->runtime, sizeof(c->runtime)));
-	TRY(cfg_bool(&x, "YUXI_SANDBOX_READONLY_ROOTFS", &c->readonly_rootfs));
-	TRY(cfg_str(&x, "YUXI_SANDBOX_USER", c->user, sizeof(c->user)));
-	TRY(cfg_user(&x, c));
-	TRY(cfg_uid_range(&x, c));
-	TRY(cfg_int(&x, "YUXI_SANDBOX_EXEC_TIMEOUT", &c->exec_timeout, 1, 600));
-	v = (int64_t)c->output_limit;
-	TRY(cfg_size(&x, "YUXI_SANDBOX_OUTPUT_LIMIT", &v, 1024, 64LL << 20));
-	c->output_limit = (size_t)v;
-	v = c->tmp_size;
-	TRY(cfg_size(&x, "YUXI_SANDBOX_TMP_SIZE", &v, 1LL << 20, 16LL << 30));
-	c->tmp_size = v;
-	TRY(cfg_disk_quota(&x, c));
-	TRY(cfg_abspath(&x, "YUXI_SAVES_DIR", c->saves_dir, sizeof(c->saves_dir)));
-	TRY(cfg_abspath(&x, "YUXI_SKILLS_DIR", c->skills_dir, sizeof(c->skills_dir)));
-	TRY(cfg_abspath(&x, "YUXI_AGENTS_FILE", c->agents_file, sizeof(c->agents_file)));
-	TRY(cfg_int(&x, "YUXI_WORKERS", &c->workers, 1, 256));
-	TRY(cfg_abspath(&x, "YUXI_FCGI_SOCKET", c->fcgi_socket, sizeof(c->fcgi_socket)));
-	TRY(cfg_socket(&x, c));
-	TRY(cfg_str(&x, "YUXI_URL_PREFIX", c->url_prefix, sizeof(c->url_prefix)));
-	TRY(cfg_url_prefix(&x, c));
-	TRY(cfg_str(&x, "YUXI_SHM_NAME", c->shm_name, sizeof(c->shm_name)));
-	v = (int64_t)c->upload_limit;
-	TRY(cfg_size(&x, "YUXI_UPLOAD_LIMIT", &v, 1024, 16LL << 30));
-	c->upload_limit = (size_t)v;
-	v = (int64_t)c->viewer_file_limit;
-	TRY(cfg_size(&x, "YUXI_VIEWER_FILE_LIMIT", &v, 1024, 64LL << 20));
-	c->viewer_file_limit = (size_t)v;
-	v = (int64_t)c->body_limit;
-	TRY(cfg_size(&x, "YUXI_BODY_LIMIT", &v, 4096, 1LL << 30));
-	c->body_limit = (size_t)v;
-	TRY(cfg_int(&x, "YUXI_REQUEST_BUDGET_MS", &c->request_budget_ms, 0, 3600 * 1000));
-	v = (int64_t)c->walk_read_budget;
-	TRY(cfg_size(&x, "YUXI_WALK_READ_BUDGET", &v, 0, 1LL << 50));
-	c->walk_read_budget = (uint64_t)v;
-	TRY(cfg_abspath(&x, "YUXI_RUNNER_PATH", c->runner_path, sizeof(c->runner_path)));
-	TRY(cfg_abspath(&x, "YUXI_AGENT_PATH", c->agent_path, sizeof(c->agent_path)));
-	TRY(cfg_abspath(&x, "YUXI_EGRESS_HOSTS", c->egress_hosts, sizeof(c->egress_hosts)));
-	TRY(cfg_int(&x, "YUXI_MAX_THREADS_PER_USER", &c->max_threads_per_user, 0, 1000000));
-	TRY(cfg_int(&x, "YUXI_MAX_SANDBOXES_PER_USER", &c->max_sandboxes_per_user, 0, 4096));
-	TRY(cfg_int(&x, "YUXI_POOL_SIZE", &c->pool_size, 0, 64));
-	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_TOKEN_FILE", c->provisioner_token_file, sizeof(c->provisioner_token_file)));
-	TRY(cfg_abspath(&x, "YUXI_PROVISIONER_CA", c->provisioner_ca, sizeof(c->provisioner_ca)));
-	TRY(cfg_remote(&x, c));
-	TRY(cfg_min_free(&x, c));
-	TRY(cfg_audit(&x, c));
-	TRY(cfg_bool(&x, "YUXI_TRUST_REQUEST_ID", &c->trust_request_id));
-	TRY(cfg_procs(&x, c));
-	TRY(cfg_bool(&x, "YUXI_DEBUG", &debug));
-	c->verbose = debug;
-	TRY(cfg_names(&x, c));
-	TRY(cfg_check_unused(&x));
-#undef TRY
-	rc = YX_OK;
+	if ((rc = cfg_settings(&x, c)) == YX_OK && (rc = cfg_names(&x, c)) == YX_OK)
+		rc = cfg_check_unused(&x);
 done:
 	free(x.text);
 	return rc;

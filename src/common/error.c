@@ -23,7 +23,7 @@ static const struct {
 };
 
 static int
-yx_err_valid(int err)
+err_valid(int err)
 {
 	return err >= 0 && err < YX_E__COUNT;
 }
@@ -31,19 +31,19 @@ yx_err_valid(int err)
 const char *
 yx_strerror(int err)
 {
-	return yx_err_valid(err) ? yx_err_table[err].text : "unknown error";
+	return err_valid(err) ? yx_err_table[err].text : "unknown error";
 }
 
 int
 yx_err_http_status(int err)
 {
-	return yx_err_valid(err) ? yx_err_table[err].status : 500;
+	return err_valid(err) ? yx_err_table[err].status : 500;
 }
 
 const char *
 yx_err_api_code(int err)
 {
-	return yx_err_valid(err) ? yx_err_table[err].code : "internal";
+	return err_valid(err) ? yx_err_table[err].code : "internal";
 }
 
 const char *

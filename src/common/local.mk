@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: MIT
-# src/common: error vocabulary, logging, configuration, small utilities.
+# src/common: error vocabulary, logging, configuration, small utilities
+# (sock.h is header-only: static inline, for the guest programs too).
 libyuxi_a_SOURCES += \
-	include/yuxi/error.h src/common/error.c \
-	include/yuxi/log.h src/common/log.c \
-	include/yuxi/config.h src/common/config.c \
-	include/yuxi/buf.h src/common/buf.c \
-	include/yuxi/hash.h src/common/hash.c \
-	include/yuxi/hostlist.h src/common/hostlist.c \
-	include/yuxi/clock.h src/common/clock.c \
-	include/yuxi/sig.h src/common/sig.c \
-	include/yuxi/text.h src/common/text.c \
-	include/yuxi/ident.h src/common/ident.c \
-	include/yuxi/tree.h src/common/tree.c
+	include/yuxi/error.h include/yuxi/log.h include/yuxi/config.h \
+	include/yuxi/buf.h include/yuxi/hash.h include/yuxi/hostlist.h \
+	include/yuxi/clock.h include/yuxi/sig.h include/yuxi/text.h \
+	include/yuxi/ident.h include/yuxi/tree.h include/yuxi/replace.h \
+	include/yuxi/sock.h \
+	src/common/error.c src/common/log.c src/common/config.c \
+	src/common/buf.c src/common/hash.c src/common/hostlist.c \
+	src/common/clock.c src/common/sig.c src/common/text.c \
+	src/common/ident.c src/common/tree.c src/common/replace.c

@@ -2,7 +2,7 @@
 /*
  * driver_int.h - private helpers shared by the engine drivers (src/driver).
  *
- * The API driver (api.c, api_exec.c) and the CLI driver (cli.c, spawn.c)
+ * The API driver (api.c, api_exec.c) and the CLI driver (docker_cli.c, spawn.c)
  * share: the incremental demultiplexer of Docker's attach stream (demux.c),
  * the translation of a container spec into an Engine API create body or a
  * `docker run` argument vector (spec.c), and the parsing of the inspect JSON

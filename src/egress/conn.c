@@ -44,6 +44,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/egress.h"
 #include "yuxi/log.h"
+#include "yuxi/sock.h"
 #include "yuxi/text.h"
 #include "egress/egress_int.h"
 #ifdef YX_CONTROL_UNSAFE
@@ -87,17 +88,6 @@ conn_show(char *dst, size_t len, const char *s, size_t n)
 		    s[i] :
 		    '?';
 	dst[o] = '\0';
-}
-
-static void
-conn_send_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0 && (w = send(fd, p, n, MSG_NOSIGNAL)) > 0) {
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 /*
@@ -161,7 +151,7 @@ conn_refuse(struct conn *c, int status, const char *reason)
 				       "X-Yuxi-Egress: refused\r\n\r\n%s",
 	    status, reason, strlen(body), body);
 	if (n > 0)
-		conn_send_all(c->fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		(void)yx_sock_send_all(c->fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	_exit(0);
 }
 
@@ -397,12 +387,12 @@ conn_forward_head(struct conn *c)
 	    (int)c->pathlen, c->path, c->pathlen == 0 ? "/" : "",
 	    strstr(c->head, "\r\n") - 8);
 	if (n > 0 && (size_t)n < sizeof(first))
-		conn_send_all(c->up, first, (size_t)n);
+		(void)yx_sock_send_all(c->up, first, (size_t)n);
 	for (line = strstr(c->head, "\r\n") + 2; line < end; line = next) {
 		next = strstr(line, "\r\n") + 2;
 		if (strncasecmp(line, "Proxy-", 6) == 0)
 			continue;
-		conn_send_all(c->up, line, (size_t)(next - line));
+		(void)yx_sock_send_all(c->up, line, (size_t)(next - line));
 	}
 }
 
@@ -437,7 +427,7 @@ conn_pump(int a, int b)
 					open_in[1 - i] = false;
 				continue;
 			}
-			conn_send_all(fds[1 - i], buf, (size_t)n);
+			(void)yx_sock_send_all(fds[1 - i], buf, (size_t)n);
 		}
 	}
 	free(buf);
@@ -478,11 +468,11 @@ egress_conn_serve(const struct yx_config *cfg, int fd, const char *tid,
 	    c->host, c->port, addr);
 	conn_audit(c, 200, "on the allowlist", addr);
 	if (c->connect)
-		conn_send_all(fd, ok, sizeof(ok) - 1);
+		(void)yx_sock_send_all(fd, ok, sizeof(ok) - 1);
 	else
 		conn_forward_head(c);
 	if (c->got > c->hlen)
-		conn_send_all(c->up, c->head + c->hlen, c->got - c->hlen);
+		(void)yx_sock_send_all(c->up, c->head + c->hlen, c->got - c->hlen);
 	conn_pump(fd, c->up);
 	_exit(0);
 }

@@ -54,6 +54,7 @@
 #include "yuxi/ident.h"
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
+#include "yuxi/replace.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "egress/egress_int.h"
@@ -134,40 +135,60 @@ egress_dir_open(int dirfd, const char *name, mode_t mode)
 	return fd;
 }
 
+/* A listening socket as egress_listen_at() asks for it. */
+struct egress_bind {
+	uid_t	uid;
+	gid_t	gid;
+	mode_t	mode;
+	int	s;	/* the socket; -1: none yet */
+	ino_t	ino;
+};
+
+/* yx_replace_at's make: bind and listen at the temporary name tmp (any
+ * path length: bound through /proc/self/fd), owned and mode as asked. */
+static int
+egress_bind_tmp(int dfd, const char *tmp, void *arg)
+{
+	struct egress_bind	*b = arg;
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/%s", dfd, tmp);
+	if ((b->s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (bind(b->s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    fchownat(dfd, tmp, b->uid, b->gid, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    fchmodat(dfd, tmp, b->mode, 0) == -1 || listen(b->s, 128) == -1 ||
+	    fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return -1;
+	b->ino = st.st_ino;
+	return 0;
+}
+
 /*
- * Listen on `name` in directory dfd (any path length: bound through
- * /proc/self/fd), made as a temporary name then renamed into place, owned
- * by uid:gid with `mode`. Returns the non-blocking listening fd (and *ino)
- * or -1 (errno set).
+ * Listen on `name` in directory dfd, made under a temporary name then
+ * renamed into place (yx_replace_at), owned by uid:gid with `mode`.
+ * Returns the non-blocking listening fd (and *ino) or -1 (errno set).
  */
 static int
 egress_listen_at(int dfd, const char *name, uid_t uid, gid_t gid, mode_t mode,
     ino_t *ino)
 {
-	struct sockaddr_un	sun;
-	struct stat		st;
-	const char		*tmp = ".bind.tmp";
-	int			s, en;
+	struct egress_bind	b = { uid, gid, mode, -1, 0 };
+	struct yx_replace	r = { .make = egress_bind_tmp, .arg = &b };
+	int			en;
 
-	(void)unlinkat(dfd, tmp, 0);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/%s", dfd, tmp);
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (bind(s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    fchownat(dfd, tmp, uid, gid, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    fchmodat(dfd, tmp, mode, 0) == -1 || listen(s, 128) == -1 ||
-	    fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    renameat(dfd, tmp, dfd, name) == -1) {
+	if (yx_replace_at(dfd, name, &r) != YX_OK) {
 		en = errno;
-		close(s);
-		(void)unlinkat(dfd, tmp, 0);
+		if (b.s != -1)
+			close(b.s);
 		errno = en;
 		return -1;
 	}
-	*ino = st.st_ino;
-	return s;
+	*ino = b.ino;
+	return b.s;
 }
 
 /* Old sockets go (nobody serves them); so do directories of gone threads. */

@@ -36,14 +36,14 @@
 #include "yuxi/clock.h"
 #include "yuxi/buf.h"
 #include "yuxi/log.h"
+#include "yuxi/sock.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "guest/agent_proto.h"
-#include "guest/agent_scm.h"
 #include "exec/agent_client.h"
 
 /*
- * YX_AGENT_CONTROL_UNSAFE (tests/agent/test_agent_client_control only,
+ * YX_AGENT_CONTROL_UNSAFE (tests/guest/test_agent_client_control only,
  * never a shipped binary): the checks on what the sandbox controls - the
  * socket's name, owner and type, the output descriptor's type - are off,
  * so that the adversarial tests can show that they catch the leak.
@@ -396,12 +396,12 @@ agent_recv(struct agent_conn *c, char *p, size_t n)
 {
 	ssize_t	r;
 	size_t	nfd;
-	int	fds[AGENT_SCM_MAX], bad, taken = -1, rc;
+	int	fds[YX_SOCK_FDS_MAX], bad, taken = -1, rc;
 
-	if ((r = agent_scm_recv(c->fd, p, n, 0, fds, &nfd, &bad)) == -1)
+	if ((r = yx_sock_recv_fds(c->fd, p, n, 0, fds, &nfd, &bad)) == -1)
 		return -1;
 	/* control build only: read what the sandbox gives */
-	rc = agent_scm_settle(fds, nfd, bad, !AGENT_CHECKS && c->want_fd ? &taken : NULL);
+	rc = yx_sock_settle_fds(fds, nfd, bad, !AGENT_CHECKS && c->want_fd ? &taken : NULL);
 	if (taken != -1) {
 		if (c->pipefd != -1)
 			close(c->pipefd);
@@ -529,7 +529,7 @@ agent_send_go(struct agent_conn *c, int w)
 	ssize_t		n;
 	int		rc;
 
-	while ((n = agent_scm_send(c->fd, h, sizeof(h), w, MSG_NOSIGNAL)) <= 0) {
+	while ((n = yx_sock_send_fd(c->fd, h, sizeof(h), w, MSG_NOSIGNAL)) <= 0) {
 		if (n == -1 && errno != EAGAIN && errno != EINTR)
 			return YX_E_IO;
 		if ((rc = agent_wait(c, POLLOUT)) != YX_OK)

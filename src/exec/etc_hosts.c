@@ -31,6 +31,7 @@
 #include "yuxi/error.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
+#include "yuxi/replace.h"
 #include "exec/exec_int.h"
 
 #define HOSTS_DIR	"etc"
@@ -71,68 +72,74 @@ hosts_current(int dfd)
 	return ok;
 }
 
-/* Write dfd/HOSTS_NAME anew (a temporary renamed over it). */
+/* Write dfd/HOSTS_NAME anew. No fsync: hosts_current() checks the text at
+ * every start and a lost or torn file is written again. */
 static int
 hosts_write(int dfd)
 {
-	char	tmp[32];
-	size_t	len = sizeof(hosts_text) - 1;
-	int	fd, rc = YX_E_IO;
+	const struct yx_replace r = { .data = hosts_text,
+		.len = sizeof(hosts_text) - 1,
+		.mode = 0644,
+		.flags = YX_REPLACE_HINT };
 
-	snprintf(tmp, sizeof(tmp), ".hosts-%ld", (long)getpid());
-	(void)unlinkat(dfd, tmp, 0);
-	if ((fd = openat(dfd, tmp,
-		 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) ==
-	    -1)
-		return YX_E_IO;
-	if (write(fd, hosts_text, len) == (ssize_t)len && fchmod(fd, 0644) == 0)
-		rc = YX_OK;
-	if (close(fd) == -1)
-		rc = YX_E_IO;
-	if (rc == YX_OK && renameat(dfd, tmp, dfd, HOSTS_NAME) == -1)
-		rc = YX_E_IO;
-	if (rc != YX_OK)
-		(void)unlinkat(dfd, tmp, 0);
-	return rc;
+	return yx_replace_at(dfd, HOSTS_NAME, &r) == YX_OK ? YX_OK : YX_E_IO;
+}
+
+/*
+ * Open <saves_dir>/<name> (made when missing) with flags | O_DIRECTORY |
+ * O_NOFOLLOW, and require a directory only we may write: every sandbox
+ * mounts what it holds. fd, or -1 with errno.
+ */
+static int
+etc_dir_open(const char *saves_dir, const char *name, int flags)
+{
+	struct stat	st;
+	int		sfd, dfd = -1, en = 0;
+
+	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((mkdirat(sfd, name, 0755) == -1 && errno != EEXIST) ||
+	    (dfd = openat(sfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(dfd, &st) == -1)
+		en = errno;
+	else if (st.st_uid != geteuid() || (st.st_mode & 022) != 0)
+		en = EPERM;
+	close(sfd);
+	if (en != 0) {
+		if (dfd != -1)
+			close(dfd);
+		errno = en;
+		return -1;
+	}
+	return dfd;
+}
+
+/* <saves_dir>/<rel> into path. YX_OK, or YX_E_IO (errno ENAMETOOLONG). */
+static int
+etc_path(char *path, size_t len, const char *saves_dir, const char *rel)
+{
+	if ((size_t)snprintf(path, len, "%s/%s", saves_dir, rel) < len)
+		return YX_OK;
+	errno = ENAMETOOLONG;
+	return YX_E_IO;
 }
 
 int
 yx_exec_hosts_setup(const char *saves_dir, char *path, size_t len)
 {
-	struct stat	st;
-	int		sfd = -1, dfd = -1, rc = YX_E_IO;
+	int dfd, rc = YX_E_IO;
 
-	path[0] = '\0';
-	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (mkdirat(sfd, HOSTS_DIR, 0755) == -1 && errno != EEXIST) ||
-	    (dfd = openat(sfd, HOSTS_DIR,
-		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-	    fstat(dfd, &st) == -1)
-		goto fail;
-	/* only we may write there: the engine mounts what the name holds */
-	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-		errno = EPERM;
-		goto fail;
+	if ((dfd = etc_dir_open(saves_dir, HOSTS_DIR, O_PATH)) != -1 &&
+	    (hosts_current(dfd) || hosts_write(dfd) == YX_OK))
+		rc = etc_path(path, len, saves_dir, HOSTS_DIR "/" HOSTS_NAME);
+	if (rc != YX_OK) {
+		log_warnx("%s/" HOSTS_DIR "/" HOSTS_NAME ": %s; sandboxes get the "
+			  "engine's network setup",
+		    saves_dir, strerror(errno));
+		path[0] = '\0';
 	}
-	if (!hosts_current(dfd) && hosts_write(dfd) != YX_OK)
-		goto fail;
-	if ((size_t)snprintf(path, len, "%s/" HOSTS_DIR "/" HOSTS_NAME,
-		saves_dir) >= len) {
-		errno = ENAMETOOLONG;
-		goto fail;
-	}
-	rc = YX_OK;
-	goto done;
-fail:
-	log_warnx("%s/" HOSTS_DIR "/" HOSTS_NAME ": %s; sandboxes get the "
-		  "engine's network setup",
-	    saves_dir, strerror(errno));
-	path[0] = '\0';
-done:
 	if (dfd != -1)
 		close(dfd);
-	if (sfd != -1)
-		close(sfd);
 	return rc;
 }
 
@@ -145,8 +152,7 @@ mnt_link(int dfd, const char *name, const char *target)
 
 	if (n == (ssize_t)strlen(target) && memcmp(buf, target, (size_t)n) == 0)
 		return YX_OK;
-	if ((unlinkat(dfd, name, 0) == -1 && errno != ENOENT) ||
-	    symlinkat(target, dfd, name) == -1)
+	if (yx_replace_at(dfd, name, &(struct yx_replace){ .link = target }) != YX_OK)
 		return YX_E_IO;
 	return YX_OK;
 }
@@ -154,39 +160,22 @@ mnt_link(int dfd, const char *name, const char *target)
 int
 yx_exec_mnt_setup(const char *saves_dir, char *path, size_t len)
 {
-	struct stat	st;
-	size_t		i;
-	int		sfd = -1, dfd = -1, rc = YX_E_IO;
+	size_t	i;
+	int	dfd, rc = YX_E_IO;
 
-	path[0] = '\0';
-	if ((sfd = open(saves_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (mkdirat(sfd, MNT_DIR, 0755) == -1 && errno != EEXIST) ||
-	    (dfd = openat(sfd, MNT_DIR,
-		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-	    fstat(dfd, &st) == -1)
-		goto fail;
-	/* only we may write there: every sandbox mounts what it holds */
-	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-		errno = EPERM;
-		goto fail;
+	if ((dfd = etc_dir_open(saves_dir, MNT_DIR, O_RDONLY)) != -1) {
+		rc = YX_OK;
+		for (i = 0; rc == YX_OK && i < sizeof(mnt_links) / sizeof(mnt_links[0]); i++)
+			rc = mnt_link(dfd, mnt_links[i][0], mnt_links[i][1]);
+		if (rc == YX_OK)
+			rc = etc_path(path, len, saves_dir, MNT_DIR);
 	}
-	for (i = 0; i < sizeof(mnt_links) / sizeof(mnt_links[0]); i++)
-		if (mnt_link(dfd, mnt_links[i][0], mnt_links[i][1]) != YX_OK)
-			goto fail;
-	if ((size_t)snprintf(path, len, "%s/" MNT_DIR, saves_dir) >= len) {
-		errno = ENAMETOOLONG;
-		goto fail;
+	if (rc != YX_OK) {
+		log_warnx("%s/" MNT_DIR ": %s; sandboxes have no /mnt/user-data",
+		    saves_dir, strerror(errno));
+		path[0] = '\0';
 	}
-	rc = YX_OK;
-	goto done;
-fail:
-	log_warnx("%s/" MNT_DIR ": %s; sandboxes have no /mnt/user-data",
-	    saves_dir, strerror(errno));
-	path[0] = '\0';
-done:
 	if (dfd != -1)
 		close(dfd);
-	if (sfd != -1)
-		close(sfd);
 	return rc;
 }

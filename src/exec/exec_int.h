@@ -1,21 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec_int.h - executor internals shared with tests and benchmarks (private
- * to src/exec; docs/agent.md "Transport selection").
+ * exec_int.h - executor internals (private to src/exec; docs/agent.md
+ * "Transport selection"): what tests and benchmarks may use, then what the
+ * executor's four files share.
  *
  * The executor runs a command through the in-sandbox agent when it answers
  * and through the engine exec path (driver exec of the runner) otherwise.
  * The environment picks the default (YUXI_EXEC_AGENT=auto|off|only, read by
  * yx_executor_new); tests force one path with yx_executor_set_transport()
  * and read the counters to prove which path ran.
+ *
+ * The executor's files, each one step of a command (executor.c calls the
+ * others; exec_acquire.c calls exec_lease.c and exec_prepare.c;
+ * exec_lease.c calls exec_prepare.c; nothing calls back up):
+ *   executor.c      the public calls: new/free, run, spawn, the result
+ *                   (kept bytes, masked), the pool's fill;
+ *   exec_prepare.c  preparing a run: the sandbox user, profile and
+ *                   environment, the host layout, the agent directory
+ *                   (opened; emptied for a new container), the egress
+ *                   socket, the output masking rules;
+ *   exec_acquire.c  acquiring a box: the container spec and its
+ *                   fingerprint, the extra mounts, the pool's fit and
+ *                   adoption, the provider's before-create checks; then
+ *                   acquire, run, unhold, retried once on a vanished one;
+ *   exec_lease.c    running in a lease: through the agent (asked, started
+ *                   when it does not answer), else the engine exec; a
+ *                   sandbox that died under a command.
  */
 #ifndef YUXI_EXEC_INT_H
 #define YUXI_EXEC_INT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "yuxi/broker.h"
+#include "yuxi/driver.h"
 #include "yuxi/executor.h"
+#include "yuxi/hash.h"
+#include "yuxi/provider.h"
 #include "exec/agent_client.h"
+#include "exec/outcap.h"
 
 enum yx_exec_transport {
 	YX_EXEC_TRANSPORT_AUTO,		/* agent, else the engine path */
@@ -50,5 +75,134 @@ int	yx_exec_hosts_setup(const char *saves_dir, char *path, size_t len);
  * YX_OK, or YX_E_IO with path "" (logged: sandboxes then have no /mnt).
  */
 int	yx_exec_mnt_setup(const char *saves_dir, char *path, size_t len);
+
+/* What the executor's files share (not for tests). */
+#define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
+#define YX_NOSTART_SLOTS	8	/* containers where the agent won't start */
+#define YX_EXEC_ENV_MAX		(4 + YX_PROFILE_ENV_MAX + 4)	/* base, profile, proxy */
+
+/* The output masking rules of one run (exec_prepare_mask_rules). */
+#define EXEC_MASK_RULES		YX_EXEC_MASKS
+
+struct exec_nostart {
+	char	container_id[YX_SHM_CONTAINER_ID_MAX];
+	int64_t	until_ms;
+};
+
+struct yx_executor {
+	const struct yx_config	*cfg;
+	struct yx_driver	*drv;
+	struct yx_provider	 prov;
+	enum yx_exec_transport	 transport;
+	char			 agent_host[YX_CFG_PATH];	/* "" = none */
+	char			 hosts[YX_CFG_PATH + 16];	/* /etc/hosts; "" = none */
+	char			 mnt[YX_CFG_PATH + 16];	/* /mnt's links; "" = none */
+	struct yx_agent_opts	 aopts;
+	struct yx_exec_stats	 stats;
+	struct exec_nostart	 nostart[YX_NOSTART_SLOTS];
+	unsigned		 nostart_next;
+	/* the pool's boxes: the default profile's settings, their spec
+	 * string (exec_acquire_spec_str) and key; a thread takes a box only when its
+	 * own settings give the same string */
+	struct yx_config	 pool_eff;
+	char			 pool_spec[2048];
+	struct yx_pool_key	 pool_key;
+};
+
+/* A background process to start instead of a command (yx_executor_spawn). */
+struct exec_bg {
+	const char	*id;
+	size_t		 ring;
+};
+
+/* Per-run state (exec_prepare.c fills it), shared by every step and with
+ * the spill callback. */
+struct exec_run {
+	struct yx_broker	 broker;
+	unsigned		 uid, gid;	/* the thread's sandbox user */
+	bool			 own_uid;	/* uid is the thread's own (range) */
+	unsigned		 repaired;	/* layout folders made again */
+	char			 user[32];	/* "uid:gid" */
+	/* what its sandbox runs as: uid, or the own uid of the pool box
+	 * serving the thread (its agent directory's owner, yx_uid_serves) */
+	unsigned		 su;
+	char			 suser[32];	/* "su:su" or user */
+	const char		*saves, *tid;	/* borrowed: cfg's, the request's */
+	char			 etc[2][YX_CFG_PATH + 200]; /* passwd, group; "" */
+	char			 spill_name[96];
+	bool			 spill_opened;
+	char			 user_data[YX_CFG_PATH + 200];
+	int			 rundir_fd;	/* -1: no agent this run */
+	char			 rundir[YX_CFG_PATH + 200];
+	/* a pool box's own user-data and skills directories, passwd and
+	 * group files; "": none */
+	char			 boxdir[4][YX_CFG_PATH + 200];
+	const struct yx_profile	*prof;		/* never NULL */
+	struct yx_config	 eff;		/* cfg with the profile's settings */
+	const char		*env[YX_EXEC_ENV_MAX + 1];	/* of commands */
+	char			 egress[YX_CFG_PATH + 200];	/* "": no network */
+	char			 ro_rw[2][YX_CFG_PATH + 240];	/* ro: rw subfolders */
+	/* where the output goes: yx_outcap_write(oc), or the stream sink */
+	struct yx_outcap	*oc;
+	yx_output_fn		 sink;
+	int			(*tick)(void *);
+	void			*sink_arg;
+	const struct exec_bg	*bg;		/* NULL: a command */
+};
+
+/*
+ * One command, for both paths (caller storage). The engine runs the runner,
+ *   yuxi-run -t T -C WORKSPACE -- /bin/sh -c CMD
+ * the agent gets "/bin/sh -c CMD" with the same workdir, timeout and
+ * environment and runs it with the runner's own code (run_core.c).
+ */
+struct exec_cmd {
+	char			 tbuf[16];
+	const char		*argv[10];
+	struct yx_exec_req	 xr;		/* engine path */
+	struct yx_exec_req	 axr;		/* agent path */
+};
+
+#define EXEC_SH_ARGV	6	/* argv + 6 = "/bin/sh", "-c", CMD */
+
+/* exec_prepare.c: the base environment of commands (HOME, PATH, LANG, USER) */
+extern const char *const exec_prepare_env[];
+int	exec_prepare_init(struct yx_executor *ex,
+			 const struct yx_exec_request *req, struct exec_run *run,
+			 struct yx_errctx *err);
+int	exec_prepare_run(struct yx_executor *ex,
+			 const struct yx_exec_request *req, struct exec_run *run,
+			 struct yx_errctx *err);
+void	exec_prepare_note_su(struct exec_run *run);
+void	exec_prepare_rundir_reset(const struct exec_run *run);
+size_t	exec_prepare_mask_rules(const struct yx_executor *ex,
+		      const struct exec_run *run, struct yx_mask_rule rules[EXEC_MASK_RULES]);
+
+/* exec_acquire.c: a new container's command when the agent is used */
+extern const char *const exec_acquire_init_argv[];
+void	exec_acquire_spec_str(const struct yx_executor *ex,
+			const struct yx_config *c, const struct yx_profile *prof, char *spec,
+			size_t len);
+int	exec_acquire_run(struct yx_executor *ex,
+			 const struct yx_exec_request *req, struct exec_run *run, int timeout,
+			 struct yx_exec_result *res, struct yx_errctx *err);
+
+/* exec_lease.c */
+void	exec_lease_cmd_init(struct exec_cmd *c, const struct exec_run *run,
+    const char *command, int timeout);
+int	exec_lease_agent_fast(struct yx_executor *ex,
+     const struct yx_acquire_req *ar, struct exec_run *run,
+     const struct yx_exec_req *xr, struct yx_exec_result *res, bool *done,
+     struct yx_errctx *err);
+int	exec_lease_run(struct yx_executor *ex, const struct yx_lease *lease,
+     const struct exec_run *run, const struct exec_cmd *cmd,
+     struct yx_exec_result *res, bool *started, struct yx_errctx *err);
+bool	exec_lease_died(struct yx_executor *ex, const struct yx_lease *lease,
+    const struct yx_exec_req *xr, struct yx_exec_result *res);
+bool	exec_lease_gone(struct yx_executor *ex, const struct yx_lease *lease,
+    int rc);
+void	exec_lease_note_box(const struct yx_executor *ex, struct exec_run *run,
+    const char *sandbox_id);
+void	exec_lease_box_rundir(struct exec_run *run, const char *sandbox_id);
 
 #endif /* YUXI_EXEC_INT_H */

@@ -33,6 +33,7 @@
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/procs.h"
+#include "yuxi/replace.h"
 #include "yuxi/text.h"
 #include "yuxi/threads.h"
 #include "exec/agent_client.h"
@@ -118,10 +119,8 @@ static int
 proc_record_write(int dfd, const struct yx_proc *p, bool create)
 {
 	struct json_object	*o = json_object_new_object();
-	const char		*s;
-	char			 tmp[YX_PROC_ID_SIZE + 32];
-	size_t			 len = 0;
-	int			 fd = -1, rc = YX_E_IO;
+	struct yx_replace	 r = { .mode = 0600 };
+	int			 rc = YX_E_IO;
 
 	if (o == NULL)
 		return YX_E_NOMEM;
@@ -136,25 +135,14 @@ proc_record_write(int dfd, const struct yx_proc *p, bool create)
 	json_object_object_add(o, "ended_at", json_object_new_int64(p->ended_at));
 	json_object_object_add(o, "output_bytes",
 	    json_object_new_int64((int64_t)p->output_bytes));
-	/* one temporary per process: two workers may refresh it at once */
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", p->id, (int)getpid());
-	if ((s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN,
-		 &len)) == NULL ||
-	    (fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		 0600)) == -1)
-		goto done;
-	if (write(fd, s, len) != (ssize_t)len || fsync(fd) != 0)
-		goto done;
-	if (create)
-		rc = renameat(dfd, tmp, dfd, p->id) == 0 ? YX_OK : YX_E_IO;
-	else if (renameat2(dfd, tmp, dfd, p->id, RENAME_EXCHANGE) == 0)
-		rc = YX_OK;	/* tmp holds the old one now: removed below */
-	else
-		rc = errno == ENOENT ? YX_E_NOT_FOUND : YX_E_IO;
-done:
-	if (fd != -1)
-		close(fd);
-	(void)unlinkat(dfd, tmp, 0);
+	/* yx_replace_at's temporary is the process's own: two workers may
+	 * refresh a record at once */
+	if (!create)
+		r.flags = YX_REPLACE_EXISTING;
+	if ((r.data = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN,
+		 &r.len)) != NULL &&
+	    (rc = yx_replace_at(dfd, p->id, &r)) != YX_OK && rc != YX_E_NOT_FOUND)
+		rc = YX_E_IO;
 	if (rc == YX_E_IO)
 		log_warn("process record %s", p->id);
 	json_object_put(o);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "yuxi/sock.h"
 #include "guest/relay.h"
 
 #define RELAY_CONNS_MAX		64
@@ -56,17 +57,6 @@ relay_set(const char *arg)
 	return 0;
 }
 
-static void
-relay_send_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0 && (w = send(fd, p, n, MSG_NOSIGNAL)) > 0) {
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* Copy both ways until both sides closed, an error, or idle too long. */
 static void
 relay_pump(int a, int b)
@@ -95,7 +85,7 @@ relay_pump(int a, int b)
 					in[1 - i] = false;
 				continue;
 			}
-			relay_send_all(fds[1 - i], buf, (size_t)n);
+			(void)yx_sock_send_all(fds[1 - i], buf, (size_t)n);
 		}
 	}
 }
@@ -116,7 +106,7 @@ relay_conn(int c)
 					  "host proxy does not answer\r\n"
 					  "Content-Length: 0\r\nConnection: close\r\n\r\n";
 
-		relay_send_all(c, msg, sizeof(msg) - 1);
+		(void)yx_sock_send_all(c, msg, sizeof(msg) - 1);
 		_exit(1);
 	}
 	relay_pump(c, u);

@@ -66,10 +66,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "yuxi/sock.h"
 #include "guest/agent_keeper.h"
 #include "guest/agent_prime.h"
 #include "guest/agent_proto.h"
-#include "guest/agent_scm.h"
 #include "guest/relay.h"
 #include "guest/run_core.h"
 
@@ -123,11 +123,11 @@ agent_recv(int fd, char *p, size_t n, int *passed)
 {
 	ssize_t	r;
 	size_t	nfd;
-	int	fds[AGENT_SCM_MAX], bad;
+	int	fds[YX_SOCK_FDS_MAX], bad;
 
-	if ((r = agent_scm_recv(fd, p, n, MSG_DONTWAIT, fds, &nfd, &bad)) == -1)
+	if ((r = yx_sock_recv_fds(fd, p, n, MSG_DONTWAIT, fds, &nfd, &bad)) == -1)
 		return -1;
-	return agent_scm_settle(fds, nfd, bad, passed) == -1 ? -1 : r;
+	return yx_sock_settle_fds(fds, nfd, bad, passed) == -1 ? -1 : r;
 }
 
 /* Read exactly n bytes before the deadline. 0, or -1 (EOF, error, late). */

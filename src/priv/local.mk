@@ -1,10 +1,5 @@
 # SPDX-License-Identifier: MIT
 # src/priv: the privileged helper (CAP_SYS_ADMIN: per-thread disk images).
-libyuxi_a_SOURCES += \
-	include/yuxi/priv.h \
-	src/priv/priv_int.h \
-	src/priv/priv.c \
-	src/priv/priv_helper.c \
-	src/priv/priv_disk.c \
-	src/priv/priv_pool.c \
-	src/priv/priv_box.c
+libyuxi_a_SOURCES += include/yuxi/priv.h src/priv/priv_int.h \
+	src/priv/priv.c src/priv/priv_helper.c src/priv/priv_disk.c \
+	src/priv/priv_pool.c src/priv/priv_box.c

@@ -36,6 +36,7 @@
 #include "yuxi/log.h"
 #include "yuxi/ident.h"
 #include "yuxi/sig.h"
+#include "yuxi/sock.h"
 #include "priv/priv_int.h"
 #ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
@@ -397,30 +398,9 @@ priv_poll(int fd, short events, int64_t deadline)
 static int
 priv_send(const struct priv_req *rq, int rfd, int64_t deadline)
 {
-	union {
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr	align;
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = (void *)rq;
-	iov.iov_len = sizeof(*rq);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &rfd, sizeof(int));
 	for (;;) {
-		if (sendmsg(priv.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) ==
-		    (ssize_t)sizeof(*rq))
+		if (yx_sock_send_fd(priv.fd, rq, sizeof(*rq), rfd,
+			MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(*rq))
 			return 0;
 		if (errno != EAGAIN && errno != EINTR)
 			return errno;

@@ -501,34 +501,53 @@ priv_tidy_root(int tfd)
 	close(rfd);
 }
 
+/*
+ * A thread's disk image and the user-data directory it is mounted on, as
+ * mount, unmount and usage open them together (-1: not open).
+ */
+struct priv_disk {
+	int		imgfd;
+	int		ufd;
+	struct stat	img;
+};
+
+static void
+priv_disk_close(struct priv_disk *d)
+{
+	if (d->ufd != -1)
+		close(d->ufd);
+	if (d->imgfd != -1)
+		close(d->imgfd);
+}
+
 int
 priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 {
-	struct stat	img;
-	char		dev[PATH_MAX], tgt[40];
-	int		imgfd = -1, ufd = -1, lfd = -1, r, rc = YX_OK;
+	struct priv_disk	d = { .imgfd = -1, .ufd = -1 };
+	char			dev[PATH_MAX], tgt[40];
+	int			lfd = -1, r, rc = YX_OK;
 
-	if ((imgfd = priv_image_open(tfd, &img)) == -1) {
+	if ((d.imgfd = priv_image_open(tfd, &d.img)) == -1) {
 		rc = priv_fail_errno(e, errno, "disk image");
 		goto done;
 	}
-	if ((r = priv_userdata(tfd, &ufd)) == -1) {
+	if ((r = priv_userdata(tfd, &d.ufd)) == -1) {
 		rc = priv_fail_errno(e, errno, "user-data");
 		goto done;
 	}
 	if (r == 1) {	/* mounted already: fine if it is this image */
-		if (!priv_backed_by(ufd, &img))
+		if (!priv_backed_by(d.ufd, &d.img))
 			rc = yx_fail(e, YX_E_BUSY,
 			    "another filesystem is mounted on user-data");
 		goto done;
 	}
-	if ((lfd = priv_loop_find(imgfd, &img, dev, sizeof(dev))) == -1 &&
-	    (lfd = priv_loop_attach(imgfd, dev, sizeof(dev))) == -1) {
+	if ((lfd = priv_loop_find(d.imgfd, &d.img, dev, sizeof(dev))) == -1 &&
+	    (lfd = priv_loop_attach(d.imgfd, dev, sizeof(dev))) == -1) {
 		log_warn("thread %s: no loop device", name);
 		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
 		goto done;
 	}
-	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", ufd);
+	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", d.ufd);
 	if (mount(dev, tgt, "ext4", PRIV_MOUNT_FLAGS, PRIV_MOUNT_DATA) == -1) {
 		log_warn("thread %s: mount %s", name, dev);
 		rc = yx_fail(e, YX_E_IO, "cannot mount the disk image");
@@ -539,34 +558,31 @@ priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 done:
 	if (lfd != -1)	/* after the mount: autoclear waits for it now */
 		close(lfd);
-	if (ufd != -1)
-		close(ufd);
-	if (imgfd != -1)
-		close(imgfd);
+	priv_disk_close(&d);
 	return rc;
 }
 
 int
 priv_image_unmount(int tfd, const char *name, struct yx_errctx *e)
 {
-	struct stat	img;
-	char		tgt[40];
-	int		imgfd = -1, ufd = -1, r, rc = YX_OK;
+	struct priv_disk	d = { .imgfd = -1, .ufd = -1 };
+	char			tgt[40];
+	int			r, rc = YX_OK;
 
-	if ((r = priv_userdata(tfd, &ufd)) == -1) {
+	if ((r = priv_userdata(tfd, &d.ufd)) == -1) {
 		if (errno != ENOENT)
 			rc = priv_fail_errno(e, errno, "user-data");
 		goto done;
 	}
 	if (r == 0)	/* nothing mounted */
 		goto done;
-	if ((imgfd = priv_image_open(tfd, &img)) == -1 ||
-	    !priv_backed_by(ufd, &img)) {
+	if ((d.imgfd = priv_image_open(tfd, &d.img)) == -1 ||
+	    !priv_backed_by(d.ufd, &d.img)) {
 		rc = yx_fail(e, YX_E_BUSY,
 		    "user-data is not mounted from the thread's disk image");
 		goto done;
 	}
-	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", ufd);
+	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", d.ufd);
 	/* detach: a descriptor still open inside keeps it alive, not us */
 	if (umount2(tgt, MNT_DETACH) == -1) {
 		log_warn("thread %s: umount", name);
@@ -575,10 +591,7 @@ priv_image_unmount(int tfd, const char *name, struct yx_errctx *e)
 	}
 	log_info("thread %s: disk image unmounted", name);
 done:
-	if (ufd != -1)
-		close(ufd);
-	if (imgfd != -1)
-		close(imgfd);
+	priv_disk_close(&d);
 	return rc;
 }
 
@@ -597,18 +610,18 @@ priv_image_remove(int tfd, const char *name, struct yx_errctx *e)
 int
 priv_image_usage(int tfd, struct yx_priv_usage *u, struct yx_errctx *e)
 {
-	struct statfs	sf;
-	struct stat	img;
-	int		imgfd = -1, ufd = -1, rc;
+	struct priv_disk	d = { .imgfd = -1, .ufd = -1 };
+	struct statfs		sf;
+	int			rc;
 
 	memset(u, 0, sizeof(*u));
-	if (priv_userdata(tfd, &ufd) != 1 ||
-	    (imgfd = priv_image_open(tfd, &img)) == -1 ||
-	    !priv_backed_by(ufd, &img)) {
+	if (priv_userdata(tfd, &d.ufd) != 1 ||
+	    (d.imgfd = priv_image_open(tfd, &d.img)) == -1 ||
+	    !priv_backed_by(d.ufd, &d.img)) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "no disk image mounted");
 		goto done;
 	}
-	if (fstatfs(ufd, &sf) == -1) {
+	if (fstatfs(d.ufd, &sf) == -1) {
 		rc = priv_fail_errno(e, errno, "user-data");
 		goto done;
 	}
@@ -619,9 +632,6 @@ priv_image_usage(int tfd, struct yx_priv_usage *u, struct yx_errctx *e)
 	u->files_free = (uint64_t)sf.f_ffree;
 	rc = YX_OK;
 done:
-	if (ufd != -1)
-		close(ufd);
-	if (imgfd != -1)
-		close(imgfd);
+	priv_disk_close(&d);
 	return rc;
 }

@@ -4,7 +4,7 @@
  * §3) over the shared table and a container driver; see
  * include/yuxi/provider.h for the contract.
  *
- * Every decision is taken under the table lock by yx_prov_decide(), which
+ * Every decision is taken under the table lock by prov_decide(), which
  * returns one step: DONE (a hold was taken), WAIT (someone else's claim is
  * in progress), EVICT (we claimed an idle victim DESTROYING), or BUILD (we
  * claimed the thread's slot CREATING). The driver is then called with the
@@ -61,7 +61,7 @@ yx_provider_set_hash_hook(yx_sid_hash_fn fn)
 }
 
 static void
-yx_sid_sha256(const char *thread_id, char hex[65])
+prov_sid_sha256(const char *thread_id, char hex[65])
 {
 	(void)yx_sha256_hex(thread_id, strlen(thread_id), hex);
 }
@@ -76,7 +76,7 @@ yx_sandbox_id_derive(const char *thread_id, size_t len, char *out)
 	if (yx_sid_hook != NULL)
 		yx_sid_hook(thread_id, hex);
 	else
-		yx_sid_sha256(thread_id, hex);
+		prov_sid_sha256(thread_id, hex);
 	hex[64] = '\0';
 	if (strlen(hex) != 64)
 		return YX_E_INTERNAL;
@@ -169,7 +169,7 @@ yx_prov_lock_hard(struct yx_provider *p)
 /* Control (YX_CONTROL_OFF=poolsingle): slot idx, a used pool box claimed
  * DESTROYING by me, goes back to the pool with its container as it is. */
 static int
-yx_prov_pool_return(struct yx_provider *p, uint32_t idx, uint64_t gen,
+prov_pool_return(struct yx_provider *p, uint32_t idx, uint64_t gen,
     const struct yx_shm_pid *me, const char *ref)
 {
 	struct yx_container_info	 info;
@@ -212,7 +212,7 @@ yx_prov_destroy_claimed(struct yx_provider *p, uint32_t idx, uint64_t gen,
 	/* control: a used box goes back to the pool (single use off) */
 	if (yx_provider_is_box(box) && s->thread_id[0] != '\0' &&
 	    yx_control_off("poolsingle") &&
-	    yx_prov_pool_return(p, idx, gen, me, ref) == YX_OK)
+	    prov_pool_return(p, idx, gen, me, ref) == YX_OK)
 		return YX_OK;
 #endif
 	rc = yx_prov_remove(p, ref, err);
@@ -258,7 +258,7 @@ yx_provider_fini(struct yx_provider *p)
 }
 
 static bool
-yx_prov_skill_name_valid(const char *n)
+prov_skill_name_valid(const char *n)
 {
 	size_t i, len;
 
@@ -276,7 +276,7 @@ yx_prov_skill_name_valid(const char *n)
 
 /* YX_OK, or the error for the first bad field of req. */
 static int
-yx_prov_req_check(const struct yx_provider *p,
+prov_req_check(const struct yx_provider *p,
     const struct yx_acquire_req *req, struct yx_errctx *err)
 {
 	size_t i;
@@ -292,7 +292,7 @@ yx_prov_req_check(const struct yx_provider *p,
 		return yx_fail(err, YX_E_BAD_REQUEST,
 		    "skills fingerprint too long");
 	for (i = 0; i < req->nskills; i++)
-		if (!yx_prov_skill_name_valid(req->skills[i].name) ||
+		if (!prov_skill_name_valid(req->skills[i].name) ||
 		    req->skills[i].host_path == NULL ||
 		    req->skills[i].host_path[0] != '/')
 			return yx_fail(err, YX_E_BAD_REQUEST,
@@ -304,7 +304,7 @@ yx_prov_req_check(const struct yx_provider *p,
 }
 
 static const char *
-yx_prov_fp(const struct yx_acquire_req *req)
+prov_fp(const struct yx_acquire_req *req)
 {
 	return req->skills_fp != NULL ? req->skills_fp : "";
 }
@@ -315,7 +315,7 @@ yx_prov_fp(const struct yx_acquire_req *req)
  * or YX_E_INTERNAL when even 64 digits collide.
  */
 static int
-yx_prov_pick_sid(struct yx_provider *p, const char *thread_id, size_t minlen,
+prov_pick_sid(struct yx_provider *p, const char *thread_id, size_t minlen,
     char *sid, char *name)
 {
 	struct yx_table	*t = p->table;
@@ -338,7 +338,7 @@ yx_prov_pick_sid(struct yx_provider *p, const char *thread_id, size_t minlen,
 /* Under the lock: the lowest free published port, 0 when not publishing.
  * YX_OK or YX_E_CAPACITY. */
 static int
-yx_prov_alloc_port(struct yx_provider *p, int32_t *port)
+prov_alloc_port(struct yx_provider *p, int32_t *port)
 {
 	struct yx_table	*t = p->table;
 	uint32_t	 i;
@@ -367,7 +367,7 @@ yx_prov_alloc_port(struct yx_provider *p, int32_t *port)
  * build makes an ordinary sandbox. YX_OK or YX_E_INTERNAL (slot cleared).
  */
 static int
-yx_prov_unbox(struct yx_provider *p, struct yx_shm_slot *s,
+prov_unbox(struct yx_provider *p, struct yx_shm_slot *s,
     struct yx_prov_step *st)
 {
 	char sid[YX_SHM_SANDBOX_ID_MAX], name[YX_SHM_CONTAINER_NAME_MAX];
@@ -376,7 +376,7 @@ yx_prov_unbox(struct yx_provider *p, struct yx_shm_slot *s,
 		return YX_OK;
 	(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 	(void)yx_strlcpy(st->box, s->sandbox_id, sizeof(st->box));
-	if (yx_prov_pick_sid(p, s->thread_id, YX_SANDBOX_ID_LEN, sid, name) !=
+	if (prov_pick_sid(p, s->thread_id, YX_SANDBOX_ID_LEN, sid, name) !=
 	    YX_OK) {
 		yx_table_slot_clear(p->table, s);
 		return YX_E_INTERNAL;
@@ -389,7 +389,7 @@ yx_prov_unbox(struct yx_provider *p, struct yx_shm_slot *s,
 
 /* Locked: drop holds of dead processes from sandboxes; the count dropped. */
 static unsigned
-yx_prov_drop_dead_running(struct yx_provider *p)
+prov_drop_dead_running(struct yx_provider *p)
 {
 	struct yx_shm_slot	*s;
 	uint32_t		 i;
@@ -411,7 +411,7 @@ yx_prov_drop_dead_running(struct yx_provider *p)
  * YX_E_CAPACITY / YX_E_SANDBOX_LIMIT.
  */
 static int
-yx_prov_choose(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_choose(struct yx_provider *p, const struct yx_acquire_req *req,
     struct yx_evict_choice *ch)
 {
 	struct yx_table		*t = p->table;
@@ -429,14 +429,14 @@ yx_prov_choose(struct yx_provider *p, const struct yx_acquire_req *req,
 		rq.fair = false;
 #endif
 	rc = yx_prov_evict_choose(t->slots, t->hdr->capacity, &rq, ch);
-	if (rc != YX_OK && yx_prov_drop_dead_running(p) > 0)
+	if (rc != YX_OK && prov_drop_dead_running(p) > 0)
 		rc = yx_prov_evict_choose(t->slots, t->hdr->capacity, &rq, ch);
 	return rc;
 }
 
-/* The refusal of yx_prov_choose() in words for the caller. */
+/* The refusal of prov_choose() in words for the caller. */
 static int
-yx_prov_refuse(struct yx_provider *p, int rc, const struct yx_evict_choice *ch,
+prov_refuse(struct yx_provider *p, int rc, const struct yx_evict_choice *ch,
     struct yx_errctx *err)
 {
 	if (rc == YX_E_SANDBOX_LIMIT)
@@ -453,7 +453,7 @@ yx_prov_refuse(struct yx_provider *p, int rc, const struct yx_evict_choice *ch,
 }
 
 static void
-yx_prov_lease_fill(struct yx_lease *l, const struct yx_shm_slot *s,
+prov_lease_fill(struct yx_lease *l, const struct yx_shm_slot *s,
     uint32_t idx, const struct yx_shm_pid *me)
 {
 	l->slot = idx;
@@ -469,7 +469,7 @@ yx_prov_lease_fill(struct yx_lease *l, const struct yx_shm_slot *s,
 }
 
 static void
-yx_prov_step_own(struct yx_prov_step *st, enum yx_prov_action a,
+prov_step_own(struct yx_prov_step *st, enum yx_prov_action a,
     uint32_t idx, const struct yx_shm_slot *s)
 {
 	st->action = a;
@@ -481,7 +481,7 @@ yx_prov_step_own(struct yx_prov_step *st, enum yx_prov_action a,
 
 /* Locked: the thread has slot idx. Hold it, or claim it, or wait. */
 static int
-yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, uint32_t idx, struct yx_prov_step *st,
     struct yx_lease *lease)
 {
@@ -495,13 +495,13 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 		}
 		/* Claimer died (or orphaned removal): take it over. */
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
-		if ((rc = yx_prov_unbox(p, s, st)) != YX_OK)
+		if ((rc = prov_unbox(p, s, st)) != YX_OK)
 			return rc;
 		s->container_id[0] = '\0';
-		yx_prov_step_own(st, YX_STEP_BUILD, idx, s);
+		prov_step_own(st, YX_STEP_BUILD, idx, s);
 		return YX_OK;
 	}
-	if (strcmp(s->skills_fp, yx_prov_fp(req)) != 0) {
+	if (strcmp(s->skills_fp, prov_fp(req)) != 0) {
 		/* Visible skills changed: recreate once nobody uses it. */
 		if (s->nholds > 0)
 			(void)yx_table_slot_drop_dead(s);
@@ -511,12 +511,12 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 		}
 		(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
-		if ((rc = yx_prov_unbox(p, s, st)) != YX_OK)
+		if ((rc = prov_unbox(p, s, st)) != YX_OK)
 			return rc;
 		s->container_id[0] = '\0';
-		(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req),
+		(void)yx_strlcpy(s->skills_fp, prov_fp(req),
 		    sizeof(s->skills_fp));
-		yx_prov_step_own(st, YX_STEP_BUILD, idx, s);
+		prov_step_own(st, YX_STEP_BUILD, idx, s);
 		return YX_OK;
 	}
 	if ((rc = yx_table_hold_add(s, me)) != YX_OK)
@@ -531,7 +531,7 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
 		yx_table_set_state(p->table, s, YX_SLOT_ACTIVE);
 	s->last_used_at = yx_now_ms();
 	s->idle_s = req->idle_timeout;	/* a PATCH since the last command */
-	yx_prov_lease_fill(lease, s, idx, me);
+	prov_lease_fill(lease, s, idx, me);
 	st->action = YX_STEP_DONE;
 	return YX_OK;
 }
@@ -545,7 +545,7 @@ yx_prov_decide_slot(struct yx_provider *p, const struct yx_acquire_req *req,
  * serves this thread only. True with st set (ASSIGN), else false.
  */
 static bool
-yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, int rc, const struct yx_evict_choice *ch,
     struct yx_prov_step *st)
 {
@@ -573,10 +573,10 @@ yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
 	(void)yx_strlcpy(s->thread_id, req->thread_id, sizeof(s->thread_id));
 	(void)yx_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
 	(void)yx_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
-	(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
+	(void)yx_strlcpy(s->skills_fp, prov_fp(req), sizeof(s->skills_fp));
 	s->idle_s = req->idle_timeout;
 	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
-	yx_prov_step_own(st, YX_STEP_ASSIGN, i, s);
+	prov_step_own(st, YX_STEP_ASSIGN, i, s);
 	(void)yx_strlcpy(st->cid, s->container_id, sizeof(st->cid));
 	st->uid = s->uid;
 	return true;
@@ -584,7 +584,7 @@ yx_prov_pool_take(struct yx_provider *p, const struct yx_acquire_req *req,
 
 /* Locked: claim a free slot CREATING for the thread. */
 static int
-yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, bool pool, struct yx_prov_step *st,
     struct yx_errctx *err)
 {
@@ -597,16 +597,16 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 	uint32_t		 i;
 	int			 rc;
 
-	rc = yx_prov_choose(p, req, &ch);
-	if (pool && yx_prov_pool_take(p, req, me, rc, &ch, st))
+	rc = prov_choose(p, req, &ch);
+	if (pool && prov_pool_take(p, req, me, rc, &ch, st))
 		return YX_OK;
 	if (rc != YX_OK)
-		return yx_prov_refuse(p, rc, &ch, err);
+		return prov_refuse(p, rc, &ch, err);
 	if (ch.victim >= 0) {
 		s = &t->slots[ch.victim];
 		(void)yx_strlcpy(st->ref, yx_prov_ref(s), sizeof(st->ref));
 		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
-		yx_prov_step_own(st, YX_STEP_EVICT, (uint32_t)ch.victim, s);
+		prov_step_own(st, YX_STEP_EVICT, (uint32_t)ch.victim, s);
 		return YX_OK;
 	}
 	for (i = 0; i < t->hdr->capacity; i++)
@@ -614,10 +614,10 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 			break;
 	if (i == t->hdr->capacity)
 		return yx_fail(err, YX_E_CAPACITY, "no free slot");
-	if ((rc = yx_prov_pick_sid(p, req->thread_id, YX_SANDBOX_ID_LEN, sid,
+	if ((rc = prov_pick_sid(p, req->thread_id, YX_SANDBOX_ID_LEN, sid,
 		 name)) != YX_OK)
 		return yx_fail(err, rc, "no unique sandbox id");
-	if ((rc = yx_prov_alloc_port(p, &port)) != YX_OK)
+	if ((rc = prov_alloc_port(p, &port)) != YX_OK)
 		return yx_fail(err, rc, "no free port");
 	s = &t->slots[i];
 	yx_table_slot_clear(t, s);
@@ -627,17 +627,17 @@ yx_prov_decide_new(struct yx_provider *p, const struct yx_acquire_req *req,
 	(void)yx_strlcpy(s->container_name, name, sizeof(s->container_name));
 	(void)yx_strlcpy(s->owner_user, req->owner_user, sizeof(s->owner_user));
 	(void)yx_strlcpy(s->agent_id, req->agent_id, sizeof(s->agent_id));
-	(void)yx_strlcpy(s->skills_fp, yx_prov_fp(req), sizeof(s->skills_fp));
+	(void)yx_strlcpy(s->skills_fp, prov_fp(req), sizeof(s->skills_fp));
 	s->port = port;
 	s->idle_s = req->idle_timeout;
 	yx_prov_claim(p, s, me, YX_SLOT_CREATING);
-	yx_prov_step_own(st, YX_STEP_BUILD, i, s);
+	prov_step_own(st, YX_STEP_BUILD, i, s);
 	return YX_OK;
 }
 
 /* One locked decision. YX_OK with *st set, or an error (lock released). */
 static int
-yx_prov_decide(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_decide(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, bool pool, struct yx_prov_step *st,
     struct yx_lease *lease, struct yx_errctx *err)
 {
@@ -647,18 +647,18 @@ yx_prov_decide(struct yx_provider *p, const struct yx_acquire_req *req,
 	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
 		return rc;
 	if ((i = yx_table_find_thread(p->table, req->thread_id)) >= 0) {
-		rc = yx_prov_decide_slot(p, req, me, (uint32_t)i, st, lease);
+		rc = prov_decide_slot(p, req, me, (uint32_t)i, st, lease);
 		if (rc == YX_E_BUSY)
 			yx_fail(err, rc, "too many operations in flight");
 	} else
-		rc = yx_prov_decide_new(p, req, me, pool, st, err);
+		rc = prov_decide_new(p, req, me, pool, st, err);
 	yx_table_unlock(p->table);
 	return rc;
 }
 
 /* Driver create of the container for step st. YX_OK with *info filled. */
 static int
-yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_prov_step *st, int port, struct yx_container_info *info,
     struct yx_errctx *err)
 {
@@ -679,7 +679,7 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	spec.image = settings->image;
 	spec.thread_id = req->thread_id;
 	spec.sandbox_id = st->sid;
-	spec.skills_fp = yx_prov_fp(req);
+	spec.skills_fp = prov_fp(req);
 	spec.mounts = ms.m;
 	spec.nmounts = ms.n;
 	spec.host_port = port;
@@ -697,7 +697,7 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
  * (longer than the colliding one). YX_OK with st->sid/name updated.
  */
 static int
-yx_prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, struct yx_prov_step *st,
     struct yx_errctx *err)
 {
@@ -710,7 +710,7 @@ yx_prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
 		return rc;
 	if (!yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
 		rc = yx_fail(err, YX_E_INTERNAL, "sandbox claim lost");
-	else if ((rc = yx_prov_pick_sid(p, req->thread_id,
+	else if ((rc = prov_pick_sid(p, req->thread_id,
 		      strlen(st->sid) + 4, sid, name)) != YX_OK)
 		rc = yx_fail(err, rc, "no unique sandbox id");
 	else {
@@ -731,7 +731,7 @@ yx_prov_lengthen(struct yx_provider *p, const struct yx_acquire_req *req,
  * *outcome set, or an error.
  */
 static int
-yx_prov_materialise(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_materialise(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, struct yx_prov_step *st, int port,
     struct yx_container_info *info, enum yx_acquire_outcome *outcome,
     struct yx_errctx *err)
@@ -743,7 +743,7 @@ yx_prov_materialise(struct yx_provider *p, const struct yx_acquire_req *req,
 		memset(info, 0, sizeof(*info));
 		rc = ops->inspect(p->driver, st->name, info, err);
 		if (rc == YX_E_NOT_FOUND) {
-			rc = yx_prov_create(p, req, st, port, info, err);
+			rc = prov_create(p, req, st, port, info, err);
 			if (rc == YX_E_FILE_EXISTS)
 				continue;	/* made behind us: inspect it */
 			*outcome = YX_ACQUIRE_CREATED;
@@ -753,11 +753,11 @@ yx_prov_materialise(struct yx_provider *p, const struct yx_acquire_req *req,
 			return rc;
 		if (strcmp(info->thread_id, req->thread_id) != 0) {
 			/* Another thread's container has our short id. */
-			if ((rc = yx_prov_lengthen(p, req, me, st, err)) != YX_OK)
+			if ((rc = prov_lengthen(p, req, me, st, err)) != YX_OK)
 				return rc;
 			continue;
 		}
-		if (strcmp(info->skills_fp, yx_prov_fp(req)) != 0) {
+		if (strcmp(info->skills_fp, prov_fp(req)) != 0) {
 			if ((rc = yx_prov_remove(p, info->id, err)) != YX_OK)
 				return rc;
 			continue;
@@ -773,7 +773,7 @@ yx_prov_materialise(struct yx_provider *p, const struct yx_acquire_req *req,
 
 /* Locked: publish the built container into our claimed slot and hold it. */
 static int
-yx_prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
+prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
     const struct yx_prov_step *st, const struct yx_container_info *info,
     enum yx_acquire_outcome outcome, struct yx_lease *lease,
     struct yx_errctx *err)
@@ -790,7 +790,7 @@ yx_prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
 	if ((rc = yx_table_hold_add(s, me)) != YX_OK)
 		return yx_fail(err, rc, "too many operations in flight");
 	lease->outcome = outcome;
-	yx_prov_lease_fill(lease, s, st->slot, me);
+	prov_lease_fill(lease, s, st->slot, me);
 	if (outcome == YX_ACQUIRE_CREATED)
 		YX_PROV_METRIC(p, acquire_created);
 	else if (outcome == YX_ACQUIRE_POOLED)
@@ -809,7 +809,7 @@ yx_prov_publish(struct yx_provider *p, const struct yx_shm_pid *me,
  * the create path. YX_OK with *lease, or an error.
  */
 static int
-yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, const struct yx_prov_step *st,
     struct yx_lease *lease, bool *pool, struct yx_errctx *err)
 {
@@ -840,7 +840,7 @@ yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (rc == YX_OK) {
 		memset(&info, 0, sizeof(info));
 		(void)yx_strlcpy(info.id, st->cid, sizeof(info.id));
-		rc = yx_prov_publish(p, me, st, &info, YX_ACQUIRE_POOLED, lease,
+		rc = prov_publish(p, me, st, &info, YX_ACQUIRE_POOLED, lease,
 		    err);
 	} else if (yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING)) {
 		yx_prov_claim(p, s, me, YX_SLOT_DESTROYING);
@@ -863,7 +863,7 @@ yx_prov_assign(struct yx_provider *p, const struct yx_acquire_req *req,
  * made meanwhile is left to reconcile). YX_OK with *lease, or an error.
  */
 static int
-yx_prov_build(struct yx_provider *p, const struct yx_acquire_req *req,
+prov_build(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_shm_pid *me, struct yx_prov_step *st,
     struct yx_lease *lease, struct yx_errctx *err)
 {
@@ -879,14 +879,14 @@ yx_prov_build(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (rc == YX_OK && st->box[0] != '\0')
 		rc = yx_prov_box_clear(p, st->box, err);
 	if (rc == YX_OK)
-		rc = yx_prov_materialise(p, req, me, st, port, &info, &outcome,
+		rc = prov_materialise(p, req, me, st, port, &info, &outcome,
 		    err);
 	if (rc != YX_OK && rc != YX_E_INTERNAL && rc != YX_E_NOMEM)
 		YX_PROV_METRIC(p, engine_errors);
 	if ((lrc = yx_prov_lock_hard(p)) != YX_OK)
 		return rc != YX_OK ? rc : lrc;	/* claim is voided by repair */
 	if (rc == YX_OK)
-		rc = yx_prov_publish(p, me, st, &info, outcome, lease, err);
+		rc = prov_publish(p, me, st, &info, outcome, lease, err);
 	else if (yx_prov_owned(s, st->gen, me, YX_SLOT_CREATING))
 		yx_table_slot_clear(p->table, s);
 	yx_table_unlock(p->table);
@@ -900,7 +900,7 @@ yx_prov_build(struct yx_provider *p, const struct yx_acquire_req *req,
  * or an engine error (hold dropped).
  */
 static int
-yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
+prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
     struct yx_prov_step *st, struct yx_lease *lease, struct yx_errctx *err)
 {
 	struct yx_container_info	 info;
@@ -936,9 +936,9 @@ yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
 	    strcmp(s->container_id, lease->container_id) == 0) {
 		yx_prov_claim(p, s, me, YX_SLOT_CREATING);
 		/* a vanished pool box: its mounts and uid go before the build */
-		if (yx_prov_unbox(p, s, st) == YX_OK) {
+		if (prov_unbox(p, s, st) == YX_OK) {
 			s->container_id[0] = '\0';
-			yx_prov_step_own(st, YX_STEP_BUILD, lease->slot, s);
+			prov_step_own(st, YX_STEP_BUILD, lease->slot, s);
 		}
 	}
 	yx_table_unlock(p->table);
@@ -947,7 +947,7 @@ yx_prov_verify(struct yx_provider *p, const struct yx_shm_pid *me,
 }
 
 static void
-yx_prov_sleep_ms(int ms)
+prov_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
@@ -957,7 +957,7 @@ yx_prov_sleep_ms(int ms)
 
 /* Count a table hit in the metrics. */
 static void
-yx_prov_count_hit(struct yx_provider *p, const struct yx_lease *lease)
+prov_count_hit(struct yx_provider *p, const struct yx_lease *lease)
 {
 	if (lease->outcome == YX_ACQUIRE_WARM)
 		YX_PROV_METRIC(p, acquire_warm);
@@ -976,28 +976,28 @@ yx_provider_acquire(struct yx_provider *p, const struct yx_acquire_req *req,
 	int			 rc;
 
 	memset(lease, 0, sizeof(*lease));
-	if ((rc = yx_prov_req_check(p, req, err)) != YX_OK)
+	if ((rc = prov_req_check(p, req, err)) != YX_OK)
 		return rc;
 	pool = yx_prov_pool_fits(p, req);
 	yx_proc_self(&me);
 	deadline = yx_now_ms() + p->wait_ms;
 	for (;;) {
-		if ((rc = yx_prov_decide(p, req, &me, pool, &st, lease, err)) !=
+		if ((rc = prov_decide(p, req, &me, pool, &st, lease, err)) !=
 		    YX_OK)
 			break;
 		if (st.action == YX_STEP_DONE && p->verify &&
-		    (rc = yx_prov_verify(p, &me, &st, lease, err)) != YX_OK)
+		    (rc = prov_verify(p, &me, &st, lease, err)) != YX_OK)
 			break;
 		if (st.action == YX_STEP_DONE) {
-			yx_prov_count_hit(p, lease);
+			prov_count_hit(p, lease);
 			break;
 		}
 		if (st.action == YX_STEP_BUILD) {
-			rc = yx_prov_build(p, req, &me, &st, lease, err);
+			rc = prov_build(p, req, &me, &st, lease, err);
 			break;
 		}
 		if (st.action == YX_STEP_ASSIGN) {
-			rc = yx_prov_assign(p, req, &me, &st, lease, &pool, err);
+			rc = prov_assign(p, req, &me, &st, lease, &pool, err);
 			if (rc != YX_OK && !pool)
 				continue;	/* that box is gone: create path */
 			break;
@@ -1015,7 +1015,7 @@ yx_provider_acquire(struct yx_provider *p, const struct yx_acquire_req *req,
 			    "sandbox is being prepared by another request");
 			break;
 		}
-		yx_prov_sleep_ms(p->poll_ms);
+		prov_sleep_ms(p->poll_ms);
 	}
 	return rc;
 }

@@ -25,7 +25,7 @@
  * and gen set, YX_E_BUSY when held or claimed by a live process.
  */
 static int
-yx_prov_claim_destroy(struct yx_provider *p, struct yx_shm_slot *s,
+maint_claim_destroy(struct yx_provider *p, struct yx_shm_slot *s,
     const struct yx_shm_pid *me, char *ref, size_t reflen, uint64_t *gen)
 {
 	if ((s->state == YX_SLOT_CREATING || s->state == YX_SLOT_DESTROYING) &&
@@ -43,7 +43,7 @@ yx_prov_claim_destroy(struct yx_provider *p, struct yx_shm_slot *s,
 
 /* Remove labelled containers of a thread that has no slot. */
 static int
-yx_prov_destroy_unslotted(struct yx_provider *p, const char *thread_id,
+maint_destroy_unslotted(struct yx_provider *p, const char *thread_id,
     struct yx_errctx *err)
 {
 	struct yx_container_info	*cs = NULL;
@@ -82,14 +82,14 @@ yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
 	i = sandbox_id != NULL ? yx_table_find_sandbox(p->table, sandbox_id) :
 				 yx_table_find_thread(p->table, thread_id);
 	if (i >= 0 &&
-	    (rc = yx_prov_claim_destroy(p, &p->table->slots[i], &me, ref,
+	    (rc = maint_claim_destroy(p, &p->table->slots[i], &me, ref,
 		 sizeof(ref), &gen)) != YX_OK)
 		yx_fail(err, rc, "sandbox in use");
 	yx_table_unlock(p->table);
 	if (rc != YX_OK)
 		return rc;
 	if (i < 0 && sandbox_id == NULL)
-		return yx_prov_destroy_unslotted(p, thread_id, err);
+		return maint_destroy_unslotted(p, thread_id, err);
 	if (i < 0)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such sandbox");
 	return yx_prov_destroy_claimed(p, (uint32_t)i, gen, &me, ref, err);
@@ -97,7 +97,7 @@ yx_provider_destroy(struct yx_provider *p, const char *sandbox_id,
 
 /* Locked: may slot s be reaped at now_ms? (idle, unheld or orphaned) */
 static bool
-yx_prov_reapable(struct yx_shm_slot *s, int64_t now_ms, int64_t idle_ms)
+maint_reapable(struct yx_shm_slot *s, int64_t now_ms, int64_t idle_ms)
 {
 	if (s->state == YX_SLOT_DESTROYING)
 		return s->owner.pid == 0 || !yx_proc_alive(&s->owner);
@@ -111,7 +111,7 @@ yx_prov_reapable(struct yx_shm_slot *s, int64_t now_ms, int64_t idle_ms)
 
 /* Unlocked pre-scan filter; a false positive is re-checked under the lock. */
 static bool
-yx_prov_reap_candidate(const struct yx_shm_slot *s, int64_t now_ms,
+maint_reap_candidate(const struct yx_shm_slot *s, int64_t now_ms,
     int64_t idle_ms)
 {
 	uint32_t	st = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
@@ -131,7 +131,7 @@ yx_prov_reap_candidate(const struct yx_shm_slot *s, int64_t now_ms,
  * decides. A torn copy only asks about the wrong thread once.
  */
 static bool
-yx_prov_kept(struct yx_provider *p, const struct yx_shm_slot *s,
+maint_kept(struct yx_provider *p, const struct yx_shm_slot *s,
     int64_t now_ms)
 {
 	char tid[YX_SHM_THREAD_ID_MAX];
@@ -165,16 +165,16 @@ yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
 		/* the thread's own idle timeout (POST/PATCH /api/threads) */
 		idle_s = __atomic_load_n(&s->idle_s, __ATOMIC_RELAXED);
 		idle_ms = idle_s > 0 ? (int64_t)idle_s * 1000 : dflt_ms;
-		if (!yx_prov_reap_candidate(s, now_ms, idle_ms) ||
-		    yx_prov_kept(p, s, now_ms))
+		if (!maint_reap_candidate(s, now_ms, idle_ms) ||
+		    maint_kept(p, s, now_ms))
 			continue;
 		if ((rc = yx_table_lock(p->table, err)) != YX_OK) {
 			first = rc;
 			break;
 		}
 		rc = YX_E_BUSY;
-		if (yx_prov_reapable(s, now_ms, idle_ms))
-			rc = yx_prov_claim_destroy(p, s, &me, ref, sizeof(ref),
+		if (maint_reapable(s, now_ms, idle_ms))
+			rc = maint_claim_destroy(p, s, &me, ref, sizeof(ref),
 			    &gen);
 		yx_table_unlock(p->table);
 		if (rc != YX_OK)
@@ -193,7 +193,7 @@ yx_provider_reap(struct yx_provider *p, int64_t now_ms, unsigned *ndestroyed,
 
 /* Locked: does any slot name container c (by id or by name)? */
 static bool
-yx_prov_known(const struct yx_table *t, const struct yx_container_info *c)
+maint_known(const struct yx_table *t, const struct yx_container_info *c)
 {
 	const struct yx_shm_slot	*s;
 	uint32_t			 i;
@@ -211,7 +211,7 @@ yx_prov_known(const struct yx_table *t, const struct yx_container_info *c)
 }
 
 static int
-yx_prov_free_slot(const struct yx_table *t)
+maint_free_slot(const struct yx_table *t)
 {
 	uint32_t i;
 
@@ -223,7 +223,7 @@ yx_prov_free_slot(const struct yx_table *t)
 
 /* Locked: can container c be adopted into slot `f`? */
 static bool
-yx_prov_adoptable(struct yx_provider *p, const struct yx_container_info *c,
+maint_adoptable(struct yx_provider *p, const struct yx_container_info *c,
     int f)
 {
 	char	 name[YX_SHM_CONTAINER_NAME_MAX];
@@ -243,7 +243,7 @@ yx_prov_adoptable(struct yx_provider *p, const struct yx_container_info *c,
 
 /* Locked: adopt container c as a warm sandbox in free slot f. */
 static void
-yx_prov_adopt(struct yx_provider *p, const struct yx_container_info *c,
+maint_adopt(struct yx_provider *p, const struct yx_container_info *c,
     uint32_t f)
 {
 	struct yx_shm_slot *s = &p->table->slots[f];
@@ -268,7 +268,7 @@ yx_prov_adopt(struct yx_provider *p, const struct yx_container_info *c,
  * the slot index, or -1 when no slot is free (removed unprotected then).
  */
 static int
-yx_prov_placeholder(struct yx_provider *p, const struct yx_container_info *c,
+maint_placeholder(struct yx_provider *p, const struct yx_container_info *c,
     int f, const struct yx_shm_pid *me, uint64_t *gen)
 {
 	struct yx_shm_slot *s;
@@ -293,10 +293,10 @@ yx_prov_placeholder(struct yx_provider *p, const struct yx_container_info *c,
  * Adopt or (when allowed) remove one listed container. A container that a
  * live acquire is creating right now is never taken for an orphan: its
  * CREATING slot carries the container name from the claim on, so
- * yx_prov_known() matches it by name before the id is known.
+ * maint_known() matches it by name before the id is known.
  */
 static int
-yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
+maint_sync_one(struct yx_provider *p, const struct yx_container_info *c,
     bool remove, const struct yx_shm_pid *me, struct yx_errctx *err)
 {
 	char		 name[YX_SHM_CONTAINER_NAME_MAX * 4];
@@ -306,13 +306,13 @@ yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
 
 	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
 		return rc;
-	if (!yx_prov_known(p->table, c)) {
-		f = yx_prov_free_slot(p->table);
-		if (yx_prov_adoptable(p, c, f)) {
-			yx_prov_adopt(p, c, (uint32_t)f);
+	if (!maint_known(p->table, c)) {
+		f = maint_free_slot(p->table);
+		if (maint_adoptable(p, c, f)) {
+			maint_adopt(p, c, (uint32_t)f);
 			adopted = true;
 		} else if (remove) {
-			ph = yx_prov_placeholder(p, c, f, me, &gen);
+			ph = maint_placeholder(p, c, f, me, &gen);
 			act = true;
 		}
 	}
@@ -334,7 +334,7 @@ yx_prov_sync_one(struct yx_provider *p, const struct yx_container_info *c,
 }
 
 static bool
-yx_prov_listed(const struct yx_shm_slot *s,
+maint_listed(const struct yx_shm_slot *s,
     const struct yx_container_info *cs, size_t n)
 {
 	size_t i;
@@ -349,7 +349,7 @@ yx_prov_listed(const struct yx_shm_slot *s,
 
 /* Clear idle slots published before t0 whose container is not listed. */
 static int
-yx_prov_clear_vanished(struct yx_provider *p,
+maint_clear_vanished(struct yx_provider *p,
     const struct yx_container_info *cs, size_t n, int64_t t0,
     struct yx_errctx *err)
 {
@@ -363,7 +363,7 @@ yx_prov_clear_vanished(struct yx_provider *p,
 		s = &p->table->slots[i];
 		if ((s->state != YX_SLOT_ACTIVE && s->state != YX_SLOT_WARM &&
 			s->state != YX_SLOT_POOLED) ||
-		    s->created_at >= t0 || yx_prov_listed(s, cs, n))
+		    s->created_at >= t0 || maint_listed(s, cs, n))
 			continue;
 		if (s->nholds > 0)
 			(void)yx_table_slot_drop_dead(s);
@@ -376,7 +376,7 @@ yx_prov_clear_vanished(struct yx_provider *p,
 
 /* reconcile (remove = true) and discover_all (false). */
 static int
-yx_prov_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
+maint_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 {
 	struct yx_container_info	*cs = NULL;
 	struct yx_shm_pid		 me;
@@ -390,11 +390,11 @@ yx_prov_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 		return rc;
 	}
 	for (i = 0; i < n; i++)
-		if ((rc = yx_prov_sync_one(p, &cs[i], remove, &me, err)) !=
+		if ((rc = maint_sync_one(p, &cs[i], remove, &me, err)) !=
 			YX_OK &&
 		    first == YX_OK)
 			first = rc;
-	if (remove && (rc = yx_prov_clear_vanished(p, cs, n, t0, err)) != YX_OK && first == YX_OK)
+	if (remove && (rc = maint_clear_vanished(p, cs, n, t0, err)) != YX_OK && first == YX_OK)
 		first = rc;
 	free(cs);
 	return first;
@@ -403,13 +403,13 @@ yx_prov_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 int
 yx_provider_reconcile(struct yx_provider *p, struct yx_errctx *err)
 {
-	return yx_prov_sync(p, true, err);
+	return maint_sync(p, true, err);
 }
 
 int
 yx_provider_discover_all(struct yx_provider *p, struct yx_errctx *err)
 {
-	return yx_prov_sync(p, false, err);
+	return maint_sync(p, false, err);
 }
 
 int

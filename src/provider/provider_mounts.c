@@ -21,7 +21,7 @@
  * Returns a heap string (caller frees) or NULL on allocation failure.
  */
 static char *
-yx_prov_host_path(const struct yx_provider *p, const char *path)
+mounts_host_path(const struct yx_provider *p, const char *path)
 {
 	const char	*local = p->local_project_dir;
 	size_t		 n = strlen(local);
@@ -56,12 +56,12 @@ yx_prov_mounts_fini(struct yx_prov_mounts *ms)
 
 /* Append a mount (strings copied, host translated). YX_OK or YX_E_NOMEM. */
 static int
-yx_prov_mounts_add(const struct yx_provider *p, struct yx_prov_mounts *ms,
+mounts_add(const struct yx_provider *p, struct yx_prov_mounts *ms,
     const char *host, const char *target, bool ro)
 {
 	struct yx_mount *m = &ms->m[ms->n];
 
-	m->host = yx_prov_host_path(p, host);
+	m->host = mounts_host_path(p, host);
 	m->target = strdup(target);
 	m->readonly = ro;
 	ms->n++;
@@ -81,18 +81,18 @@ yx_prov_mounts_build(const struct yx_provider *p,
 	total = 1 + req->nskills + req->nextra;
 	if (total < req->nskills || (ms->m = calloc(total, sizeof(*ms->m))) == NULL)
 		goto fail;
-	if ((rc = yx_prov_mounts_add(p, ms, req->user_data_host,
+	if ((rc = mounts_add(p, ms, req->user_data_host,
 		 YX_USER_DATA_TARGET, req->user_data_ro)) != YX_OK)
 		goto fail;
 	for (i = 0; i < req->nskills; i++) {
 		snprintf(target, sizeof(target), "%s/%s", YX_SKILLS_TARGET,
 		    req->skills[i].name);
-		if ((rc = yx_prov_mounts_add(p, ms, req->skills[i].host_path,
+		if ((rc = mounts_add(p, ms, req->skills[i].host_path,
 			 target, true)) != YX_OK)
 			goto fail;
 	}
 	for (i = 0; i < req->nextra; i++)
-		if ((rc = yx_prov_mounts_add(p, ms, req->extra[i].host,
+		if ((rc = mounts_add(p, ms, req->extra[i].host,
 			 req->extra[i].target, req->extra[i].readonly)) != YX_OK)
 			goto fail;
 	return YX_OK;

@@ -25,7 +25,7 @@
 #include "yuxi/log.h"
 #include "yuxi/shm_table.h"
 
-#define YX_TABLE_ATTACH_WAIT_MS	1000	/* see yx_table_attach_map */
+#define YX_TABLE_ATTACH_WAIT_MS	1000	/* see table_attach_map */
 
 /*
  * Start time of `pid` from /proc/<pid>/stat. The command name (field 2) may
@@ -96,7 +96,7 @@ yx_proc_alive(const struct yx_shm_pid *p)
 }
 
 static void
-yx_table_init_header(struct yx_shm_header *h, uint32_t capacity)
+table_init_header(struct yx_shm_header *h, uint32_t capacity)
 {
 	pthread_mutexattr_t a;
 
@@ -121,7 +121,7 @@ yx_table_init_header(struct yx_shm_header *h, uint32_t capacity)
  * YX_E_INTERNAL with the mismatch described in err.
  */
 static int
-yx_table_validate(const struct yx_shm_header *h, size_t len,
+table_validate(const struct yx_shm_header *h, size_t len,
     uint32_t capacity, struct yx_errctx *err)
 {
 	if (len < sizeof(*h))
@@ -159,7 +159,7 @@ yx_table_validate(const struct yx_shm_header *h, size_t len,
  * (nothing mapped).
  */
 static int
-yx_table_attach_map(int fd, void **mp, size_t *lenp, struct yx_errctx *err)
+table_attach_map(int fd, void **mp, size_t *lenp, struct yx_errctx *err)
 {
 	const struct timespec	 step = { 0, 10 * 1000 * 1000 };
 	struct stat		 st;
@@ -198,7 +198,7 @@ yx_table_attach_map(int fd, void **mp, size_t *lenp, struct yx_errctx *err)
  * YX_OK with t->hdr set, or an error (nothing mapped).
  */
 static int
-yx_table_map(struct yx_table *t, int fd, uint32_t capacity, bool create,
+table_map(struct yx_table *t, int fd, uint32_t capacity, bool create,
     struct yx_errctx *err)
 {
 	size_t		 len = 0;
@@ -214,11 +214,11 @@ yx_table_map(struct yx_table *t, int fd, uint32_t capacity, bool create,
 		if (m == MAP_FAILED)
 			return yx_fail(err, yx_err_from_errno(errno),
 			    "shared table: mmap: %s", strerror(errno));
-	} else if ((rc = yx_table_attach_map(fd, &m, &len, err)) != YX_OK)
+	} else if ((rc = table_attach_map(fd, &m, &len, err)) != YX_OK)
 		return rc;
 	if (create)
-		yx_table_init_header(m, capacity);
-	else if ((rc = yx_table_validate(m, len, capacity, err)) != YX_OK) {
+		table_init_header(m, capacity);
+	else if ((rc = table_validate(m, len, capacity, err)) != YX_OK) {
 		munmap(m, len);
 		return rc;
 	}
@@ -235,7 +235,7 @@ yx_table_map(struct yx_table *t, int fd, uint32_t capacity, bool create,
  * failed validation (so the caller may recreate it).
  */
 static int
-yx_table_try_open(struct yx_table *t, uint32_t capacity, int flags,
+table_try_open(struct yx_table *t, uint32_t capacity, int flags,
     bool *incompatible, struct yx_errctx *err)
 {
 	int fd = -1, rc;
@@ -245,7 +245,7 @@ yx_table_try_open(struct yx_table *t, uint32_t capacity, int flags,
 		fd = shm_open(t->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 		    0600);
 		if (fd != -1) {
-			rc = yx_table_map(t, fd, capacity, true, err);
+			rc = table_map(t, fd, capacity, true, err);
 			if (rc != YX_OK)
 				shm_unlink(t->name);
 			goto out;
@@ -261,7 +261,7 @@ yx_table_try_open(struct yx_table *t, uint32_t capacity, int flags,
 		    t->name, strerror(errno));
 		goto out;
 	}
-	rc = yx_table_map(t, fd, capacity, false, err);
+	rc = table_map(t, fd, capacity, false, err);
 	*incompatible = rc == YX_E_INTERNAL;
 out:
 	if (fd != -1)
@@ -294,13 +294,13 @@ yx_table_open(struct yx_table **tp, const char *name, uint32_t capacity,
 	}
 	t->lock_timeout_ms = YX_TABLE_LOCK_TIMEOUT_MS;
 	snprintf(t->name, sizeof(t->name), "%s", name);
-	rc = yx_table_try_open(t, capacity, flags, &incompatible, err);
+	rc = table_try_open(t, capacity, flags, &incompatible, err);
 	if (rc != YX_OK && incompatible && (flags & YX_TABLE_CREATE) &&
 	    (flags & YX_TABLE_RECREATE)) {
 		log_warnx("shared table %s incompatible (%s): recreating",
 		    t->name, err != NULL ? err->msg : "");
 		shm_unlink(t->name);
-		rc = yx_table_try_open(t, capacity, flags, &incompatible, err);
+		rc = table_try_open(t, capacity, flags, &incompatible, err);
 	}
 	if (rc != YX_OK)
 		goto fail;
@@ -392,7 +392,7 @@ yx_table_hold_add(struct yx_shm_slot *s, const struct yx_shm_pid *who)
 }
 
 static void
-yx_table_hold_remove_at(struct yx_shm_slot *s, uint32_t i)
+table_hold_remove_at(struct yx_shm_slot *s, uint32_t i)
 {
 	s->holds[i] = s->holds[s->nholds - 1];
 	memset(&s->holds[s->nholds - 1], 0, sizeof(s->holds[0]));
@@ -407,7 +407,7 @@ yx_table_hold_del(struct yx_shm_slot *s, const struct yx_shm_pid *who)
 	for (i = 0; i < s->nholds; i++)
 		if (s->holds[i].pid == who->pid &&
 		    s->holds[i].start == who->start) {
-			yx_table_hold_remove_at(s, i);
+			table_hold_remove_at(s, i);
 			return true;
 		}
 	return false;
@@ -423,7 +423,7 @@ yx_table_slot_drop_dead(struct yx_shm_slot *s)
 		s->nholds = YX_SHM_HOLDS_MAX;
 	while (i < s->nholds) {
 		if (!yx_proc_alive(&s->holds[i])) {
-			yx_table_hold_remove_at(s, i);
+			table_hold_remove_at(s, i);
 			n++;
 		} else
 			i++;
@@ -433,7 +433,7 @@ yx_table_slot_drop_dead(struct yx_shm_slot *s)
 
 /* Repair one slot; returns the number of fixes. */
 static unsigned
-yx_table_repair_slot(struct yx_table *t, struct yx_shm_slot *s)
+table_repair_slot(struct yx_table *t, struct yx_shm_slot *s)
 {
 	unsigned n = 0;
 
@@ -467,7 +467,7 @@ yx_table_repair(struct yx_table *t)
 	unsigned	 n = 0;
 
 	for (i = 0; i < t->hdr->capacity; i++)
-		n += yx_table_repair_slot(t, &t->slots[i]);
+		n += table_repair_slot(t, &t->slots[i]);
 	for (i = 0; i < t->hdr->capacity; i++)
 		cnt[t->slots[i].state]++;
 	memcpy(t->hdr->nstate, cnt, sizeof(cnt));
@@ -530,7 +530,7 @@ yx_table_unlock(struct yx_table *t)
  * YX_OK when the lock reports EOWNERDEAD and can be made consistent.
  */
 static int
-yx_selftest_check(pthread_mutex_t *m, struct yx_errctx *err)
+table_selftest_check(pthread_mutex_t *m, struct yx_errctx *err)
 {
 	int rc;
 
@@ -593,7 +593,7 @@ yx_table_selftest(struct yx_errctx *err)
 		rc = yx_fail(err, YX_E_INTERNAL,
 		    "robust mutex self-test: child could not lock");
 	else
-		rc = yx_selftest_check(m, err);
+		rc = table_selftest_check(m, err);
 	pthread_mutex_destroy(m);
 out:
 	if (m != MAP_FAILED)

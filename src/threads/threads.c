@@ -36,6 +36,7 @@
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/priv.h"
+#include "yuxi/replace.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "threads/threads_int.h"
@@ -286,28 +287,20 @@ done:
 	return rc;
 }
 
-/* Write thread.json into directory tfd (temp + rename). YX_OK or errno-mapped. */
+/* Write thread.json into directory tfd (yx_replace_at: synced, then
+ * renamed into place). YX_OK or errno-mapped. */
 static int
 thread_write(int tfd, const struct yx_thread *t)
 {
-	char	*js = NULL;
-	size_t	 len;
-	int	 fd = -1, rc = YX_E_NOMEM;
+	struct yx_replace	 r = { .mode = 0644 };
+	char			*js;
+	int			 rc;
 
 	if ((js = thread_to_json(t)) == NULL)
-		goto done;
-	len = strlen(js);
-	fd = openat(tfd, YX_THREAD_JSON ".tmp",
-	    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd == -1 || write(fd, js, len) != (ssize_t)len || fsync(fd) == -1 ||
-	    renameat(tfd, YX_THREAD_JSON ".tmp", tfd, YX_THREAD_JSON) == -1) {
-		rc = yx_err_from_errno(errno != 0 ? errno : EIO);
-		goto done;
-	}
-	rc = YX_OK;
-done:
-	if (fd != -1)
-		close(fd);
+		return YX_E_NOMEM;
+	r.data = js;
+	r.len = strlen(js);
+	rc = yx_replace_at(tfd, YX_THREAD_JSON, &r);
 	free(js);
 	return rc;
 }

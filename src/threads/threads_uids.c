@@ -25,6 +25,7 @@
 
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
+#include "yuxi/replace.h"
 #include "yuxi/threads.h"
 #include "threads/threads_int.h"
 
@@ -73,21 +74,16 @@ thread_uid_cursor(struct yx_thread_store *st)
 	return (unsigned)v;
 }
 
-/* Remember `next` as the cursor (temp + rename; racing writers are fine). */
+/* Remember `next` as the cursor (yx_replace_at; racing writers are fine).
+ * Not synced: a cursor lost or torn in a crash reads as uid_base. */
 static void
 thread_uid_cursor_set(struct yx_thread_store *st, unsigned next)
 {
-	char	tmp[32], buf[24];
-	int	fd, n;
+	char			buf[24];
+	struct yx_replace	r = { .data = buf, .mode = 0600, .flags = YX_REPLACE_HINT };
 
-	snprintf(tmp, sizeof(tmp), ".cursor-%d", (int)getpid());
-	n = snprintf(buf, sizeof(buf), "%u\n", next);
-	fd = openat(st->uidfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd == -1)
-		return;
-	if (write(fd, buf, (size_t)n) != n || renameat(st->uidfd, tmp, st->uidfd, YX_UID_CURSOR) == -1)
-		(void)unlinkat(st->uidfd, tmp, 0);
-	close(fd);
+	r.len = (size_t)snprintf(buf, sizeof(buf), "%u\n", next);
+	(void)yx_replace_at(st->uidfd, YX_UID_CURSOR, &r);
 }
 
 /*
@@ -134,23 +130,15 @@ thread_uid_free(struct yx_thread_store *st, const struct yx_thread *t)
 		(void)unlinkat(st->uidfd, name, 0);
 }
 
-/* Point the claim uids/<uid> at target: a temporary symlink
- * .<kind>-<uid> renamed over it. YX_OK or errno-mapped. */
+/* Point the claim uids/<uid> at target: a temporary symlink renamed over
+ * it (yx_replace_at). YX_OK or errno-mapped. */
 static int
-thread_uid_relink(int uidfd, unsigned uid, const char *target, const char *kind)
+thread_uid_relink(int uidfd, unsigned uid, const char *target)
 {
-	char	name[16], tmp[40];
-	int	rc = YX_OK;
+	char name[16];
 
 	snprintf(name, sizeof(name), "%u", uid);
-	snprintf(tmp, sizeof(tmp), ".%s-%u", kind, uid);
-	(void)unlinkat(uidfd, tmp, 0);
-	if (symlinkat(target, uidfd, tmp) == -1 ||
-	    renameat(uidfd, tmp, uidfd, name) == -1) {
-		rc = yx_err_from_errno(errno);
-		(void)unlinkat(uidfd, tmp, 0);
-	}
-	return rc;
+	return yx_replace_at(uidfd, name, &(struct yx_replace){ .link = target });
 }
 
 /*
@@ -164,7 +152,7 @@ thread_uid_hand(struct yx_thread_store *st, const struct yx_thread *t,
 {
 	if (st->uidfd == -1 || !t->own_uid)
 		return;
-	if (thread_uid_relink(st->uidfd, t->uid, tomb, "hand") != YX_OK)
+	if (thread_uid_relink(st->uidfd, t->uid, tomb) != YX_OK)
 		log_warn("uid %u: cannot hand the claim to %s", t->uid, tomb);
 }
 
@@ -281,7 +269,7 @@ yx_uid_tag_box(const struct yx_config *cfg, unsigned uid, const char *box,
 	    !thread_uid_is_box(target, box))
 		goto done;
 	snprintf(target, sizeof(target), "%s/%s", box, thread_id);
-	rc = thread_uid_relink(st.uidfd, uid, target, "tag");
+	rc = thread_uid_relink(st.uidfd, uid, target);
 done:
 	close(st.uidfd);
 	return rc;

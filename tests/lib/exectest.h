@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * exectest.h - the fixture of the tests that run the executor against the
- * real engine (tests/exec/test_executor.c, tests/agent/test_agent.c): a
+ * real engine (tests/exec/test_executor.c, tests/guest/test_agent.c): a
  * configuration loaded from the environment with names of its own (the
  * container prefix, shm name and saves directory under /tmp all carry a
  * tag and the pid), a shared table, a driver, an executor and a thread

@@ -11,8 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "yuxi/priv.h"
 #include "yuxi/tree.h"
 #include "storetest.h"
+#include "tutil.h"
 
 void
 storetest_open(const char *name, char *base, size_t basesz,
@@ -34,6 +36,14 @@ storetest_close(const char *base, struct yx_thread_store *st)
 	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 	yx_tree_remove(fd, base + strlen("/tmp/"));
 	close(fd);
+}
+
+void
+storetest_priv_close(const char *base, struct yx_thread_store *st)
+{
+	yx_priv_stop();
+	tutil_unmount_below(base);
+	storetest_close(base, st);
 }
 
 struct yx_thread

@@ -20,6 +20,9 @@ void	storetest_open(const char *name, char *base, size_t basesz,
     struct yx_config *cfg, struct yx_thread_store *st);
 /* Close st and remove the tree at base (with yx_tree_remove). */
 void	storetest_close(const char *base, struct yx_thread_store *st);
+/* The same after the privileged helper ran on it (tests/priv): stop the
+ * helper and unmount what it left mounted below base first. */
+void	storetest_priv_close(const char *base, struct yx_thread_store *st);
 /* A thread record to create: id, owner and agent_id set, the rest zero. */
 struct yx_thread storetest_thread(const char *id, const char *owner,
     const char *agent_id);

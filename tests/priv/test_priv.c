@@ -75,11 +75,8 @@ setup(void)
 static void
 teardown(void)
 {
-	if (!started)
-		return;
-	yx_priv_stop();
-	tutil_unmount_below(base);
-	storetest_close(base, &st);
+	if (started)
+		storetest_priv_close(base, &st);
 }
 
 TestSuite(priv, .init = setup, .fini = teardown, .timeout = 120);
@@ -97,6 +94,13 @@ tpath(char *buf, size_t len, const char *name, const char *leaf)
 	snprintf(buf, len, "%s/saves/threads/%s%s%s", base, name,
 	    leaf != NULL ? "/" : "", leaf != NULL ? leaf : "");
 	return buf;
+}
+
+/* tpath(), made a directory (0755). */
+static void
+tmkdir(char *buf, size_t len, const char *name, const char *leaf)
+{
+	cr_assert_eq(mkdir(tpath(buf, len, name, leaf), 0755), 0, "%s", buf);
 }
 
 static bool
@@ -515,8 +519,7 @@ Test(priv, names_sizes_and_owners_are_checked_by_the_helper)
 	char p[512];
 
 	NEED_PRIV();
-	tpath(p, sizeof(p), "t7", NULL);
-	cr_assert_eq(mkdir(p, 0755), 0);
+	tmkdir(p, sizeof(p), "t7", NULL);
 	cr_assert_eq(raw(PRIV_CREATE_IMAGE, "../t7", QUOTA, UID), YX_E_BAD_REQUEST);
 	cr_assert_eq(raw(PRIV_MOUNT, "t7/user-data", 0, 0), YX_E_BAD_REQUEST);
 	cr_assert_eq(raw(PRIV_MOUNT, "..", 0, 0), YX_E_BAD_REQUEST);
@@ -565,8 +568,7 @@ Test(priv, no_symlink_is_followed)
 	cr_assert_eq(raw(PRIV_MOUNT, "evil", 0, 0), YX_E_BAD_REQUEST);
 	cr_assert_eq(raw(PRIV_CREATE_IMAGE, "evil", QUOTA, UID), YX_E_BAD_REQUEST);
 	/* user-data a symlink to the outside */
-	tpath(p, sizeof(p), "t8", NULL);
-	cr_assert_eq(mkdir(p, 0755), 0);
+	tmkdir(p, sizeof(p), "t8", NULL);
 	cr_assert_eq(raw(PRIV_CREATE_IMAGE, "t8", QUOTA, UID), YX_OK);
 	snprintf(q, sizeof(q), "%s/user-data", out);
 	tpath(p, sizeof(p), "t8", "user-data");
@@ -574,10 +576,8 @@ Test(priv, no_symlink_is_followed)
 	cr_assert_neq(raw(PRIV_MOUNT, "t8", 0, 0), YX_OK);
 	cr_assert_not(is_mount_root(q));
 	/* the image a symlink to an outside file */
-	tpath(p, sizeof(p), "t9", NULL);
-	cr_assert_eq(mkdir(p, 0755), 0);
-	tpath(p, sizeof(p), "t9", "user-data");
-	cr_assert_eq(mkdir(p, 0755), 0);
+	tmkdir(p, sizeof(p), "t9", NULL);
+	tmkdir(p, sizeof(p), "t9", "user-data");
 	snprintf(q, sizeof(q), "%s/%s", out, YX_PRIV_IMAGE);
 	tpath(p, sizeof(p), "t9", YX_PRIV_IMAGE);
 	cr_assert_eq(symlink(q, p), 0);
@@ -604,11 +604,9 @@ Test(priv, a_foreign_mount_is_left_alone)
 	char p[512];
 
 	NEED_PRIV();
-	tpath(p, sizeof(p), "t10", NULL);
-	cr_assert_eq(mkdir(p, 0755), 0);
+	tmkdir(p, sizeof(p), "t10", NULL);
 	cr_assert_eq(raw(PRIV_CREATE_IMAGE, "t10", QUOTA, UID), YX_OK);
-	tpath(p, sizeof(p), "t10", "user-data");
-	cr_assert_eq(mkdir(p, 0755), 0);
+	tmkdir(p, sizeof(p), "t10", "user-data");
 	cr_assert_eq(mount("yxtest", p, "tmpfs", 0, "size=64k"), 0);
 	cr_assert_eq(raw(PRIV_MOUNT, "t10", 0, 0), YX_E_BUSY);
 	cr_assert_eq(raw(PRIV_UNMOUNT, "t10", 0, 0), YX_E_BUSY);

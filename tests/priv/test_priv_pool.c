@@ -112,11 +112,8 @@ mounts_below(const char *rel)
 static void
 teardown(void)
 {
-	if (!started)
-		return;
-	yx_priv_stop();
-	tutil_unmount_below(base);
-	storetest_close(base, &st);
+	if (started)
+		storetest_priv_close(base, &st);
 	started = false;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.c - the fallback driver: the same operations through the `docker`
+ * docker_cli.c - the fallback driver: the same operations through the `docker`
  * command (found on PATH, run without a shell by spawn.c).
  *
  * The client is pointed at cfg->docker_api_socket with DOCKER_HOST so both

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agent_scm.h - descriptors over the agent's unix socket (SCM_RIGHTS),
- * shared by src/guest/yuxi-agent.c and src/exec/agent_client.c. Static
- * inline: the agent is a static binary that links nothing but libc.
+ * yuxi/sock.h - the socket primitives written once for the service and
+ * the programs inside the sandbox: descriptors passed over a unix socket
+ * (SCM_RIGHTS) and a send of a whole buffer. Static inline and libc only:
+ * src/guest's programs are static binaries that link nothing but libc.
  *
- * The host passes one descriptor, the output pipe's write end, with the
- * first byte of 'G' (agent_proto.h); what each side accepts is its own
- * policy: the agent takes that one, the host takes none.
+ * Who passes what is each caller's policy: the host passes the agent one
+ * descriptor, the output pipe's write end, with the first byte of 'G'
+ * (src/guest/agent_proto.h), and takes none back; a worker passes the
+ * privileged helper the reply socket with each request (src/priv/priv.c).
  */
-#ifndef YUXI_AGENT_SCM_H
-#define YUXI_AGENT_SCM_H
+#ifndef YUXI_SOCK_H
+#define YUXI_SOCK_H
 
 #include <errno.h>
 #include <stdint.h>
@@ -17,11 +19,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define AGENT_SCM_MAX	4	/* room to see (and close) a few extras */
+#define YX_SOCK_FDS_MAX	4	/* room to see (and close) a few extras */
 
 /* sendmsg() of n bytes with fd attached to the first. sendmsg's result. */
 static inline ssize_t
-agent_scm_send(int sock, const void *p, size_t n, int fd, int flags)
+yx_sock_send_fd(int sock, const void *p, size_t n, int fd, int flags)
 {
 	union {
 		struct cmsghdr	h;
@@ -55,12 +57,12 @@ agent_scm_send(int sock, const void *p, size_t n, int fd, int flags)
  * no descriptor is returned.
  */
 static inline ssize_t
-agent_scm_recv(int sock, void *p, size_t n, int flags,
-    int fds[AGENT_SCM_MAX], size_t *nfds, int *odd)
+yx_sock_recv_fds(int sock, void *p, size_t n, int flags,
+    int fds[YX_SOCK_FDS_MAX], size_t *nfds, int *odd)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int) * AGENT_SCM_MAX)];
+		char		b[CMSG_SPACE(sizeof(int) * YX_SOCK_FDS_MAX)];
 	}		 u;
 	struct cmsghdr	*cm;
 	struct msghdr	 mh;
@@ -85,8 +87,8 @@ agent_scm_recv(int sock, void *p, size_t n, int flags,
 			continue;
 		}
 		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (k > AGENT_SCM_MAX - *nfds)
-			k = AGENT_SCM_MAX - *nfds;	/* cannot happen: buffer size */
+		if (k > YX_SOCK_FDS_MAX - *nfds)
+			k = YX_SOCK_FDS_MAX - *nfds;	/* cannot happen: buffer size */
 		memcpy(fds + *nfds, CMSG_DATA(cm), k * sizeof(int));
 		*nfds += k;
 	}
@@ -96,13 +98,13 @@ agent_scm_recv(int sock, void *p, size_t n, int flags,
 }
 
 /*
- * After agent_scm_recv(): the first descriptor goes to *keep when keep is
+ * After yx_sock_recv_fds(): the first descriptor goes to *keep when keep is
  * not NULL and *keep is -1; every other one is closed. 0, or -1 with errno
  * EPROTO when one was closed unwanted or odd control data came (a taken
  * descriptor stays in *keep for the caller either way).
  */
 static inline int
-agent_scm_settle(int fds[AGENT_SCM_MAX], size_t nfds, int odd, int *keep)
+yx_sock_settle_fds(int fds[YX_SOCK_FDS_MAX], size_t nfds, int odd, int *keep)
 {
 	size_t	i;
 	int	bad = odd;
@@ -122,4 +124,21 @@ agent_scm_settle(int fds[AGENT_SCM_MAX], size_t nfds, int odd, int *keep)
 	return 0;
 }
 
-#endif /* YUXI_AGENT_SCM_H */
+/*
+ * send() of all n bytes (MSG_NOSIGNAL), as far as the peer takes them. 0,
+ * or -1 with errno when a send failed (what was sent before stays sent).
+ */
+static inline int
+yx_sock_send_all(int fd, const void *p, size_t n)
+{
+	const char	*c = p;
+	ssize_t		 w;
+
+	while (n > 0 && (w = send(fd, c, n, MSG_NOSIGNAL)) > 0) {
+		c += w;
+		n -= (size_t)w;
+	}
+	return n == 0 ? 0 : -1;
+}
+
+#endif /* YUXI_SOCK_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_agents.c - the agents registry rules (src/agents): config selection,
+ * test_agents.c - the agents registry rules (src/agentcfg): config selection,
  * else agent selection, else none; only existing skill directories (never
  * symlinks); sorted, unique; fingerprint = sha256 of names joined by '\n'.
  */
