@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_int.h - private interfaces of the yuxi-sandbox CLI (src/cli): the
- * commands that live in files of their own beside main.c.
+ * commands that live in files of their own beside main.c, and what the CLI
+ * takes from its host (cli_host.c).
  */
 #ifndef YUXI_CLI_INT_H
 #define YUXI_CLI_INT_H
+
+#include <stddef.h>
 
 #include "yuxi/config.h"
 
@@ -17,5 +20,20 @@
  * refused).
  */
 int	cli_nginx_conf(const struct yx_config *cfg, int argc, char **argv);
+
+/*
+ * Run as root where the service runs as the owner of YUXI_SAVES_DIR (an
+ * installed host): become that user with the unit's capabilities
+ * (cli_host.c says what exactly). 0: done, or nothing to do; 1: it failed
+ * (message printed).
+ */
+int	cli_become_service_user(const struct yx_config *cfg);
+/*
+ * The directory of data files `sub` (nginx, web, images): the checkout's
+ * when this program runs from a build tree (written into buf, len bytes),
+ * else `installed`. Returns one of the two.
+ */
+const char *cli_datadir(const char *installed, const char *sub, char *buf,
+    size_t len);
 
 #endif /* YUXI_CLI_INT_H */

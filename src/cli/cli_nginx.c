@@ -75,6 +75,8 @@ struct ngx_ctx {
 	const char		*out;		/* --out; NULL: stdout */
 	struct ngx_list		 trusted;	/* --trusted-proxy (header) */
 	struct ngx_list		 admins;	/* --admin */
+	char			 templates_buf[PATH_MAX];	/* the checkout's */
+	char			 web_buf[PATH_MAX];		/* likewise */
 	char			 web_root[PATH_MAX];
 	char			 files[PATH_MAX];	/* <saves>/threads */
 	char			 skills[PATH_MAX];	/* "" = no skills */
@@ -382,8 +384,9 @@ ngx_settle(struct ngx_ctx *x)
 	if (c->skills_dir[0] != '\0' &&
 	    (rc = ngx_realpath("YUXI_SKILLS_DIR", c->skills_dir, NULL, x->skills)) != 0)
 		return rc;
-	if ((rc = ngx_realpath("--web-root", x->web != NULL ? x->web : YX_WEB_ROOT, NULL,
-		 x->web_root)) != 0)
+	if (x->web == NULL)
+		x->web = cli_datadir(YX_WEB_ROOT, "web", x->web_buf, sizeof(x->web_buf));
+	if ((rc = ngx_realpath("--web-root", x->web, NULL, x->web_root)) != 0)
 		return rc;
 	ngx_size(c->upload_limit, x->upload, sizeof(x->upload));
 	return 0;
@@ -655,7 +658,8 @@ cli_nginx_conf(const struct yx_config *cfg, int argc, char **argv)
 	memset(&x, 0, sizeof(x));
 	x.cfg = cfg;
 	x.auth = NGX_AUTH_REQUEST;
-	x.templates = YX_NGINX_TEMPLATES;
+	x.templates = cli_datadir(YX_NGINX_TEMPLATES, "nginx", x.templates_buf,
+	    sizeof(x.templates_buf));
 	yx_buf_init(&http, NGX_OUT_MAX);
 	yx_buf_init(&server, NGX_OUT_MAX);
 	if ((rc = ngx_parse(&x, argc, argv)) == 0 && (rc = ngx_settle(&x)) == 0 &&

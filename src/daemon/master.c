@@ -14,6 +14,12 @@
  * ITIMER_REAL/SIGALRM) when it keeps dying young. SIGUSR1 is passed on to
  * every child (workers reopen their audit log, for logrotate).
  *
+ * Before anything else the master takes its table's lock (instance.c: a
+ * second instance with the same YUXI_SHM_NAME is refused, naming the first)
+ * and writes its pid file. SIGUSR2 is a SIGTERM followed by executing the
+ * program file again (instance.c: the restart in place of an upgrade
+ * without a service manager).
+ *
  * SIGHUP reloads (docs/operations.md, "Reload and stop"): the configuration
  * and the agents file are read again (reload.c); when they do not validate,
  * one line says why and nothing changes. Otherwise the generation counter
@@ -101,9 +107,10 @@ struct master {
 	size_t			 nkids;
 	bool			 stopping;
 	pid_t			 egress_pid;	/* yx_egress_start() */
+	struct yx_instance	 inst;		/* table lock, pid file */
 };
 
-static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1;
+static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1, m_usr2;
 
 static void
 master_sig(int signo)
@@ -120,6 +127,9 @@ master_sig(int signo)
 		break;
 	case SIGHUP:
 		m_hup = 1;
+		break;
+	case SIGUSR2:
+		m_usr2 = 1;
 		break;
 	default:
 		m_term = 1;
@@ -560,6 +570,7 @@ master_signals(sigset_t *waitmask)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &block, waitmask);
 	sa.sa_handler = master_sig;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -568,12 +579,14 @@ master_signals(sigset_t *waitmask)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	sigdelset(waitmask, SIGCHLD);
 	sigdelset(waitmask, SIGALRM);
 	sigdelset(waitmask, SIGTERM);
 	sigdelset(waitmask, SIGINT);
 	sigdelset(waitmask, SIGHUP);
 	sigdelset(waitmask, SIGUSR1);
+	sigdelset(waitmask, SIGUSR2);
 }
 
 /* SIGUSR1: every child reopens its logs (workers: the audit log). */
@@ -594,15 +607,23 @@ yx_master_main(const struct yx_config *cfg)
 	struct master	m;
 	sigset_t	waitmask;
 	size_t		i;
-	int		status = 1;
+	int		rc, status = 1;
+	bool		restart = false;
 
 	memset(&m, 0, sizeof(m));
+	yx_tablelock_init(&m.inst.lock);
 	m.cfg = cfg;
 	m.gen = 1;
 	m.grace_s = cfg->exec_timeout + YX_STOP_MARGIN_S;
 	m.listen_fd = -1;
 	m.egress_pid = -1;
 	master_signals(&waitmask);
+	/* another live instance owns the table: a configuration conflict,
+	 * exit 2 as for a bad configuration (the unit does not restart it) */
+	if ((rc = yx_instance_claim(&m.inst, cfg)) != YX_OK) {
+		status = rc == YX_E_BUSY ? 2 : 1;
+		goto done;
+	}
 	if (master_setup(&m) != YX_OK)
 		goto done;
 	atomic_store(&m.metrics->generation, m.gen);
@@ -630,6 +651,11 @@ yx_master_main(const struct yx_config *cfg)
 			m_hup = 0;
 			master_reload(&m);
 		}
+		if (m_usr2 && !m_term) {
+			m_usr2 = 0;
+			restart = yx_instance_restart_ok(m.cfg);
+			m_term = restart;
+		}
 		m_alarm = 0;
 		if (!m_term)
 			master_respawn(&m);
@@ -655,5 +681,10 @@ done:
 	free(m.owned);
 	yx_egress_stop(m.egress_pid);
 	yx_priv_stop();
+	yx_instance_release(&m.inst, restart && status == 0);
+	if (restart && status == 0) {
+		yx_instance_exec();
+		status = 1;
+	}
 	return status;
 }

@@ -217,7 +217,7 @@ metrics_service(struct yx_metrics *m, const struct yx_ready_result *ready,
 	    "# HELP yuxi_audit_write_errors_total Audit log lines lost (file not open or write failed).\n"
 	    "# TYPE yuxi_audit_write_errors_total counter\n"
 	    "yuxi_audit_write_errors_total %llu\n",
-	    PACKAGE_VERSION, (unsigned long long)atomic_load(&m->audit_lines),
+	    YX_VERSION, (unsigned long long)atomic_load(&m->audit_lines),
 	    (unsigned long long)atomic_load(&m->audit_errors));
 	if (ready == NULL || rc != YX_OK)
 		return rc;
