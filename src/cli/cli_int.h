@@ -22,6 +22,14 @@
 int	cli_nginx_conf(const struct yx_config *cfg, int argc, char **argv);
 
 /*
+ * `nginx-conf --htpasswd FILE --htpasswd-user USER` (cli_htpasswd.c): set
+ * USER's password in FILE, read from stdin (asked twice on a terminal),
+ * as SHA-512-crypt; FILE written whole, group nginx's (YUXI_FCGI_SOCKET_GROUP,
+ * else www-data), mode 0640. 0, 1 (failed) or 2 (usage), message printed.
+ */
+int	cli_htpasswd_set(const struct yx_config *cfg, const char *file,
+    const char *user);
+/*
  * Run as root where the service runs as the owner of YUXI_SAVES_DIR (an
  * installed host): become that user with the unit's capabilities
  * (cli_host.c says what exactly). 0: done, or nothing to do; 1: it failed

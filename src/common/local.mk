@@ -12,4 +12,5 @@ libyuxi_a_SOURCES += \
 	include/yuxi/text.h src/common/text.c \
 	include/yuxi/ident.h src/common/ident.c \
 	include/yuxi/tree.h src/common/tree.c \
-	include/yuxi/tablelock.h src/common/tablelock.c
+	include/yuxi/tablelock.h src/common/tablelock.c \
+	include/yuxi/passwd.h src/common/passwd.c

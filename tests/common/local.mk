@@ -6,8 +6,10 @@
 #   test_log       log_escape (untrusted bytes in log lines)
 #   test_hostlist  the sandbox hosts of a front, rendezvous placement
 #   test_remote_config  YUXI_MODE, the front's hosts and the credential file
+#   test_passwd    SHA-512-crypt for nginx's htpasswd (vectors, glibc's hashes)
 COMMON_TESTS = tests/common/test_text tests/common/test_conffile \
 	tests/common/test_config tests/common/test_log \
-	tests/common/test_hostlist tests/common/test_remote_config
+	tests/common/test_hostlist tests/common/test_remote_config \
+	tests/common/test_passwd
 check_PROGRAMS += $(COMMON_TESTS)
 TESTS += $(COMMON_TESTS)
