@@ -5,6 +5,11 @@
  * file, and the restart in place on SIGUSR2 (docs/operations.md "Reload
  * and stop").
  *
+ * The lock: another live process of the table's owner makes the start
+ * wait up to 3 s (the processes of a master just killed, such as the
+ * egress proxy under its supervisor, leave on their own a moment later),
+ * then refuse, naming the owner.
+ *
  * Pid file: <directory of YUXI_FCGI_SOCKET>/yuxi-sandboxd.pid
  * (yuxi-sandboxd.NAME.pid with YUXI_INSTANCE=NAME): /run/yuxi-sandbox/ for
  * the package. Written after the lock was taken, removed at exit. Who
@@ -38,10 +43,12 @@
 #include <unistd.h>
 
 #include "daemon_int.h"
+#include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/sig.h"
 
-#define INST_ARGS_MAX	32	/* arguments kept for the restart */
+#define INST_ARGS_MAX		32	/* arguments kept for the restart */
+#define INST_CLAIM_WAIT_MS	3000	/* a previous master's processes leaving */
 
 /* Saved by main() before anything runs: what the restart executes. */
 static char	 inst_exe[PATH_MAX];
@@ -112,6 +119,7 @@ int
 yx_instance_claim(struct yx_instance *in, const struct yx_config *cfg)
 {
 	char	desc[YX_CFG_PATH + 128], holder[YX_CFG_PATH + 128];
+	int64_t	deadline;
 	int	rc;
 
 	in->pidfile[0] = '\0';
@@ -119,7 +127,12 @@ yx_instance_claim(struct yx_instance *in, const struct yx_config *cfg)
 	    cfg->instance[0] != '\0' ? "instance '" : "the default instance",
 	    cfg->instance, cfg->instance[0] != '\0' ? "'" : "", (long)getpid(),
 	    cfg->config_file[0] != '\0' ? cfg->config_file : "no configuration file");
-	rc = yx_tablelock_take(&in->lock, cfg->shm_name, desc, holder, sizeof(holder));
+	/* the processes of a master just killed may take a moment to go */
+	deadline = yx_mono_ms() + INST_CLAIM_WAIT_MS;
+	while ((rc = yx_tablelock_take(&in->lock, cfg->shm_name, desc, holder,
+		    sizeof(holder))) == YX_E_BUSY &&
+	    yx_mono_ms() < deadline)
+		usleep(100 * 1000);
 	if (rc == YX_E_BUSY) {
 		log_warnx("shared table %s is in use by %s: refusing to start; "
 			  "another instance on this host needs a YUXI_INSTANCE of "
