@@ -25,7 +25,9 @@ YUXI_* in the environment, as a user types it:
 - `nginx-conf --auth basic --htpasswd ... --out DIR` renders with the
   checkout's templates and the instance's socket and saves directory;
 - a second daemon with the instance's configuration refuses to start,
-  naming it.
+  naming it;
+- SIGUSR2 restarts the master in place (same pid, serves again) and is
+  refused, the old one serving on, when the configuration file is broken.
 
 Needs root (the dev run's nginx runs its workers as root), the engine and
 the default image (the README's example runs python3; YUXI_README_IMAGE
@@ -34,8 +36,10 @@ names another).
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
 import requests
@@ -209,3 +213,52 @@ def test_a_second_daemon_of_the_instance_refuses_to_start(dev):
     assert "is in use by instance '%s'" % dev["instance"] in r.stderr, r.stderr
     assert "%s/var/yuxi-sandbox.conf" % dev["top"] in r.stderr
     assert not os.path.exists(os.path.join(dev["top"], "other.sock"))
+
+
+def test_restart_in_place_and_its_refusal(dev):
+    """SIGUSR2 (the package's upgrade without a service manager): the same
+    pid executes its program file again and serves; with a configuration
+    the program's -t rejects, it refuses and keeps serving."""
+    pidfile = os.path.join(dev["top"], "var", "run", "yuxi-sandboxd.pid")
+    conf = os.path.join(dev["top"], "var", "yuxi-sandbox.conf")
+    log = os.path.join(dev["top"], "var", "log", "sandboxd.log")
+    with open(pidfile) as f:
+        pid = int(f.read())
+
+    def log_has(text):
+        with open(log, errors="replace") as f:
+            return text in f.read()
+
+    def healthy():
+        try:
+            return requests.get(dev["base"] + "/healthz", verify=dev["cert"],
+                                timeout=5).status_code == 200
+        except requests.RequestException:
+            return False
+    with open(conf) as f:
+        good = f.read()
+    with open(conf, "a") as f:
+        f.write("YUXI_WORKRES=2\n")
+    try:
+        os.kill(pid, signal.SIGUSR2)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not log_has("SIGUSR2: restart refused"):
+            time.sleep(0.1)
+        assert log_has("SIGUSR2: restart refused") and log_has("YUXI_WORKRES: unknown setting")
+        assert healthy()
+    finally:
+        with open(conf, "w") as f:
+            f.write(good)
+    os.kill(pid, signal.SIGUSR2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not log_has("SIGUSR2: stopping, then executing"):
+        time.sleep(0.1)
+    assert log_has("SIGUSR2: stopping, then executing")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not healthy():
+        time.sleep(0.1)
+    assert healthy()
+    with open(pidfile) as f:
+        assert int(f.read()) == pid
+    r = cli(dev, "exec", "t2", "--owner", "bob", "--", "echo", "after")
+    assert r.returncode == 0 and r.stdout == "after\n", r.stdout + r.stderr
