@@ -19,12 +19,16 @@
 #   BUILD_DIR           build directory with yuxi-sandboxd (default ./build)
 #   YUXI_DEV_PORT       TLS port on 127.0.0.1 (default 8443)
 #   YUXI_SANDBOX_IMAGE  sandbox image (default yuxi-sandbox:latest)
-#   other YUXI_* variables pass through to yuxi-sandboxd.
+#   other YUXI_* settings (and a file YUXI_CONFIG names) go into the
+#   instance's configuration file, var/yuxi-sandbox.conf.
 #
-# State lives in ./var (gitignored): var/dev-tokens (one "user token [role]"
-# per line: alice, bob, admin), var/tls (self-signed certificate), var/saves,
-# var/run (socket, pid files), var/nginx (prefix, rendered config), var/log
-# (logs, the audit log audit.jsonl).
+# State lives in ./var (gitignored): var/yuxi-sandbox.conf (the instance's
+# settings, written at each start: yuxi-sandboxd reads it through
+# YUXI_CONFIG, and build/yuxi-sandbox run from the checkout finds it, so the
+# CLI acts on this instance; docs/configuration.md), var/dev-tokens (one
+# "user token [role]" per line: alice, bob, admin), var/tls (self-signed
+# certificate), var/saves, var/run (socket, pid files), var/nginx (prefix,
+# rendered config), var/log (logs, the audit log audit.jsonl).
 # Installing packages, starting dockerd and building images is done by
 # scripts/setup.sh, not here.
 set -eu
@@ -36,7 +40,7 @@ case $build in /*) ;; *) build="$top/$build" ;; esac
 port=${YUXI_DEV_PORT:-8443}
 image=${YUXI_SANDBOX_IMAGE:-yuxi-sandbox:latest}
 run="$var/run"
-sd_pid="$run/sandboxd.pid"
+sd_pid="$run/yuxi-sandboxd.pid"
 ng_pid="$run/nginx.pid"
 
 die() { echo "run-service: $*" >&2; exit 1; }
@@ -116,6 +120,34 @@ render_conf() {
 	    -e "s|@WEB_ROOT@|$top/web|g" \
 	    -e "s|@WORKBENCH_CONF@|$top/nginx/workbench.conf|g" \
 	    "$top/nginx/dev.conf.in" > "$var/nginx/nginx.conf"
+}
+
+# The instance's settings as a configuration file: every YUXI_* setting
+# of this environment (the names the installed file lists), after the
+# lines of a file YUXI_CONFIG names (the later line wins). The daemon
+# reads only the file from here on (its reload too), and so does
+# build/yuxi-sandbox run from the checkout (docs/configuration.md).
+write_conf() {
+	conf="$var/yuxi-sandbox.conf"
+	names=$(sed -n 's/^#\{0,1\}\(YUXI_[A-Z0-9_]*\)=.*/\1/p' \
+	    "$top/conf/yuxi-sandbox.conf.in" | sort -u)
+	{
+		echo "# $conf - written by scripts/run-service.sh at each start:"
+		echo "# the settings of the development instance. yuxi-sandboxd reads"
+		echo "# it (YUXI_CONFIG); build/yuxi-sandbox run from the checkout too."
+		if [ -n "${YUXI_CONFIG:-}" ] && [ "$YUXI_CONFIG" != none ]; then
+			echo "# from $YUXI_CONFIG:"
+			cat "$YUXI_CONFIG" || die "YUXI_CONFIG: cannot read $YUXI_CONFIG"
+			echo "# from the environment:"
+		fi
+		for n in $names; do
+			eval "isset=\${$n+x} v=\${$n-}"
+			if [ -n "$isset" ]; then printf '%s=%s\n' "$n" "$v"; fi
+		done
+	} > "$conf.tmp" || die "cannot write $conf"
+	mv "$conf.tmp" "$conf"
+	for n in $names; do unset "$n"; done
+	export YUXI_CONFIG="$conf"
 }
 
 wait_health() {
@@ -263,6 +295,7 @@ export YUXI_HOST_PROJECT_DIR="${YUXI_HOST_PROJECT_DIR:-}"
 export YUXI_AUDIT_LOG="${YUXI_AUDIT_LOG:-$var/log/audit.jsonl}"
 
 [ "$nprov" -gt 0 ] && start_provisioners
+write_conf
 
 "$build/yuxi-sandboxd" -t || die "configuration refused"
 

@@ -42,6 +42,7 @@ enum yx_cmd_policy {
 
 #define YX_CFG_STR	256
 #define YX_CFG_PATH	1024
+#define YX_INSTANCE_MAX	33	/* YUXI_INSTANCE: [a-z0-9][a-z0-9_]{0,31} + NUL */
 
 /* Bounds of YUXI_THREAD_DISK_QUOTA (src/priv: an ext4 image per thread). */
 #define YX_DISK_QUOTA_MIN	(8LL << 20)
@@ -121,20 +122,32 @@ struct yx_config {
 	char		provisioner_token_file[YX_CFG_PATH]; /* YUXI_PROVISIONER_TOKEN_FILE (front, provisioner) */
 	char		provisioner_ca[YX_CFG_PATH];	/* YUXI_PROVISIONER_CA ("" = system CAs) */
 	int		verbose;			/* YUXI_DEBUG (0) */
+	char		instance[YX_INSTANCE_MAX];	/* YUXI_INSTANCE ("" = the default instance) */
 	char		config_file[YX_CFG_PATH];	/* the file read; "" = none */
 };
 
 /*
  * Fill `cfg` from the configuration file and the environment, which
  * overrides it. The file is `file`, else YUXI_CONFIG ("none": no file),
- * else the installed $(sysconfdir)/yuxi-sandbox/yuxi-sandbox.conf when it
- * exists: "KEY=value" lines with the environment's names, '#' comments,
+ * else, for a program run from a build tree, the development run's
+ * var/yuxi-sandbox.conf of its source tree (yx_config_source_tree;
+ * scripts/run-service.sh writes it) when it exists, else the
+ * installed $(sysconfdir)/yuxi-sandbox/yuxi-sandbox.conf when it exists:
+ * "KEY=value" lines with the environment's names, '#' comments,
  * a value in double quotes loses them. Returns YX_OK, or YX_E_BAD_REQUEST
  * with "YUXI_X: why" (from the file: "FILE:LINE: YUXI_X: why") in errbuf
  * (size errlen) for the first invalid value, unknown setting or bad line.
  */
 int	yx_config_load_file(struct yx_config *cfg, const char *file,
     char *errbuf, size_t errlen);
+/*
+ * Is this program run from a build tree (config.status beside it, never an
+ * installed program)? Then true, with the source tree the build tree was
+ * configured from (its Makefile's abs_top_srcdir) in out (outlen bytes):
+ * where a build-tree program finds the development run's configuration
+ * and the checkout's files (nginx templates, web page, image recipes).
+ */
+bool	yx_config_source_tree(char *out, size_t outlen);
 /* yx_config_load_file(cfg, NULL, ...). */
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_nginx.c - `yuxi-sandbox nginx-conf`: the two nginx snippets that put
+ * cli_nginx.c - `yuxi-sandbox nginx-conf`: the nginx snippets that put
  * yuxi-sandbox into a server an operator already runs (docs/nginx.md).
  *
  * Renders the templates yuxi-sandbox-http.conf.in (http {} level: the
- * upstream, the identity maps, the limit zones) and
+ * upstream, the identity maps, the limit zones; --conf-d writes it as a
+ * conf.d file, which Debian's nginx.conf includes in http {} itself),
  * yuxi-sandbox-server.conf.in (server {} level: only our locations, all
- * under YUXI_URL_PREFIX) from $(pkgdatadir)/nginx, or --templates DIR, with
+ * under YUXI_URL_PREFIX) and yuxi-sandbox-settings.conf.in (the
+ * recommended server-level settings a location cannot hold) from
+ * $(pkgdatadir)/nginx (a build tree: the checkout's), or --templates DIR, with
  * the configuration every command reads (YUXI_URL_PREFIX, YUXI_FCGI_SOCKET,
  * YUXI_SAVES_DIR, YUXI_SKILLS_DIR, YUXI_UPLOAD_LIMIT) and one identity
  * recipe (--auth request|basic|header). The template language is described
@@ -20,6 +23,12 @@
  * from=) are written as their real paths when they exist: nginx refuses
  * every file below a symlinked component. Output files are written whole
  * (a temporary renamed into place) or not at all.
+ *
+ * --htpasswd-user NAME sets NAME's password in the --htpasswd file
+ * (cli_htpasswd.c). --check runs `nginx -t` twice: first on a throw-away
+ * nginx.conf that includes the rendered files (nothing is written when it
+ * fails), then, once they are written, on nginx's own configuration
+ * (--nginx-conf FILE, default nginx's), which now includes them.
  */
 #include "config.h"
 
@@ -35,12 +44,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_int.h"
 #include "yuxi/buf.h"
 #include "yuxi/error.h"
 #include "yuxi/ident.h"
+#include "yuxi/sig.h"
+#include "yuxi/tree.h"
 
 #define NGX_LIST_MAX	32		/* items of --trusted-proxy, --admin */
 #define NGX_ITEM_MAX	80		/* bytes of one item, NUL included */
@@ -49,6 +61,8 @@
 #define NGX_WORD_RULE	"no whitespace, control characters, quotes or any of ; { } \\ $ #"
 #define NGX_DEFAULT_AUTH_URL	"http://127.0.0.1:9000/verify"
 #define NGX_DEFAULT_HEADER	"X-Forwarded-User"
+#define NGX_NGINX		"/usr/sbin/nginx"	/* else nginx on PATH */
+#define NGX_CONFD_NAME		"yuxi-sandbox.conf"	/* --conf-d's file */
 
 enum ngx_auth {
 	NGX_AUTH_REQUEST,
@@ -73,8 +87,14 @@ struct ngx_ctx {
 	const char		*web;		/* --web-root as given */
 	const char		*templates;	/* --templates */
 	const char		*out;		/* --out; NULL: stdout */
+	const char		*confd;		/* --conf-d: the http part there */
+	const char		*htuser;	/* --htpasswd-user */
+	const char		*nginx_conf;	/* --nginx-conf (--check) */
+	bool			 check;		/* --check */
 	struct ngx_list		 trusted;	/* --trusted-proxy (header) */
 	struct ngx_list		 admins;	/* --admin */
+	char			 templates_buf[PATH_MAX];	/* the checkout's */
+	char			 web_buf[PATH_MAX];		/* likewise */
 	char			 web_root[PATH_MAX];
 	char			 files[PATH_MAX];	/* <saves>/threads */
 	char			 skills[PATH_MAX];	/* "" = no skills */
@@ -219,6 +239,10 @@ static const struct option ngx_options[] = {
 	{ "web-root", required_argument, NULL, 'w' },
 	{ "templates", required_argument, NULL, 'T' },
 	{ "out", required_argument, NULL, 'o' },
+	{ "conf-d", required_argument, NULL, 'D' },
+	{ "htpasswd-user", required_argument, NULL, 'P' },
+	{ "check", no_argument, NULL, 'C' },
+	{ "nginx-conf", required_argument, NULL, 'N' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -260,6 +284,10 @@ ngx_parse(struct ngx_ctx *x, int argc, char **argv)
 		case 'w': x->web = optarg; break;
 		case 'T': x->templates = optarg; break;
 		case 'o': x->out = optarg; break;
+		case 'D': x->confd = optarg; break;
+		case 'P': x->htuser = optarg; break;
+		case 'C': x->check = true; break;
+		case 'N': x->nginx_conf = optarg; break;
 		default: rc = 2; break;	/* getopt said why */
 		}
 	}
@@ -317,6 +345,14 @@ ngx_check_recipe(const struct ngx_ctx *x)
 {
 	if (x->htpasswd != NULL && x->auth != NGX_AUTH_BASIC)
 		return ngx_bad("--htpasswd", "only with --auth basic");
+	if (x->htuser != NULL && x->htpasswd == NULL)
+		return ngx_bad("--htpasswd-user", "only with --auth basic --htpasswd FILE");
+	if (x->confd != NULL && x->out == NULL)
+		return ngx_bad("--conf-d", "needs --out DIR (for the server's files)");
+	if (x->nginx_conf != NULL && !x->check)
+		return ngx_bad("--nginx-conf", "only with --check");
+	if (x->confd != NULL && x->confd[0] != '/')
+		return ngx_bad("--conf-d", "must be an absolute path");
 	if (x->auth_url != NULL && x->auth != NGX_AUTH_REQUEST)
 		return ngx_bad("--auth-url", "only with --auth request");
 	if (x->trusted.n > 0 && x->auth != NGX_AUTH_HEADER)
@@ -382,8 +418,9 @@ ngx_settle(struct ngx_ctx *x)
 	if (c->skills_dir[0] != '\0' &&
 	    (rc = ngx_realpath("YUXI_SKILLS_DIR", c->skills_dir, NULL, x->skills)) != 0)
 		return rc;
-	if ((rc = ngx_realpath("--web-root", x->web != NULL ? x->web : YX_WEB_ROOT, NULL,
-		 x->web_root)) != 0)
+	if (x->web == NULL)
+		x->web = cli_datadir(YX_WEB_ROOT, "web", x->web_buf, sizeof(x->web_buf));
+	if ((rc = ngx_realpath("--web-root", x->web, NULL, x->web_root)) != 0)
 		return rc;
 	ngx_size(c->upload_limit, x->upload, sizeof(x->upload));
 	return 0;
@@ -577,9 +614,17 @@ done:
 
 /* ---- output --------------------------------------------------------------- */
 
-/* Write b to dir/name through a temporary renamed into place; 0 or 1. */
+/* The three rendered files. */
+struct ngx_out {
+	struct yx_buf	http, server, settings;
+};
+
+/*
+ * Write b to dir/name through a temporary renamed into place, saying so
+ * unless quiet; 0 or 1.
+ */
 static int
-ngx_write(const char *dir, const char *name, const struct yx_buf *b)
+ngx_write(const char *dir, const char *name, const struct yx_buf *b, bool quiet)
 {
 	char	 path[PATH_MAX], tmp[PATH_MAX];
 	FILE	*f = NULL;
@@ -600,7 +645,8 @@ ngx_write(const char *dir, const char *name, const struct yx_buf *b)
 	f = NULL;
 	if (rc != 0 || rename(tmp, path) != 0)
 		goto fail;
-	printf("wrote %s\n", path);
+	if (!quiet)
+		printf("wrote %s\n", path);
 	return 0;
 fail:
 	fprintf(stderr, "yuxi-sandbox: nginx-conf: %s: %s\n", path, strerror(errno));
@@ -612,32 +658,56 @@ fail:
 	return 1;
 }
 
-/* Both files into --out, then the two include lines; 0 or 1. */
+/* realpath of dir (an option's) into out (PATH_MAX); 0 or 1. */
 static int
-ngx_save(const struct ngx_ctx *x, const struct yx_buf *http, const struct yx_buf *server)
+ngx_dir(const char *opt, const char *dir, char *out)
 {
-	char dir[PATH_MAX];
-
-	if (realpath(x->out, dir) == NULL) {
-		fprintf(stderr, "yuxi-sandbox: nginx-conf: --out %s: %s\n", x->out, strerror(errno));
+	if (realpath(dir, out) == NULL) {
+		fprintf(stderr, "yuxi-sandbox: nginx-conf: %s %s: %s\n", opt, dir,
+		    strerror(errno));
 		return 1;
 	}
-	if (ngx_write(dir, "yuxi-sandbox-http.conf", http) != 0 ||
-	    ngx_write(dir, "yuxi-sandbox-server.conf", server) != 0)
+	return 0;
+}
+
+/* The files into --out (and --conf-d), then what to include where; 0 or 1. */
+static int
+ngx_save(const struct ngx_ctx *x, const struct ngx_out *o)
+{
+	char dir[PATH_MAX], confd[PATH_MAX];
+
+	if (ngx_dir("--out", x->out, dir) != 0 ||
+	    (x->confd != NULL && ngx_dir("--conf-d", x->confd, confd) != 0))
 		return 1;
-	printf("in nginx's http {}:      include %s/yuxi-sandbox-http.conf;\n"
-	       "in the site's server {}: include %s/yuxi-sandbox-server.conf;\n",
+	if ((x->confd != NULL ? ngx_write(confd, NGX_CONFD_NAME, &o->http, false) :
+				ngx_write(dir, "yuxi-sandbox-http.conf", &o->http, false)) != 0 ||
+	    ngx_write(dir, "yuxi-sandbox-server.conf", &o->server, false) != 0 ||
+	    ngx_write(dir, "yuxi-sandbox-settings.conf", &o->settings, false) != 0)
+		return 1;
+	if (x->confd != NULL)
+		printf("in nginx's http {}:      %s/%s, where nginx.conf includes conf.d "
+		       "files (Debian: include /etc/nginx/conf.d/*.conf;)\n",
+		    confd, NGX_CONFD_NAME);
+	else
+		printf("in nginx's http {}:      include %s/yuxi-sandbox-http.conf;\n", dir);
+	printf("in the site's server {}: include %s/yuxi-sandbox-server.conf;\n"
+	       "                         include %s/yuxi-sandbox-settings.conf;  "
+	       "(unless it sets client_header_timeout, keepalive_timeout)\n"
+	       "in nginx.conf:           worker_rlimit_nofile 20000; and "
+	       "events { worker_connections 8192; }\n",
 	    dir, dir);
 	return 0;
 }
 
-/* Both files on stdout, separated by a comment line; 0 or 1. */
+/* The files on stdout, separated by comment lines; 0 or 1. */
 static int
-ngx_print(const struct yx_buf *http, const struct yx_buf *server)
+ngx_print(const struct ngx_out *o)
 {
-	fwrite(http->data, 1, http->len, stdout);
+	fwrite(o->http.data, 1, o->http.len, stdout);
 	printf("\n# ==== yuxi-sandbox-server.conf: include it in the site's server {} ====\n\n");
-	fwrite(server->data, 1, server->len, stdout);
+	fwrite(o->server.data, 1, o->server.len, stdout);
+	printf("\n# ==== yuxi-sandbox-settings.conf: include it in the same server {} ====\n\n");
+	fwrite(o->settings.data, 1, o->settings.len, stdout);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "yuxi-sandbox: nginx-conf: stdout: %s\n", strerror(errno));
 		return 1;
@@ -645,24 +715,140 @@ ngx_print(const struct yx_buf *http, const struct yx_buf *server)
 	return 0;
 }
 
+/* ---- --check: nginx -t ------------------------------------------------------ */
+
+/*
+ * Run nginx -t -q with the arguments extra (NULL-terminated, at most 6),
+ * its messages on our stderr; 0 when it accepts, else 1.
+ */
+static int
+ngx_nginx_t(const char *const *extra)
+{
+	const char	*argv[10];
+	pid_t		 pid;
+	int		 i, ws;
+
+	argv[0] = access(NGX_NGINX, X_OK) == 0 ? NGX_NGINX : "nginx";
+	argv[1] = "-t";
+	argv[2] = "-q";
+	for (i = 0; extra[i] != NULL && i < 6; i++)
+		argv[3 + i] = extra[i];
+	argv[3 + i] = NULL;
+	fflush(stdout);
+	if ((pid = fork()) == -1) {
+		fprintf(stderr, "yuxi-sandbox: nginx-conf: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		yx_signals_default();
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "yuxi-sandbox: nginx-conf: --check: %s: %s\n", argv[0],
+		    strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &ws, 0) == -1)
+		if (errno != EINTR)
+			return 1;
+	return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : 1;
+}
+
+/*
+ * nginx -t on a throw-away nginx.conf in a temporary directory that
+ * includes the three files where they belong, as a site would; 0 when
+ * nginx accepts them, else 1 (nginx said why).
+ */
+static int
+ngx_check_alone(const struct ngx_out *o)
+{
+	char		dir[] = "/tmp/yuxi-nginx-conf.XXXXXX", conf[PATH_MAX], log[PATH_MAX];
+	struct yx_buf	b;
+	const char	*extra[7];
+	int		rc = 1;
+
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "yuxi-sandbox: nginx-conf: --check: %s: %s\n", dir,
+		    strerror(errno));
+		return 1;
+	}
+	yx_buf_init(&b, NGX_OUT_MAX);
+	snprintf(conf, sizeof(conf), "%s/nginx.conf", dir);
+	snprintf(log, sizeof(log), "%s/error.log", dir);
+	/* the temp paths: the directory itself, so nginx makes none */
+	if (yx_buf_printf(&b, "pid %s/nginx.pid;\nerror_log %s;\nevents {}\nhttp {\n"
+			      "client_body_temp_path %s;\nproxy_temp_path %s;\n"
+			      "fastcgi_temp_path %s;\nuwsgi_temp_path %s;\n"
+			      "scgi_temp_path %s;\ninclude %s/http.conf;\nserver {\n"
+			      "listen 127.0.0.1:8080;\ninclude %s/settings.conf;\n"
+			      "include %s/server.conf;\n}\n}\n",
+		dir, log, dir, dir, dir, dir, dir, dir, dir, dir) != YX_OK ||
+	    ngx_write(dir, "nginx.conf", &b, true) != 0 ||
+	    ngx_write(dir, "http.conf", &o->http, true) != 0 ||
+	    ngx_write(dir, "server.conf", &o->server, true) != 0 ||
+	    ngx_write(dir, "settings.conf", &o->settings, true) != 0)
+		goto done;
+	extra[0] = "-p";
+	extra[1] = dir;
+	extra[2] = "-c";
+	extra[3] = conf;
+	extra[4] = "-e";
+	extra[5] = log;
+	extra[6] = NULL;
+	if ((rc = ngx_nginx_t(extra)) != 0)
+		fprintf(stderr, "yuxi-sandbox: nginx-conf: --check: nginx -t refuses the "
+				"rendered files (above); nothing was written\n");
+done:
+	yx_buf_fini(&b);
+	(void)yx_tree_remove(AT_FDCWD, dir);
+	return rc;
+}
+
+/* nginx -t on nginx's own configuration (or --nginx-conf); 0 or 1. */
+static int
+ngx_check_site(const struct ngx_ctx *x)
+{
+	const char	*extra[3] = { NULL, NULL, NULL };
+	int		 rc;
+
+	if (x->nginx_conf != NULL) {
+		extra[0] = "-c";
+		extra[1] = x->nginx_conf;
+	}
+	if ((rc = ngx_nginx_t(extra)) != 0)
+		fprintf(stderr, "yuxi-sandbox: nginx-conf: --check: the files are written, "
+				"but nginx -t refuses %s (above)\n",
+		    x->nginx_conf != NULL ? x->nginx_conf : "nginx's configuration");
+	else
+		printf("nginx -t: %s is valid with them\n",
+		    x->nginx_conf != NULL ? x->nginx_conf : "nginx's configuration");
+	return rc;
+}
+
 int
 cli_nginx_conf(const struct yx_config *cfg, int argc, char **argv)
 {
 	static struct ngx_ctx	x;
-	struct yx_buf		http, server;
+	struct ngx_out		o;
 	int			rc;
 
 	memset(&x, 0, sizeof(x));
 	x.cfg = cfg;
 	x.auth = NGX_AUTH_REQUEST;
-	x.templates = YX_NGINX_TEMPLATES;
-	yx_buf_init(&http, NGX_OUT_MAX);
-	yx_buf_init(&server, NGX_OUT_MAX);
+	x.templates = cli_datadir(YX_NGINX_TEMPLATES, "nginx", x.templates_buf,
+	    sizeof(x.templates_buf));
+	yx_buf_init(&o.http, NGX_OUT_MAX);
+	yx_buf_init(&o.server, NGX_OUT_MAX);
+	yx_buf_init(&o.settings, NGX_OUT_MAX);
 	if ((rc = ngx_parse(&x, argc, argv)) == 0 && (rc = ngx_settle(&x)) == 0 &&
-	    (rc = ngx_render(&x, "yuxi-sandbox-http.conf", &http)) == 0 &&
-	    (rc = ngx_render(&x, "yuxi-sandbox-server.conf", &server)) == 0)
-		rc = x.out != NULL ? ngx_save(&x, &http, &server) : ngx_print(&http, &server);
-	yx_buf_fini(&http);
-	yx_buf_fini(&server);
+	    (rc = ngx_render(&x, "yuxi-sandbox-http.conf", &o.http)) == 0 &&
+	    (rc = ngx_render(&x, "yuxi-sandbox-server.conf", &o.server)) == 0 &&
+	    (rc = ngx_render(&x, "yuxi-sandbox-settings.conf", &o.settings)) == 0 &&
+	    (!x.check || (rc = ngx_check_alone(&o)) == 0) &&
+	    (x.htuser == NULL || (rc = cli_htpasswd_set(cfg, x.htpasswd, x.htuser)) == 0))
+		rc = x.out != NULL ? ngx_save(&x, &o) : ngx_print(&o);
+	if (rc == 0 && x.check && x.out != NULL)
+		rc = ngx_check_site(&x);
+	yx_buf_fini(&o.http);
+	yx_buf_fini(&o.server);
+	yx_buf_fini(&o.settings);
 	return rc;
 }

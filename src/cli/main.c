@@ -4,11 +4,15 @@
  *
  * Works on the same shared provider table and engine as the service (it
  * attaches to the table yuxi-sandboxd created, or creates it when the
- * service is not running), so an operator can inspect and act on live
- * sandboxes:
+ * service is not running and removes it again when done), so an operator
+ * can inspect and act on live sandboxes. It reads the service's
+ * configuration (yuxi/config.h: YUXI_CONFIG, a development run's file, the
+ * installed one) and, run as root on an installed host, acts as the
+ * service's user (cli_host.c) for everything but nginx-conf and image:
  *   doctor [--json]        the readiness checks of /readyz (engine, image,
  *                          runner, agent, table, disk; yuxi/ready.h) and
- *                          the robust-mutex self-test; exit 1 when one fails
+ *                          the robust-mutex self-test; exit 1 when one
+ *                          fails, naming it
  *   list [--json]          sandboxes in the table
  *   acquire THREAD         make sure THREAD has a running sandbox
  *   exec THREAD -- CMD...  run CMD in THREAD's sandbox; exit status of CMD
@@ -17,8 +21,10 @@
  *                          USER, exactly as POST /api/threads would)
  *   release THREAD|ID      move a sandbox to the warm pool
  *   destroy THREAD|ID      remove the container (user data is kept)
- *   gc [--json]            drop dead holds, reconcile with the engine
- *                          (orphan containers adopted or removed), reap idle
+ *   gc [--all] [--json]    drop dead holds, reconcile with the engine
+ *                          (orphan containers adopted or removed), reap idle;
+ *                          --all: then every sandbox (the package's prerm
+ *                          on removal; refused while the service runs)
  *   nginx-conf [OPTIONS]   render the nginx snippets for an existing server
  *                          (cli_nginx.c; touches neither table nor engine)
  *   image build [default|test] [NAME]
@@ -51,6 +57,7 @@
 #include "yuxi/provider.h"
 #include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
+#include "yuxi/tablelock.h"
 #include "yuxi/threads.h"
 
 struct cli {
@@ -62,6 +69,8 @@ struct cli {
 	bool			 store_ok;
 	struct yx_agents	*agents;
 	bool			 json;
+	bool			 created;	/* the table is ours: removed at the end */
+	struct yx_tablelock	 lock;		/* gc --all, and that removal */
 };
 
 struct cli_cmd {
@@ -89,10 +98,16 @@ cli_open(struct cli *c)
 	int			rc;
 
 	yx_errctx_clear(&e);
-	rc = yx_table_open(&c->table, c->cfg.shm_name, (uint32_t)c->cfg.max_replicas,
-	    YX_TABLE_CREATE, &e);
-	if (rc != YX_OK && (rc = yx_table_open(&c->table, c->cfg.shm_name, 0, 0, &e)) != YX_OK)
-		return cli_err("shared table", rc, &e);
+	/* the service's table; else one of our own, while it is stopped */
+	rc = yx_table_open(&c->table, c->cfg.shm_name, 0, 0, &e);
+	if (rc != YX_OK) {
+		yx_errctx_clear(&e);
+		rc = yx_table_open(&c->table, c->cfg.shm_name,
+		    (uint32_t)c->cfg.max_replicas, YX_TABLE_CREATE, &e);
+		if (rc != YX_OK)
+			return cli_err("shared table", rc, &e);
+		c->created = true;
+	}
 	if ((c->drv = yx_driver_new(&c->cfg, &e)) == NULL)
 		return cli_err("driver", e.code, &e);
 	if ((c->ex = yx_executor_new(&c->cfg, c->table, c->drv, &e)) == NULL)
@@ -110,15 +125,40 @@ cli_open(struct cli *c)
 	return 0;
 }
 
+/*
+ * Take the table's lock (yuxi/tablelock.h) unless held already: YX_OK, or
+ * YX_E_BUSY when a service (or another CLI) holds it, its holder in
+ * holder.
+ */
+static int
+cli_lock(struct cli *c, char *holder, size_t holderlen)
+{
+	if (c->lock.fd != -1)
+		return YX_OK;
+	return yx_tablelock_take(&c->lock, c->cfg.shm_name,
+	    "yuxi-sandbox (the CLI)", holder, holderlen);
+}
+
+/*
+ * A table this command made while no service ran goes again, so the CLI
+ * never leaves one behind (nor one a later service could not replace):
+ * removed only under the table's lock, which a service that started
+ * meanwhile holds - its own table is then under the name, and stays.
+ */
 static void
 cli_close(struct cli *c)
 {
+	char holder[256];
+
 	yx_agents_free(c->agents);
 	if (c->store_ok)
 		yx_thread_store_fini(&c->store);
 	yx_executor_free(c->ex);
 	yx_driver_free(c->drv);
 	yx_table_close(c->table);
+	if (c->created && cli_lock(c, holder, sizeof(holder)) == YX_OK)
+		(void)yx_table_unlink(c->cfg.shm_name);
+	yx_tablelock_drop(&c->lock);
 	yx_priv_stop();
 }
 
@@ -143,6 +183,12 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
  * The checks of GET /readyz, with the operator's details (host paths
  * included), then the robust-mutex self-test. Exit 1 when one fails.
  */
+/*
+ * Opens what it checks itself, without cli_open(): a check that cannot
+ * run fails as that check. The table is the running service's (attached,
+ * never made: without a service, "table" fails); the agents file is
+ * loaded as the service loads it (a line "agents" when it does not load).
+ */
 static int
 cmd_doctor(struct cli *c, int argc, char **argv)
 {
@@ -151,9 +197,17 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 	struct yx_ready		 rd;
 	struct yx_table		*t = NULL;
 	struct yx_errctx	 e;
+	char			 failed[256] = "";
 	int			 i, rc, bad = 0;
 
-	/* attach only: the table the service made (or cli_open's own) */
+	yx_errctx_clear(&e);
+	if ((rc = yx_agents_load(&c->agents, c->cfg.agents_file,
+		 c->cfg.skills_dir, &e)) != YX_OK) {
+		bad += doctor_line(arr, "agents", rc, e.msg, c->json);
+		snprintf(failed, sizeof(failed), " agents");
+	}
+	yx_errctx_clear(&e);
+	c->drv = yx_driver_new(&c->cfg, &e);	/* NULL: the engine's checks fail */
 	yx_errctx_clear(&e);
 	(void)yx_table_open(&t, c->cfg.shm_name, 0, 0, &e);
 	yx_ready_init(&rd, &c->cfg, c->drv, t);
@@ -161,16 +215,26 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 		yx_ready_need_runtime(&rd, "runsc");
 	(void)yx_ready_run(&rd, res);
 	yx_table_close(t);
-	for (i = 0; i < YX_READY_N; i++)
+	for (i = 0; i < YX_READY_N; i++) {
 		bad += doctor_line(arr, res[i].name, res[i].rc, res[i].oper, c->json);
+		if (res[i].rc != YX_OK && strlen(failed) + strlen(res[i].name) + 2 < sizeof(failed))
+			snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
+			    " %s", res[i].name);
+	}
 	yx_errctx_clear(&e);
 	rc = yx_table_selftest(&e);
 	bad += doctor_line(arr, "robust-mutex", rc,
 	    rc == YX_OK ? "EOWNERDEAD seen after owner death; repaired" : e.msg,
 	    c->json);
+	if (rc != YX_OK)
+		snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
+		    " robust-mutex");
 	if (c->json)
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(arr);
+	if (bad)
+		fprintf(stderr, "yuxi-sandbox: doctor: %d check(s) failed:%s\n",
+		    bad, failed);
 	return bad ? 1 : 0;
 }
 
@@ -454,21 +518,72 @@ cmd_destroy(struct cli *c, int argc, char **argv)
 	return cli_sandbox_op(c, argc, argv, true);
 }
 
+/*
+ * gc --all, after the gc: destroy every sandbox left in the table (the
+ * reconcile put each container of this instance's prefix there or removed
+ * it). The table's lock is held throughout, so no service starts
+ * meanwhile. *n gets the number destroyed; YX_OK or the first error.
+ */
+static int
+cli_gc_all(struct cli *c, unsigned *n, struct yx_errctx *e)
+{
+	struct yx_provider		*p = yx_executor_provider(c->ex);
+	struct yx_provider_snapshot	 snap;
+	size_t				 i;
+	int				 rc;
+
+	*n = 0;
+	if ((rc = yx_provider_list(p, &snap, e)) != YX_OK)
+		return rc;
+	for (i = 0; i < snap.nslots && rc == YX_OK; i++) {
+		rc = yx_provider_destroy(p, snap.slots[i].sandbox_id, NULL, e);
+		if (rc == YX_E_NOT_FOUND)
+			rc = YX_OK;	/* gone meanwhile */
+		else if (rc == YX_OK)
+			(*n)++;
+	}
+	yx_provider_snapshot_fini(&snap);
+	return rc;
+}
+
 static int
 cmd_gc(struct cli *c, int argc, char **argv)
 {
 	struct yx_provider	*p = yx_executor_provider(c->ex);
 	struct yx_errctx	 e;
-	unsigned		 dropped = 0, reaped = 0;
+	unsigned		 dropped = 0, reaped = 0, all = 0;
+	char			 holder[256];
+	bool			 everything = argc > 1 && strcmp(argv[1], "--all") == 0;
 	int			 rc;
 
+	if (argc > (everything ? 2 : 1)) {
+		fprintf(stderr, "yuxi-sandbox: gc: unexpected argument '%s'\n",
+		    argv[everything ? 2 : 1]);
+		return 2;
+	}
+	if (everything && cli_lock(c, holder, sizeof(holder)) != YX_OK) {
+		fprintf(stderr, "yuxi-sandbox: gc --all: the table %s is in use by "
+				"%s: stop the service first\n",
+		    c->cfg.shm_name, holder);
+		return 1;
+	}
 	yx_errctx_clear(&e);
 	if ((rc = yx_provider_drop_dead_holds(p, &dropped, &e)) != YX_OK ||
 	    (rc = yx_provider_reconcile(p, &e)) != YX_OK ||
-	    (rc = yx_provider_reap(p, yx_now_ms(), &reaped, &e)) != YX_OK)
+	    (rc = yx_provider_reap(p, yx_now_ms(), &reaped, &e)) != YX_OK ||
+	    (everything && (rc = cli_gc_all(c, &all, &e)) != YX_OK))
 		return cli_err("gc", rc, &e);
-	if (c->json)
-		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u}\n", dropped, reaped);
+	if (c->json && everything)
+		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
+		       "\"all_destroyed\":%u}\n",
+		    dropped, reaped, all);
+	else if (c->json)
+		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u}\n",
+		    dropped, reaped);
+	else if (everything)
+		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
+		       "others destroyed: %u\n",
+		    dropped, reaped, all);
 	else
 		printf("dead holds dropped: %u; idle sandboxes destroyed: %u\n",
 		    dropped, reaped);
@@ -487,10 +602,11 @@ cmd_gc(struct cli *c, int argc, char **argv)
 static int
 cmd_image(struct cli *c, int argc, char **argv)
 {
-	const char	*dir = YX_IMAGES_DIR, *recipe = "default", *name = NULL;
-	char		 script[PATH_MAX];
+	const char	*dir, *recipe = "default", *name = NULL;
+	char		 script[PATH_MAX], buf[PATH_MAX];
 	int		 i, nargs = 0;
 
+	dir = cli_datadir(YX_IMAGES_DIR, "images", buf, sizeof(buf));
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
 		fprintf(stderr, "usage: yuxi-sandbox image build [default|test] "
 				"[NAME] [--recipes DIR]\n");
@@ -551,7 +667,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "exec", "exec THREAD [--owner USER] -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command); --owner creates a missing thread for USER", cmd_exec },
 	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
-	{ "gc", "gc [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones", cmd_gc },
+	{ "gc", "gc [--all] [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones; --all: then remove every sandbox of this instance (refused while the service runs)", cmd_gc },
 	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
 	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },
 	{ "help", "help [COMMAND]", "show help", cmd_help },
@@ -638,7 +754,7 @@ main(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("yuxi-sandbox %s\n", PACKAGE_VERSION);
+		printf("yuxi-sandbox %s\n", YX_VERSION);
 		return 0;
 	}
 	if ((cmd = cli_find(argv[1])) == NULL) {
@@ -657,8 +773,13 @@ main(int argc, char **argv)
 		return 2;
 	}
 	log_setverbose(c.cfg.verbose);
+	yx_tablelock_init(&c.lock);
 	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image)
-		rc = cmd->fn(&c, argc, argv);	/* no table, no engine */
+		rc = cmd->fn(&c, argc, argv);	/* no table, no engine; as root */
+	else if ((rc = cli_become_service_user(&c.cfg)) != 0)
+		;
+	else if (cmd->fn == cmd_doctor)
+		rc = cmd_doctor(&c, argc, argv);	/* opens what it checks */
 	else if ((rc = cli_open(&c)) == 0)
 		rc = cmd->fn(&c, argc, argv);
 	cli_close(&c);

@@ -51,6 +51,7 @@
 #define CFG_SETTINGS(X)                                                                     \
 	X(STR, "YUXI_SANDBOX_IMAGE", image, "yuxi-sandbox:latest", 0, 0)                    \
 	X(INT, "YUXI_SANDBOX_BASE_PORT", base_port, 0, 0, 65000)                            \
+	X(FNS, "YUXI_INSTANCE", instance, "", cfg_instance, 0)                              \
 	X(STR, "YUXI_SANDBOX_CONTAINER_PREFIX", container_prefix, "yuxi-sandbox-", 0, 0)    \
 	X(INT, "YUXI_SANDBOX_IDLE_TIMEOUT", idle_timeout, 600, 1, 86400 * 30)               \
 	X(INT, "YUXI_SANDBOX_IDLE_CHECK_INTERVAL", idle_check_interval, 60, 1, 86400)       \
@@ -794,12 +795,96 @@ cfg_audit(struct cfg_ctx *x, struct yx_config *c)
 }
 
 /*
+ * YUXI_INSTANCE: the name of one of several instances on a host, from
+ * which the shared table's and the containers' names default to their
+ * own: /yuxi-sandbox.NAME and yuxi-sandbox.NAME- (an explicit
+ * YUXI_SHM_NAME or YUXI_SANDBOX_CONTAINER_PREFIX still wins). No '-' or
+ * '.' in NAME: no instance's prefix can then begin another's, nor the
+ * default yuxi-sandbox- (a reconcile removes what its prefix matches).
+ * Read before those two settings.
+ */
+static int
+cfg_instance(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*p;
+	int		 rc;
+
+	if ((rc = cfg_str(x, "YUXI_INSTANCE", c->instance,
+		 sizeof(c->instance))) != YX_OK)
+		return rc;
+	if (c->instance[0] == '\0')
+		return YX_OK;
+	for (p = c->instance; *p != '\0'; p++)
+		if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p) &&
+		    (*p != '_' || p == c->instance))
+			return cfg_fail(x, "YUXI_INSTANCE",
+			    "expected [a-z0-9][a-z0-9_]{0,31}");
+	snprintf(c->shm_name, sizeof(c->shm_name), "/yuxi-sandbox.%s", c->instance);
+	snprintf(c->container_prefix, sizeof(c->container_prefix),
+	    "yuxi-sandbox.%s-", c->instance);
+	return YX_OK;
+}
+
+bool
+yx_config_source_tree(char *out, size_t outlen)
+{
+	char	 exe[PATH_MAX], path[PATH_MAX + 32], line[PATH_MAX + 64], *slash;
+	FILE	*f;
+	ssize_t	 n;
+	size_t	 len;
+	bool	 found = false;
+
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return false;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return false;
+	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/config.status", exe);
+	if (access(path, F_OK) != 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/Makefile", exe);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "abs_top_srcdir = /", 18) != 0)
+			continue;
+		len = strcspn(line + 17, "\n");
+		if (len < outlen) {
+			memcpy(out, line + 17, len);
+			out[len] = '\0';
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The development run's file (scripts/run-service.sh) for a program run
+ * from a build tree: var/yuxi-sandbox.conf of its source tree. Its path
+ * into out (PATH_MAX bytes); false when there is none.
+ */
+static bool
+cfg_dev_file(char *out)
+{
+	char top[PATH_MAX];
+
+	if (!yx_config_source_tree(top, sizeof(top)) ||
+	    (size_t)snprintf(out, PATH_MAX, "%s/var/yuxi-sandbox.conf", top) >=
+		PATH_MAX)
+		return false;
+	return access(out, F_OK) == 0;
+}
+
+/*
  * The configuration file to read: YUXI_CONFIG when set ("none": no file;
- * a path: that file, which must exist), else the installed default when it
- * exists. *optional says whether a missing file is fine.
+ * a path: that file, which must exist), else a development run's
+ * (cfg_dev_file), else the installed default when it exists. *optional
+ * says whether a missing file is fine; dev is the storage of the second.
  */
 static const char *
-cfg_file_path(const char *file, bool *optional)
+cfg_file_path(const char *file, bool *optional, char *dev)
 {
 	const char *env = getenv("YUXI_CONFIG");
 
@@ -808,6 +893,8 @@ cfg_file_path(const char *file, bool *optional)
 		return file;
 	if (env != NULL && *env != '\0')
 		return strcmp(env, "none") == 0 ? NULL : env;
+	if (cfg_dev_file(dev))
+		return dev;
 	*optional = true;
 	return YX_CONF_FILE;
 }
@@ -873,6 +960,7 @@ int
 yx_config_load_file(struct yx_config *c, const char *file, char *eb,
     size_t el)
 {
+	char		 dev[PATH_MAX];
 	struct cfg_ctx	 x;
 	const char	*path;
 	bool		 optional;
@@ -882,7 +970,7 @@ yx_config_load_file(struct yx_config *c, const char *file, char *eb,
 	x.eb = eb;
 	x.el = el;
 	yx_config_defaults(c);
-	if ((path = cfg_file_path(file, &optional)) != NULL &&
+	if ((path = cfg_file_path(file, &optional, dev)) != NULL &&
 	    (rc = cfg_read_file(&x, path, optional)) != YX_OK)
 		goto done;
 	if (x.file != NULL)

@@ -15,6 +15,7 @@
 #ifndef YUXI_DAEMON_INT_H
 #define YUXI_DAEMON_INT_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 #include "yuxi/provider.h"
 #include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
+#include "yuxi/tablelock.h"
 #include "yuxi/threads.h"
 
 struct yx_executor;
@@ -44,7 +46,7 @@ enum yx_comp_state {
 	YX_COMP_UP,
 	YX_COMP_DOWN,		/* died; the master starts it again (backoff) */
 };
-/* "privileged_helper", "egress_proxy". */
+/* metrics.c: "privileged_helper", "egress_proxy". */
 const char	*yx_comp_name(int c);
 
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
@@ -382,6 +384,27 @@ int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
     struct yx_metrics *metrics);
 /* master.c */
 int	yx_master_main(const struct yx_config *cfg);
+
+/*
+ * instance.c: one master per shared table (the lock of yuxi/tablelock.h,
+ * taken first), its pid file beside the FastCGI socket, and the restart in
+ * place on SIGUSR2. yx_instance_claim: YX_OK, or the error logged (another
+ * live instance owns the table: YX_E_BUSY, naming it). yx_instance_release
+ * drops both (keep_pidfile: the pid stays ours across the restart).
+ * yx_instance_save_argv: main() keeps what the restart executes.
+ * yx_instance_restart_ok: may this master restart in place (why not is
+ * logged)? yx_instance_exec: execute it; returns only on failure (logged).
+ */
+struct yx_instance {
+	struct yx_tablelock	lock;
+	char			pidfile[PATH_MAX];	/* "" = none written */
+};
+
+void	yx_instance_save_argv(int argc, char **argv);
+int	yx_instance_claim(struct yx_instance *in, const struct yx_config *cfg);
+void	yx_instance_release(struct yx_instance *in, bool keep_pidfile);
+bool	yx_instance_restart_ok(const struct yx_config *cfg);
+void	yx_instance_exec(void);
 
 /*
  * reload.c: yx_daemon_check_files() checks what the workers load on their

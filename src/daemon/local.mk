@@ -28,6 +28,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/reaper.c \
 	src/daemon/master.c \
 	src/daemon/reload.c \
+	src/daemon/instance.c \
 	src/daemon/signals.c
 
 sbin_PROGRAMS += yuxi-sandboxd

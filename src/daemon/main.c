@@ -54,6 +54,7 @@ main(int argc, char *argv[])
 	char			 err[512];
 	int			 ch, debug = 0, test = 0;
 
+	yx_instance_save_argv(argc, argv);	/* before getopt reorders it */
 	while ((ch = getopt_long(argc, argv, "c:dt", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -69,7 +70,7 @@ main(int argc, char *argv[])
 			usage(stdout, 0);
 			break;
 		case 'V':
-			printf("yuxi-sandboxd %s\n", PACKAGE_VERSION);
+			printf("yuxi-sandboxd %s\n", YX_VERSION);
 			return 0;
 		default:
 			usage(stderr, 2);

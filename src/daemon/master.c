@@ -22,6 +22,11 @@
  * segment for /readyz, and what they hold comes back: the helper's mounts
  * are checked by the reaper when it sees a new helper, the proxy serves
  * its kept registrations again (src/egress/proxy.c).
+ * Before anything else the master takes its table's lock (instance.c: a
+ * second instance with the same YUXI_SHM_NAME is refused, naming the first)
+ * and writes its pid file. SIGUSR2 is a SIGTERM followed by executing the
+ * program file again (instance.c: the restart in place of an upgrade
+ * without a service manager).
  *
  * SIGHUP reloads (docs/operations.md, "Reload and stop"): the configuration
  * and the agents file are read again (reload.c); when they do not validate,
@@ -116,9 +121,10 @@ struct master {
 		int64_t	started_ms;
 		int64_t	respawn_at_ms;	/* 0 = none pending */
 	}			 comps[YX_COMP_N];
+	struct yx_instance	 inst;		/* table lock, pid file */
 };
 
-static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1;
+static volatile sig_atomic_t	m_sigchld, m_term, m_alarm, m_hup, m_usr1, m_usr2;
 
 static void
 master_sig(int signo)
@@ -135,6 +141,9 @@ master_sig(int signo)
 		break;
 	case SIGHUP:
 		m_hup = 1;
+		break;
+	case SIGUSR2:
+		m_usr2 = 1;
 		break;
 	default:
 		m_term = 1;
@@ -255,13 +264,6 @@ master_comp_start(struct master *m, int k)
 	atomic_fetch_add(&m->metrics->comp_restarts[k], 1);
 	log_info("%s started again: pid %ld", yx_comp_name(k), (long)pid);
 	return true;
-}
-
-const char *
-yx_comp_name(int c)
-{
-	return c == YX_COMP_PRIV ? "privileged_helper" : c == YX_COMP_EGRESS ? "egress_proxy" :
-									       "?";
 }
 
 /* Note the exit of pid with wait status ws. */
@@ -676,6 +678,7 @@ master_signals(sigset_t *waitmask)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &block, waitmask);
 	sa.sa_handler = master_sig;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -684,12 +687,14 @@ master_signals(sigset_t *waitmask)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	sigdelset(waitmask, SIGCHLD);
 	sigdelset(waitmask, SIGALRM);
 	sigdelset(waitmask, SIGTERM);
 	sigdelset(waitmask, SIGINT);
 	sigdelset(waitmask, SIGHUP);
 	sigdelset(waitmask, SIGUSR1);
+	sigdelset(waitmask, SIGUSR2);
 }
 
 /* SIGUSR1: every child reopens its logs (workers: the audit log). */
@@ -710,15 +715,23 @@ yx_master_main(const struct yx_config *cfg)
 	struct master	m;
 	sigset_t	waitmask;
 	size_t		i;
-	int		status = 1;
+	int		rc, status = 1;
+	bool		restart = false;
 
 	memset(&m, 0, sizeof(m));
+	yx_tablelock_init(&m.inst.lock);
 	m.cfg = cfg;
 	m.gen = 1;
 	m.grace_s = cfg->exec_timeout + YX_STOP_MARGIN_S;
 	m.listen_fd = -1;
 	m.egress_pid = -1;
 	master_signals(&waitmask);
+	/* another live instance owns the table: a configuration conflict,
+	 * exit 2 as for a bad configuration (the unit does not restart it) */
+	if ((rc = yx_instance_claim(&m.inst, cfg)) != YX_OK) {
+		status = rc == YX_E_BUSY ? 2 : 1;
+		goto done;
+	}
 	if (master_setup(&m) != YX_OK)
 		goto done;
 	atomic_store(&m.metrics->generation, m.gen);
@@ -746,6 +759,11 @@ yx_master_main(const struct yx_config *cfg)
 			m_hup = 0;
 			master_reload(&m);
 		}
+		if (m_usr2 && !m_term) {
+			m_usr2 = 0;
+			restart = yx_instance_restart_ok(m.cfg);
+			m_term = restart;
+		}
 		m_alarm = 0;
 		if (!m_term)
 			master_respawn(&m);
@@ -771,5 +789,10 @@ done:
 	free(m.owned);
 	yx_egress_stop(m.egress_pid);
 	yx_priv_stop();
+	yx_instance_release(&m.inst, restart && status == 0);
+	if (restart && status == 0) {
+		yx_instance_exec();
+		status = 1;
+	}
 	return status;
 }

@@ -217,7 +217,7 @@ metrics_service(struct yx_metrics *m, const struct yx_ready_result *ready,
 	    "# HELP yuxi_audit_write_errors_total Audit log lines lost (file not open or write failed).\n"
 	    "# TYPE yuxi_audit_write_errors_total counter\n"
 	    "yuxi_audit_write_errors_total %llu\n",
-	    PACKAGE_VERSION, (unsigned long long)atomic_load(&m->audit_lines),
+	    YX_VERSION, (unsigned long long)atomic_load(&m->audit_lines),
 	    (unsigned long long)atomic_load(&m->audit_errors));
 	if (ready == NULL || rc != YX_OK)
 		return rc;
@@ -274,6 +274,13 @@ yx_metrics_render_disk(const struct yx_config *cfg, struct yx_thread_store *st,
 	    (long long)cfg->thread_disk_quota, tot.images, tot.unmounted,
 	    tot.full, (unsigned long long)tot.used,
 	    (unsigned long long)tot.quota, tot.truncated ? 1 : 0);
+}
+
+const char *
+yx_comp_name(int c)
+{
+	return c == YX_COMP_PRIV ? "privileged_helper" : c == YX_COMP_EGRESS ? "egress_proxy" :
+									       "?";
 }
 
 /* The master's other children: up or not, and how often started again. */

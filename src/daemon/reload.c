@@ -40,6 +40,7 @@ static const struct restart_only {
 	{ "YUXI_FCGI_SOCKET_MODE", RO_FIELD(fcgi_socket_mode), false },
 	/* the table every process maps, and its size */
 	{ "YUXI_SHM_NAME", RO_FIELD(shm_name), true },
+	{ "YUXI_INSTANCE", RO_FIELD(instance), true },
 	{ "YUXI_SANDBOX_MAX_REPLICAS", RO_FIELD(max_replicas), false },
 	/* the thread store the master repaired at start */
 	{ "YUXI_SAVES_DIR", RO_FIELD(saves_dir), true },

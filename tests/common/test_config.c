@@ -3,7 +3,8 @@
  * test_config.c - configuration from the environment (src/common/config.c):
  * the defaults, every kind of bad value failing with a message that names
  * its variable, YUXI_SANDBOX_UID_RANGE, sizes with their suffixes
- * (yx_parse_size), booleans, numbers at their bounds. Each test runs in its
+ * (yx_parse_size), booleans, numbers at their bounds, YUXI_INSTANCE and
+ * the names it gives. Each test runs in its
  * own process (Criterion), starting from an environment without YUXI_*
  * and without a configuration file (tests/common/test_conffile has those).
  */
@@ -468,4 +469,38 @@ Test(config, parse_size)
 		cr_expect_eq(v, 42, "\"%s\" wrote its output", bad[i]);
 	}
 	cr_expect_eq(yx_parse_size(NULL, &v), YX_E_BAD_REQUEST);
+}
+
+/* YUXI_INSTANCE names the table and the containers; explicit names win. */
+Test(config, instance_names_table_and_containers)
+{
+	struct yx_config	c;
+	char			eb[256];
+
+	expect_taken("YUXI_INSTANCE", "second_2", &c);
+	cr_assert_str_eq(c.instance, "second_2");
+	cr_assert_str_eq(c.shm_name, "/yuxi-sandbox.second_2");
+	cr_assert_str_eq(c.container_prefix, "yuxi-sandbox.second_2-");
+	cr_assert_eq(setenv("YUXI_INSTANCE", "second_2", 1), 0);
+	cr_assert_eq(setenv("YUXI_SHM_NAME", "/mine", 1), 0);
+	cr_assert_eq(setenv("YUXI_SANDBOX_CONTAINER_PREFIX", "mine-", 1), 0);
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_OK, "%s", eb);
+	cr_assert_str_eq(c.instance, "second_2");
+	cr_assert_str_eq(c.shm_name, "/mine");
+	cr_assert_str_eq(c.container_prefix, "mine-");
+	cr_assert_eq(unsetenv("YUXI_SHM_NAME"), 0);
+	cr_assert_eq(unsetenv("YUXI_SANDBOX_CONTAINER_PREFIX"), 0);
+	cr_assert_eq(unsetenv("YUXI_INSTANCE"), 0);
+	cr_assert_eq(yx_config_load(&c, eb, sizeof(eb)), YX_OK, "%s", eb);
+	cr_assert_str_eq(c.instance, "");
+	cr_assert_str_eq(c.shm_name, "/yuxi-sandbox");
+	cr_assert_str_eq(c.container_prefix, "yuxi-sandbox-");
+	/* no '-' or '.': no instance's prefix can begin another's */
+	expect_refused("YUXI_INSTANCE", "a-b");
+	expect_refused("YUXI_INSTANCE", "a.b");
+	expect_refused("YUXI_INSTANCE", "_a");
+	expect_refused("YUXI_INSTANCE", "Upper");
+	expect_refused("YUXI_INSTANCE", "a b");
+	expect_refused("YUXI_INSTANCE", "abcdefghijklmnopqrstuvwxyz0123456");
+	expect_taken("YUXI_INSTANCE", "abcdefghijklmnopqrstuvwxyz012345", &c);
 }
