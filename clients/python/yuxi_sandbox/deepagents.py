@@ -64,6 +64,8 @@ WRITE_INLINE_MAX = 1024 * 1024
 RESULTS_CAP = 1000
 # The most lines one cat may ask for (the service accepts up to 2^31).
 LINES_MAX = 2**31
+# BaseSandbox counts the lines of a file only up to this size.
+LINE_COUNT_MAX_BYTES = 1024 * 1024
 _PAST_END = re.compile(r"past the end of the file \((\d+) lines?\)")
 _THREAD: Any = object()	# delete() without a path: the thread
 
@@ -110,10 +112,12 @@ def _lines_of(text: str) -> list[str]:
     return [ln.rstrip("\n") for ln in io.StringIO(text, newline=None)]
 
 
-def _page(lines: list[str], total: int, offset: int) -> ReadResult:
+def _page(lines: list[str], total: int, offset: int, size: int) -> ReadResult:
     """A read result of ``lines`` (the window from ``offset``, without
-    terminators) of a file of ``total`` lines, capped at MAX_OUTPUT_BYTES
-    as ``BaseSandbox.read`` caps it."""
+    terminators) of a file of ``total`` lines and ``size`` bytes, capped
+    at MAX_OUTPUT_BYTES as ``BaseSandbox.read`` caps it; like it, a page
+    that ends before the end of a file over 1 MiB leaves ``total_lines``
+    unknown."""
     budget = MAX_OUTPUT_BYTES - len(TRUNCATION_MSG.encode("utf-8"))
     parts: list[str] = []
     used = returned = 0
@@ -132,12 +136,16 @@ def _page(lines: list[str], total: int, offset: int) -> ReadResult:
         used += n
         returned += 1
     text = "".join(parts) + (TRUNCATION_MSG if truncated else "")
+    consumed = returned + (1 if truncated else 0)	# lines read, the cut one too
     if truncated and returned == 0:
         returned = 1
     end = offset + returned
-    return ReadResult(file_data={"content": text, "encoding": "utf-8"}, total_lines=total,
+    known: int | None = total
+    if offset + consumed < total and size > LINE_COUNT_MAX_BYTES:
+        known = None
+    return ReadResult(file_data={"content": text, "encoding": "utf-8"}, total_lines=known,
                       start_line=offset + 1, end_line=end,
-                      next_offset=end if end < total else None)
+                      next_offset=end if known is None or end < known else None)
 
 
 class YuxiSandbox(BaseSandbox):
@@ -323,8 +331,8 @@ class YuxiSandbox(BaseSandbox):
                     if limit <= 0:
                         return ReadResult(file_data={"content": "", "encoding": "utf-8"},
                                           no_lines_requested=True)
-                    return ReadResult(error="Line offset %d exceeds file length (%s lines)"
-                                      % (offset, m.group(1)))
+                    return ReadResult(error="File '%s': Line offset %d exceeds file length "
+                                      "(%s lines)" % (file_path, offset, m.group(1)))
                 if e.code in ("binary_file", "payload_too_large"):
                     # NUL bytes (text to deepagents if valid UTF-8) or over
                     # the service's 10 MiB: decide on the bytes themselves
@@ -332,20 +340,20 @@ class YuxiSandbox(BaseSandbox):
             return ReadResult(error="File '%s': %s" % (file_path, self._read_error(e)))
         if r["total_lines"] == 0:
             return ReadResult(file_data={"content": EMPTY_CONTENT_WARNING, "encoding": "utf-8"})
-        if limit <= 0:
-            return ReadResult(file_data={"content": "", "encoding": "utf-8"},
-                              no_lines_requested=True)
         content = r["content"]
         if r["cut_lines"] or "\ufffd" in content or "\r" in content.replace("\r\n", ""):
             # lines over the service's 2000 bytes, bytes that are not UTF-8
             # (deepagents answers base64 then), a lone \r (a line break to
             # Python): the whole file decides
             return self._read_local(file_path, offset, limit)
+        if limit <= 0:
+            return ReadResult(file_data={"content": "", "encoding": "utf-8"},
+                              no_lines_requested=True)
         lines = content.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         return _page([ln[:-1] if ln.endswith("\r") else ln for ln in lines],
-                     r["total_lines"], offset)
+                     r["total_lines"], offset, r["size"])
 
     @staticmethod
     def _read_error(e: YuxiSandboxError) -> str:
@@ -381,9 +389,9 @@ class YuxiSandbox(BaseSandbox):
         except UnicodeDecodeError:
             return ReadResult(error="File '%s': not valid UTF-8 text" % file_path)
         if offset >= len(lines):
-            return ReadResult(error="Line offset %d exceeds file length (%d lines)"
-                              % (offset, len(lines)))
-        return _page(lines[offset:offset + limit], len(lines), offset)
+            return ReadResult(error="File '%s': Line offset %d exceeds file length (%d lines)"
+                              % (file_path, offset, len(lines)))
+        return _page(lines[offset:offset + limit], len(lines), offset, len(raw))
 
     def _read_binary(self, file_path: str) -> ReadResult:
         """An image, audio, video or document file: its bytes, base64, when
