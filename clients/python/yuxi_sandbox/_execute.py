@@ -50,6 +50,8 @@ class ExecStream:
                 raise errors.stream_error(ev.get("error"), method="POST", path="/api/execute")
             if ev.get("type") == "exit":
                 self.result = ev
+                for _ in self._lines:	# the last event: read the answer's end,
+                    pass		# so the connection can be kept
             return cast(ExecEvent, ev)
         if self.result is None:
             raise errors.TransportError("execute: the stream ended without an exit event",

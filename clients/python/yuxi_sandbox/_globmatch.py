@@ -39,7 +39,9 @@ def _group_end(p: str, start: int) -> int:
 
 
 def _split_top(body: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for c in body:
         if c == "," and depth == 0:
             parts.append("".join(cur))

@@ -205,10 +205,11 @@ class Transport:
         if resp is None or resp.will_close or conn.sock is None:
             conn.close()
             return
+        kept = False
         with self._lock:
             if self._idle is None and not self._closed:
-                self._idle, conn = conn, None
-        if conn is not None:
+                self._idle, kept = conn, True
+        if not kept:
             conn.close()
 
     def close(self) -> None:

@@ -40,15 +40,18 @@ except ImportError as _e:  # pragma: no cover - depends on the environment
     raise ImportError("yuxi_sandbox.deepagents needs the deepagents package "
                       "(deepagents.backends.sandbox): %s" % _e) from _e
 
-try:
-    from deepagents.backends.sandbox import MAX_BINARY_BYTES, MAX_OUTPUT_BYTES, TRUNCATION_MSG
-except ImportError:  # pragma: no cover - other deepagents versions
-    MAX_BINARY_BYTES = MAX_OUTPUT_BYTES = 500 * 1024
-    TRUNCATION_MSG = ("\n\n[Output was truncated due to size limits. This paginated read "
-                      "result exceeded the sandbox stdout limit. Continue reading with a "
-                      "larger offset or smaller limit to inspect the rest of the file.]")
+from deepagents.backends import sandbox as _base
 
-from . import _globmatch
+# BaseSandbox.read's limits and notice (as deepagents 0.7.8 has them when
+# a version does not export them).
+MAX_BINARY_BYTES: int = getattr(_base, "MAX_BINARY_BYTES", 500 * 1024)
+MAX_OUTPUT_BYTES: int = getattr(_base, "MAX_OUTPUT_BYTES", 500 * 1024)
+TRUNCATION_MSG: str = getattr(_base, "TRUNCATION_MSG", (
+    "\n\n[Output was truncated due to size limits. This paginated read result exceeded "
+    "the sandbox stdout limit. Continue reading with a larger offset or smaller limit to "
+    "inspect the rest of the file.]"))
+
+from . import _check, _globmatch
 from .client import Client
 from .errors import APIError, YuxiSandboxError
 
@@ -172,7 +175,6 @@ class YuxiSandbox(BaseSandbox):
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
                                     or timeout <= 0):
             raise ValueError("timeout must be a positive number of seconds")
-        from . import _check
         self._tid = _check.thread_id(thread_id)
         self._c = client
         self._timeout = timeout
@@ -287,11 +289,12 @@ class YuxiSandbox(BaseSandbox):
             return LsResult(error="Path '%s': %s" % (path, self._path_error(e)))
         base = _norm(path or "/")
         entries: list[FileInfo] = []
-        for e in r["entries"]:
-            info: FileInfo = {"path": _respell(e["path"], r["path"], base),
-                              "is_dir": bool(e["is_dir"]), "size": int(e.get("size") or 0)}
-            if e.get("modified_at"):
-                info["modified_at"] = e["modified_at"]
+        for ent in r["entries"]:
+            info: FileInfo = {"path": _respell(ent["path"], r["path"], base),
+                              "is_dir": bool(ent["is_dir"]), "size": int(ent.get("size") or 0)}
+            mtime = ent.get("modified_at")
+            if mtime:
+                info["modified_at"] = mtime
             entries.append(info)
         return LsResult(entries=entries)
 
@@ -493,7 +496,7 @@ class YuxiSandbox(BaseSandbox):
         return EditResult(error=w.error) if w.error else EditResult(path=file_path,
                                                                     occurrences=1)
 
-    def delete(self, file_path: str = _THREAD) -> _DeleteResult:  # type: ignore[assignment]
+    def delete(self, file_path: str = _THREAD) -> _DeleteResult:
         """``delete(path)``: delete a file or a directory with everything in
         it (``POST /api/filesystem/delete``, recursive; symlinks are removed,
         never followed). ``delete()`` without a path deletes the thread
@@ -542,8 +545,9 @@ class YuxiSandbox(BaseSandbox):
                 continue
             info: FileInfo = {"path": root + "/" + rel, "is_dir": False,
                               "size": int(m.get("size") or 0)}
-            if m.get("modified_at"):
-                info["modified_at"] = m["modified_at"]
+            mtime = m.get("modified_at")
+            if mtime:
+                info["modified_at"] = mtime
             out.append(info)
         return GlobResult(matches=out, truncated=bool(r.get("truncated")))
 
