@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+import yxsvc
 from conftest import thread_id
 
 import yuxi_sandbox
@@ -66,6 +67,7 @@ def test_execute_plain(c, tid):
 def test_execute_stream_events_as_written(c, tid):
     """Each line arrives about when the command writes it (1 s apart),
     not all at the end."""
+    c.execute(tid, "true")	# the sandbox runs before the clock starts
     t0 = time.monotonic()
     seen = []
     with c.execute(tid, "for i in 1 2 3; do echo line$i; sleep 1; done", stream=True) as s:
@@ -302,9 +304,17 @@ def test_503_retry_after_is_retried(factory):
     c = mk()
     t = c.create_thread(thread_id("ra"))["thread_id"]
     c.execute(t, "true")	# the sandbox exists before the race
-    blocker = threading.Thread(target=lambda: mk().execute(t, "sleep 3"))
-    blocker.start()
-    time.sleep(0.5)
+
+    def hold(seconds, mark):
+        """Another client of alice's runs a command for `seconds`; returns
+        once it runs (its mark file is there: the file API takes no slot)."""
+        th = threading.Thread(target=lambda: mk().execute(
+            t, "touch %s && sleep %d" % (mark, seconds)))
+        th.start()
+        assert yxsvc.wait_for(lambda: any(e["path"].endswith("/" + mark)
+                                          for e in c.ls(t)["entries"]), 20, 0.05)
+        return th
+    blocker = hold(3, "held-1")
     waits = []
     c.transport.on_retry = lambda ans, wait: waits.append((ans.status, wait))
     t0 = time.monotonic()
@@ -313,15 +323,13 @@ def test_503_retry_after_is_retried(factory):
     blocker.join()
     assert r["output"] == "after\n"
     assert waits and all(w == (503, 1.0) for w in waits), waits
-    assert 1.5 < took < 5, took
+    assert 1.5 < took < 5, took	# the slot frees about 3 s after the mark
     lines = [ln for ln in s.audit_lines() if ln.get("op") == "execute"]
     assert sum(ln.get("status") == 503 for ln in lines) == len(waits)
     print("retried %d times, %.1f s" % (len(waits), took))
     # the bound: one retry only, while the blocker holds the slot for 4 s
     c1 = mk(retries=1)
-    blocker = threading.Thread(target=lambda: mk().execute(t, "sleep 4"))
-    blocker.start()
-    time.sleep(0.5)
+    blocker = hold(4, "held-2")
     t0 = time.monotonic()
     with pytest.raises(errors.ServiceUnavailableError) as ei:
         c1.execute(t, "true")
