@@ -28,7 +28,7 @@ def tid(c):
 
 
 # --- threads -------------------------------------------------------------------
-def test_threads_create_get_list_delete(c):
+def test_threads_create_get_list_update_delete(c):
     t = thread_id("th")
     rec = c.create_thread(t, agent_id="coder", metadata={"project": "p1"}, idle_timeout=60)
     assert rec["thread_id"] == t and rec["owner"] == "alice" and rec["agent_id"] == "coder"
@@ -36,6 +36,16 @@ def test_threads_create_get_list_delete(c):
     got = c.get_thread(t)
     assert got["sandbox"]["state"] == "none" and "disk" in got
     assert t in [r["thread_id"] for r in c.list_threads()]
+    assert rec["metadata"] == {"project": "p1"} and rec["idle_timeout"] == 60
+    mine = [r["thread_id"] for r in c.list_threads(metadata={"project": "p1"})]
+    assert t in mine and len(mine) == 1
+    assert c.list_threads(metadata={"project": "p2"}) == []
+    up = c.update_thread(t, metadata={"project": None, "run": "r7"}, idle_timeout=None)
+    assert up["metadata"] == {"run": "r7"} and up["idle_timeout"] is None
+    assert c.update_thread(t, idle_timeout=30)["idle_timeout"] == 30
+    with pytest.raises(errors.BadRequestError) as ei:
+        c.update_thread(t, metadata={"bad key!": "x"})
+    assert ei.value.code == "invalid_metadata"
     gen = c.create_thread()["thread_id"]
     assert gen.startswith("t-") and len(gen) == 18
     c.delete_thread(t)
@@ -213,6 +223,9 @@ BAD_ARGS = [
     ("create_thread", (), {"metadata": {"a": 1}}, TypeError),
     ("create_thread", (), {"idle_timeout": 0}, ValueError),
     ("get_thread", ("x" * 129,), {}, ValueError),
+    ("update_thread", ("t1",), {}, ValueError),
+    ("update_thread", ("t1",), {"metadata": {"a": 1}}, TypeError),
+    ("list_threads", (), {"metadata": {"a": None}}, TypeError),
     ("execute", ("t1", ""), {}, ValueError),
     ("execute", ("t1", "true"), {"timeout": 1.5}, TypeError),
     ("execute", ("t1", "true"), {"timeout": 0}, ValueError),

@@ -78,7 +78,7 @@ class APIError(YuxiSandboxError):
 
 class BadRequestError(APIError):
     """400: ``bad_request``, ``invalid_path``, ``invalid_thread_id``,
-    ``binary_file``, ``is_directory``."""
+    ``binary_file``, ``is_directory``, ``invalid_metadata``."""
 
 
 class AuthenticationError(APIError):
@@ -145,7 +145,8 @@ _BY_STATUS: dict[int, type[APIError]] = {
 # The status each code has (include/yuxi/error.h), for stream errors.
 _CODE_STATUS: dict[str, int] = {
     "bad_request": 400, "invalid_path": 400, "invalid_thread_id": 400,
-    "binary_file": 400, "is_directory": 400, "unauthenticated": 401,
+    "binary_file": 400, "is_directory": 400, "invalid_metadata": 400,
+    "invalid_env": 400, "cwd_not_found": 400, "unauthenticated": 401,
     "path_not_allowed": 403, "read_only": 403, "forbidden": 403,
     "not_found": 404, "file_not_found": 404, "method_not_allowed": 405,
     "file_exists": 409, "string_not_found": 409, "ambiguous_match": 409,

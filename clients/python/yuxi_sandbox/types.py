@@ -40,7 +40,7 @@ class Thread(TypedDict):
     created_at: str
     host: NotRequired[str]
     metadata: NotRequired[dict[str, str]]
-    idle_timeout: NotRequired[int]
+    idle_timeout: NotRequired[int | None]
     sandbox: NotRequired[SandboxState]
     disk: NotRequired[DiskUsage | None]
 
