@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""Argument checks done before any request: a wrong type raises
+``TypeError``, a wrong value ``ValueError``, with the argument's name.
+The service checks everything again; these only catch what is surely
+wrong (docs/api.md's rules), so that no request is sent for it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def string(name: str, v: object, *, empty: bool = False) -> str:
+    if not isinstance(v, str):
+        raise TypeError("%s must be a string, not %s" % (name, type(v).__name__))
+    if not empty and v == "":
+        raise ValueError("%s must not be empty" % name)
+    return v
+
+
+def thread_id(v: object, name: str = "thread_id") -> str:
+    s = string(name, v)
+    if not _ID.fullmatch(s):
+        raise ValueError("%s must match [A-Za-z0-9_-]{1,128}: %r" % (name, s))
+    return s
+
+
+def process_id(v: object) -> str:
+    return thread_id(v, "process_id")
+
+
+def path(v: object, name: str = "path") -> str:
+    s = string(name, v)
+    if "\0" in s:
+        raise ValueError("%s must not contain NUL" % name)
+    return s
+
+
+def opt_path(v: object, name: str = "path") -> str | None:
+    return None if v is None else path(v, name)
+
+
+def integer(name: str, v: object, *, low: int = 0, high: int | None = None) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("%s must be an integer, not %s" % (name, type(v).__name__))
+    if v < low or (high is not None and v > high):
+        raise ValueError("%s must be %s, got %d"
+                         % (name, ">= %d" % low if high is None else "in %d..%d" % (low, high), v))
+    return v
+
+
+def opt_int(name: str, v: object, *, low: int = 0, high: int | None = None) -> int | None:
+    return None if v is None else integer(name, v, low=low, high=high)
+
+
+def boolean(name: str, v: object) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError("%s must be True or False, not %s" % (name, type(v).__name__))
+    return v
+
+
+def str_map(name: str, v: object) -> dict[str, str] | None:
+    if v is None:
+        return None
+    if not isinstance(v, Mapping):
+        raise TypeError("%s must be a mapping of strings to strings" % name)
+    out: dict[str, str] = {}
+    for k, x in v.items():
+        if not isinstance(k, str) or not isinstance(x, str):
+            raise TypeError("%s must map strings to strings: %r: %r" % (name, k, x))
+        out[k] = x
+    return out
