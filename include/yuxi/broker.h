@@ -222,6 +222,15 @@ int	yx_broker_ls(struct yx_broker *b, enum yx_root root, const char *rel,
     struct yx_broker_list **outp, struct yx_errctx *e);
 
 /*
+ * Is (root, rel) a directory (a command's working directory)? Resolved
+ * like every access, never following a symlink. YX_OK;
+ * YX_E_FILE_NOT_FOUND (also a skill the thread does not see);
+ * YX_E_NOT_DIRECTORY; YX_E_PATH_NOT_ALLOWED; each with a message.
+ */
+int	yx_broker_dir_exists(struct yx_broker *b, enum yx_root root,
+    const char *rel, struct yx_errctx *e);
+
+/*
  * Glob beneath directory `rel`: `pattern` is relative to it (no leading
  * '/', no ".." component), components matched with fnmatch(3) FNM_PERIOD
  * (`*`, `?`, `[...]`; a leading dot must be matched explicitly), and a

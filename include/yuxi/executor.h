@@ -31,6 +31,9 @@
 #include "yuxi/path.h"
 #include "yuxi/skills.h"
 
+#define YX_EXEC_USER_ENV_MAX	64		/* a request's env entries */
+#define YX_EXEC_USER_ENV_BYTES	(32 << 10)	/* ... names and values in all */
+
 struct yx_executor;
 struct yx_driver;
 struct yx_table;
@@ -53,6 +56,16 @@ struct yx_exec_request {
 	bool				 own_uid;
 	int64_t				 instance;	/* the thread's created_ms */
 	int				 idle_timeout;	/* the thread's, s; 0: cfg's */
+	/*
+	 * The caller's working directory and environment (docs/api.md "cwd",
+	 * "env"; checked by the caller: yx_exec_opts_parse). cwd: a canonical
+	 * path of the namespace (NULL: the workspace), which must be a
+	 * directory (else YX_E_CWD_NOT_FOUND); env: nenv "NAME=value" set over
+	 * the profile's environment (borrowed).
+	 */
+	const char			*cwd;
+	const char *const		*env;
+	size_t				 nenv;
 	/*
 	 * The stream form (docs/api.md "POST /api/execute", "stream"): with
 	 * on_stream set, each piece of the output within the cap goes to it,

@@ -258,6 +258,26 @@ int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
 /* The idle timeout (seconds, 0: the service's) of thread_id's sandbox, as
  * a PATCH set it. YX_OK; YX_E_NOT_FOUND (no sandbox); YX_E_BUSY. */
 int	yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s);
+/* The master's children besides workers and reaper (docs/security.md
+ * "Supervised helpers"). */
+enum yx_comp {
+	YX_COMP_PRIV,		/* the privileged helper (yuxi-priv) */
+	YX_COMP_EGRESS,		/* the egress proxy's supervisor (yuxi-egress) */
+	YX_COMP_N
+};
+enum yx_comp_state {
+	YX_COMP_UNUSED = 0,	/* not started: this configuration needs none */
+	YX_COMP_UP,
+	YX_COMP_DOWN,		/* died; the master starts it again (backoff) */
+};
+/* "privileged_helper", "egress_proxy". */
+const char	*yx_comp_name(int c);
+/* The master: component k is now in `state`; restarted counts a start
+ * after a death. No lock (the master alone writes). */
+void	yx_provider_comp_note(struct yx_table *t, int k, int state, bool restarted);
+/* Its state (YX_COMP_UNUSED without a table) and restarts (may be NULL). */
+int	yx_provider_comp_state(struct yx_table *t, int k, uint64_t *restarts);
+
 /*
  * A sandbox whose process keepers stopped answering (docs/security.md):
  * yx_provider_stall marks thread_id's until until_ms (yx_mono_ms()), so

@@ -92,4 +92,16 @@ bool	yx_ready_engine_up(struct yx_ready *rd);
 /* The name of check id ("engine", ...); "?" for an unknown id. */
 const char *yx_ready_name(int id);
 
+/*
+ * The master's children besides workers and reaper that this instance
+ * uses (the privileged helper, the egress proxy: yuxi/provider.h, read
+ * from the shared table), one result each into res (room for YX_COMP_N):
+ * not ready while one that the default profile dflt needs is down (the
+ * helper with a disk quota or a pool; the proxy when dflt has network).
+ * Returns the count (0 without a table).
+ */
+struct yx_profile;
+unsigned yx_ready_components(struct yx_ready *rd, const struct yx_profile *dflt,
+    struct yx_ready_result *res);
+
 #endif /* YUXI_READY_H */

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define YX_SHM_MAGIC		UINT64_C(0x3154534958555559)	/* "YUXISTS1" LE */
-#define YX_SHM_LAYOUT_VERSION	4	/* 4: slot.idle_s, slot.stalled_until */
+#define YX_SHM_LAYOUT_VERSION	4	/* 4: slot.idle_s, slot.stalled_until, hdr.comp_* */
 
 #define YX_SHM_HOLDS_MAX	32	/* in-flight operations per sandbox */
 #define YX_SHM_THREAD_ID_MAX	129	/* YX_THREAD_ID_SIZE (yuxi/ident.h) */
@@ -110,7 +110,12 @@ struct yx_shm_header {
 	uint32_t		pad;
 	struct yx_shm_metrics	metrics;
 	pthread_mutex_t		lock;		/* PSHARED + ROBUST */
-	char			reserved[64];
+	/* the master's children besides workers and reaper (enum yx_comp,
+	 * yuxi/provider.h), written by the master alone, read without the
+	 * lock (__atomic): /readyz, /metrics, doctor */
+	int32_t			comp_state[4];	/* enum yx_comp_state */
+	uint64_t		comp_restarts[4];
+	char			reserved[16];
 };
 
 /* Bytes of a table of `capacity` slots. */

@@ -816,3 +816,22 @@ yx_broker_fini(struct yx_broker *b)
 	b->skills = NULL;
 	b->nskills = 0;
 }
+
+int
+yx_broker_dir_exists(struct yx_broker *b, enum yx_root root, const char *rel,
+    struct yx_errctx *e)
+{
+	uint64_t	res;
+	int		rootfd, fd = -1, rc, en;
+
+	if ((rc = broker_root(b, root, rel, &rootfd, &res, e)) != YX_OK)
+		return rc;
+	if (rootfd == -1)
+		return broker_fail(e, YX_E_FILE_NOT_FOUND, root, rel);
+	if (rel[0] == '\0')
+		return YX_OK;
+	if ((en = broker_open_dir(rootfd, rel, res, &fd)) != 0)
+		return broker_fail_errno(e, en, root, rel);
+	close(fd);
+	return YX_OK;
+}

@@ -51,6 +51,7 @@
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "yuxi/executor.h"
+#include "yuxi/http.h"
 #include "yuxi/log.h"
 #include "yuxi/path.h"
 #include "yuxi/priv.h"
@@ -112,6 +113,12 @@ cli_open(struct cli *c)
 		return cli_err("driver", e.code, &e);
 	if ((c->ex = yx_executor_new(&c->cfg, c->table, c->drv, &e)) == NULL)
 		return cli_err("executor", e.code, &e);
+	/* a table of our own starts empty: adopt the running sandboxes of this
+	 * instance (labels and prefix), as the service does at start, so that
+	 * list, release and destroy see what an earlier command made */
+	if (c->created &&
+	    yx_provider_discover_all(yx_executor_provider(c->ex), &e) != YX_OK)
+		log_warnx("discover: %s", e.msg);
 	if ((rc = yx_thread_store_init(&c->store, &c->cfg, &e)) != YX_OK)
 		return cli_err("thread store", rc, &e);
 	c->store_ok = true;
@@ -193,8 +200,9 @@ static int
 cmd_doctor(struct cli *c, int argc, char **argv)
 {
 	struct json_object	*arr = json_object_new_array();
-	struct yx_ready_result	 res[YX_READY_N];
+	struct yx_ready_result	 res[YX_READY_N + YX_COMP_N];
 	struct yx_ready		 rd;
+	unsigned		 n;
 	struct yx_table		*t = NULL;
 	struct yx_errctx	 e;
 	char			 failed[256] = "";
@@ -214,8 +222,10 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 	if (yx_agents_uses_runtime(c->agents, "runsc"))
 		yx_ready_need_runtime(&rd, "runsc");
 	(void)yx_ready_run(&rd, res);
+	/* the helper and the egress proxy, as the running master says */
+	n = YX_READY_N + yx_ready_components(&rd, yx_agents_profile(c->agents, NULL, NULL), res + YX_READY_N);
 	yx_table_close(t);
-	for (i = 0; i < YX_READY_N; i++) {
+	for (i = 0; i < (int)n; i++) {
 		bad += doctor_line(arr, res[i].name, res[i].rc, res[i].oper, c->json);
 		if (res[i].rc != YX_OK && strlen(failed) + strlen(res[i].name) + 2 < sizeof(failed))
 			snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
@@ -657,6 +667,55 @@ cmd_nginx_conf(struct cli *c, int argc, char **argv)
 	return cli_nginx_conf(&c->cfg, argc, argv);
 }
 
+/*
+ * routes [--json]: the daemon's route table with what each route needs
+ * (src/daemon/router.c); the suites build their endpoint lists from it.
+ */
+static int
+cmd_routes(struct cli *c, int argc, char **argv)
+{
+	struct json_object	*o, *v, *n;
+	struct yx_buf		 b;
+	char			*line, *save = NULL;
+	size_t			 i;
+	int			 rc = 0;
+
+	(void)argc;
+	(void)argv;
+	yx_buf_init(&b, 1 << 20);
+	if (yx_router_describe(&b) != YX_OK || yx_buf_append(&b, "", 1) != YX_OK) {
+		fprintf(stderr, "yuxi-sandbox: routes: out of memory\n");
+		rc = 1;
+		goto done;
+	}
+	if (c->json)
+		printf("[");
+	for (i = 0, line = strtok_r(b.data, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save), i++) {
+		if (c->json) {
+			printf("%s%s", i > 0 ? ",\n" : "\n", line);
+			continue;
+		}
+		if ((o = json_tokener_parse(line)) == NULL)
+			continue;
+		printf("%-7s %-36s %-16s", json_object_get_string(json_object_object_get(o, "method")),
+		    json_object_get_string(json_object_object_get(o, "path")),
+		    json_object_get_string(json_object_object_get(o, "op")));
+		v = json_object_object_get(o, "needs");
+		for (size_t k = 0; v != NULL && k < json_object_array_length(v); k++) {
+			n = json_object_array_get_idx(v, k);
+			printf("%s%s", k > 0 ? "," : " ", json_object_get_string(n));
+		}
+		printf("\n");
+		json_object_put(o);
+	}
+	if (c->json)
+		printf("\n]\n");
+done:
+	yx_buf_fini(&b);
+	return rc;
+}
+
 static int
 cmd_help(struct cli *c, int argc, char **argv);
 
@@ -669,6 +728,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
 	{ "gc", "gc [--all] [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones; --all: then remove every sandbox of this instance (refused while the service runs)", cmd_gc },
 	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
+	{ "routes", "routes [--json]", "print the service's route table: method, path, operation and what each route needs (identity, JSON body, a user's slot, ...; docs/architecture.md)", cmd_routes },
 	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },
 	{ "help", "help [COMMAND]", "show help", cmd_help },
 };
@@ -774,7 +834,7 @@ main(int argc, char **argv)
 	}
 	log_setverbose(c.cfg.verbose);
 	yx_tablelock_init(&c.lock);
-	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image)
+	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image || cmd->fn == cmd_routes)
 		rc = cmd->fn(&c, argc, argv);	/* no table, no engine; as root */
 	else if ((rc = cli_become_service_user(&c.cfg)) != 0)
 		;

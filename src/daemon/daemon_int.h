@@ -24,6 +24,7 @@
 #include "yuxi/agents.h"
 #include "yuxi/config.h"
 #include "yuxi/driver.h"
+#include "yuxi/executor.h"
 #include "yuxi/http.h"
 #include "yuxi/provider.h"
 #include "yuxi/ready.h"
@@ -33,21 +34,6 @@
 
 struct yx_executor;
 struct yx_remote_ctx;
-
-/* ---- the master's children besides workers and reaper (master.c) -------- */
-
-enum yx_comp {
-	YX_COMP_PRIV,		/* the privileged helper (yuxi-priv) */
-	YX_COMP_EGRESS,		/* the egress proxy's supervisor (yuxi-egress) */
-	YX_COMP_N
-};
-enum yx_comp_state {
-	YX_COMP_UNUSED = 0,	/* not started: this configuration needs none */
-	YX_COMP_UP,
-	YX_COMP_DOWN,		/* died; the master starts it again (backoff) */
-};
-/* metrics.c: "privileged_helper", "egress_proxy". */
-const char	*yx_comp_name(int c);
 
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
@@ -69,9 +55,6 @@ struct yx_metrics {
 	_Atomic int32_t		draining;	/* set by a stopping master, see worker.c */
 	_Atomic uint64_t	audit_lines;	/* audit lines written */
 	_Atomic uint64_t	audit_errors;	/* audit lines lost (open or write failed) */
-	/* the master's other children (master.c), for /readyz and /metrics */
-	_Atomic int32_t		comp_state[YX_COMP_N];	/* enum yx_comp_state */
-	_Atomic uint64_t	comp_restarts[YX_COMP_N];
 };
 
 /* Anonymous MAP_SHARED segment made by the master before fork; NULL on failure. */
@@ -312,6 +295,26 @@ int	yx_slot_user_refuse(const struct yx_config *cfg, struct yx_http_req *r);
 bool	yx_slot_wait_take(const struct yx_config *cfg, const char *user,
     struct yx_wait_slot *ws);
 void	yx_slot_wait_give(struct yx_wait_slot *ws);
+/*
+ * h_common.c: a command's "cwd" and "env" (docs/api.md "POST /api/execute"),
+ * checked: cwd a path of the namespace (400 invalid_path otherwise), env
+ * an object of at most YX_EXEC_USER_ENV_MAX names [A-Za-z_][A-Za-z0-9_]*
+ * with string values, YX_EXEC_USER_ENV_BYTES in all, never a proxy
+ * variable of a profile with network (400 invalid_env). The strings are
+ * the struct's own (caller storage, ~33 KiB). yx_exec_opts_parse sends
+ * the 400 itself; yx_exec_opts_apply points req at them.
+ */
+struct yx_exec_opts {
+	bool		 has_cwd;
+	char		 cwd[YX_VPATH_MAX];
+	const char	*env[YX_EXEC_USER_ENV_MAX];
+	size_t		 nenv;
+	char		 store[YX_EXEC_USER_ENV_BYTES + 2 * YX_EXEC_USER_ENV_MAX];
+};
+int	yx_exec_opts_parse(struct yx_http_req *r, struct json_object *body,
+     const struct yx_profile *prof, struct yx_exec_opts *o);
+void	yx_exec_opts_apply(const struct yx_exec_opts *o, struct yx_exec_request *req);
+
 /* {key: []}: a new object and, in *a, its empty array (NULL: no memory). */
 struct json_object *yx_json_list(const char *key, struct json_object **a);
 
@@ -378,10 +381,9 @@ int	yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 /* worker.c: serve until SIGTERM; returns the exit status. */
 int	yx_worker_main(const struct yx_config *cfg, int listen_fd,
     struct yx_table *table, struct yx_metrics *metrics);
-/* reaper.c: reap/reconcile every idle_check_interval until SIGTERM; with
- * metrics, the disk images are checked after a new privileged helper. */
-int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
-    struct yx_metrics *metrics);
+/* reaper.c: reap/reconcile every idle_check_interval until SIGTERM; the
+ * disk images are checked after a new privileged helper. */
+int	yx_reaper_main(const struct yx_config *cfg, struct yx_table *table);
 /* master.c */
 int	yx_master_main(const struct yx_config *cfg);
 

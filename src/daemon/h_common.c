@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "yuxi/path.h"
 #include "yuxi/procs.h"
 
 int
@@ -185,4 +186,99 @@ yx_need_proc_id(struct yx_http_req *r, const char *arg)
 		return YX_OK;
 	yx_http_send_error(r, YX_E_NOT_FOUND, "no such process");
 	return YX_E_NOT_FOUND;
+}
+
+/* [A-Za-z_][A-Za-z0-9_]* */
+static bool
+env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* The names the relay sets for a profile with network: not the caller's. */
+static bool
+env_proxy_name(const char *s)
+{
+	return strcmp(s, "HTTP_PROXY") == 0 || strcmp(s, "HTTPS_PROXY") == 0 ||
+	    strcmp(s, "http_proxy") == 0 || strcmp(s, "https_proxy") == 0;
+}
+
+static int
+opts_bad(struct yx_http_req *r, int rc, const char *msg)
+{
+	yx_http_send_error(r, rc, msg);
+	return rc;
+}
+
+int
+yx_exec_opts_parse(struct yx_http_req *r, struct json_object *body,
+    const struct yx_profile *prof, struct yx_exec_opts *o)
+{
+	struct yx_vpath		 vp;
+	struct json_object	*v;
+	const char		*s;
+	size_t			 used = 0, off = 0, nl, vl;
+	char			 msg[200];
+	int			 rc;
+
+	o->has_cwd = false;
+	o->nenv = 0;
+	if (json_object_object_get_ex(body, "cwd", &v) && !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+			return opts_bad(r, YX_E_INVALID_PATH, "cwd must be a path");
+		s = json_object_get_string(v);
+		if ((rc = yx_path_resolve(s, strlen(s), &vp)) != YX_OK)
+			return opts_bad(r, YX_E_INVALID_PATH, rc == YX_E_PATH_NOT_ALLOWED ? "cwd must be a directory beneath /home/yuxi/user-data or /home/yuxi/skills" : "cwd: invalid path");
+		snprintf(o->cwd, sizeof(o->cwd), "%s", vp.canon);
+		o->has_cwd = true;
+	}
+	if (!json_object_object_get_ex(body, "env", &v) || json_object_is_type(v, json_type_null))
+		return YX_OK;
+	if (!json_object_is_type(v, json_type_object))
+		return opts_bad(r, YX_E_INVALID_ENV, "env must be an object of strings");
+	json_object_object_foreach(v, key, val)
+	{
+		if (!env_name_ok(key)) {
+			snprintf(msg, sizeof(msg), "env names must match [A-Za-z_][A-Za-z0-9_]*");
+			return opts_bad(r, YX_E_INVALID_ENV, msg);
+		}
+		if (!json_object_is_type(val, json_type_string) ||
+		    strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val))
+			return opts_bad(r, YX_E_INVALID_ENV, "env values must be strings without NUL");
+		if (prof != NULL && prof->net.nallow > 0 && env_proxy_name(key))
+			return opts_bad(r, YX_E_INVALID_ENV,
+			    "the proxy variables of a profile with network are the sandbox's own");
+		nl = strlen(key);
+		vl = strlen(json_object_get_string(val));
+		if (o->nenv == YX_EXEC_USER_ENV_MAX)
+			return opts_bad(r, YX_E_INVALID_ENV, "at most 64 env entries");
+		if (used + nl + vl > YX_EXEC_USER_ENV_BYTES)
+			return opts_bad(r, YX_E_INVALID_ENV, "env: at most 32 KiB in all");
+		/* "NAME=value\0": used counts names and values, off the bytes */
+		memcpy(o->store + off, key, nl);
+		o->store[off + nl] = '=';
+		memcpy(o->store + off + nl + 1, json_object_get_string(val), vl);
+		o->store[off + nl + 1 + vl] = '\0';
+		o->env[o->nenv++] = o->store + off;
+		off += nl + vl + 2;
+		used += nl + vl;
+	}
+	return YX_OK;
+}
+
+void
+yx_exec_opts_apply(const struct yx_exec_opts *o, struct yx_exec_request *req)
+{
+	req->cwd = o->has_cwd ? o->cwd : NULL;
+	req->env = o->nenv > 0 ? o->env : NULL;
+	req->nenv = o->nenv;
 }

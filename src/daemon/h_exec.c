@@ -81,6 +81,7 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_buf		 reply;
 	struct yx_exec_output	 out;
 	struct yx_skill_set	 skills;
+	struct yx_exec_opts	 opts;
 	struct yx_thread	 t;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
@@ -107,6 +108,9 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	yx_exec_request_thread(&req, &t);
 	req.skills = &skills;
 	req.profile = yx_agents_profile(w->agents, t.agent_id, t.agent_config_id);
+	if ((rc = yx_exec_opts_parse(r, body, req.profile, &opts)) != YX_OK)
+		goto done;
+	yx_exec_opts_apply(&opts, &req);
 	req.command = cmd;
 	req.timeout_sec = timeout;
 	if (stream) {

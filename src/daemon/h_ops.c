@@ -105,37 +105,11 @@ yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready)
  * {"ready":false,"failing":[names],"checks":[...]}; each check
  * {"name","ok","detail"}, the detail never naming a host path.
  */
-/*
- * The master's other children (a check each while it is used): not ready
- * while one that the default profile needs is down (the helper with a
- * disk quota or a pool; the egress proxy when the default profile has
- * network). The master starts a dead one again within seconds.
- */
-static void
-ops_ready_components(struct yx_wctx *w, struct yx_ready_json *j)
-{
-	const struct yx_profile	*dflt = yx_agents_profile(w->agents, NULL, NULL);
-	bool			 need;
-	int			 k, st;
-
-	for (k = 0; k < YX_COMP_N; k++) {
-		if ((st = atomic_load(&w->metrics->comp_state[k])) == YX_COMP_UNUSED)
-			continue;
-		need = k == YX_COMP_PRIV ?
-		    w->cfg->thread_disk_quota > 0 || w->cfg->pool_size > 0 :
-		    dflt != NULL && dflt->net.nallow > 0;
-		yx_ready_add(j, yx_comp_name(k), st == YX_COMP_UP || !need,
-		    st == YX_COMP_UP ? "up" :
-			need	     ? "down: the master is starting it again" :
-				       "down (not needed by the default profile): the master is "
-				       "starting it again");
-	}
-}
-
 int
 yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_ready_result	res[YX_READY_N];
+	struct yx_ready_result	res[YX_READY_N], comps[YX_COMP_N];
+	unsigned		n;
 	struct yx_ready_json	j;
 	int			i, rc;
 
@@ -144,7 +118,9 @@ yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		return rc;
 	for (i = 0; i < YX_READY_N; i++)
 		yx_ready_add(&j, res[i].name, res[i].rc == YX_OK, res[i].detail);
-	ops_ready_components(w, &j);
+	n = yx_ready_components(&w->ready, yx_agents_profile(w->agents, NULL, NULL), comps);
+	for (i = 0; i < (int)n; i++)
+		yx_ready_add(&j, comps[i].name, comps[i].rc == YX_OK, comps[i].detail);
 	return yx_ready_send(r, &j, j.bad == 0);
 }
 

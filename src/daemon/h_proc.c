@@ -220,6 +220,7 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_proc		 proc;
 	struct json_object	*body = w->body;
 	struct yx_skill_set	 skills;
+	struct yx_exec_opts	 opts;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
 	int			 timeout, rc;
@@ -239,6 +240,9 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		goto done;
 	p.req.skills = &skills;
 	p.req.command = cmd;
+	if ((rc = yx_exec_opts_parse(r, body, p.req.profile, &opts)) != YX_OK)
+		goto done;
+	yx_exec_opts_apply(&opts, &p.req);
 	if ((rc = yx_proc_start(w->exec, &p.c, &p.req, timeout, &proc, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;

@@ -181,7 +181,7 @@ master_fork(struct master *m, struct child *c)
 	} else {
 		close(m->listen_fd);
 		log_init("yuxi-reaper", m->cfg->verbose);
-		status = yx_reaper_main(m->cfg, m->table, m->metrics);
+		status = yx_reaper_main(m->cfg, m->table);
 	}
 	_exit(status);
 }
@@ -219,7 +219,7 @@ master_comp_exited(struct master *m, pid_t pid, int ws)
 		yx_priv_exited(pid);
 	else
 		m->egress_pid = -1;
-	atomic_store(&m->metrics->comp_state[k], YX_COMP_DOWN);
+	yx_provider_comp_note(m->table, k, YX_COMP_DOWN, false);
 	if (m->stopping)
 		return true;
 #ifdef YX_CONTROL_UNSAFE
@@ -260,8 +260,7 @@ master_comp_start(struct master *m, int k)
 	c->pid = pid;
 	c->started_ms = yx_mono_ms();
 	c->respawn_at_ms = 0;
-	atomic_store(&m->metrics->comp_state[k], YX_COMP_UP);
-	atomic_fetch_add(&m->metrics->comp_restarts[k], 1);
+	yx_provider_comp_note(m->table, k, YX_COMP_UP, true);
 	log_info("%s started again: pid %ld", yx_comp_name(k), (long)pid);
 	return true;
 }
@@ -597,7 +596,7 @@ master_comp_note(struct master *m, int k, pid_t pid)
 {
 	m->comps[k].pid = pid > 0 ? pid : 0;
 	m->comps[k].started_ms = yx_mono_ms();
-	atomic_store(&m->metrics->comp_state[k], pid > 0 ? YX_COMP_UP : YX_COMP_UNUSED);
+	yx_provider_comp_note(m->table, k, pid > 0 ? YX_COMP_UP : YX_COMP_UNUSED, false);
 }
 
 /* Shared state made before any fork. YX_OK or a logged error. */

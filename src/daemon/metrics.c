@@ -276,18 +276,12 @@ yx_metrics_render_disk(const struct yx_config *cfg, struct yx_thread_store *st,
 	    (unsigned long long)tot.quota, tot.truncated ? 1 : 0);
 }
 
-const char *
-yx_comp_name(int c)
-{
-	return c == YX_COMP_PRIV ? "privileged_helper" : c == YX_COMP_EGRESS ? "egress_proxy" :
-									       "?";
-}
-
 /* The master's other children: up or not, and how often started again. */
 static int
-metrics_components(struct yx_metrics *m, struct yx_buf *b)
+metrics_components(struct yx_table *t, struct yx_buf *b)
 {
-	int k, st, rc;
+	uint64_t	n;
+	int		k, st, rc;
 
 	if ((rc = yx_buf_puts(b,
 		 "# HELP yuxi_component_up The privileged helper and the egress proxy: 1 up, "
@@ -295,16 +289,18 @@ metrics_components(struct yx_metrics *m, struct yx_buf *b)
 		 "# TYPE yuxi_component_up gauge\n")) != YX_OK)
 		return rc;
 	for (k = 0; k < YX_COMP_N && rc == YX_OK; k++)
-		if ((st = atomic_load(&m->comp_state[k])) != YX_COMP_UNUSED)
+		if ((st = yx_provider_comp_state(t, k, NULL)) != YX_COMP_UNUSED)
 			rc = yx_buf_printf(b, "yuxi_component_up{component=\"%s\"} %d\n",
 			    yx_comp_name(k), st == YX_COMP_UP);
 	if (rc == YX_OK)
 		rc = yx_buf_puts(b, "# HELP yuxi_component_restarts_total Times the master "
 				    "started a component again after it died.\n"
 				    "# TYPE yuxi_component_restarts_total counter\n");
-	for (k = 0; k < YX_COMP_N && rc == YX_OK; k++)
+	for (k = 0; k < YX_COMP_N && rc == YX_OK; k++) {
+		(void)yx_provider_comp_state(t, k, &n);
 		rc = yx_buf_printf(b, "yuxi_component_restarts_total{component=\"%s\"} %llu\n",
-		    yx_comp_name(k), (unsigned long long)atomic_load(&m->comp_restarts[k]));
+		    yx_comp_name(k), (unsigned long long)n);
+	}
 	return rc;
 }
 
@@ -318,7 +314,7 @@ yx_metrics_render(struct yx_metrics *m, struct yx_table *t,
 	    (rc = metrics_latency(m, b)) != YX_OK ||
 	    (rc = metrics_table(t, b)) != YX_OK ||
 	    (rc = metrics_service(m, ready, b)) != YX_OK ||
-	    (rc = metrics_components(m, b)) != YX_OK)
+	    (rc = metrics_components(t, b)) != YX_OK)
 		return rc;
 	return yx_buf_printf(b,
 	    "# HELP yuxi_workers Live worker processes.\n"

@@ -175,13 +175,9 @@ reaper_ready(const struct yx_config *cfg, struct yx_table *table,
 }
 
 int
-yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
-    struct yx_metrics *metrics)
+yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 {
-	uint64_t		 priv_seen = metrics != NULL ?
-	    atomic_load(&metrics->comp_restarts[YX_COMP_PRIV]) :
-	    0,
-		 restarts;
+	uint64_t		 priv_seen = 0, restarts;
 	struct yx_provider	 p;
 	struct yx_thread_store	 st;
 	struct reaper_keep	 keep = { cfg, &st };
@@ -207,6 +203,7 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
 		log_warnx("reaper: cannot start: %s", e.msg);
 		goto done;
 	}
+	(void)yx_provider_comp_state(table, YX_COMP_PRIV, &priv_seen);
 	p.keep = reaper_keep;
 	p.keep_arg = &keep;
 	log_info("reaper: every %ds, idle timeout %ds", cfg->idle_check_interval,
@@ -236,8 +233,8 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table,
 			continue;
 		next = yx_mono_ms() + (int64_t)cfg->idle_check_interval * 1000;
 		/* a new privileged helper: what the old one mounted is checked */
-		if (metrics != NULL &&
-		    (restarts = atomic_load(&metrics->comp_restarts[YX_COMP_PRIV])) != priv_seen) {
+		(void)yx_provider_comp_state(table, YX_COMP_PRIV, &restarts);
+		if (restarts != priv_seen) {
 			priv_seen = restarts;
 			(void)yx_thread_store_remount(&st);
 		}

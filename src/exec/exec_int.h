@@ -79,7 +79,7 @@ int	yx_exec_mnt_setup(const char *saves_dir, char *path, size_t len);
 /* What the executor's files share (not for tests). */
 #define YX_RUNNER_TARGET	"/opt/yuxi/bin/yuxi-run"
 #define YX_NOSTART_SLOTS	8	/* containers where the agent won't start */
-#define YX_EXEC_ENV_MAX		(4 + YX_PROFILE_ENV_MAX + 4)	/* base, profile, proxy */
+#define YX_EXEC_ENV_MAX		(4 + YX_PROFILE_ENV_MAX + 4 + YX_EXEC_USER_ENV_MAX)	/* base, profile, proxy, request */
 
 /* The output masking rules of one run (exec_prepare_mask_rules). */
 #define EXEC_MASK_RULES		YX_EXEC_MASKS
@@ -140,6 +140,7 @@ struct exec_run {
 	const struct yx_profile	*prof;		/* never NULL */
 	struct yx_config	 eff;		/* cfg with the profile's settings */
 	const char		*env[YX_EXEC_ENV_MAX + 1];	/* of commands */
+	const char		*workdir;	/* the request's cwd, or the workspace */
 	char			 egress[YX_CFG_PATH + 200];	/* "": no network */
 	char			 ro_rw[2][YX_CFG_PATH + 240];	/* ro: rw subfolders */
 	/* where the output goes: yx_outcap_write(oc), or the stream sink */

@@ -186,14 +186,14 @@ exec_lease_cmd_init(struct exec_cmd *c, const struct exec_run *run,
     const char *command, int timeout)
 {
 	const char *argv[] = { YX_RUNNER_TARGET, "-t", c->tbuf, "-C",
-		YX_VROOT_WORKSPACE, "--", "/bin/sh", "-c", command, NULL };
+		run->workdir, "--", "/bin/sh", "-c", command, NULL };
 
 	snprintf(c->tbuf, sizeof(c->tbuf), "%d", timeout);
 	memcpy(c->argv, argv, sizeof(argv));
 	memset(&c->xr, 0, sizeof(c->xr));
 	c->xr.argv = c->argv;
 	c->xr.env = run->env;
-	c->xr.workdir = YX_VROOT_WORKSPACE;
+	c->xr.workdir = run->workdir;
 	c->xr.user = run->suser;
 	c->xr.timeout_sec = timeout;
 	c->xr.on_output = run->sink;

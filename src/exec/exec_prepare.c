@@ -40,6 +40,27 @@ static const char *const exec_proxy_env[] = { "HTTP_PROXY=" YX_RELAY_URL,
 /* The folders a read-only workspace keeps writable (mounted over it). */
 static const char *const exec_ro_rw[2] = { "outputs", "large_tool_results" };
 
+/*
+ * The request's working directory must be a directory of the thread's
+ * namespace, as the broker sees it (no symlink on the way: the sandbox
+ * could make one point anywhere of its own, but the answer must not tell
+ * the host's side of it). YX_OK or YX_E_CWD_NOT_FOUND with the reason.
+ */
+static int
+exec_prepare_cwd(struct exec_run *run, const char *cwd, struct yx_errctx *err)
+{
+	struct yx_vpath	vp;
+	struct yx_errctx e;
+	int		rc;
+
+	if ((rc = yx_path_resolve(cwd, strlen(cwd), &vp)) != YX_OK)
+		return yx_fail(err, rc, "cwd: %s", yx_strerror(rc));
+	if (yx_broker_dir_exists(&run->broker, vp.root, vp.rel, &e) == YX_OK)
+		return YX_OK;
+	return yx_fail(err, YX_E_CWD_NOT_FOUND, "cwd %s is not a directory of the thread (%s)",
+	    vp.canon, yx_strerror(e.code));
+}
+
 /* Open the broker on the thread's user-data (creating it) and lay it out. */
 static int
 exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
@@ -67,6 +88,8 @@ exec_prepare_host(struct yx_executor *ex, const struct yx_exec_request *req,
 	if (rc == YX_OK && run->repaired != 0)
 		log_info("thread %s: user-data layout repaired (0x%x)",
 		    req->thread_id, run->repaired);
+	if (rc == YX_OK && req->cwd != NULL)
+		rc = exec_prepare_cwd(run, req->cwd, err);
 	return rc;
 }
 
@@ -209,10 +232,12 @@ exec_env_same(const char *a, const char *b)
 /*
  * The environment of the profile's commands: the base (HOME, PATH, LANG,
  * USER) where the profile does not set the same name, the profile's
- * variables, and the proxy variables when it has network.
+ * variables, and the proxy variables when it has network; then the
+ * request's own, each replacing a variable of the same name (the caller
+ * refused the proxy variables of a profile with network).
  */
 static void
-exec_env_build(struct exec_run *run)
+exec_env_build(struct exec_run *run, const struct yx_exec_request *req)
 {
 	const struct yx_profile	*p = run->prof;
 	size_t			 n = 0, i, j;
@@ -227,6 +252,13 @@ exec_env_build(struct exec_run *run)
 		run->env[n++] = p->env[j];
 	for (i = 0; p->net.nallow > 0 && exec_proxy_env[i] != NULL; i++)
 		run->env[n++] = exec_proxy_env[i];
+	for (i = 0; i < req->nenv && i < YX_EXEC_USER_ENV_MAX; i++) {
+		for (j = 0; j < n && !exec_env_same(req->env[i], run->env[j]); j++)
+			;
+		run->env[j] = req->env[i];
+		if (j == n)
+			n++;
+	}
 	run->env[n] = NULL;
 }
 
@@ -245,7 +277,8 @@ exec_prepare_init(struct yx_executor *ex, const struct yx_exec_request *req,
 
 	run->prof = req->profile != NULL ? req->profile : yx_profile_default();
 	yx_profile_apply(run->prof, ex->cfg, &run->eff);
-	exec_env_build(run);
+	exec_env_build(run, req);
+	run->workdir = req->cwd != NULL ? req->cwd : YX_VROOT_WORKSPACE;
 	run->uid = req->uid != 0 ? req->uid : ex->cfg->uid;
 	run->own_uid = req->own_uid;
 	run->gid = req->uid != 0 ? req->gid : ex->cfg->gid;

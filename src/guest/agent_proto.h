@@ -68,7 +68,7 @@
 #define YX_AGENT_STR_MAX	(128 * 1024)	/* one argv/env string (MAX_ARG_STRLEN) */
 #define YX_AGENT_REQ_MAX	(1024 * 1024)	/* all request payloads together */
 #define YX_AGENT_ARGS_MAX	64		/* argv elements */
-#define YX_AGENT_ENVS_MAX	64		/* env entries */
+#define YX_AGENT_ENVS_MAX	128		/* env entries */
 #define YX_AGENT_PROCID_MAX		32		/* bytes of a process id */
 #define YX_AGENT_RING_MIN	4096		/* a keeper's output ring */
 #define YX_AGENT_RING_MAX	(64 * 1024 * 1024)

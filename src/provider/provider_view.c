@@ -139,6 +139,35 @@ yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s)
 	return i >= 0 ? YX_OK : YX_E_NOT_FOUND;
 }
 
+const char *
+yx_comp_name(int c)
+{
+	return c == YX_COMP_PRIV ? "privileged_helper" : c == YX_COMP_EGRESS ? "egress_proxy" :
+									       "?";
+}
+
+void
+yx_provider_comp_note(struct yx_table *t, int k, int state, bool restarted)
+{
+	if (t == NULL || k < 0 || k >= YX_COMP_N)
+		return;
+	__atomic_store_n(&t->hdr->comp_state[k], state, __ATOMIC_RELEASE);
+	if (restarted)
+		__atomic_add_fetch(&t->hdr->comp_restarts[k], 1, __ATOMIC_RELEASE);
+}
+
+int
+yx_provider_comp_state(struct yx_table *t, int k, uint64_t *restarts)
+{
+	if (restarts != NULL)
+		*restarts = t != NULL && k >= 0 && k < YX_COMP_N ?
+		    __atomic_load_n(&t->hdr->comp_restarts[k], __ATOMIC_ACQUIRE) :
+		    0;
+	if (t == NULL || k < 0 || k >= YX_COMP_N)
+		return YX_COMP_UNUSED;
+	return __atomic_load_n(&t->hdr->comp_state[k], __ATOMIC_ACQUIRE);
+}
+
 void
 yx_provider_stall(struct yx_table *t, const char *thread_id, int64_t until_ms)
 {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "yuxi/agents.h"
 #include "yuxi/clock.h"
 #include "yuxi/driver.h"
 #include "yuxi/provider.h"
@@ -267,5 +268,33 @@ yx_ready_run(struct yx_ready *rd, struct yx_ready_result *res)
 	ready_disk(rd, &res[YX_READY_DISK]);
 	for (i = 0; i < YX_READY_N; i++)
 		n += res[i].rc != YX_OK;
+	return n;
+}
+
+unsigned
+yx_ready_components(struct yx_ready *rd, const struct yx_profile *dflt,
+    struct yx_ready_result *res)
+{
+	unsigned	n = 0;
+	bool		need;
+	int		k, st;
+
+	for (k = 0; k < YX_COMP_N; k++) {
+		if ((st = yx_provider_comp_state(rd->table, k, NULL)) == YX_COMP_UNUSED)
+			continue;
+		need = k == YX_COMP_PRIV ?
+		    rd->cfg->thread_disk_quota > 0 || rd->cfg->pool_size > 0 :
+		    dflt != NULL && dflt->net.nallow > 0;
+		memset(&res[n], 0, sizeof(res[n]));
+		res[n].name = yx_comp_name(k);
+		res[n].rc = st == YX_COMP_UP || !need ? YX_OK : YX_E_BACKEND_UNAVAILABLE;
+		snprintf(res[n].detail, sizeof(res[n].detail), "%s",
+		    st == YX_COMP_UP ? "up" :
+			need	     ? "down: the master is starting it again" :
+				       "down (not needed by the default profile): the master is "
+				       "starting it again");
+		snprintf(res[n].oper, sizeof(res[n].oper), "%s", res[n].detail);
+		n++;
+	}
 	return n;
 }

@@ -310,9 +310,12 @@ Test(profiles, example_file)
 	cr_assert_str_eq(yx_agents_profile(ag, "untrusted", NULL)->runtime, "runsc");
 	cr_assert_eq(yx_agents_profile(ag, "reviewer", NULL)->workspace, YX_WORKSPACE_RO);
 	cr_assert_eq(yx_agents_profile(ag, "coder", "review")->workspace, YX_WORKSPACE_RO);
-	cr_assert_eq(yx_agents_profile(ag, "fetcher", NULL)->net.nallow, 1);
+	/* named ports only: never host:* on a name of a private address */
+	cr_assert_eq(yx_agents_profile(ag, "fetcher", NULL)->net.nallow, 2);
 	cr_assert_str_eq(yx_agents_profile(ag, "fetcher", NULL)->net.allow[0].host,
 	    "allowed.test");
+	cr_assert_eq(yx_agents_profile(ag, "fetcher", NULL)->net.allow[0].port, 80);
+	cr_assert_eq(yx_agents_profile(ag, "fetcher", NULL)->net.allow[1].port, 443);
 	cr_assert_eq(yx_agents_profile(ag, "coder", NULL), yx_profile_default());
 	yx_agents_free(ag);
 }

@@ -28,6 +28,8 @@ from yxsvc import Service
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no docker engine or test image")
 
 CHECKS = ["engine", "image", "runtime", "runner", "agent", "table", "disk"]
+# and the master's other children this instance runs (as root: both)
+COMPONENTS = ["privileged_helper", "egress_proxy"]
 NGINX_ID = re.compile(r"^[0-9a-f]{32}$")
 CONTROL = build_path("tests", "security", "yuxi-sandboxd-control")
 
@@ -46,7 +48,7 @@ def test_readyz_ready(svc, anon):
     assert r.status_code == 200, r.text
     j = r.json()
     assert j["ready"] is True and "failing" not in j
-    assert [c["name"] for c in j["checks"]] == CHECKS
+    assert [c["name"] for c in j["checks"]] == CHECKS + COMPONENTS
     assert all(c["ok"] for c in j["checks"]), j
     # YUXI_SANDBOX_RUNTIME is runc; the runsc profile of examples/agents.json
     # ("untrusted") is doctor's and the start-up report's, not /readyz's

@@ -9,6 +9,7 @@
 #                from tests/<dir>/test_x.c.
 #   yxsvc.py     the Python harness that starts the real service (e2e,
 #                security, proof, web and deepagents suites, bench/)
+#   routes.py    the suites' endpoint lists, from `yuxi-sandbox routes --json`
 #   suite.sh     the common start of the suites' run-*.sh wrappers
 check_LIBRARIES += tests/lib/libyxtest.a
 tests_lib_libyxtest_a_SOURCES = tests/lib/conffix.c tests/lib/conffix.h \
@@ -16,4 +17,4 @@ tests_lib_libyxtest_a_SOURCES = tests/lib/conffix.c tests/lib/conffix.h \
 	tests/lib/exectest.c tests/lib/exectest.h \
 	tests/lib/storetest.c tests/lib/storetest.h \
 	tests/lib/tsv.c tests/lib/tsv.h tests/lib/tutil.c tests/lib/tutil.h
-EXTRA_DIST += tests/lib/yxsvc.py tests/lib/suite.sh
+EXTRA_DIST += tests/lib/yxsvc.py tests/lib/routes.py tests/lib/suite.sh

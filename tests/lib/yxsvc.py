@@ -666,6 +666,12 @@ class Client:
     def put(self, path, **kw):
         return self.svc.request(self.who, "PUT", path, **kw)
 
+    def patch(self, path, **kw):
+        return self.svc.request(self.who, "PATCH", path, **kw)
+
+    def request(self, method, path, **kw):
+        return self.svc.request(self.who, method, path, **kw)
+
 
 # ------------------------------------------------------- site with snippets
 class _Auth(http.server.BaseHTTPRequestHandler):

@@ -35,6 +35,7 @@ import time
 
 import pytest
 import requests
+import routes
 from conftest import FRONT, engine_up, make_cluster
 from yxsvc import wait_for
 
@@ -71,30 +72,10 @@ def every_op(f, tid):
 
 
 def foreign_requests(tid):
-    """What bob tries on a thread of alice: (name, method, url, kwargs)."""
-    q = "thread_id=%s&path=/workspace/w.txt" % tid
-    return [
-        ("thread_get", "GET", "/api/threads/" + tid, {}),
-        ("execute", "POST", "/api/execute", {"json": {"thread_id": tid, "command": "true"}}),
-        ("ls", "GET", "/api/filesystem/ls?thread_id=" + tid, {}),
-        ("cat", "GET", "/api/filesystem/cat?" + q, {}),
-        ("write", "POST", "/api/filesystem/write",
-         {"json": {"thread_id": tid, "path": "/workspace/w.txt", "content": "x",
-                   "overwrite": True}}),
-        ("edit", "POST", "/api/filesystem/edit",
-         {"json": {"thread_id": tid, "path": "/workspace/w.txt", "old_string": "w",
-                   "new_string": "x"}}),
-        ("delete", "POST", "/api/filesystem/delete",
-         {"json": {"thread_id": tid, "path": "/workspace/w.txt"}}),
-        ("glob", "GET", "/api/filesystem/glob?thread_id=%s&pattern=*" % tid, {}),
-        ("grep", "GET", "/api/filesystem/grep?thread_id=%s&pattern=w" % tid, {}),
-        ("upload", "POST", "/api/filesystem/upload?" + q, {"data": b"x"}),
-        ("download", "GET", "/api/filesystem/download?" + q, {}),
-        ("viewer_tree", "GET", "/api/viewer/filesystem/tree?thread_id=" + tid, {}),
-        ("viewer_file", "GET", "/api/viewer/filesystem/file?" + q, {}),
-        ("viewer_download", "GET", "/api/viewer/filesystem/download?" + q, {}),
-        ("thread_delete", "DELETE", "/api/threads/" + tid, {}),
-    ]
+    """What bob tries on a thread of alice: (name, method, url, kwargs), one
+    per route of the front's route table that needs the caller's thread
+    (tests/lib/routes.py)."""
+    return routes.thread_requests(tid, "/workspace/w.txt", mode="front")
 
 
 def without_id(text):

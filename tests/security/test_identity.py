@@ -15,41 +15,24 @@ import secrets
 import pytest
 
 import fcgi
+import routes
 from secfix import _sec_session, engine_up, stack, stats  # noqa: F401
 
 G = 1
 
 
 def thread_endpoints(tid, path="/workspace/a.txt"):
-    """Every endpoint that takes a thread id: (name, method, url, kwargs)."""
-    q = "thread_id=%s&path=%s" % (tid, path)
-    return [
-        ("thread_get", "GET", "/api/threads/" + tid, {}),
-        ("execute", "POST", "/api/execute", {"json": {"thread_id": tid, "command": "true"}}),
-        ("ls", "GET", "/api/filesystem/ls?thread_id=" + tid, {}),
-        ("cat", "GET", "/api/filesystem/cat?" + q, {}),
-        ("write", "POST", "/api/filesystem/write",
-         {"json": {"thread_id": tid, "path": path, "content": "pwned", "overwrite": True}}),
-        ("edit", "POST", "/api/filesystem/edit",
-         {"json": {"thread_id": tid, "path": path, "old_string": "secret",
-                   "new_string": "pwned"}}),
-        ("glob", "GET", "/api/filesystem/glob?thread_id=%s&pattern=*" % tid, {}),
-        ("grep", "GET", "/api/filesystem/grep?thread_id=%s&pattern=secret" % tid, {}),
-        ("upload", "POST", "/api/filesystem/upload?" + q,
-         {"data": b"pwned", "headers": {"Content-Type": "application/octet-stream"}}),
-        ("download", "GET", "/api/filesystem/download?" + q, {}),
-        ("viewer_tree", "GET", "/api/viewer/filesystem/tree?thread_id=" + tid, {}),
-        ("viewer_tree_root", "GET", "/api/viewer/filesystem/tree?path=/&thread_id=" + tid, {}),
-        ("viewer_file", "GET", "/api/viewer/filesystem/file?" + q, {}),
-        ("viewer_download", "GET", "/api/viewer/filesystem/download?" + q, {}),
-        ("thread_delete", "DELETE", "/api/threads/" + tid, {}),
-    ]
+    """Every endpoint that takes a thread id: (name, method, url, kwargs),
+    one per route of the service's route table that needs the caller's
+    thread (tests/lib/routes.py), and the viewer tree at the namespace root."""
+    reqs = routes.thread_requests(tid, path)
+    reqs.insert(-1, ("viewer_tree_root", "GET",
+                     "/api/viewer/filesystem/tree?path=/&thread_id=" + tid, {}))
+    return reqs
 
 
-API_ROUTES = [("GET", "/api/threads"), ("POST", "/api/threads")] + \
-    [(m, u.split("?")[0]) for _, m, u, _ in thread_endpoints("tX")] + \
-    [("GET", "/api/admin/sandboxes"), ("POST", "/api/admin/sandboxes/x/release"),
-     ("DELETE", "/api/admin/sandboxes/x")]
+# every /api route that needs an identity, from the route table
+API_ROUTES = routes.api_routes("standalone")
 
 
 def alice_thread(svc):
