@@ -335,6 +335,12 @@ def commands_hog(svc, poll=False):
     svc.run(a, "true")
     svc.run(b, "true", who="bob")
     got = []
+    proc = None
+    if poll:	# started first: starting one takes a slot of hers too
+        r = svc.request("alice", "POST", "/api/processes",
+                        json={"thread_id": a, "command": "sleep 30"})
+        assert r.status_code == 201, r.text
+        proc = r.json()["process_id"]
 
     def one():
         with requests.Session() as s:
@@ -358,12 +364,9 @@ def commands_hog(svc, poll=False):
         assert r.status_code == 200 and r.json()["output"] == "bob\n", r.text
         polled = None
         if poll:	# a long-poll holds a worker too: one of alice's slots
-            r = svc.request("alice", "POST", "/api/processes", session=s,
-                            json={"thread_id": a, "command": "sleep 30"})
-            assert r.status_code == 201, r.text
             t0 = time.monotonic()
             r = svc.request("alice", "GET", "/api/processes/%s/output?thread_id=%s&wait_ms=5000"
-                            % (r.json()["process_id"], a), session=s)
+                            % (proc, a), session=s)
             assert r.status_code == 200, r.text
             polled = (time.monotonic() - t0, r.json().get("wait_capped", False))
     for t in ts:
