@@ -92,7 +92,8 @@ def without_id(text):
 def answers(svc, tid, headers=None):
     out = {}
     for name, m, url, kw in foreign_requests(tid):
-        r = svc.request("bob", m, url, headers=headers, **kw)
+        kw = dict(kw, headers=dict(kw.get("headers") or {}, **(headers or {})))
+        r = svc.request("bob", m, url, **kw)
         out[name] = (r.status_code, r.headers.get("Content-Type"), without_id(r.text))
     return out
 
