@@ -58,6 +58,8 @@ struct yx_config {
 	char		image[YX_CFG_STR];		/* YUXI_SANDBOX_IMAGE (yuxi-sandbox:latest) */
 	int		base_port;			/* YUXI_SANDBOX_BASE_PORT (0 = no publishing) */
 	char		container_prefix[64];		/* YUXI_SANDBOX_CONTAINER_PREFIX (yuxi-sandbox-) */
+	char		reap_orphans[64];		/* YUXI_REAP_ORPHANS: "" off, "*" all, or a
+							 * prefix of the orphans the reaper removes */
 	int		idle_timeout;			/* YUXI_SANDBOX_IDLE_TIMEOUT seconds (600) */
 	int		idle_check_interval;		/* YUXI_SANDBOX_IDLE_CHECK_INTERVAL seconds (60) */
 	int		idle_timeout_max;		/* YUXI_SANDBOX_IDLE_TIMEOUT_MAX seconds (86400):

@@ -258,6 +258,21 @@ int	yx_provider_slot(struct yx_table *t, const char *name, unsigned by,
 /* The idle timeout (seconds, 0: the service's) of thread_id's sandbox, as
  * a PATCH set it. YX_OK; YX_E_NOT_FOUND (no sandbox); YX_E_BUSY. */
 int	yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s);
+/*
+ * provider_orphans.c: the containers of this service (its label) whose
+ * name starts with no live instance's prefix (the master's table lock
+ * ends with YX_ORPHAN_PREFIX_TAG and its prefix) nor cfg's own; with only,
+ * those that start with it. *out a heap array (caller frees). YX_OK;
+ * driver errors. yx_orphans_remove removes them (*removed counts).
+ */
+#define YX_ORPHAN_PREFIX_TAG	"prefix="
+struct yx_container_info;
+int	yx_orphans_find(const struct yx_config *cfg, const char *only,
+    struct yx_container_info **out, size_t *n, struct yx_errctx *err);
+int	yx_orphans_remove(const struct yx_config *cfg,
+    const struct yx_container_info *v, size_t n, unsigned *removed,
+    struct yx_errctx *err);
+
 /* The master's children besides workers and reaper (docs/security.md
  * "Supervised helpers"). */
 enum yx_comp {

@@ -43,4 +43,11 @@ int	yx_tablelock_take(struct yx_tablelock *l, const char *shm_name,
 /* Remove the lock object and release the lock; idempotent. */
 void	yx_tablelock_drop(struct yx_tablelock *l);
 
+/*
+ * Every table lock a live process holds on this host (the lock objects in
+ * /dev/shm): fn(arg, holder's line) for each. A lock nobody holds (its
+ * instance is gone) is skipped. YX_OK or YX_E_IO (no /dev/shm).
+ */
+int	yx_tablelock_each_live(void (*fn)(void *arg, const char *desc), void *arg);
+
 #endif /* YUXI_TABLELOCK_H */

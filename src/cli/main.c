@@ -556,6 +556,72 @@ cli_gc_all(struct cli *c, unsigned *n, struct yx_errctx *e)
 	return rc;
 }
 
+/*
+ * gc --orphans [--remove] [--prefix P]: the sandboxes no live instance on
+ * this host owns (yx_orphans_find), listed (a line or a JSON object each),
+ * and removed with --remove. --prefix: only those whose name starts with P.
+ * Needs the engine, not the table.
+ */
+static int
+cli_gc_orphans(struct cli *c, int argc, char **argv)
+{
+	struct yx_container_info	*v = NULL;
+	struct json_object		*arr = NULL, *o;
+	struct yx_errctx		 e;
+	const char			*only = NULL;
+	unsigned			 removed = 0;
+	size_t				 n = 0, i;
+	bool				 rm = false;
+	int				 k, rc;
+
+	for (k = 1; k < argc; k++) {
+		if (strcmp(argv[k], "--orphans") == 0)
+			continue;
+		if (strcmp(argv[k], "--remove") == 0)
+			rm = true;
+		else if (strcmp(argv[k], "--prefix") == 0 && k + 1 < argc && argv[k + 1][0] != '\0')
+			only = argv[++k];
+		else {
+			fprintf(stderr, "yuxi-sandbox: gc --orphans: unexpected argument '%s'\n",
+			    argv[k]);
+			return 2;
+		}
+	}
+	yx_errctx_clear(&e);
+	if ((rc = yx_orphans_find(&c->cfg, only, &v, &n, &e)) != YX_OK)
+		return cli_err("gc --orphans", rc, &e);
+	if (rm && n > 0 && (rc = yx_orphans_remove(&c->cfg, v, n, &removed, &e)) != YX_OK)
+		fprintf(stderr, "yuxi-sandbox: gc --orphans: %s\n", e.msg);
+	if (c->json)
+		arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		if (!c->json) {
+			printf("%s %.12s thread=%s %s\n", v[i].name, v[i].id,
+			    v[i].thread_id[0] != '\0' ? v[i].thread_id : "-",
+			    v[i].running ? "running" : "stopped");
+			continue;
+		}
+		o = json_object_new_object();
+		json_object_object_add(o, "container", json_object_new_string(v[i].name));
+		json_object_object_add(o, "id", json_object_new_string(v[i].id));
+		json_object_object_add(o, "thread_id", json_object_new_string(v[i].thread_id));
+		json_object_object_add(o, "running", json_object_new_boolean(v[i].running));
+		json_object_array_add(arr, o);
+	}
+	if (c->json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "orphans", arr);
+		json_object_object_add(o, "removed", json_object_new_int((int)removed));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else
+		printf("%zu orphaned sandbox(es)%s\n", n,
+		    rm ? (removed == n ? ", removed" : ", not all removed") : "");
+	free(v);
+	return rc == YX_OK ? 0 : 1;
+}
+
 static int
 cmd_gc(struct cli *c, int argc, char **argv)
 {
@@ -566,6 +632,8 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	bool			 everything = argc > 1 && strcmp(argv[1], "--all") == 0;
 	int			 rc;
 
+	if (argc > 1 && strcmp(argv[1], "--orphans") == 0)
+		return cli_gc_orphans(c, argc, argv);
 	if (argc > (everything ? 2 : 1)) {
 		fprintf(stderr, "yuxi-sandbox: gc: unexpected argument '%s'\n",
 		    argv[everything ? 2 : 1]);
@@ -726,7 +794,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "exec", "exec THREAD [--owner USER] -- CMD [ARG...]", "run a command in THREAD's sandbox (exit status of the command); --owner creates a missing thread for USER", cmd_exec },
 	{ "release", "release THREAD|SANDBOX_ID", "move a sandbox to the warm pool", cmd_release },
 	{ "destroy", "destroy THREAD|SANDBOX_ID", "remove a sandbox's container (user data is kept)", cmd_destroy },
-	{ "gc", "gc [--all] [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones; --all: then remove every sandbox of this instance (refused while the service runs)", cmd_gc },
+	{ "gc", "gc [--all] [--json] | gc --orphans [--remove] [--prefix P] [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones; --all: then remove every sandbox of this instance (refused while the service runs); --orphans: list the sandboxes of this service that no live instance on this host owns (a killed sandbox host's), --remove: and remove them, --prefix: only those whose name starts with P", cmd_gc },
 	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
 	{ "routes", "routes [--json]", "print the service's route table: method, path, operation and what each route needs (identity, JSON body, a user's slot, ...; docs/architecture.md)", cmd_routes },
 	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },

@@ -56,6 +56,7 @@
 	X(INT, "YUXI_SANDBOX_IDLE_TIMEOUT", idle_timeout, 600, 1, 86400 * 30)               \
 	X(INT, "YUXI_SANDBOX_IDLE_CHECK_INTERVAL", idle_check_interval, 60, 1, 86400)       \
 	X(INT, "YUXI_SANDBOX_IDLE_TIMEOUT_MAX", idle_timeout_max, 86400, 1, 86400 * 30)     \
+	X(STR, "YUXI_REAP_ORPHANS", reap_orphans, "", 0, 0)                                 \
 	X(INT, "YUXI_SANDBOX_MAX_REPLICAS", max_replicas, 100, 1, 4096)                     \
 	X(STR, "YUXI_SANDBOX_HOST", sandbox_host, "127.0.0.1", 0, 0)                        \
 	X(STR, "YUXI_SANDBOX_PROVISIONER_URL", provisioner_url, "", 0, 0)                   \

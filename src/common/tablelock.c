@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -159,4 +160,32 @@ yx_tablelock_drop(struct yx_tablelock *l)
 	(void)shm_unlink(l->name);
 	close(l->fd);
 	l->fd = -1;
+}
+
+int
+yx_tablelock_each_live(void (*fn)(void *arg, const char *desc), void *arg)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 name[300], line[512];
+	size_t		 n;
+	int		 fd;
+
+	if ((d = opendir("/dev/shm")) == NULL)
+		return YX_E_IO;
+	while ((de = readdir(d)) != NULL) {
+		n = strlen(de->d_name);
+		if (n < 6 || strcmp(de->d_name + n - 5, ".lock") != 0 ||
+		    (size_t)snprintf(name, sizeof(name), "/%s", de->d_name) >= sizeof(name) ||
+		    (fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0)) == -1)
+			continue;
+		/* held by a live instance: our shared lock cannot be had */
+		if (flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK) {
+			tl_holder(fd, line, sizeof(line));
+			fn(arg, line);
+		}
+		close(fd);
+	}
+	closedir(d);
+	return YX_OK;
 }

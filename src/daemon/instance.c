@@ -118,15 +118,17 @@ inst_pidfile_write(struct yx_instance *in, const struct yx_config *cfg)
 int
 yx_instance_claim(struct yx_instance *in, const struct yx_config *cfg)
 {
-	char	desc[YX_CFG_PATH + 128], holder[YX_CFG_PATH + 128];
+	char	desc[YX_CFG_PATH + 256], holder[YX_CFG_PATH + 256];
 	int64_t	deadline;
 	int	rc;
 
 	in->pidfile[0] = '\0';
-	snprintf(desc, sizeof(desc), "%s%s%s (master pid %ld, %s)",
+	/* the container prefix last: gc --orphans reads it (provider_orphans.c) */
+	snprintf(desc, sizeof(desc), "%s%s%s (master pid %ld, %s) " YX_ORPHAN_PREFIX_TAG "%s",
 	    cfg->instance[0] != '\0' ? "instance '" : "the default instance",
 	    cfg->instance, cfg->instance[0] != '\0' ? "'" : "", (long)getpid(),
-	    cfg->config_file[0] != '\0' ? cfg->config_file : "no configuration file");
+	    cfg->config_file[0] != '\0' ? cfg->config_file : "no configuration file",
+	    cfg->container_prefix);
 	/* the processes of a master just killed may take a moment to go */
 	deadline = yx_mono_ms() + INST_CLAIM_WAIT_MS;
 	while ((rc = yx_tablelock_take(&in->lock, cfg->shm_name, desc, holder,

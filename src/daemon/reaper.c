@@ -25,6 +25,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -174,6 +175,28 @@ reaper_ready(const struct yx_config *cfg, struct yx_table *table,
 		    bad);
 }
 
+/* YUXI_REAP_ORPHANS: remove what no live instance owns (opt-in). */
+static void
+reaper_orphans(const struct yx_config *cfg)
+{
+	struct yx_container_info	*v = NULL;
+	struct yx_errctx		 e;
+	unsigned			 removed = 0;
+	size_t				 n = 0;
+
+	if (cfg->reap_orphans[0] == '\0')
+		return;
+	yx_errctx_clear(&e);
+	if (yx_orphans_find(cfg, strcmp(cfg->reap_orphans, "*") == 0 ? NULL : cfg->reap_orphans,
+		&v, &n, &e) != YX_OK)
+		log_warnx("reaper: orphans: %s", e.msg);
+	else if (n > 0 && yx_orphans_remove(cfg, v, n, &removed, &e) != YX_OK)
+		log_warnx("reaper: orphans: %s", e.msg);
+	if (removed > 0)
+		log_info("reaper: removed %u orphaned sandbox(es)", removed);
+	free(v);
+}
+
 int
 yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 {
@@ -239,6 +262,7 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 			(void)yx_thread_store_remount(&st);
 		}
 		reaper_pass(&p);
+		reaper_orphans(cfg);
 		reaper_sweep(cfg, &st);
 		if (ex != NULL)
 			reaper_pool_sweep(&p);
