@@ -24,9 +24,7 @@
 #include "yuxi/broker.h"
 #include "broker/broker_int.h"
 #include "yuxi/buf.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define BROKER_EAGAIN_RETRIES	16
 
@@ -707,10 +705,8 @@ broker_read_only(const struct yx_broker *b, enum yx_root root, const char *rel)
 		return true;
 	if (!b->ro || root != YX_ROOT_USER_DATA)
 		return false;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("readonly"))
+	if (YX_CONTROL_OFF("readonly"))
 		return false;
-#endif
 	for (i = 0; rel != NULL && i < 2; i++) {
 		n = strlen(rw[i]);
 		if (strncmp(rel, rw[i], n) == 0 && (rel[n] == '/' || rel[n] == '\0'))

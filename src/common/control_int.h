@@ -51,11 +51,25 @@
 #ifndef YUXI_CONTROL_INT_H
 #define YUXI_CONTROL_INT_H
 
-#ifdef YX_CONTROL_UNSAFE
 #include <stdbool.h>
 
+/*
+ * YX_CONTROL_OFF(name): true when protection `name` is switched off. In the
+ * control build it asks yx_control_off(); in every other build it is the
+ * constant false, so the compiler drops the branch it guards - its code
+ * and strings, at any optimisation level (-O0 included) - and production
+ * objects name no switch. A guard reads
+ *	if (YX_CONTROL_OFF("mask"))
+ *		return 0;
+ * Code that only the control build may compile at all (a function of its
+ * own, declarations) stays inside #ifdef YX_CONTROL_UNSAFE.
+ */
+#ifdef YX_CONTROL_UNSAFE
 /* True when protection `name` is listed in YX_CONTROL_OFF. */
 bool	yx_control_off(const char *name);
+#define YX_CONTROL_OFF(name)	yx_control_off(name)
+#else
+#define YX_CONTROL_OFF(name)	false
 #endif
 
 #endif /* YUXI_CONTROL_INT_H */

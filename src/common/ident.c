@@ -7,9 +7,7 @@
 #include <string.h>
 
 #include "yuxi/ident.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 bool
 yx_thread_id_valid(const char *id, size_t len)
@@ -19,11 +17,9 @@ yx_thread_id_valid(const char *id, size_t len)
 
 	if (id == NULL || len == 0 || len > YX_THREAD_ID_MAX)
 		return false;
-#ifdef YX_CONTROL_UNSAFE
 	/* control mode "threadid": any non-empty id without '/' or NUL */
-	if (yx_control_off("threadid"))
+	if (YX_CONTROL_OFF("threadid"))
 		return memchr(id, '/', len) == NULL && memchr(id, '\0', len) == NULL;
-#endif
 	for (i = 0; i < len; i++) {
 		c = id[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

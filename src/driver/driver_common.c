@@ -22,9 +22,7 @@
 #include "yuxi/error.h"
 #include "yuxi/log.h"
 #include "driver/driver_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 int
 yx_driver_image_missing(struct yx_errctx *err, const char *image)
@@ -77,10 +75,8 @@ yx_driver_fail(struct yx_errctx *err, int code, const char *what,
 		log_debug("engine: %s: %s: %s", what, how, esc);
 	else
 		log_warnx("engine: %s: %s: %s", what, how, esc);
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("enginemsg"))
+	if (YX_CONTROL_OFF("enginemsg"))
 		return yx_fail(err, code, "%s: %s: %s", what, how, esc);
-#endif
 	return yx_fail(err, code, "%s: %s: %s (details in the server log)",
 	    what, how, driver_fail_text(code));
 }

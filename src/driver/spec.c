@@ -28,9 +28,7 @@
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
 #include "driver/driver_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define SPEC_HOME	"/home/yuxi"
 #define SPEC_PORT	"8080/tcp"
@@ -124,10 +122,8 @@ spec_each_secopt(const struct yx_config *cfg, int (*fn)(void *, const char *),
 static const char *
 spec_log_driver(void)
 {
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("enginelog"))
+	if (YX_CONTROL_OFF("enginelog"))
 		return NULL;
-#endif
 	return SPEC_LOG_DRIVER;
 }
 

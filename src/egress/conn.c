@@ -47,9 +47,7 @@
 #include "yuxi/sock.h"
 #include "yuxi/text.h"
 #include "egress/egress_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define CONN_HEAD_MAX		(16 << 10)
 #define CONN_SETUP_SEC		30	/* head + lookup + connect, at most */
@@ -212,13 +210,11 @@ conn_authority(struct conn *c, const char *a, size_t len, int dflt)
 	c->port = (int)port;
 	conn_show(c->shown, sizeof(c->shown), a, hl < 100 ? hl : 100);
 	rc = yx_egress_name_norm(a, hl, c->host, &why);
-#ifdef YX_CONTROL_UNSAFE
-	if (rc == YX_E_FORBIDDEN && yx_control_off("egress") && hl < sizeof(c->host)) {
+	if (rc == YX_E_FORBIDDEN && YX_CONTROL_OFF("egress") && hl < sizeof(c->host)) {
 		memcpy(c->host, a, hl);	/* the control takes a literal */
 		c->host[hl] = '\0';
 		return;
 	}
-#endif
 	if (rc != YX_OK)
 		conn_refuse(c, rc == YX_E_FORBIDDEN ? 403 : 400, why);
 	snprintf(c->shown, sizeof(c->shown), "%s", c->host);
@@ -262,10 +258,8 @@ conn_parse(struct conn *c)
 static void
 conn_check_name(struct conn *c)
 {
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("egress"))
+	if (YX_CONTROL_OFF("egress"))
 		return;
-#endif
 	if (!yx_egress_allows(c->pol, c->host, c->port))
 		conn_refuse(c, 403, "the host and port are not on this sandbox's "
 				    "allowlist");
@@ -322,10 +316,8 @@ conn_check_addrs(struct conn *c, const struct sockaddr_storage *v, size_t n)
 	char			addr[INET6_ADDRSTRLEN], why[200];
 	size_t			i;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("egress"))
+	if (YX_CONTROL_OFF("egress"))
 		return;
-#endif
 	for (i = 0; i < n; i++) {
 		cl = yx_egress_addr_class((const struct sockaddr *)(const void *)&v[i]);
 		if (cl == YX_ADDR_PUBLIC ||

@@ -58,9 +58,7 @@
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "egress/egress_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define EGRESS_REGS_MIN		64
 #define EGRESS_REGS_MAX		4096
@@ -276,10 +274,8 @@ egress_setup(struct egress_proxy *px)
 	}
 	for (size_t i = 0; i < px->nregs; i++)
 		px->regs[i].lfd = -1;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("egresskeep"))	/* how it was: next command */
+	if (YX_CONTROL_OFF("egresskeep"))	/* how it was: next command */
 		return 0;
-#endif
 	egress_restore(px);
 	return 0;
 }

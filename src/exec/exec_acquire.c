@@ -28,9 +28,7 @@
 #include "yuxi/provider.h"
 #include "guest/agent_proto.h"
 #include "exec/exec_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define YX_EXEC_EXTRA_MAX	10	/* exec_extra_mounts */
 
@@ -213,10 +211,8 @@ exec_before_create(void *arg, struct yx_errctx *err)
 		exec_prepare_rundir_reset(run);
 	if (run->prof->workspace != YX_WORKSPACE_RO)
 		return YX_OK;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("rolayout"))
+	if (YX_CONTROL_OFF("rolayout"))
 		return YX_OK;
-#endif
 	rc = yx_broker_ensure_layout(&run->broker, &rep, err);
 	run->repaired |= rep;
 	return rc;
@@ -304,10 +300,8 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.before_create_arg = run;
 	if (run->prof->workspace == YX_WORKSPACE_RO)
 		ar.user_data_ro = true;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("readonly"))	/* the whole user-data writable */
+	if (YX_CONTROL_OFF("readonly"))	/* the whole user-data writable */
 		ar.user_data_ro = false;
-#endif
 	if (exec_pool_fits(ex, run)) {
 		ar.pool_key = &ex->pool_key;
 		if (run->rundir_fd != -1) {

@@ -26,9 +26,7 @@
 #include "yuxi/tree.h"
 #include "guest/agent_proto.h"
 #include "exec/exec_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 const char *const exec_prepare_env[] = { "HOME=/home/yuxi",
 	"PATH=/home/yuxi/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
@@ -106,10 +104,8 @@ exec_prepare_rundir_reset(const struct exec_run *run)
 	DIR		*d;
 	int		 fd;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("rundir"))	/* the leak of finding 1 */
+	if (YX_CONTROL_OFF("rundir"))	/* the leak of finding 1 */
 		return;
-#endif
 	if ((fd = openat(run->rundir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
@@ -174,10 +170,8 @@ exec_prepare_mask_rules(const struct yx_executor *ex, const struct exec_run *run
 {
 	size_t n = 0, i;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("mask"))
+	if (YX_CONTROL_OFF("mask"))
 		return 0;
-#endif
 	rules[n].from = run->user_data;
 	rules[n++].to = YX_VROOT_USER_DATA;
 	if (ex->cfg->skills_dir[0] != '\0') {

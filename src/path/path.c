@@ -21,9 +21,7 @@
 
 #include "yuxi/error.h"
 #include "yuxi/path.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 /*
  * Prefixes of the normalised path, matched on a whole-component boundary,
@@ -57,15 +55,13 @@ static const struct {
 static int
 path_push(char *dst, size_t *dlen, const char *c, size_t n)
 {
-#ifdef YX_CONTROL_UNSAFE
 	/* control mode "path": a naive canonicaliser pops ".." lexically */
-	if (n == 2 && c[0] == '.' && c[1] == '.' && yx_control_off("path")) {
+	if (n == 2 && c[0] == '.' && c[1] == '.' && YX_CONTROL_OFF("path")) {
 		while (*dlen > 0 && dst[--(*dlen)] != '/')
 			continue;
 		dst[*dlen] = '\0';
 		return YX_OK;
 	}
-#endif
 	if (n == 2 && c[0] == '.' && c[1] == '.')
 		return YX_E_INVALID_PATH;
 	if (n > YX_VNAME_MAX)
@@ -96,11 +92,9 @@ path_normalise(const char *in, size_t len, char *dst)
 	if (in == NULL || len == 0)
 		return YX_E_INVALID_PATH;
 	for (i = 0; i < len; i++) {
-#ifdef YX_CONTROL_UNSAFE
 		/* control mode "path": only NUL is refused */
-		if (yx_control_off("path") && in[i] != '\0')
+		if (YX_CONTROL_OFF("path") && in[i] != '\0')
 			continue;
-#endif
 		if ((unsigned char)in[i] < 0x20 || in[i] == 0x7f)
 			return YX_E_INVALID_PATH;
 	}

@@ -38,9 +38,7 @@
 #include "yuxi/sig.h"
 #include "yuxi/sock.h"
 #include "priv/priv_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define PRIV_STOP_MS	5000	/* SIGTERM to SIGKILL at stop */
 #define PRIV_DOWN_MS	3000	/* a caller waits this long for a helper that died */
@@ -113,10 +111,8 @@ priv_drop_sys_admin(bool keep)
 	const unsigned			w = CAP_SYS_ADMIN / 32;
 	const uint32_t			bit = 1U << (CAP_SYS_ADMIN % 32);
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("privdrop"))	/* how it was: everyone keeps it */
+	if (YX_CONTROL_OFF("privdrop"))	/* how it was: everyone keeps it */
 		return YX_OK;
-#endif
 	/* needs CAP_SETPCAP; without it only what a non-root exec gets */
 	if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) == -1)
 		log_warn("PR_CAPBSET_DROP CAP_SYS_ADMIN");

@@ -27,9 +27,7 @@
 #include "yuxi/priv.h"
 #include "yuxi/threads.h"
 #include "provider/provider_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 enum yx_prov_action {
 	YX_STEP_DONE,
@@ -424,10 +422,8 @@ prov_choose(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (p->cfg->max_sandboxes_per_user > 0)
 		rq.user_max = (uint32_t)p->cfg->max_sandboxes_per_user;
 	rq.fair = true;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("fairevict"))	/* control: global LRU */
+	if (YX_CONTROL_OFF("fairevict"))	/* control: global LRU */
 		rq.fair = false;
-#endif
 	rc = yx_prov_evict_choose(t->slots, t->hdr->capacity, &rq, ch);
 	if (rc != YX_OK && prov_drop_dead_running(p) > 0)
 		rc = yx_prov_evict_choose(t->slots, t->hdr->capacity, &rq, ch);

@@ -40,9 +40,7 @@
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "threads/threads_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define YX_THREAD_JSON		"thread.json"
 #define YX_THREAD_JSON_MAX	16384	/* metadata: at most ~9.4 KiB of it */
@@ -494,10 +492,8 @@ thread_index_del(struct yx_thread_store *st, const char *owner, const char *id)
 static int
 thread_run_remove(struct yx_thread_store *st, const char *id)
 {
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("rundir"))
+	if (YX_CONTROL_OFF("rundir"))
 		return YX_OK;
-#endif
 	return yx_tree_remove(st->runfd, id);
 }
 
@@ -571,11 +567,9 @@ yx_thread_get(struct yx_thread_store *st, const char *id, const char *owner,
 	if (!yx_thread_id_valid(id, strlen(id)))
 		return yx_fail(err, YX_E_INVALID_THREAD_ID, "invalid thread id");
 	rc = thread_load(st, id, out);
-#ifdef YX_CONTROL_UNSAFE
 	/* control mode "authz": any caller may use any thread */
-	if (rc == YX_OK && owner != NULL && yx_control_off("authz"))
+	if (rc == YX_OK && owner != NULL && YX_CONTROL_OFF("authz"))
 		return YX_OK;
-#endif
 	if (rc != YX_OK || owner == NULL || strcmp(out->owner, owner) != 0) {
 		if (rc != YX_OK && rc != YX_E_NOT_FOUND) {
 			char esc[300];
@@ -656,10 +650,8 @@ thread_cmp_newest(const void *a, const void *b)
 static int
 thread_list_dir(struct yx_thread_store *st, const char *owner)
 {
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("ownerindex"))
+	if (YX_CONTROL_OFF("ownerindex"))
 		return openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-#endif
 	return thread_owner_dir(st, owner, false);
 }
 

@@ -27,9 +27,7 @@
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
 #include "threads/threads_int.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define THREAD_USER_DATA	"user-data"
 
@@ -63,11 +61,9 @@ thread_disk_make(struct yx_thread_store *st, int tfd, const char *name,
 
 	if (st->disk_quota <= 0)
 		return YX_OK;
-#ifdef YX_CONTROL_UNSAFE
 	/* control "quota": a plain directory, as without a quota */
-	if (yx_control_off("quota"))
+	if (YX_CONTROL_OFF("quota"))
 		return YX_OK;
-#endif
 	yx_errctx_clear(&e);
 	/* the mount point: the service's, empty, below the image */
 	if (mkdirat(tfd, THREAD_USER_DATA, 0755) == -1 && errno != EEXIST)

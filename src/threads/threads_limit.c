@@ -41,9 +41,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/clock.h"
 #include "yuxi/threads.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define YX_OWNER_LOCK_WAIT_MS	5000	/* then YX_E_BUSY */
 #define YX_OWNER_LOCK_STEP_MS	2
@@ -67,12 +65,10 @@ thread_owner_lock(struct yx_thread_store *st, const char *owner, int *fdp)
 	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
 		return yx_err_from_errno(errno);
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("limitlock")) {	/* control: count unlocked */
+	if (YX_CONTROL_OFF("limitlock")) {	/* control: count unlocked */
 		*fdp = fd;
 		return YX_OK;
 	}
-#endif
 	deadline = yx_mono_ms() + YX_OWNER_LOCK_WAIT_MS;
 	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if ((errno != EWOULDBLOCK && errno != EINTR) ||
