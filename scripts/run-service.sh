@@ -64,7 +64,14 @@ stop_pidfiles() {
 stop_detached() {
 	stop_pidfiles "$ng_pid" "$sd_pid"
 	for d in "$var"/provisioner-*; do
-		[ -d "$d/run" ] && stop_pidfiles "$d/run/nginx.pid" "$d/run/yuxi-sandboxd.pid"
+		[ -d "$d/run" ] || continue
+		stop_pidfiles "$d/run/nginx.pid" "$d/run/yuxi-sandboxd.pid"
+		# a stopped sandbox host keeps its containers; nothing else would
+		# ever see them again (gc --orphans: only what no live instance owns)
+		n=${d##*/provisioner-}
+		[ -x "$build/yuxi-sandbox" ] &&
+			YUXI_CONFIG=none "$build/yuxi-sandbox" gc --orphans --remove \
+			    --prefix "yuxi-host$n-" >/dev/null 2>&1
 	done
 	echo "run-service: stopped"
 }

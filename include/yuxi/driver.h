@@ -154,6 +154,14 @@ struct yx_driver {
 };
 
 /*
+ * Is a container named `name` one of the instance of container prefix
+ * `prefix`: exactly <prefix><8..64 lowercase hex>, or a pool box
+ * <prefix>pool-<16 lowercase hex> (an instance whose prefix merely starts
+ * with another's is not the other's)?
+ */
+bool	yx_driver_name_ours(const char *prefix, const char *name);
+
+/*
  * Create the driver cfg->driver asks for. AUTO picks "api" when the socket
  * answers /_ping, else "cli" when a docker binary exists, else "api" (which
  * will then report backend_unavailable). Returns NULL only on allocation

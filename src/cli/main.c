@@ -612,8 +612,7 @@ cli_gc_orphans(struct cli *c, int argc, char **argv)
 		o = json_object_new_object();
 		json_object_object_add(o, "orphans", arr);
 		json_object_object_add(o, "removed", json_object_new_int((int)removed));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else
 		printf("%zu orphaned sandbox(es)%s\n", n,
@@ -632,8 +631,6 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	bool			 everything = argc > 1 && strcmp(argv[1], "--all") == 0;
 	int			 rc;
 
-	if (argc > 1 && strcmp(argv[1], "--orphans") == 0)
-		return cli_gc_orphans(c, argc, argv);
 	if (argc > (everything ? 2 : 1)) {
 		fprintf(stderr, "yuxi-sandbox: gc: unexpected argument '%s'\n",
 		    argv[everything ? 2 : 1]);
@@ -908,6 +905,8 @@ main(int argc, char **argv)
 		;
 	else if (cmd->fn == cmd_doctor)
 		rc = cmd_doctor(&c, argc, argv);	/* opens what it checks */
+	else if (cmd->fn == cmd_gc && argc > 1 && strcmp(argv[1], "--orphans") == 0)
+		rc = cli_gc_orphans(&c, argc, argv);	/* the engine only */
 	else if ((rc = cli_open(&c)) == 0)
 		rc = cmd->fn(&c, argc, argv);
 	cli_close(&c);

@@ -161,28 +161,36 @@ yx_driver_info_from_inspect(struct json_object *obj,
 	return YX_OK;
 }
 
-size_t
-yx_driver_list_filter(const struct yx_config *cfg,
-    struct yx_container_info *v, size_t n)
+bool
+yx_driver_name_ours(const char *prefix, const char *name)
 {
-	size_t	i, k = 0, plen = strlen(cfg->container_prefix), hl;
+	size_t plen = strlen(prefix), hl;
 
 	/* ours: exactly <prefix><8..64 lowercase hex>, so an instance whose
 	 * prefix merely starts with ours ("yx" vs "yxe2e1-") is not ours; or
 	 * a pool box, <prefix>pool-<16 lowercase hex> (yuxi/priv.h) */
-	for (i = 0; i < n; i++) {
-		if (strncmp(v[i].name, cfg->container_prefix, plen) != 0)
-			continue;
-		if (strncmp(v[i].name + plen, "pool-", 5) == 0 &&
-		    strspn(v[i].name + plen + 5, "0123456789abcdef") == 16 &&
-		    v[i].name[plen + 21] == '\0') {
+	if (strncmp(name, prefix, plen) != 0)
+		return false;
+	if (strncmp(name + plen, "pool-", 5) == 0 &&
+	    strspn(name + plen + 5, "0123456789abcdef") == 16 && name[plen + 21] == '\0')
+		return true;
+	hl = strspn(name + plen, "0123456789abcdef");
+	return hl >= 8 && hl <= 64 && name[plen + hl] == '\0';
+}
+
+size_t
+yx_driver_list_filter(const struct yx_config *cfg,
+    struct yx_container_info *v, size_t n)
+{
+	size_t i, k = 0;
+
+	/* an empty prefix (never a configuration's): every labelled
+	 * container, for the orphans' search (provider_orphans.c) */
+	if (cfg->container_prefix[0] == '\0')
+		return n;
+	for (i = 0; i < n; i++)
+		if (yx_driver_name_ours(cfg->container_prefix, v[i].name))
 			v[k++] = v[i];
-			continue;
-		}
-		hl = strspn(v[i].name + plen, "0123456789abcdef");
-		if (hl >= 8 && hl <= 64 && v[i].name[plen + hl] == '\0')
-			v[k++] = v[i];
-	}
 	return k;
 }
 

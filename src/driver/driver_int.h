@@ -63,10 +63,11 @@ int	yx_driver_image_missing(struct yx_errctx *err, const char *image);
 int	yx_driver_info_from_inspect(struct json_object *obj,
     struct yx_container_info *info, struct yx_errctx *err);
 /*
- * Keep only the containers whose name starts with cfg->container_prefix
- * (compacting v in place); returns the new count. Two services, or a
- * service and a test, that share one engine under different prefixes then
- * never see (and never reconcile away) each other's sandboxes.
+ * Keep only the containers named as cfg->container_prefix's
+ * (yx_driver_name_ours; compacting v in place; an empty prefix keeps all);
+ * returns the new count. Two services, or a service and a test, that share
+ * one engine under different prefixes then never see (and never reconcile
+ * away) each other's sandboxes.
  */
 size_t	yx_driver_list_filter(const struct yx_config *cfg,
     struct yx_container_info *v, size_t n);

@@ -51,7 +51,7 @@ orphan_owned(const struct orphan_live *lv, const char *name)
 	size_t i;
 
 	for (i = 0; i < lv->n; i++)
-		if (strncmp(name, lv->prefix[i], strlen(lv->prefix[i])) == 0)
+		if (yx_driver_name_ours(lv->prefix[i], name))
 			return true;
 	return false;
 }

@@ -44,11 +44,10 @@ import time
 import pytest
 import requests
 
-from yxsvc import (TOP_SRCDIR, build_path, containers, docker_rm_prefix, engine_has_runsc,
-                   free_port, image_present)
+from yxsvc import (DevCheckout, build_path, containers, dev_user_env, docker_rm_prefix,
+                   engine_has_runsc, image_present)
 
 IMAGE = os.environ.get("YUXI_README_IMAGE", "yuxi-sandbox:latest")
-PROGRAMS = ("yuxi-sandboxd", "yuxi-sandbox", "yuxi-run", "yuxi-agent")
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not image_present(IMAGE),
                                 reason="needs root and the image %s" % IMAGE)
@@ -56,57 +55,18 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not image_present(IMAGE),
 
 def user_env(**extra):
     """A user's shell: nothing of the test harness's YUXI_* settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("YUXI_")}
-    env.update(extra)
-    return env
+    return dev_user_env(**extra)
 
 
 @pytest.fixture(scope="module")
 def dev():
     """The checkout, its build tree and the detached dev instance."""
-    top = tempfile.mkdtemp(prefix="yxdev-")
-    os.chmod(top, 0o755)
-    instance = "readme%d" % os.getpid()
-    for d in ("nginx", "web", "examples"):
-        shutil.copytree(os.path.join(TOP_SRCDIR, d), os.path.join(top, d))
-    os.makedirs(os.path.join(top, "scripts"))
-    shutil.copy2(os.path.join(TOP_SRCDIR, "scripts", "run-service.sh"),
-                 os.path.join(top, "scripts"))
-    os.makedirs(os.path.join(top, "conf"))
-    shutil.copy2(os.path.join(TOP_SRCDIR, "conf", "yuxi-sandbox.conf.in"),
-                 os.path.join(top, "conf"))
-    build = os.path.join(top, "build")
-    os.makedirs(build)
-    for p in PROGRAMS:
-        shutil.copy2(build_path(p), os.path.join(build, p))
-    # what makes a directory a configured build tree of this checkout
-    open(os.path.join(build, "config.status"), "w").close()
-    with open(os.path.join(build, "Makefile"), "w") as f:
-        f.write("abs_top_builddir = %s\nabs_top_srcdir = %s\n" % (build, top))
-    port = free_port()
-    env = user_env(YUXI_DEV_PORT=str(port), YUXI_INSTANCE=instance,
-                   YUXI_SANDBOX_IMAGE=IMAGE, BUILD_DIR=build)
-    r = subprocess.run([os.path.join(top, "scripts", "run-service.sh"), "--detach"], cwd=top,
-                       env=env, capture_output=True, text=True, timeout=120)
-    info = {"top": top, "port": port, "instance": instance,
-            "prefix": "yuxi-sandbox.%s-" % instance,
-            "base": "https://127.0.0.1:%d" % port,
-            "cert": os.path.join(top, "var", "tls", "cert.pem")}
+    d = DevCheckout(IMAGE)
     try:
-        assert r.returncode == 0, r.stdout + r.stderr
-        with open(os.path.join(top, "var", "dev-tokens")) as f:
-            info["tokens"] = {l.split()[0]: l.split()[1] for l in f if l.strip()}
-        yield info
+        d.start()
+        yield d.info
     finally:
-        subprocess.run([os.path.join(top, "scripts", "run-service.sh"), "--stop"], cwd=top,
-                       env=env, capture_output=True, timeout=120)
-        docker_rm_prefix(info["prefix"])
-        for n in ("yuxi-sandbox." + instance, "yuxi-sandbox.%s.lock" % instance):
-            try:
-                os.unlink("/dev/shm/" + n)
-            except OSError:
-                pass
-        shutil.rmtree(top, ignore_errors=True)
+        d.stop()
 
 
 def cli(dev, *args, cwd=None, **env):

@@ -673,6 +673,84 @@ class Client:
         return self.svc.request(self.who, method, path, **kw)
 
 
+# ------------------------------------------------- a checkout's dev run
+def dev_user_env(**extra):
+    """A user's shell: nothing of the test harness's YUXI_* settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("YUXI_")}
+    env.update(extra)
+    return env
+
+
+class DevCheckout:
+    """A checkout of its own in a temporary directory - the files
+    scripts/run-service.sh uses and a build tree beside them whose programs
+    are this build's - started with `scripts/run-service.sh --detach`
+    (extra arguments: `args`) as `./scripts/run.sh --detach` would, with
+    YUXI_DEV_PORT and YUXI_INSTANCE of its own. `info`: top, port,
+    instance, prefix, base, cert, tokens. `stop()` runs `--stop`, then
+    removes what is left of the instance."""
+    PROGRAMS = ("yuxi-sandboxd", "yuxi-sandbox", "yuxi-run", "yuxi-agent")
+
+    def __init__(self, image, args=()):
+        self.image, self.args = image, list(args)
+        self.top = tempfile.mkdtemp(prefix="yxdev-")
+        os.chmod(self.top, 0o755)
+        self.instance = "readme%d" % os.getpid()
+        self.port = free_port()
+        self.env = dev_user_env(YUXI_DEV_PORT=str(self.port), YUXI_INSTANCE=self.instance,
+                                YUXI_SANDBOX_IMAGE=image,
+                                BUILD_DIR=os.path.join(self.top, "build"))
+        self.info = {"top": self.top, "port": self.port, "instance": self.instance,
+                     "prefix": "yuxi-sandbox.%s-" % self.instance,
+                     "base": "https://127.0.0.1:%d" % self.port,
+                     "cert": os.path.join(self.top, "var", "tls", "cert.pem")}
+
+    def _lay_out(self):
+        top = self.top
+        for d in ("nginx", "web", "examples"):
+            shutil.copytree(os.path.join(TOP_SRCDIR, d), os.path.join(top, d))
+        os.makedirs(os.path.join(top, "scripts"))
+        for f in ("run-service.sh", "remote-nginx-conf.sh"):
+            shutil.copy2(os.path.join(TOP_SRCDIR, "scripts", f), os.path.join(top, "scripts"))
+        os.makedirs(os.path.join(top, "conf"))
+        shutil.copy2(os.path.join(TOP_SRCDIR, "conf", "yuxi-sandbox.conf.in"),
+                     os.path.join(top, "conf"))
+        build = os.path.join(top, "build")
+        os.makedirs(build)
+        for p in self.PROGRAMS:
+            shutil.copy2(build_path(p), os.path.join(build, p))
+        # what makes a directory a configured build tree of this checkout
+        open(os.path.join(build, "config.status"), "w").close()
+        with open(os.path.join(build, "Makefile"), "w") as f:
+            f.write("abs_top_builddir = %s\nabs_top_srcdir = %s\n" % (build, top))
+
+    def run_service(self, *args, timeout=180):
+        return subprocess.run([os.path.join(self.top, "scripts", "run-service.sh")] + list(args),
+                              cwd=self.top, env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def start(self):
+        self._lay_out()
+        r = self.run_service("--detach", *self.args)
+        if r.returncode != 0:
+            raise HarnessError("run-service.sh --detach failed:\n" + r.stdout + r.stderr)
+        with open(os.path.join(self.top, "var", "dev-tokens")) as f:
+            self.info["tokens"] = {l.split()[0]: l.split()[1] for l in f if l.strip()}
+        return self
+
+    def stop(self):
+        try:
+            self.run_service("--stop", timeout=240)
+        finally:
+            docker_rm_prefix(self.info["prefix"])
+            for n in ("yuxi-sandbox." + self.instance, "yuxi-sandbox.%s.lock" % self.instance):
+                try:
+                    os.unlink("/dev/shm/" + n)
+                except OSError:
+                    pass
+            shutil.rmtree(self.top, ignore_errors=True)
+
+
 # ------------------------------------------------------- site with snippets
 class _Auth(http.server.BaseHTTPRequestHandler):
     """auth_request's auth service: 200 with X-Auth-User (and X-Auth-Role:
