@@ -14,4 +14,5 @@ EXTRA_DIST += tests/deepagents/run-deepagents.sh tests/deepagents/serve.py \
 	clients/deepagents-js/src/mime.js \
 	clients/deepagents-js/test/service.js clients/deepagents-js/test/unit.test.js \
 	clients/deepagents-js/test/conformance.test.js \
-	clients/deepagents-js/test/agent-loop.test.js docs/deepagents.md
+	clients/deepagents-js/test/agent-loop.test.js \
+	clients/deepagents-js/test/options.test.js docs/deepagents.md

@@ -13,7 +13,9 @@
 #                          ../shared/third_party/sandbox-standard-tests beside
 #                          the checkout; skipped, saying so, when absent;
 #   - agent-loop.test.js   a real createDeepAgent loop with a scripted fake
-#                          chat model, compared with LocalShellBackend.
+#                          chat model, compared with LocalShellBackend;
+#   - options.test.js      cwd and env of commands, thread metadata and idle
+#                          timeout, bad input as errors.
 # Ends with "deepagents: N passed, N failed, N skipped"; exits with the
 # tests' status, 77 (skip) without Node.js >= 20 or without the npm
 # packages and no way to install them.

@@ -24,6 +24,7 @@ overrides); `need_deepagents()` skips a test, saying so, without it.
 import os
 import re
 import secrets
+import socket
 import sys
 
 import pytest
@@ -64,6 +65,19 @@ class PackagedNginxService(yxsvc.Service):
         text, n = re.subn(r"(?m)^user root;", "user www-data;", text)
         assert n == 1, "nginx/dev.conf.in changed: no `user root;` line"
         return text
+
+
+class ConnCounter:
+    """Counts connections made to the service (socket.create_connection)."""
+
+    def __init__(self, monkeypatch):
+        self.n = 0
+        real = socket.create_connection
+
+        def counting(*a, **kw):
+            self.n += 1
+            return real(*a, **kw)
+        monkeypatch.setattr(socket, "create_connection", counting)
 
 
 def need_deepagents():

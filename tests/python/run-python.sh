@@ -5,7 +5,8 @@
 # argument checks (test_client.py); LangChain's standard sandbox suite on
 # YuxiSandbox (test_standard.py, 77 tests from the vendored kit); an agent
 # loop, odd reads and glob patterns compared with deepagents' own
-# BaseSandbox (test_agent_loop.py, test_globmatch.py); the offline install
+# BaseSandbox (test_agent_loop.py, test_globmatch.py); YuxiSandbox's cwd,
+# env, metadata and idle timeout (test_options.py); the offline install
 # (test_packaging.py). Debian's /usr/bin/python3 with pytest and
 # pytest-asyncio (asyncio_mode=auto, which the suite needs), wcmatch and
 # typing-extensions (the deepagents kit imports them).

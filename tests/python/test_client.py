@@ -9,7 +9,7 @@ import time
 
 import pytest
 import yxsvc
-from conftest import thread_id
+from conftest import ConnCounter, thread_id
 
 import yuxi_sandbox
 from yuxi_sandbox import errors
@@ -116,6 +116,57 @@ def test_execute_stream_errors_before_start(c):
     assert ei.value.code == "not_found" and ei.value.request_id
 
 
+# --- cwd and env per command -----------------------------------------------------------
+WS = "/home/yuxi/user-data/workspace"
+
+
+def test_execute_cwd_env(c, tid):
+    """cwd and env reach the command: plain, streamed and in the
+    background; the limits the client checks are the service's (64
+    entries of 32 KiB in all pass both)."""
+    c.write(tid, "sub/dir/here.txt", "x\n", overwrite=True)
+    env = {"FOO": "bar baz", "Q": "it's $HOME", "_x9": "é"}
+    r = c.execute(tid, 'pwd; echo "$FOO|$Q|$_x9"; ls', cwd="sub/dir", env=env)
+    assert r["output"] == "%s/sub/dir\nbar baz|it's $HOME|é\nhere.txt\n" % WS, r
+    r = c.execute(tid, "pwd", cwd="/mnt/user-data/outputs")
+    assert r["output"] == "/home/yuxi/user-data/outputs\n"
+    with c.execute(tid, 'pwd; echo "$FOO"', cwd=WS + "/sub", env={"FOO": "s"},
+                   stream=True) as s:
+        data = "".join(ev["data"] for ev in s if ev["type"] == "output")
+    assert data == WS + "/sub\ns\n" and s.result["exit_code"] == 0
+    p = c.start_process(tid, 'pwd; echo "$FOO"', cwd="sub/dir", env={"FOO": "bg"})
+    out = "".join(o["data"] for o in c.iter_process_output(tid, p["process_id"],
+                                                            wait_ms=5000))
+    assert out == WS + "/sub/dir\nbg\n"
+    c.kill_process(tid, p["process_id"])
+    # at the limits: 64 names, 32 KiB of names and values in all
+    full = {"V%02d" % i: "" for i in range(63)}
+    full["BIG"] = "x" * (32 * 1024 - sum(map(len, full)) - 3)
+    r = c.execute(tid, 'printf %s "$BIG" | wc -c', env=full)
+    assert r["output"].strip() == str(len(full["BIG"])), r
+    with pytest.raises(ValueError):
+        c.execute(tid, "true", env={**full, "BIG": full["BIG"] + "x"})
+
+
+def test_execute_cwd_env_refused_by_the_service(c, tid):
+    """What only the service can tell: each refusal raises with its code."""
+    for cwd, code in [("nope", "cwd_not_found"), ("sub/dir/here.txt", "cwd_not_found"),
+                      ("/etc", "invalid_path"), ("..", "invalid_path")]:
+        with pytest.raises(errors.BadRequestError) as ei:
+            c.execute(tid, "true", cwd=cwd)
+        assert ei.value.code == code and ei.value.request_id, (cwd, ei.value)
+    with pytest.raises(errors.BadRequestError) as ei:
+        c.start_process(tid, "true", cwd="nope")
+    assert ei.value.code == "cwd_not_found"
+    net = c.create_thread(thread_id("net"), agent_id="fetcher")["thread_id"]
+    try:
+        with pytest.raises(errors.BadRequestError) as ei:
+            c.execute(net, "true", env={"HTTP_PROXY": "http://evil:1"})
+        assert ei.value.code == "invalid_env"
+    finally:
+        c.delete_thread(net)
+
+
 # --- background processes ------------------------------------------------------------
 def test_processes(c, tid):
     p = c.start_process(tid, "cat")
@@ -204,19 +255,6 @@ def test_error_classes_carry_code_status_request_id(svc, tid):
         yuxi_sandbox.Client("https://127.0.0.1:9", "t", timeout=2).list_threads()
 
 
-class _Counter:
-    """Counts connections made to the service (socket.create_connection)."""
-
-    def __init__(self, monkeypatch):
-        self.n = 0
-        real = socket.create_connection
-
-        def counting(*a, **kw):
-            self.n += 1
-            return real(*a, **kw)
-        monkeypatch.setattr(socket, "create_connection", counting)
-
-
 BAD_ARGS = [
     ("create_thread", ("bad id",), {}, ValueError),
     ("create_thread", (), {"agent_config_id": "x"}, ValueError),
@@ -231,7 +269,25 @@ BAD_ARGS = [
     ("execute", ("t1", "true"), {"timeout": 0}, ValueError),
     ("execute", ("t1", "true"), {"stream": "yes"}, TypeError),
     ("execute", (None, "true"), {}, TypeError),
+    ("execute", ("t1", "true"), {"env": {"1A": "x"}}, ValueError),
+    ("execute", ("t1", "true"), {"env": {"": "x"}}, ValueError),
+    ("execute", ("t1", "true"), {"env": {"A-B": "x"}}, ValueError),
+    ("execute", ("t1", "true"), {"env": {"É": "x"}}, ValueError),
+    ("execute", ("t1", "true"), {"env": {"A": 1}}, TypeError),
+    ("execute", ("t1", "true"), {"env": {1: "x"}}, TypeError),
+    ("execute", ("t1", "true"), {"env": {"A": "a\0b"}}, ValueError),
+    ("execute", ("t1", "true"), {"env": {"A": "\ud800"}}, ValueError),
+    ("execute", ("t1", "true"), {"env": [("A", "x")]}, TypeError),
+    ("execute", ("t1", "true"), {"env": {"V%d" % i: "" for i in range(65)}}, ValueError),
+    ("execute", ("t1", "true"), {"env": {"A": "x" * (32 * 1024)}}, ValueError),
+    ("execute", ("t1", "true"), {"cwd": ""}, ValueError),
+    ("execute", ("t1", "true"), {"cwd": "a\0b"}, ValueError),
+    ("execute", ("t1", "true"), {"cwd": 5}, TypeError),
+    ("execute", ("t1", "true"), {"stream": True, "env": {"1A": "x"}}, ValueError),
+    ("execute", ("t1", "true"), {"stream": True, "cwd": b"/x"}, TypeError),
     ("start_process", ("t1", "true"), {"timeout": True}, TypeError),
+    ("start_process", ("t1", "true"), {"env": {"A=B": "x"}}, ValueError),
+    ("start_process", ("t1", "true"), {"cwd": ""}, ValueError),
     ("process_output", ("t1", "p1"), {"wait_ms": 30001}, ValueError),
     ("process_output", ("t1", "../x"), {}, ValueError),
     ("write_stdin", ("t1", "p1", 5), {}, TypeError),
@@ -253,7 +309,7 @@ BAD_ARGS = [
                          ids=["%s-%d" % (b[0], i) for i, b in enumerate(BAD_ARGS)])
 def test_bad_arguments_raise_before_any_request(svc, monkeypatch, name, args, kw, exc):
     c = yuxi_sandbox.Client(svc.url, svc.tokens["alice"], ca_file=svc.cert)
-    counter = _Counter(monkeypatch)
+    counter = ConnCounter(monkeypatch)
     with pytest.raises(exc):
         getattr(c, name)(*args, **kw)
     assert counter.n == 0
@@ -272,7 +328,7 @@ def test_bad_client_arguments():
 
 def test_keep_alive_one_connection(svc, monkeypatch, tid):
     c = yuxi_sandbox.Client(svc.url, svc.tokens["alice"], ca_file=svc.cert)
-    counter = _Counter(monkeypatch)
+    counter = ConnCounter(monkeypatch)
     for _ in range(20):
         c.get_thread(tid)
         c.execute(tid, "true")

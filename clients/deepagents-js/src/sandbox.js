@@ -68,6 +68,15 @@ export function bridgesUsed() {
  * @property {string} [agentId] agent of a new thread (decides the visible skills)
  * @property {string} [agentConfigId] agent config of a new thread
  * @property {number} [timeout] seconds one command may run (default 120, the service caps at 600)
+ * @property {string} [cwd] working directory of every execute() (default the
+ *   workspace): a directory of the namespace, relative paths under the workspace
+ * @property {Record<string, string>} [env] variables set for every execute(),
+ *   over the sandbox's environment (names [A-Za-z_][A-Za-z0-9_]*, at most 64,
+ *   32 KiB of names and values in all)
+ * @property {Record<string, string>} [metadata] metadata of a new thread (sent
+ *   only when given; the caller's existing thread keeps its own)
+ * @property {number | null} [idleTimeout] seconds a new thread's sandbox may stay
+ *   idle (sent only when given; null: the service's)
  * @property {number} [maxOutputBytes] characters of command output kept (default 100000, as LocalShellBackend)
  * @property {boolean} [deleteOnClose] close() deletes the thread and its files (default false)
  * @property {number} [retries] most retries of a request answered 503 capacity/backend_unavailable (default 5)
@@ -89,6 +98,93 @@ function nonNegInt(n) {
 	return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
 }
 
+/** What the service takes as an env name (docs/api.md "POST /api/execute"). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The most env entries, and bytes of names and values, of one command. */
+const ENV_MAX = 64;
+const ENV_BYTES = 32 << 10;
+
+/**
+ * `cwd` checked as the service checks it (a non-empty string without NUL;
+ * whether it is a directory of the namespace only the service knows).
+ * @param {unknown} cwd
+ * @param {string} what
+ * @returns {string | undefined}
+ */
+function checkCwd(cwd, what) {
+	if (cwd === undefined || cwd === null)
+		return undefined;
+	if (typeof cwd !== "string")
+		throw new TypeError(`YuxiSandbox: ${what} must be a string`);
+	if (cwd === "" || cwd.includes("\0"))
+		throw new TypeError(`YuxiSandbox: ${what} must be a non-empty path without NUL`);
+	return cwd;
+}
+
+/**
+ * `env` checked as the service checks it: an object of at most 64 names
+ * [A-Za-z_][A-Za-z0-9_]* with string values without NUL, 32 KiB of names
+ * and values (UTF-8) in all.
+ * @param {unknown} env
+ * @param {string} what
+ * @returns {Record<string, string> | undefined}
+ */
+function checkEnv(env, what) {
+	if (env === undefined || env === null)
+		return undefined;
+	if (typeof env !== "object" || Array.isArray(env))
+		throw new TypeError(`YuxiSandbox: ${what} must be an object of strings`);
+	/** @type {Record<string, string>} */
+	const out = {};
+	let bytes = 0, n = 0;
+	for (const [k, v] of Object.entries(env)) {
+		if (!ENV_NAME.test(k))
+			throw new TypeError(`YuxiSandbox: ${what}: names must match [A-Za-z_][A-Za-z0-9_]*: ${JSON.stringify(k)}`);
+		if (typeof v !== "string" || v.includes("\0"))
+			throw new TypeError(`YuxiSandbox: ${what}: ${k} must be a string without NUL`);
+		if (++n > ENV_MAX)
+			throw new TypeError(`YuxiSandbox: ${what}: at most ${ENV_MAX} entries`);
+		bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+		if (bytes > ENV_BYTES)
+			throw new TypeError(`YuxiSandbox: ${what}: at most 32 KiB of names and values in all`);
+		out[k] = v;
+	}
+	return out;
+}
+
+/**
+ * Thread metadata checked for its type (an object of strings); its rules
+ * (keys, sizes) are the service's, which answers 400 invalid_metadata.
+ * @param {unknown} m
+ * @param {string} what
+ * @returns {Record<string, string> | undefined}
+ */
+function checkMetadata(m, what) {
+	if (m === undefined || m === null)
+		return undefined;
+	if (typeof m !== "object" || Array.isArray(m) ||
+	    Object.values(m).some((v) => typeof v !== "string"))
+		throw new TypeError(`YuxiSandbox: ${what} must be an object of strings`);
+	return { ...m };
+}
+
+/**
+ * @param {unknown} t
+ * @param {string} what
+ * @returns {number | null | undefined}
+ */
+function checkIdleTimeout(t, what) {
+	if (t === undefined || t === null)
+		return t;
+	if (!Number.isInteger(t) || /** @type {number} */ (t) <= 0)
+		throw new TypeError(`YuxiSandbox: ${what} must be a positive whole number of seconds or null`);
+	return /** @type {number} */ (t);
+}
+
+/** Codes of a 400 answer to execute about its cwd or env (not the command). */
+const EXEC_OPTION_CODES = new Set(["invalid_env", "invalid_path", "cwd_not_found"]);
+
 /** POSIX single-quoting for a command line. */
 function shellQuote(s) {
 	return "'" + s.replace(/'/g, "'\\''") + "'";
@@ -109,6 +205,14 @@ export class YuxiSandbox {
 	#running = false;
 	#timeout;
 	#maxOutput;
+	/** @type {string | undefined} */
+	#cwd;
+	/** @type {Record<string, string> | undefined} */
+	#env;
+	/** @type {Record<string, string>} the record's metadata (the option until initialize()) */
+	#metadata;
+	/** @type {number | null} */
+	#idleTimeout;
 	/** the service globs with {a,b} itself (its glob answers carry `path`) */
 	#nativeBraces = false;
 
@@ -123,6 +227,12 @@ export class YuxiSandbox {
 		this.#maxOutput = opts.maxOutputBytes ?? 100_000;
 		if (!Number.isInteger(this.#timeout) || this.#timeout <= 0)
 			throw new TypeError("YuxiSandbox: timeout must be a positive whole number of seconds");
+		this.#cwd = checkCwd(opts.cwd, "cwd");
+		this.#env = checkEnv(opts.env, "env");
+		this.#opts.metadata = checkMetadata(opts.metadata, "metadata");
+		this.#opts.idleTimeout = checkIdleTimeout(opts.idleTimeout, "idleTimeout");
+		this.#metadata = { ...(this.#opts.metadata ?? {}) };
+		this.#idleTimeout = this.#opts.idleTimeout ?? null;
 	}
 
 	/**
@@ -163,6 +273,44 @@ export class YuxiSandbox {
 	}
 
 	/**
+	 * The thread's metadata as the service last answered it (initialize(),
+	 * info(), update()); before that, the `metadata` option. A copy.
+	 * @returns {Record<string, string>}
+	 */
+	get metadata() {
+		return { ...this.#metadata };
+	}
+
+	/**
+	 * The thread's own idle timeout in seconds as the service last answered
+	 * it, null for the service's; before initialize(), the option.
+	 * @returns {number | null}
+	 */
+	get idleTimeout() {
+		return this.#idleTimeout;
+	}
+
+	/** The default working directory of execute() (undefined: the workspace). */
+	get cwd() {
+		return this.#cwd;
+	}
+
+	/** A copy of the default variables of execute() (undefined: none). */
+	get env() {
+		return this.#env === undefined ? undefined : { ...this.#env };
+	}
+
+	/** Keep what a thread record says. */
+	#record(data) {
+		if (data && typeof data === "object") {
+			if (data.metadata && typeof data.metadata === "object")
+				this.#metadata = { ...data.metadata };
+			if (data.idle_timeout !== undefined)
+				this.#idleTimeout = data.idle_timeout;
+		}
+	}
+
+	/**
 	 * Create the thread, or take the caller's existing thread of that id.
 	 * The sandbox container itself starts lazily at the first execute().
 	 * @returns {Promise<void>}
@@ -178,13 +326,68 @@ export class YuxiSandbox {
 			body.agent_id = this.#opts.agentId;
 		if (this.#opts.agentConfigId)
 			body.agent_config_id = this.#opts.agentConfigId;
+		if (this.#opts.metadata !== undefined)
+			body.metadata = this.#opts.metadata;
+		if (this.#opts.idleTimeout != null)
+			body.idle_timeout = this.#opts.idleTimeout;
 		const r = await this.#http.request("POST", "api/threads", { json: body });
 		if (r.status !== 200 && r.status !== 201) {
 			throw new YuxiSandboxError(`create thread: ${r.message || "HTTP " + r.status}`,
 			    { status: r.status, code: r.code });
 		}
 		this.#threadId = r.data.thread_id;
+		this.#record(r.data);
 		this.#running = true;
+	}
+
+	/**
+	 * The thread's record (GET /api/threads/{id}): metadata, idle_timeout,
+	 * the sandbox's state, the disk. Refreshes `metadata` and `idleTimeout`.
+	 * @returns {Promise<Record<string, any>>}
+	 */
+	async info() {
+		this.#need();
+		const r = await this.#http.request("GET", "api/threads/" + encodeURIComponent(this.#threadId));
+		if (r.status !== 200) {
+			throw new YuxiSandboxError(`thread: ${r.message || "HTTP " + r.status}`,
+			    { status: r.status, code: r.code });
+		}
+		this.#record(r.data);
+		return r.data;
+	}
+
+	/**
+	 * Change the thread (PATCH /api/threads/{id}): `metadata` is a JSON
+	 * merge patch (a string sets a key, null removes it, keys not named
+	 * stay), `idleTimeout` seconds or null for the service's. Answers the
+	 * new record; a refusal (400 invalid_metadata, bad_request) throws a
+	 * YuxiSandboxError with the service's code, and nothing changed.
+	 * @param {{metadata?: Record<string, string | null>, idleTimeout?: number | null}} change
+	 * @returns {Promise<Record<string, any>>}
+	 */
+	async update(change) {
+		this.#need();
+		/** @type {Record<string, unknown>} */
+		const body = {};
+		if (change?.metadata !== undefined) {
+			const m = change.metadata;
+			if (m === null || typeof m !== "object" || Array.isArray(m) ||
+			    Object.values(m).some((v) => v !== null && typeof v !== "string"))
+				throw new TypeError("YuxiSandbox: update: metadata must be an object of strings or null");
+			body.metadata = m;
+		}
+		if (change?.idleTimeout !== undefined)
+			body.idle_timeout = checkIdleTimeout(change.idleTimeout, "update: idleTimeout");
+		if (Object.keys(body).length === 0)
+			throw new TypeError("YuxiSandbox: update needs metadata or idleTimeout");
+		const r = await this.#http.request("PATCH",
+		    "api/threads/" + encodeURIComponent(this.#threadId), { json: body });
+		if (r.status !== 200) {
+			throw new YuxiSandboxError(`update thread: ${r.message || "HTTP " + r.status}`,
+			    { status: r.status, code: r.code });
+		}
+		this.#record(r.data);
+		return r.data;
 	}
 
 	/**
@@ -228,28 +431,56 @@ export class YuxiSandbox {
 	// ---- execute ---------------------------------------------------------
 
 	/**
-	 * Run a shell command in the thread's sandbox (cwd
-	 * /home/yuxi/user-data/workspace). Output as LocalShellBackend shapes
-	 * it: "<no output>" when empty, cut at maxOutputBytes with a notice,
-	 * "Exit code: N" appended when not 0. A command the service's path
-	 * policy refuses is an ordinary result with exit code 126.
+	 * Run a shell command in the thread's sandbox. Output as
+	 * LocalShellBackend shapes it: "<no output>" when empty, cut at
+	 * maxOutputBytes with a notice, "Exit code: N" appended when not 0. A
+	 * command the service's path policy refuses is an ordinary result with
+	 * exit code 126.
+	 *
+	 * `options` (deepagents' own tools call execute(command) only):
+	 * `timeout` seconds for this command (0: the backend's), `cwd` its
+	 * working directory (default: the backend's `cwd`, else the
+	 * workspace), `env` variables set over the backend's `env`. Bad
+	 * options throw a TypeError before any request; a cwd or env the
+	 * service refuses (400 invalid_env, invalid_path, cwd_not_found)
+	 * throws a YuxiSandboxError with that code: they are the caller's
+	 * settings, which no command can repair.
 	 * @param {string} command
+	 * @param {{timeout?: number, cwd?: string, env?: Record<string, string>}} [options]
 	 * @returns {Promise<ExecuteResponse>}
 	 */
-	async execute(command) {
+	async execute(command, options = {}) {
+		if (options === null || typeof options !== "object")
+			throw new TypeError("YuxiSandbox: execute options must be an object");
+		let timeout = this.#timeout;
+		if (options.timeout !== undefined && options.timeout !== 0) {
+			if (!Number.isInteger(options.timeout) || options.timeout < 0)
+				throw new TypeError("YuxiSandbox: execute timeout must be a whole number of seconds");
+			timeout = options.timeout;
+		}
+		const cwd = checkCwd(options.cwd, "execute cwd") ?? this.#cwd;
+		const callEnv = checkEnv(options.env, "execute env");
+		const env = callEnv === undefined ? this.#env :
+		    checkEnv({ ...this.#env, ...callEnv }, "execute env (with the backend's)");
 		if (!command || typeof command !== "string") {
 			return { output: "Error: Command must be a non-empty string.", exitCode: 1,
 			    truncated: false };
 		}
 		this.#need();
+		/** @type {Record<string, unknown>} */
+		const body = { thread_id: this.#threadId, command, timeout };
+		if (cwd !== undefined)
+			body.cwd = cwd;
+		if (env !== undefined)
+			body.env = env;
 		const r = await this.#http.request("POST", "api/execute", {
-			json: { thread_id: this.#threadId, command, timeout: this.#timeout },
-			timeoutMs: (this.#timeout + 60) * 1000,
+			json: body,
+			timeoutMs: (timeout + 60) * 1000,
 		});
 		if (r.status === 200) {
 			const d = r.data;
 			if (d.timed_out) {
-				const t = Math.min(this.#timeout, 600);	/* the service's cap */
+				const t = Math.min(timeout, 600);	/* the service's cap */
 				return { output: `Error: Command timed out after ${t.toFixed(1)} seconds.`,
 				    exitCode: 124, truncated: false };
 			}
@@ -261,6 +492,10 @@ export class YuxiSandbox {
 		if (r.status === 403 && r.code === "path_not_allowed") {
 			bridged("execute: refusal answered 403");
 			return this.#shape(r.message, 126, false, undefined);
+		}
+		if (r.status === 400 && EXEC_OPTION_CODES.has(r.code)) {
+			throw new YuxiSandboxError(`execute: ${r.message}`,
+			    { status: r.status, code: r.code });
 		}
 		return { output: `Error executing command: ${r.message || "HTTP " + r.status}`,
 		    exitCode: 1, truncated: false };
@@ -291,7 +526,11 @@ export class YuxiSandbox {
 		return { output, exitCode: code, truncated };
 	}
 
-	/** The API's own answer to a command, for internal use. */
+	/**
+	 * The API's own answer to a command, for internal use (the protocol's
+	 * shell helpers): always in the workspace with the sandbox's own
+	 * environment, never the backend's cwd or env.
+	 */
 	async #run(command) {
 		const r = await this.#post("api/execute", { command, timeout: this.#timeout });
 		if (r.status === 200)

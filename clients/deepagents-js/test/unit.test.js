@@ -289,6 +289,100 @@ describe("with a fake peer", () => {
 		await sb.close();
 	});
 
+	it("cwd, env, metadata, idleTimeout: sent only when given, merged per call", async () => {
+		peer.routes["POST /api/threads"] = thread;
+		peer.routes["POST /api/execute"] = () =>
+		    [200, { output: "", exit_code: 0, truncated: false, timed_out: false }];
+		const plain = await make();
+		expect(peer.seen.at(-1).body).toEqual({ thread_id: "t1" });
+		await plain.execute("true");
+		expect(peer.seen.at(-1).body).toEqual({ thread_id: "t1", command: "true", timeout: 120 });
+		await plain.close();
+
+		const sb = await make({ cwd: "/workspace/a", env: { A: "1", B: "2" },
+		    metadata: { project: "p" }, idleTimeout: 60 });
+		expect(peer.seen.at(-1).body).toEqual(
+		    { thread_id: "t1", metadata: { project: "p" }, idle_timeout: 60 });
+		await sb.execute("true");
+		expect(peer.seen.at(-1).body).toEqual({ thread_id: "t1", command: "true", timeout: 120,
+		    cwd: "/workspace/a", env: { A: "1", B: "2" } });
+		await sb.execute("true", { cwd: "b", env: { B: "3", C: "4" }, timeout: 9 });
+		expect(peer.seen.at(-1).body).toEqual({ thread_id: "t1", command: "true", timeout: 9,
+		    cwd: "b", env: { A: "1", B: "3", C: "4" } });
+		await sb.close();
+	});
+
+	it("bad options throw before any request; the service's refusals throw with their code", async () => {
+		peer.routes["POST /api/threads"] = thread;
+		const sb = await make({ env: Object.fromEntries(
+		    Array.from({ length: 64 }, (_, i) => [`V${i}`, "x"])) });
+		const n = peer.seen.length;
+		for (const env of [{ "": "x" }, { "1A": "x" }, { "A=B": "x" }, { A: 1 }, { A: "a\0b" },
+		    ["A"], "A=1", { EXTRA: "x" } /* 65 with the backend's */])
+			await expect(sb.execute("true", { env })).rejects.toThrow(TypeError);
+		for (const cwd of ["", 7, "a\0b"])
+			await expect(sb.execute("true", { cwd })).rejects.toThrow(TypeError);
+		await expect(sb.execute("true", { timeout: -1 })).rejects.toThrow(TypeError);
+		await expect(sb.execute("true", { timeout: 1.5 })).rejects.toThrow(TypeError);
+		expect(peer.seen.length).toBe(n);
+		const big = { V: "x".repeat((32 << 10) - 1) };	/* name and value: 32 KiB */
+		expect(new YuxiSandbox({ url, token: "t", env: big }).env).toEqual(big);
+		expect(() => new YuxiSandbox({ url, token: "t", env: { VV: big.V } })).toThrow(/32 KiB/);
+		expect(() => new YuxiSandbox({ url, token: "t", env: { É: "x" } })).toThrow(TypeError);
+		expect(() => new YuxiSandbox({ url, token: "t", metadata: ["a"] })).toThrow(TypeError);
+		expect(() => new YuxiSandbox({ url, token: "t", idleTimeout: 0 })).toThrow(TypeError);
+
+		for (const code of ["invalid_env", "invalid_path", "cwd_not_found"]) {
+			peer.routes["POST /api/execute"] = () => [400, { error: { code, message: "no: " + code } }];
+			await expect(sb.execute("true")).rejects.toMatchObject(
+			    { name: "YuxiSandboxError", status: 400, code, message: "execute: no: " + code });
+		}
+		peer.routes["POST /api/threads"] = () =>
+		    [400, { error: { code: "invalid_metadata", message: "metadata keys must match" } }];
+		await expect(make({ metadata: { "a b": "c" } })).rejects.toMatchObject(
+		    { status: 400, code: "invalid_metadata" });
+		await sb.close();
+	});
+
+	it("the protocol's own commands run in the workspace, without the backend's cwd and env", async () => {
+		// a service without the delete route: delete goes through commands
+		peer.routes["POST /api/threads"] = thread;
+		delete peer.routes["POST /api/filesystem/delete"];
+		peer.routes["POST /api/execute"] = () =>
+		    [200, { output: "", exit_code: 0, truncated: false, timed_out: false }];
+		const sb = await make({ cwd: "/outputs", env: { PATH: "/nowhere" } });
+		const n = peer.seen.length;
+		expect(await sb.delete("/workspace/x")).toEqual({ path: "/workspace/x", filesUpdate: null });
+		const cmds = peer.seen.slice(n).filter((s) => s.route === "POST /api/execute");
+		expect(cmds.map((c) => c.body.command)).toEqual([
+		    "test -e '/home/yuxi/user-data/workspace/x' || test -L '/home/yuxi/user-data/workspace/x'",
+		    "rm -rf -- '/home/yuxi/user-data/workspace/x'"]);
+		for (const c of cmds)
+			expect(Object.keys(c.body).sort()).toEqual(["command", "thread_id", "timeout"]);
+		await sb.close();
+	});
+
+	it("update and info: PATCH and GET of the thread", async () => {
+		peer.routes["POST /api/threads"] = (q, b) =>
+		    [200, { thread_id: "t1", metadata: { old: "1" }, idle_timeout: 30 }];
+		peer.routes["PATCH /api/threads/t1"] = (q, b) =>
+		    [200, { thread_id: "t1", metadata: { old: "1", ...b.metadata }, idle_timeout: b.idle_timeout }];
+		peer.routes["GET /api/threads/t1"] = () =>
+		    [200, { thread_id: "t1", metadata: { from: "get" }, idle_timeout: 5 }];
+		const sb = await make({ metadata: { ignored: "x" } });
+		expect([sb.metadata, sb.idleTimeout]).toEqual([{ old: "1" }, 30]);
+		await sb.update({ metadata: { n: "2" }, idleTimeout: null });
+		expect(peer.seen.at(-1).body).toEqual({ metadata: { n: "2" }, idle_timeout: null });
+		expect([sb.metadata, sb.idleTimeout]).toEqual([{ old: "1", n: "2" }, null]);
+		await sb.info();
+		expect([sb.metadata, sb.idleTimeout]).toEqual([{ from: "get" }, 5]);
+		const n = peer.seen.length;
+		await expect(sb.update({})).rejects.toThrow(TypeError);
+		await expect(sb.update({ metadata: { a: 1 } })).rejects.toThrow(TypeError);
+		expect(peer.seen.length).toBe(n);
+		await sb.close();
+	});
+
 	it("upload/download error codes are deepagents' four", async () => {
 		peer.routes["POST /api/threads"] = thread;
 		peer.routes["POST /api/filesystem/upload"] = (q) => {

@@ -10,6 +10,11 @@ import re
 from collections.abc import Mapping
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A command's env (docs/api.md "POST /api/execute"): at most this many
+# entries, this many bytes of names and values (UTF-8) in all.
+ENV_MAX = 64
+ENV_BYTES = 32 * 1024
 
 
 def string(name: str, v: object, *, empty: bool = False) -> str:
@@ -71,4 +76,40 @@ def str_map(name: str, v: object) -> dict[str, str] | None:
         if not isinstance(k, str) or not isinstance(x, str):
             raise TypeError("%s must map strings to strings: %r: %r" % (name, k, x))
         out[k] = x
+    return out
+
+
+def cwd(v: object) -> str | None:
+    """A command's working directory: a non-empty path without NUL (which
+    directory of the namespace it names only the service can tell)."""
+    return None if v is None else path(v, "cwd")
+
+
+def env(v: object) -> dict[str, str] | None:
+    """A command's variables, as the service takes them: a mapping of at
+    most 64 names ``[A-Za-z_][A-Za-z0-9_]*`` to strings without NUL, 32 KiB
+    of names and values (UTF-8) in all."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping):
+        raise TypeError("env must be a mapping of strings to strings, not %s"
+                        % type(v).__name__)
+    out: dict[str, str] = {}
+    size = 0
+    for k, x in v.items():
+        if not isinstance(k, str) or not isinstance(x, str):
+            raise TypeError("env must map strings to strings: %r: %r" % (k, x))
+        if not _ENV_NAME.fullmatch(k):
+            raise ValueError("env names must match [A-Za-z_][A-Za-z0-9_]*: %r" % k)
+        if "\0" in x:
+            raise ValueError("env value of %s must not contain NUL" % k)
+        try:
+            size += len(k) + len(x.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError("env value of %s is not valid Unicode text" % k) from None
+        out[k] = x
+        if len(out) > ENV_MAX:
+            raise ValueError("env: at most %d entries" % ENV_MAX)
+        if size > ENV_BYTES:
+            raise ValueError("env: at most 32 KiB of names and values in all")
     return out

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, cast, overload
 
 from . import _check, errors
@@ -79,24 +79,37 @@ class ExecuteAPI:
 
     @overload
     def execute(self, thread_id: str, command: str, *, timeout: int | None = None,
+                cwd: str | None = None, env: Mapping[str, str] | None = None,
                 stream: Literal[False] = False) -> ExecResult: ...
 
     @overload
     def execute(self, thread_id: str, command: str, *, timeout: int | None = None,
+                cwd: str | None = None, env: Mapping[str, str] | None = None,
                 stream: Literal[True]) -> ExecStream: ...
 
     def execute(self, thread_id: str, command: str, *, timeout: int | None = None,
+                cwd: str | None = None, env: Mapping[str, str] | None = None,
                 stream: bool = False) -> ExecResult | ExecStream:
         """Run ``command`` with ``/bin/sh -c`` in the thread's sandbox
         (started on first use). ``timeout``: seconds, default the thread's
-        profile's (the service caps it at 600). A failing command is a
-        result with its ``exit_code``, not an exception. With
-        ``stream=True`` the answer is an :class:`ExecStream` of events as
-        the command writes."""
+        profile's (the service caps it at 600). ``cwd``: its working
+        directory, a directory of the thread's namespace (default the
+        workspace; relative paths are under it). ``env``: variables set
+        over the sandbox's environment (at most 64 names
+        ``[A-Za-z_][A-Za-z0-9_]*``, 32 KiB in all; checked before any
+        request). A failing command is a result with its ``exit_code``,
+        not an exception; a ``cwd`` or ``env`` the service refuses raises
+        ``BadRequestError`` (``invalid_path``, ``cwd_not_found``,
+        ``invalid_env``). With ``stream=True`` the answer is an
+        :class:`ExecStream` of events as the command writes."""
         body: dict[str, Any] = {"thread_id": _check.thread_id(thread_id),
                                 "command": _check.string("command", command)}
         if timeout is not None:
             body["timeout"] = _check.integer("timeout", timeout, low=1)
+        if cwd is not None:
+            body["cwd"] = _check.cwd(cwd)
+        if env is not None:
+            body["env"] = _check.env(env)
         _check.boolean("stream", stream)
         wait = min(timeout or EXEC_TIMEOUT_MAX, EXEC_TIMEOUT_MAX) + EXEC_GRACE
         if stream:

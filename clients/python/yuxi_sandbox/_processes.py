@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from . import _check
@@ -19,15 +19,21 @@ WAIT_CAPPED_PAUSE = 0.2
 class ProcessesAPI:
     _t: Transport
 
-    def start_process(self, thread_id: str, command: str, *,
-                      timeout: int | None = None) -> Process:
+    def start_process(self, thread_id: str, command: str, *, timeout: int | None = None,
+                      cwd: str | None = None,
+                      env: Mapping[str, str] | None = None) -> Process:
         """Start ``command`` in the background (``/bin/sh -c``); ``timeout``
         its lifetime in seconds (default and cap: the service's
-        ``YUXI_PROCESS_LIFETIME``)."""
+        ``YUXI_PROCESS_LIFETIME``); ``cwd`` and ``env`` as for
+        :meth:`execute`."""
         body: dict[str, Any] = {"thread_id": _check.thread_id(thread_id),
                                 "command": _check.string("command", command)}
         if timeout is not None:
             body["timeout"] = _check.integer("timeout", timeout, low=1)
+        if cwd is not None:
+            body["cwd"] = _check.cwd(cwd)
+        if env is not None:
+            body["env"] = _check.env(env)
         return cast(Process, self._t.request("POST", "/api/processes", json_body=body,
                                              ok=(201,)).json())
 

@@ -27,6 +27,7 @@ import base64
 import codecs
 import io
 import re
+from collections.abc import Mapping
 from typing import Any
 
 try:
@@ -71,6 +72,8 @@ LINES_MAX = 2**31
 LINE_COUNT_MAX_BYTES = 1024 * 1024
 _PAST_END = re.compile(r"past the end of the file \((\d+) lines?\)")
 _THREAD: Any = object()	# delete() without a path: the thread
+# Codes of a 400 answer to execute about its cwd or env (not the command).
+_EXEC_OPTION_CODES = frozenset({"invalid_env", "invalid_path", "cwd_not_found"})
 
 
 def _norm(p: str) -> str:
@@ -158,24 +161,31 @@ class YuxiSandbox(BaseSandbox):
     attaches to an existing thread (no request is made);
     :meth:`create` makes the thread first. ``timeout`` is the default
     seconds one command may run (the service's profile default when None;
-    ``execute(timeout=)`` overrides it). ``client`` shares an existing
+    ``execute(timeout=)`` overrides it). ``cwd`` and ``env`` are the
+    working directory and variables of every :meth:`execute` (default the
+    workspace and the sandbox's environment; ``execute(cwd=, env=)``
+    replaces the directory and sets variables over these), checked as the
+    service checks them when given. ``client`` shares an existing
     :class:`~yuxi_sandbox.Client` instead of making one; ``client_timeout``,
     ``retries`` and ``retry_budget`` are the made client's.
     """
 
     def __init__(self, *, url: str | None = None, token: str | None = None,
                  thread_id: str, ca_file: str | None = None, timeout: int | None = None,
+                 cwd: str | None = None, env: Mapping[str, str] | None = None,
                  client: Client | None = None, client_timeout: float = 60.0,
                  retries: int = 5, retry_budget: float = 60.0) -> None:
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
+                                    or timeout <= 0):
+            raise ValueError("timeout must be a positive number of seconds")
+        self._cwd = _check.cwd(cwd)
+        self._env = _check.env(env)
+        self._tid = _check.thread_id(thread_id)
         if client is None:
             if url is None or token is None:
                 raise TypeError("YuxiSandbox needs url and token, or a client")
             client = Client(url, token, ca_file, client_timeout, retries=retries,
                             retry_budget=retry_budget)
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
-                                    or timeout <= 0):
-            raise ValueError("timeout must be a positive number of seconds")
-        self._tid = _check.thread_id(thread_id)
         self._c = client
         self._timeout = timeout
 
@@ -184,11 +194,15 @@ class YuxiSandbox(BaseSandbox):
                ca_file: str | None = None, agent_id: str | None = None,
                agent_config_id: str | None = None, metadata: dict[str, str] | None = None,
                timeout: int | None = None, idle_timeout: int | None = None,
+               cwd: str | None = None, env: Mapping[str, str] | None = None,
                **kw: Any) -> YuxiSandbox:
         """Create the thread (the service makes an id when ``thread_id`` is
         None; an existing thread of the caller's is taken as it is) and
         return its backend. ``metadata`` and ``idle_timeout`` are passed to
-        the service when given."""
+        the service when given; ``cwd`` and ``env`` are the backend's
+        defaults for :meth:`execute` (checked before any request)."""
+        _check.cwd(cwd)
+        _check.env(env)
         client = kw.pop("client", None) or Client(
             url, token, ca_file, kw.pop("client_timeout", 60.0),
             retries=kw.pop("retries", 5), retry_budget=kw.pop("retry_budget", 60.0))
@@ -197,7 +211,8 @@ class YuxiSandbox(BaseSandbox):
         rec = client.create_thread(thread_id, agent_id=agent_id,
                                    agent_config_id=agent_config_id, metadata=metadata,
                                    idle_timeout=idle_timeout)
-        return cls(thread_id=rec["thread_id"], timeout=timeout, client=client)
+        return cls(thread_id=rec["thread_id"], timeout=timeout, cwd=cwd, env=env,
+                   client=client)
 
     @property
     def id(self) -> str:
@@ -209,6 +224,16 @@ class YuxiSandbox(BaseSandbox):
         """The HTTP API client this backend uses."""
         return self._c
 
+    @property
+    def cwd(self) -> str | None:
+        """The default working directory of :meth:`execute` (None: the workspace)."""
+        return self._cwd
+
+    @property
+    def env(self) -> dict[str, str] | None:
+        """A copy of the default variables of :meth:`execute` (None: none)."""
+        return None if self._env is None else dict(self._env)
+
     def close(self) -> None:
         """Close the kept-alive connection; the thread and its files stay."""
         self._c.close()
@@ -219,19 +244,34 @@ class YuxiSandbox(BaseSandbox):
         self._c.close()
 
     # --- execute ---------------------------------------------------------------
-    def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
-        """Run ``command`` in the thread's sandbox (working directory
-        ``/home/yuxi/user-data/workspace``); stdout and stderr as written.
-        A command killed at its timeout has exit code 124 and a note; output
-        the service cut at its limit a note naming the file holding all of
-        it. A failed request is an error result (exit code 1)."""
+    def execute(self, command: str, *, timeout: int | None = None, cwd: str | None = None,
+                env: Mapping[str, str] | None = None) -> ExecuteResponse:
+        """Run ``command`` in the thread's sandbox; stdout and stderr as
+        written. Its working directory is ``cwd``, else the backend's, else
+        ``/home/yuxi/user-data/workspace``; ``env`` is set over the
+        backend's ``env`` (deepagents' own tools pass neither). A command
+        killed at its timeout has exit code 124 and a note; output the
+        service cut at its limit a note naming the file holding all of it.
+        A failed request is an error result (exit code 1), except bad
+        ``cwd``/``env``: checked before any request (``TypeError``,
+        ``ValueError``), and the service's refusal of them raises
+        ``BadRequestError`` (``invalid_path``, ``cwd_not_found``,
+        ``invalid_env``): they are the caller's settings, which no command
+        can repair."""
         t = timeout if timeout is not None else self._timeout
         if t is not None and t <= 0:
             t = None	# "no timeout" is not offered: the service's default
+        wd = _check.cwd(cwd) if cwd is not None else self._cwd
+        extra = _check.env(env)
+        variables = self._env if extra is None else _check.env({**(self._env or {}), **extra})
         try:
-            r = self._c.execute(self._tid, command, timeout=t)
+            r = self._c.execute(self._tid, command, timeout=t, cwd=wd, env=variables)
         except (TypeError, ValueError) as e:
             return ExecuteResponse(output="Error: %s" % e, exit_code=1)
+        except APIError as e:
+            if e.status == 400 and e.code in _EXEC_OPTION_CODES:
+                raise
+            return ExecuteResponse(output="Error executing command: %s" % e, exit_code=1)
         except YuxiSandboxError as e:
             return ExecuteResponse(output="Error executing command: %s" % e, exit_code=1)
         out = r["output"]
@@ -582,9 +622,11 @@ class YuxiSandbox(BaseSandbox):
         return GrepResult(matches=matches, truncated=truncated)
 
     # --- async: the same calls in a worker thread ------------------------------------
-    async def aexecute(self, command: str, *, timeout: int | None = None  # noqa: ASYNC109
+    async def aexecute(self, command: str, *, timeout: int | None = None,  # noqa: ASYNC109
+                       cwd: str | None = None, env: Mapping[str, str] | None = None
                        ) -> ExecuteResponse:
-        return await asyncio.to_thread(self.execute, command, timeout=timeout)
+        return await asyncio.to_thread(self.execute, command, timeout=timeout, cwd=cwd,
+                                       env=env)
 
     async def aupload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         return await asyncio.to_thread(self.upload_files, files)
