@@ -22,6 +22,13 @@
  * marked down; a thread's own requests still go to its host, so they
  * work again as soon as it answers.
  *
+ * Bounds of one call: YX_REMOTE_CONNECT_MS to connect (TCP and TLS), the
+ * request's timeout_ms in all, and YX_REMOTE_ACK_MS of silence of the
+ * peer's TCP (nothing acknowledged, no keepalive probe answered: a host
+ * that drops packets or is cut off). A request is sent at most once: a
+ * kept connection that dies after the request went out fails the call;
+ * it is not sent again on a new one (the host may have acted on it).
+ *
  * Ownership: yx_remote_new() returns a heap client (yx_remote_free, NULL a
  * no-op) that borrows cfg. Request strings are borrowed for the call;
  * struct yx_remote_resp is caller storage (_init/_fini).
@@ -40,6 +47,7 @@
 #include "yuxi/hostlist.h"
 
 #define YX_REMOTE_CONNECT_MS	3000		/* connect + TLS handshake */
+#define YX_REMOTE_ACK_MS	5000		/* a host that acknowledges nothing is gone */
 #define YX_REMOTE_DOWN_MS	5000		/* no placement on a host that failed */
 #define YX_REMOTE_BODY_MAX	(1u << 30)	/* bytes of one answer kept */
 #define YX_REMOTE_RETRY_AFTER	"5"		/* Retry-After of a host that is down */

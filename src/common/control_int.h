@@ -46,7 +46,11 @@
  * The remote mode's (docs/scaling.md, tests/remote): provcred (a sandbox
  * host takes any request as the front's, believing the X-Yuxi-User it
  * names), provroutes (the naive front: a request for a route it does not
- * serve goes to the first host with the front's credential).
+ * serve goes to the first host with the front's credential), hostack (a
+ * front's connections to its hosts get the kernel's defaults: no
+ * keepalive probes, no TCP_USER_TIMEOUT, so a silent host holds a call
+ * until its whole timeout), resend (a front lets libcurl send a request
+ * again on a fresh connection when the kept one died after it went out).
  */
 #ifndef YUXI_CONTROL_INT_H
 #define YUXI_CONTROL_INT_H

@@ -8,6 +8,16 @@
  * call is reused while the host keeps it open (the provisioner's nginx
  * keeps idle connections for 300 s). Nagle is off (libcurl's default), and
  * "Expect:" is sent empty so that a body never waits for a 100 Continue.
+ *
+ * A host that stops answering (docs/scaling.md "Failure"): the connect
+ * phase (TCP and TLS) has YX_REMOTE_CONNECT_MS; a connection whose peer
+ * acknowledges nothing for YX_REMOTE_ACK_MS is dropped by the kernel
+ * (TCP_USER_TIMEOUT, with keepalive probes every second while a call
+ * waits), so a host that drops packets or is cut off ends a call within
+ * that, not the call's whole timeout; and a request is never sent twice:
+ * libcurl sends it again on a fresh connection when a kept one dies before
+ * any answer, but the host may have acted on it (a command run), so the
+ * call fails instead (remote_resend).
  */
 #include "config.h"
 
@@ -16,11 +26,18 @@
 #include <string.h>
 #include <strings.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <curl/curl.h>
 
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/remote.h"
+#ifdef YX_CONTROL_UNSAFE
+#include "common/control_int.h"
+#endif
 
 #define REMOTE_TIMEOUT_MS	60000	/* a call without a timeout of its own */
 
@@ -34,6 +51,8 @@ struct remote_call {
 	const struct yx_remote_req	*q;
 	struct yx_remote_resp		*resp;
 	int				 sink_rc;	/* the sink's refusal */
+	int				 sends;		/* times the request went out */
+	bool				 refused;	/* ... and a second time was refused */
 };
 
 struct yx_remote {
@@ -245,6 +264,118 @@ fail:
 	return NULL;
 }
 
+/*
+ * Is this a second sending of the call's request? libcurl sends a request
+ * again, on a fresh connection, when the kept one it went out on died
+ * before any answer ("Connection died, retrying a fresh connect"); the
+ * host may have acted on the first (a command run, a file written), so
+ * the call fails instead and answers 503 (yx_remote_call).
+ */
+static bool
+remote_resend(struct remote_call *call)
+{
+	if (call->sends == 0)
+		return false;
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("resend"))	/* control: libcurl's retry goes out */
+		return false;
+#endif
+	call->refused = true;
+	return true;
+}
+
+#if LIBCURL_VERSION_NUM >= 0x075000
+/* libcurl is about to send the request, on a new or a kept connection. */
+static int
+remote_on_prereq(void *arg, char *ip, char *local_ip, int port, int local_port)
+{
+	struct remote_call *call = arg;
+
+	(void)ip;
+	(void)local_ip;
+	(void)port;
+	(void)local_port;
+	if (remote_resend(call))
+		return CURL_PREREQFUNC_ABORT;
+	call->sends++;
+	return CURL_PREREQFUNC_OK;
+}
+#endif
+
+/*
+ * A new connection's socket (close-on-exec). None once the request went
+ * out: the retry stops before it connects, so a host that stopped
+ * answering costs no second connect timeout.
+ */
+static curl_socket_t
+remote_on_opensocket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)purpose;
+	if (remote_resend(arg))
+		return CURL_SOCKET_BAD;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* A new connection: a peer silent for YX_REMOTE_ACK_MS is gone. */
+static int
+remote_on_sockopt(void *arg, curl_socket_t fd, curlsocktype purpose)
+{
+	unsigned int ms = YX_REMOTE_ACK_MS;
+
+	(void)arg;
+	if (purpose == CURLSOCKTYPE_IPCXN &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) == -1)
+		log_warn("TCP_USER_TIMEOUT on a connection to a sandbox host");
+	return CURL_SOCKOPT_OK;
+}
+
+/*
+ * A dead peer noticed within YX_REMOTE_ACK_MS: keepalive probes every
+ * second while the connection is idle (a command running on the host),
+ * TCP_USER_TIMEOUT for probes and data alike. A live host's kernel answers
+ * the probes, however long its command runs.
+ */
+static CURLcode
+remote_setopts_tcp(CURL *c)
+{
+	CURLcode rc;
+
+#ifdef YX_CONTROL_UNSAFE
+	if (yx_control_off("hostack"))	/* control: the kernel's defaults */
+		return CURLE_OK;
+#endif
+	if ((rc = curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L)) ||
+	    (rc = curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 1L)) ||
+	    (rc = curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 1L)))
+		return rc;
+	return curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, remote_on_sockopt);
+}
+
+/*
+ * The request at most once (remote_resend). With a libcurl older than
+ * 7.80 (no CURLOPT_PREREQFUNCTION to count the sendings), a request other
+ * than a GET goes out on a new connection, which libcurl does not retry.
+ */
+static CURLcode
+remote_setopts_once(CURL *c, const struct yx_remote_req *q, struct remote_call *call)
+{
+	CURLcode rc;
+
+	if ((rc = curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, remote_on_opensocket)) ||
+	    (rc = curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, (void *)call)))
+		return rc;
+#if LIBCURL_VERSION_NUM >= 0x075000
+	(void)q;
+	if ((rc = curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, remote_on_prereq)))
+		return rc;
+	return curl_easy_setopt(c, CURLOPT_PREREQDATA, (void *)call);
+#else
+	if (strcmp(q->method, "GET") == 0)
+		return CURLE_OK;
+	return curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+#endif
+}
+
 /* The options of one call on the (reset) handle c. */
 static CURLcode
 remote_setopts(struct yx_remote *rm, CURL *c, const char *url,
@@ -267,7 +398,8 @@ remote_setopts(struct yx_remote *rm, CURL *c, const char *url,
 	    (rc = curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, remote_on_header)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_HEADERDATA, (void *)call)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, remote_collect)) ||
-	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA, (void *)call)))
+	    (rc = curl_easy_setopt(c, CURLOPT_WRITEDATA, (void *)call)) ||
+	    (rc = remote_setopts_tcp(c)) || (rc = remote_setopts_once(c, q, call)))
 		return rc;
 	if (rm->cfg->provisioner_ca[0] != '\0' &&
 	    (rc = curl_easy_setopt(c, CURLOPT_CAINFO, rm->cfg->provisioner_ca)))
@@ -311,7 +443,7 @@ int
 yx_remote_call(struct yx_remote *rm, size_t i, const struct yx_remote_req *q,
     struct yx_remote_resp *resp, struct yx_errctx *err)
 {
-	struct remote_call	 call = { q, resp, YX_OK };
+	struct remote_call	 call = { q, resp, YX_OK, 0, false };
 	struct curl_slist	*hdrs = NULL;
 	struct yx_buf		 url;
 	char			 why[96];
@@ -345,6 +477,13 @@ yx_remote_call(struct yx_remote *rm, size_t i, const struct yx_remote_req *q,
 	}
 	if (cc == CURLE_WRITE_ERROR) {
 		rc = yx_fail(err, YX_E_PAYLOAD_TOO_LARGE, "answer of the sandbox host too large");
+		goto done;
+	}
+	if (cc != CURLE_OK && call.refused) {	/* remote_resend */
+		rc = remote_unavailable(rm, i, q,
+		    "connection lost after the request was sent; not sent again "
+		    "(it may have been carried out)",
+		    err);
 		goto done;
 	}
 	if (cc != CURLE_OK) {
