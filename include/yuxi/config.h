@@ -120,6 +120,7 @@ struct yx_config {
 	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
 	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
 	int		user_commands;			/* YUXI_USER_COMMANDS one user's at once (0 = workers - 1) */
+	int		host_calls;			/* YUXI_HOST_CALLS a front's calls to one host at once (0 = workers/2) */
 	enum yx_mode	mode;				/* YUXI_MODE standalone|front|provisioner */
 	char		provisioner_token_file[YX_CFG_PATH]; /* YUXI_PROVISIONER_TOKEN_FILE (front, provisioner) */
 	char		provisioner_ca[YX_CFG_PATH];	/* YUXI_PROVISIONER_CA ("" = system CAs) */

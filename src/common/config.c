@@ -691,8 +691,8 @@ done:
 
 /*
  * YUXI_MODE and what each mode needs (docs/scaling.md): a front its
- * provisioners and the credential it presents, a provisioner the
- * credential it expects.
+ * provisioners, the credential it presents and the calls one host may
+ * hold at once, a provisioner the credential it expects.
  */
 static int
 cfg_remote(struct cfg_ctx *x, struct yx_config *c)
@@ -700,7 +700,10 @@ cfg_remote(struct cfg_ctx *x, struct yx_config *c)
 	struct yx_hostlist	 hl;
 	const char		*s;
 	char			 why[200], tok[CFG_TOKEN_MAX + 1];
+	int			 rc;
 
+	if ((rc = cfg_int(x, "YUXI_HOST_CALLS", &c->host_calls, 0, 256)) != YX_OK)
+		return rc;
 	if ((s = cfg_get(x, "YUXI_MODE")) != NULL) {
 		if (strcmp(s, "standalone") == 0)
 			c->mode = YX_MODE_STANDALONE;

@@ -267,7 +267,7 @@ int	yx_json_opt_str(struct json_object *o, const char *key, const char **out);
 /* h_common.c: YX_OK when arg can be a process id, else the 404 is sent. */
 int	yx_need_proc_id(struct yx_http_req *r, const char *arg);
 
-/* ---- slots.c: what one user may hold of the workers ---------------------- */
+/* ---- slots.c: what one user, or one sandbox host, may hold of the workers */
 
 /* Slot k of n on fd, an OFD write lock on byte k (the kernel drops it
  * with the file description, also when the process dies): the first free
@@ -295,6 +295,17 @@ int	yx_slot_user_refuse(const struct yx_config *cfg, struct yx_http_req *r);
 bool	yx_slot_wait_take(const struct yx_config *cfg, const char *user,
     struct yx_wait_slot *ws);
 void	yx_slot_wait_give(struct yx_wait_slot *ws);
+/*
+ * A front's call to one sandbox host (name, one of nhosts): one of
+ * YUXI_HOST_CALLS slots of that host (0: half the workers, at least 1; no
+ * cap with one host or a value of YUXI_WORKERS or more). YX_OK with *fd
+ * holding it (-1: no cap, or uncounted), or YX_E_BUSY when the host holds
+ * them all. yx_slot_host_give(-1) does nothing.
+ */
+int	yx_slots_per_host(const struct yx_config *cfg, size_t nhosts);
+int	yx_slot_host_take(const struct yx_config *cfg, size_t nhosts, const char *host,
+     int *fd);
+void	yx_slot_host_give(int fd);
 /*
  * h_common.c: a command's "cwd" and "env" (docs/api.md "POST /api/execute"),
  * checked: cwd a path of the namespace (400 invalid_path otherwise), env

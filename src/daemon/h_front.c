@@ -13,7 +13,10 @@
  * Retry-After, body): the answers that depend on the thread's files
  * (404 file_not_found, 400 is_directory, 409 ..., a command's output).
  * A host that does not answer gives 503 backend_unavailable with
- * Retry-After; other hosts' threads are not affected.
+ * Retry-After; other hosts' threads are not affected: a host holds at
+ * most YUXI_HOST_CALLS of the workers at once (front_host_call), each for
+ * at most the call's bound (include/yuxi/remote.h), and one more call
+ * answers 503 capacity at once.
  *
  * Placement: a new thread tries the hosts in rendezvous order of its id
  * (include/yuxi/hostlist.h), passing over draining hosts and, until the
@@ -128,6 +131,10 @@ yx_front_relay(struct yx_http_req *r, int rc, const struct yx_errctx *e,
 
 	if (rc == YX_E_BACKEND_UNAVAILABLE)
 		return yx_http_send_error_hdr(r, rc, e != NULL ? e->msg : NULL, FRONT_RETRY_HDR),
+		       rc;
+	if (rc == YX_E_BUSY)	/* the host's slots: front_host_call */
+		return yx_http_send_error_hdr(r, rc, e != NULL ? e->msg : NULL,
+			   "Retry-After: 1\r\n"),
 		       rc;
 	if (rc != YX_OK)
 		return yx_send_errctx(r, rc, e), rc;
@@ -285,6 +292,30 @@ front_unknown_thread(const struct yx_remote_resp *p)
 }
 
 /*
+ * A call to host i in one of its slots (YUXI_HOST_CALLS, slots.c): a host
+ * that is slow or does not answer holds at most that many of this front's
+ * workers, each for at most the call's bound, and the other hosts' threads
+ * keep the rest. yx_remote_call's answers, or YX_E_BUSY (503 capacity)
+ * at once when the host holds every slot.
+ */
+static int
+front_host_call(struct yx_wctx *w, size_t i, const struct yx_remote_req *q,
+    struct yx_remote_resp *p, struct yx_errctx *e)
+{
+	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
+	int				 fd, rc;
+
+	if (yx_slot_host_take(w->cfg, hl->n, hl->v[i].name, &fd) != YX_OK)
+		return yx_fail(e, YX_E_BUSY,
+		    "sandbox host %s is busy: %d calls of this front are waiting for it, "
+		    "the most one host may hold",
+		    hl->v[i].name, yx_slots_per_host(w->cfg, hl->n));
+	rc = yx_remote_call(w->remote->rm, i, q, p, e);
+	yx_slot_host_give(fd);
+	return rc;
+}
+
+/*
  * Register thread t on host i (POST /api/sandboxes as its owner). YX_OK
  * with the host's answer in p (201 or 200 when registered, else its
  * refusal); yx_remote_call's errors.
@@ -320,7 +351,7 @@ front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t, const cha
 	q.body = s;
 	q.body_len = len;
 	q.timeout_ms = FRONT_LIFECYCLE_MS;
-	rc = s != NULL ? yx_remote_call(w->remote->rm, i, &q, p, e) : yx_fail(e, YX_E_NOMEM, NULL);
+	rc = s != NULL ? front_host_call(w, i, &q, p, e) : yx_fail(e, YX_E_NOMEM, NULL);
 	json_object_put(o);
 	return rc;
 }
@@ -340,7 +371,7 @@ front_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t, 
 	struct yx_thread	still;
 	int			rc;
 
-	if ((rc = yx_remote_call(w->remote->rm, i, q, p, e)) != YX_OK || !front_unknown_thread(p))
+	if ((rc = front_host_call(w, i, q, p, e)) != YX_OK || !front_unknown_thread(p))
 		return rc;
 	/* a thread deleted meanwhile is not made again */
 	if (yx_thread_get(&w->store, t->thread_id, t->owner, &still, NULL) != YX_OK)
@@ -354,7 +385,7 @@ front_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t, 
 		if (q->read != NULL)
 			log_warnx("thread %s: upload not repeated", t->thread_id);
 		else
-			rc = yx_remote_call(w->remote->rm, i, q, p, e);
+			rc = front_host_call(w, i, q, p, e);
 	}
 	yx_remote_resp_fini(&reg);
 	return rc;
@@ -732,7 +763,8 @@ yx_h_front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *
 		/* undone: the record must not name a host that does not have it */
 		if (yx_thread_remove(&w->store, t.thread_id, t.owner, NULL) != YX_OK)
 			log_warnx("thread %s: record on host %s not undone", t.thread_id, t.host);
-		if (rc != YX_E_BACKEND_UNAVAILABLE) {	/* the host refused: say why */
+		/* the host refused: say why; not answering or busy: the next */
+		if (rc != YX_E_BACKEND_UNAVAILABLE && rc != YX_E_BUSY) {
 			rc = yx_front_relay(r, rc, &e, &p);
 			goto done;
 		}
@@ -774,7 +806,7 @@ front_thread_op(struct yx_wctx *w, struct yx_http_req *r, const char *arg, const
 	if (strcmp(method, "GET") == 0)
 		return front_call(w, r, t, host, &q, p, e);
 	q.timeout_ms += FRONT_LIFECYCLE_MS;
-	return yx_remote_call(w->remote->rm, host, &q, p, e);
+	return front_host_call(w, host, &q, p, e);
 }
 
 /* GET /api/threads/{id}: the front's record, the sandbox from its host. */

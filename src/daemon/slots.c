@@ -15,11 +15,18 @@
  *   long-polls never leave the others none; without one the long-poll
  *   answers at once ("wait_capped").
  *
+ * - A sandbox host's slots (a front, docs/scaling.md "Failure"): every
+ *   call of the front's workers to one host takes one of YUXI_HOST_CALLS
+ *   (default half the workers), so a host that is slow or does not answer
+ *   holds at most that many of them, and the other hosts' threads find a
+ *   worker. One more call answers 503 capacity with Retry-After: 1 at once.
+ *
  * Every slot is an OFD write lock on one byte of a file beneath the saves
  * directory (<saves>/user-commands/<user>, <saves>/user-waits/<user>,
- * <saves>/proc-waits.lock): the kernel drops it when its descriptor
+ * <saves>/proc-waits.lock, <saves>/host-calls/<host>): the kernel drops it when its descriptor
  * closes, also when the worker dies, so no slot is ever lost. The files
- * are opened once per worker (the directories) or per request (a user's).
+ * are opened once per worker (the directories) or per request (a user's,
+ * a host's).
  */
 #include "config.h"
 
@@ -37,11 +44,13 @@
 #define USER_CMDS_DIR	"user-commands"
 #define USER_WAITS_DIR	"user-waits"
 #define PROC_WAITS_FILE	"proc-waits.lock"
+#define HOST_CALLS_DIR	"host-calls"
 
 /* This worker's descriptors: -1 until first used. */
 static int	slot_cmds_dfd = -1;	/* <saves>/user-commands */
 static int	slot_waits_dfd = -1;	/* <saves>/user-waits */
 static int	slot_global_fd = -1;	/* <saves>/proc-waits.lock */
+static int	slot_hosts_dfd = -1;	/* <saves>/host-calls */
 static bool	slot_warned;		/* a slot file failed: said once */
 
 /* One byte's OFD lock on fd: F_WRLCK or F_UNLCK. */
@@ -83,7 +92,7 @@ static void
 slot_unusable(const char *what)
 {
 	if (!slot_warned)
-		log_warn("%s: requests not counted per user", what);
+		log_warn("%s: requests not counted", what);
 	slot_warned = true;
 }
 
@@ -105,17 +114,18 @@ slot_dir(const struct yx_config *cfg, const char *name, int *dfd)
 }
 
 /*
- * One of n slots of user's file in dfd: YX_OK with *fdp holding it, or
- * YX_E_BUSY when all n are taken. *fdp -1: unusable (uncounted).
+ * One of n slots of file `name` (a user's, a host's) in dfd: YX_OK with
+ * *fdp holding it, or YX_E_BUSY when all n are taken. *fdp -1: unusable
+ * (uncounted).
  */
 static int
-slot_user_file(int dfd, const char *dir, const char *user, int n, int *fdp)
+slot_file(int dfd, const char *dir, const char *name, int n, int *fdp)
 {
 	int fd;
 
 	*fdp = -1;
-	/* a valid user name is a file name: no '/', no leading '.' */
-	if ((fd = openat(dfd, user, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
+	/* a valid user or host name is a file name: no '/', no leading '.' */
+	if ((fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
 		slot_unusable(dir);
 		return YX_OK;
 	}
@@ -143,7 +153,7 @@ yx_slot_user_take(const struct yx_config *cfg, const char *user, int *fdp)
 	*fdp = -1;
 	if (cap == 0 || !slot_dir(cfg, USER_CMDS_DIR, &slot_cmds_dfd))
 		return YX_OK;
-	return slot_user_file(slot_cmds_dfd, USER_CMDS_DIR, user, cap, fdp);
+	return slot_file(slot_cmds_dfd, USER_CMDS_DIR, user, cap, fdp);
 }
 
 void
@@ -192,7 +202,7 @@ yx_slot_wait_take(const struct yx_config *cfg, const char *user, struct yx_wait_
 		return false;
 	/* then the user's share of the waiters: never all of them */
 	if (slot_dir(cfg, USER_WAITS_DIR, &slot_waits_dfd) &&
-	    slot_user_file(slot_waits_dfd, USER_WAITS_DIR, user, mine, &ws->fair) != YX_OK)
+	    slot_file(slot_waits_dfd, USER_WAITS_DIR, user, mine, &ws->fair) != YX_OK)
 		goto none;
 	if (slot_global_fd == -1) {
 		snprintf(path, sizeof(path), "%s/" PROC_WAITS_FILE, cfg->saves_dir);
@@ -217,4 +227,33 @@ yx_slot_wait_give(struct yx_wait_slot *ws)
 	if (ws->k >= 0 && slot_global_fd != -1)
 		yx_byte_slot_give(slot_global_fd, ws->k);
 	ws->user = ws->fair = ws->k = -1;
+}
+
+int
+yx_slots_per_host(const struct yx_config *cfg, size_t nhosts)
+{
+	int cap = cfg->host_calls > 0 ? cfg->host_calls : cfg->workers / 2;
+
+	if (cap < 1)
+		cap = 1;
+	/* one host: no other host's threads to keep workers for */
+	return nhosts < 2 || cap >= cfg->workers ? 0 : cap;
+}
+
+int
+yx_slot_host_take(const struct yx_config *cfg, size_t nhosts, const char *host, int *fdp)
+{
+	int cap = yx_slots_per_host(cfg, nhosts);
+
+	*fdp = -1;
+	if (cap == 0 || !slot_dir(cfg, HOST_CALLS_DIR, &slot_hosts_dfd))
+		return YX_OK;
+	return slot_file(slot_hosts_dfd, HOST_CALLS_DIR, host, cap, fdp);
+}
+
+void
+yx_slot_host_give(int fd)
+{
+	if (fd != -1)
+		close(fd);
 }

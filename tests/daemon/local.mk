@@ -4,6 +4,8 @@
 #   test_reload  what a reload reads again: validation, file and line of a
 #                refusal, the restart-only settings kept (src/daemon/reload.c)
 #   test_http    the HTTP layer's pure helpers and the route table
-DAEMON_TESTS = tests/daemon/test_reload tests/daemon/test_http
+#   test_slots   a sandbox host's share of a front's workers (YUXI_HOST_CALLS,
+#                src/daemon/slots.c)
+DAEMON_TESTS = tests/daemon/test_reload tests/daemon/test_http tests/daemon/test_slots
 check_PROGRAMS += $(DAEMON_TESTS)
 TESTS += $(DAEMON_TESTS)
