@@ -27,8 +27,10 @@ range; default off).
   container prefix (never an extension of another instance's prefix: a
   reaper's reconcile removes every labelled container under its own).
   Hooks: `binary` (the daemon to run; default $top_builddir/yuxi-sandboxd),
-  `edit_conf(text)` (change the rendered nginx/dev.conf.in) and
-  `render_conf()` (write a whole other nginx.conf). `start()` / `halt()`
+  `edit_conf(text)` (change the rendered nginx/dev.conf.in),
+  `render_conf()` (write a whole other nginx.conf) and `nginx_wrap` (the
+  command nginx runs under: `["ip", "netns", "exec", NS]` puts it in a
+  network namespace, tests/remote/netfault.py). `start()` / `halt()`
   (SIGTERM, containers kept) / `stop()` (also removes the containers, the
   mounts beneath base (thread disk images), the shm object and, when
   `cleanup` is set, the base directory).
@@ -374,6 +376,7 @@ class Service:
         self.sock = self.env["YUXI_FCGI_SOCKET"]
         self.binary = binary or build_path("yuxi-sandboxd")
         self.keepalive = keepalive	# one kept-alive session per instance
+        self.nginx_wrap = []		# what nginx runs under (["ip", "netns", "exec", NS])
         self.wait_scale = 1		# start-up waits × this (a daemon under valgrind)
         self.sandboxd = None
         self.nginx = None
@@ -429,7 +432,7 @@ class Service:
                                                 self.read_log()))
         conf = self.render_conf()
         self.nginx = subprocess.Popen(
-            [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
+            self.nginx_wrap + [NGINX, "-p", os.path.join(self.base, "nginx"), "-c", conf,
              "-e", os.path.join(self.base, "nginx-error.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         up = []
