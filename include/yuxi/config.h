@@ -119,6 +119,10 @@ struct yx_config {
 	size_t		proc_output_keep;		/* YUXI_PROCESS_OUTPUT_KEEP bytes per process (1m) */
 	int		proc_keepalive;			/* YUXI_PROCESS_KEEPALIVE seconds (3600; 0 = none) */
 	int		proc_waiters;			/* YUXI_PROCESS_WAITERS long-polls at once (0 = workers/2) */
+	/* sessions (docs/api.md "Sessions") */
+	int		session_max;			/* YUXI_SESSION_MAX live per thread (4) */
+	int		session_user_max;		/* YUXI_SESSION_USER_MAX live per user (16) */
+	int		session_idle;			/* YUXI_SESSION_IDLE seconds (1800; 0 = none) */
 	int		user_commands;			/* YUXI_USER_COMMANDS one user's at once (0 = workers - 1) */
 	int		host_calls;			/* YUXI_HOST_CALLS a front's calls to one host at once (0 = workers/2) */
 	enum yx_mode	mode;				/* YUXI_MODE standalone|front|provisioner */

@@ -57,6 +57,9 @@
 	X(AGENT_UNAVAILABLE,   503, "agent_unavailable",   "in-sandbox agent unavailable") \
 	X(PROCESS_LIMIT,       409, "process_limit",       "background process limit reached") \
 	X(NOT_RUNNING,         409, "not_running",         "process not running")  \
+	X(SESSION_NOT_FOUND,   404, "session_not_found",   "no such session")      \
+	X(SESSION_BUSY,        409, "session_busy",        "session busy")         \
+	X(SESSION_LIMIT,       429, "session_limit",       "too many sessions")    \
 	X(CLIENT_GONE,         499, "client_gone",         "client went away")
 
 enum yx_err {

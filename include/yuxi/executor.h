@@ -80,6 +80,21 @@ struct yx_exec_request {
 	    size_t len);
 	int				(*on_tick)(void *arg);
 	void				*stream_arg;
+	/*
+	 * A session's command (docs/api.md "Sessions"): run it in the shell
+	 * of this session (its keeper's id; cwd and env are then the
+	 * session's own) instead of a new /bin/sh -c. NULL: a command.
+	 */
+	const char			*session_id;
+};
+
+/* What a session's command adds to its output (yx_exec_output). */
+struct yx_exec_session {
+	bool	 busy;		/* another command of it ran: nothing ran */
+	bool	 ended;		/* its shell ended (exit_code is its status);
+				 * when nothing ran: before this command */
+	bool	 ran;		/* the command ran (cwd is set) */
+	char	 cwd[4096];	/* the shell's directory after the command */
 };
 
 struct yx_exec_output {
@@ -95,6 +110,8 @@ struct yx_exec_output {
 	const char *refused;	/* "path_not_allowed" when the command path
 				 * policy refused it (exit 126, output the
 				 * reason, nothing ran); NULL otherwise */
+	struct yx_exec_session *session;	/* caller storage, filled for
+						 * a session's command; NULL */
 };
 
 struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
@@ -119,13 +136,22 @@ void	yx_exec_output_fini(struct yx_exec_output *out);
  * "Background processes"): the same policy check, host layout, sandbox and
  * agent as a command, then the in-sandbox agent's keeper owns it
  * (docs/agent.md). req->timeout_sec is its lifetime (not capped at 600 s);
- * ring the output bytes it keeps. YX_OK once the keeper said it started;
+ * sp says which process, the output bytes it keeps, its mode. YX_OK once the keeper said it started;
  * YX_E_PATH_NOT_ALLOWED (refused by the path policy, nothing ran);
  * YX_E_AGENT_UNAVAILABLE when the agent is not used or cannot be started
  * (the engine exec path cannot keep a process); acquire's errors.
  */
+/* A background process to start (yx_executor_spawn). */
+struct yx_spawn {
+	const char	*id;		/* [a-z0-9], <= 32 bytes */
+	size_t		 ring;		/* output bytes its keeper keeps */
+	/* NULL: on pipes; "pty COLS ROWS": on a terminal; "session SHELL
+	 * IDLE": a session's shell (docs/agent.md "Sessions") */
+	const char	*mode;
+	char		 started[33];	/* out: what the keeper said ("shell=bash") */
+};
 int	yx_executor_spawn(struct yx_executor *ex, const struct yx_exec_request *req,
-    const char *id, size_t ring, struct yx_errctx *err);
+    struct yx_spawn *sp, struct yx_errctx *err);
 
 /*
  * The thread's agent run directory, opened as the executor opens it (an

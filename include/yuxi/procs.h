@@ -58,7 +58,17 @@ struct yx_proc {
 	int64_t		 started_at;	/* unix ms */
 	int64_t		 ended_at;	/* unix ms, 0 while running or lost */
 	uint64_t	 output_bytes;	/* written in all (as last seen) */
+	int		 cols, rows;	/* its terminal's size as started;
+					 * 0: on pipes */
 };
+
+/* How to start one (yx_proc_start). */
+struct yx_proc_opts {
+	int	timeout;	/* its lifetime, s; <= 0: YUXI_PROCESS_LIFETIME */
+	int	cols, rows;	/* > 0: on a terminal of that size
+				 * (1..YX_PROC_TTY_MAX) */
+};
+#define YX_PROC_TTY_MAX		1000	/* a terminal's columns, rows */
 
 /* One thread's processes as a request sees them. */
 struct yx_proc_ctx {
@@ -90,14 +100,21 @@ void	yx_proc_fini(struct yx_proc *p);
 void	yx_proc_list_free(struct yx_proc *v, size_t n);
 
 /*
- * Start req->command in the background in c's thread (timeout: its
- * lifetime, <= 0: YUXI_PROCESS_LIFETIME, capped there). YX_OK with *out;
- * YX_E_PROCESS_LIMIT when YUXI_PROCESS_MAX run already; the errors of
- * yx_executor_spawn (the record is then removed).
+ * Start req->command in the background in c's thread (o->timeout: its
+ * lifetime, <= 0: YUXI_PROCESS_LIFETIME, capped there; on a terminal of
+ * o->cols x o->rows when set). YX_OK with *out; YX_E_PROCESS_LIMIT when
+ * YUXI_PROCESS_MAX run already; the errors of yx_executor_spawn (the
+ * record is then removed).
  */
 int	yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
-    const struct yx_exec_request *req, int timeout, struct yx_proc *out,
-    struct yx_errctx *err);
+    const struct yx_exec_request *req, const struct yx_proc_opts *o,
+    struct yx_proc *out, struct yx_errctx *err);
+
+/* Resize the terminal of process id (SIGWINCH to its foreground group).
+ * YX_OK; YX_E_NOT_FOUND; YX_E_NOT_RUNNING (ended); YX_E_BAD_REQUEST (not
+ * on a terminal). */
+int	yx_proc_resize(const struct yx_proc_ctx *c, const char *id, int cols,
+    int rows, struct yx_errctx *err);
 
 /* All records, oldest first, states refreshed from the keepers. *out is
  * a heap array (yx_proc_list_free). YX_OK, YX_E_NOMEM, YX_E_IO. */

@@ -113,6 +113,9 @@
 	X(SIZE, "YUXI_PROCESS_OUTPUT_KEEP", proc_output_keep, 1 << 20, 4096, 64LL << 20)    \
 	X(INT, "YUXI_PROCESS_KEEPALIVE", proc_keepalive, 3600, 0, 86400 * 30)               \
 	X(INT, "YUXI_PROCESS_WAITERS", proc_waiters, 0, 0, 256)                             \
+	X(INT, "YUXI_SESSION_MAX", session_max, 4, 1, 64)                                   \
+	X(INT, "YUXI_SESSION_USER_MAX", session_user_max, 16, 1, 4096)                      \
+	X(INT, "YUXI_SESSION_IDLE", session_idle, 1800, 0, 86400)                           \
 	X(INT, "YUXI_USER_COMMANDS", user_commands, 0, 0, 256)                              \
 	X(FN, "YUXI_DEBUG", verbose, 0, cfg_debug, 0)
 

@@ -26,6 +26,7 @@
 #include "yuxi/driver.h"
 #include "yuxi/executor.h"
 #include "yuxi/http.h"
+#include "yuxi/procs.h"
 #include "yuxi/provider.h"
 #include "yuxi/ready.h"
 #include "yuxi/shm_table.h"
@@ -183,6 +184,7 @@ typedef int (*yx_handler_fn)(struct yx_wctx *, struct yx_http_req *, const char 
 #define YX_R_EXEC	0x000400	/* a command: command, timeout, stream */
 #define YX_R_CMD	0x000800	/* a background process's command, timeout */
 #define YX_R_PROC	0x001000	/* a process id in the path */
+#define YX_R_SESS	0x080000	/* a session id in the path */
 #define YX_R_STREAM	0x002000	/* a body of raw bytes, streamed on */
 #define YX_R_ACCEL	0x004000	/* a download nginx sends (X-Accel-Redirect) */
 #define YX_R_FWD	0x008000	/* a front forwards it to the thread's host */
@@ -364,6 +366,11 @@ int	yx_h_procs_get(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_kill(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_output(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_stdin(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_procs_resize(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_sessions_create(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_sessions_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_sessions_get(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_sessions_delete(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_ls(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_cat(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_fs_write(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -383,9 +390,44 @@ int	yx_h_viewer_download(struct yx_wctx *, struct yx_http_req *, const char *);
 struct yx_exec_output;
 struct yx_exec_request;
 int	yx_exec_fields(const struct yx_exec_output *out, struct yx_buf *b);
-/* h_stream.c: run req and answer with the stream form (docs/api.md). */
+/* h_stream.c: run req and answer with the stream form (docs/api.md);
+ * out is caller storage (_fini), filled as the plain form's. */
 int	yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
-    struct yx_exec_request *req);
+    struct yx_exec_request *req, struct yx_exec_output *out);
+/* keeper_req.c: after a session's command: YX_OK when it ran; else
+ * YX_E_SESSION_BUSY (another one runs) or YX_E_SESSION_NOT_FOUND (its
+ * shell had ended), with the message in e. */
+int	yx_exec_session_ran(const struct yx_exec_output *out,
+    struct yx_errctx *e);
+
+/* ---- keepers (keeper_req.c): a request's view of a thread's keepers -------- */
+
+/* The thread, its directories, masks and the keepers' budget (caller
+ * storage; yx_keeper_close gives back what yx_keeper_open took). */
+struct yx_keeper_req {
+	struct yx_wctx		*w;
+	bool			 stalled;	/* a keeper did not answer in time */
+	bool			 answered;	/* ... and one did */
+	bool			 marked;	/* the sandbox was marked stalled */
+	struct yx_thread	 t;
+	struct yx_exec_request	 req;
+	struct yx_exec_masks	 masks;
+	struct yx_proc_ctx	 c;
+};
+/*
+ * The caller's thread (tid, tl bytes), its directories and masks into p,
+ * and the keepers' budget: wait_ms more for a long-poll, less for a
+ * stalled sandbox or a request without a slot. Sends errors.
+ */
+int	yx_keeper_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
+    size_t tl, int wait_ms, struct yx_keeper_req *p);
+/* ... with thread_id from the query. */
+int	yx_keeper_open_q(struct yx_wctx *w, struct yx_http_req *r, int wait_ms,
+     struct yx_keeper_req *p);
+void	yx_keeper_close(struct yx_keeper_req *p);
+/* h_common.c: YX_OK when arg can be a session id, else the 404
+ * (session_not_found) is sent. */
+int	yx_need_session_id(struct yx_http_req *r, const char *arg);
 
 /* ---- processes ----------------------------------------------------------- */
 

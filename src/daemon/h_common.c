@@ -16,6 +16,7 @@
 #include "daemon_int.h"
 #include "yuxi/path.h"
 #include "yuxi/procs.h"
+#include "yuxi/sessions.h"
 
 int
 yx_need_user(struct yx_http_req *r)
@@ -186,6 +187,15 @@ yx_need_proc_id(struct yx_http_req *r, const char *arg)
 		return YX_OK;
 	yx_http_send_error(r, YX_E_NOT_FOUND, "no such process");
 	return YX_E_NOT_FOUND;
+}
+
+int
+yx_need_session_id(struct yx_http_req *r, const char *arg)
+{
+	if (yx_session_id_valid(arg))
+		return YX_OK;
+	yx_http_send_error(r, YX_E_SESSION_NOT_FOUND, "no such session");
+	return YX_E_SESSION_NOT_FOUND;
 }
 
 /* [A-Za-z_][A-Za-z0-9_]* */

@@ -5,7 +5,10 @@
  * which acquires the container lazily, enforces the timeout and the output
  * cap, and masks host paths. The output is made valid UTF-8 (U+FFFD for
  * invalid bytes) as it is written into the JSON reply. With "stream": true
- * the answer is streamed instead (h_stream.c).
+ * the answer is streamed instead (h_stream.c). POST
+ * /api/sessions/{id}/execute is the same with the command run in the
+ * session's shell (docs/api.md "Sessions"): its reply adds "cwd" and
+ * "session_ended".
  *
  * A command holds its worker until it ends (up to 600 s): the route takes
  * one of the user's slots (YX_R_SLOT, slots.c) before this runs, and the
@@ -27,6 +30,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
+#include "yuxi/sessions.h"
 #include "yuxi/text.h"
 
 #define YX_REPLY_MAX	INT32_MAX	/* yx_http_send_raw's limit */
@@ -73,11 +77,54 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 	return yx_parse_command(r, body, tid, cmd, timeout, 600);
 }
 
+/*
+ * A session's command (arg: its id): the session must run; its shell
+ * keeps its own directory and environment (no cwd or env here). Opens
+ * the thread's keepers into kr. Sends errors.
+ */
+static int
+exec_session(struct yx_wctx *w, struct yx_http_req *r, const char *sid,
+    const char *tid, const char *cmd, struct yx_keeper_req *kr)
+{
+	struct yx_session	s;
+	struct yx_errctx	e;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	if (json_object_object_get_ex(w->body, "cwd", NULL) ||
+	    json_object_object_get_ex(w->body, "env", NULL)) {
+		yx_http_send_error(r, YX_E_BAD_REQUEST,
+		    "a session's commands run where its shell is, with its "
+		    "variables: no cwd or env (run cd or export instead)");
+		return YX_E_BAD_REQUEST;
+	}
+	if (strlen(cmd) > YX_SESSION_CMD_MAX) {
+		yx_http_send_error(r, YX_E_PAYLOAD_TOO_LARGE,
+		    "a session's command is at most 65000 bytes");
+		return YX_E_PAYLOAD_TOO_LARGE;
+	}
+	if ((rc = yx_keeper_open(w, r, tid, strlen(tid), 0, kr)) != YX_OK ||
+	    (rc = yx_need_session_id(r, sid)) != YX_OK)
+		return rc;
+	if ((rc = yx_session_get(&kr->c, sid, &s, &e)) == YX_OK &&
+	    s.state != YX_SESSION_RUNNING)
+		rc = yx_fail(&e, YX_E_SESSION_NOT_FOUND, "the session has ended%s%s",
+		    s.end_reason[0] != '\0' ? " by " : "", s.end_reason);
+	else if (rc == YX_OK && s.busy)
+		rc = yx_fail(&e, YX_E_SESSION_BUSY,
+		    "the session runs another command; one at a time");
+	if (rc != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	return rc;
+}
+
 int
 yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct json_object	*body = w->body;
 	struct yx_exec_request	 req;
+	struct yx_exec_session	 sres;
+	struct yx_keeper_req	 kr;
 	struct yx_buf		 reply;
 	struct yx_exec_output	 out;
 	struct yx_skill_set	 skills;
@@ -85,16 +132,22 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_thread	 t;
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
+	const char		*sid = arg != NULL && arg[0] != '\0' ? arg : NULL;
 	bool			 stream;
 	int			 timeout, rc;
 
 	yx_errctx_clear(&e);
 	memset(&out, 0, sizeof(out));
+	kr.c.tdir = kr.c.rundir = -1;
 	yx_buf_init(&reply, YX_REPLY_MAX);
 	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
-	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if (sid != NULL) {	/* POST /api/sessions/{id}/execute */
+		if ((rc = exec_session(w, r, sid, tid, cmd, &kr)) != YX_OK)
+			goto done;
+		t = kr.t;
+	} else if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
 		goto done;
 	/* MARK: no executor in this process (engine or provider missing): 503 */
 	if (w->exec == NULL) {
@@ -108,16 +161,22 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	yx_exec_request_thread(&req, &t);
 	req.skills = &skills;
 	req.profile = yx_agents_profile(w->agents, t.agent_id, t.agent_config_id);
-	if ((rc = yx_exec_opts_parse(r, body, req.profile, &opts)) != YX_OK)
-		goto done;
-	yx_exec_opts_apply(&opts, &req);
+	if (sid == NULL) {
+		if ((rc = yx_exec_opts_parse(r, body, req.profile, &opts)) != YX_OK)
+			goto done;
+		yx_exec_opts_apply(&opts, &req);
+	} else {
+		req.session_id = sid;
+		out.session = &sres;
+	}
 	req.command = cmd;
 	req.timeout_sec = timeout;
 	if (stream) {
-		rc = yx_exec_stream(w, r, &req);
+		rc = yx_exec_stream(w, r, &req, &out);
 		goto done;
 	}
-	if ((rc = yx_executor_run(w->exec, &req, &out, &e)) != YX_OK) {
+	if ((rc = yx_executor_run(w->exec, &req, &out, &e)) != YX_OK ||
+	    (rc = yx_exec_session_ran(&out, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
 	}
@@ -129,6 +188,12 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	rc = yx_http_send_raw(r, 200, YX_CT_JSON, reply.data, reply.len);
 done:
+	if (sid != NULL && kr.c.tdir != -1) {
+		/* the session's record takes the use (and the end) */
+		if (out.session != NULL)
+			yx_session_note(&kr.c, sid, &out, NULL);
+		yx_keeper_close(&kr);
+	}
 	yx_exec_output_fini(&out);
 	yx_buf_fini(&reply);
 	return rc;

@@ -474,7 +474,8 @@ fwd_check(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct fwd_
 		if (yx_json_opt_str(w->body, "thread_id", &tid) != YX_OK)
 			tid = NULL;
 		tl = tid != NULL ? strlen(tid) : 0;
-	} else
+	}
+	if (tid == NULL)	/* a JSON route may name it in the query too */
 		tid = yx_query_get(&r->query, "thread_id", &tl);
 	if ((needs & YX_R_EXEC) != 0 && (tid == NULL || !yx_thread_id_valid(tid, tl))) {
 		yx_http_send_error(r, YX_E_INVALID_THREAD_ID, YX_THREAD_ID_RULE);
@@ -490,6 +491,8 @@ fwd_check(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct fwd_
 	if ((needs & YX_R_PATH) != 0 && (rc = fwd_path(w, r, fq)) != YX_OK)
 		return rc;
 	if ((needs & YX_R_PROC) != 0 && (rc = yx_need_proc_id(r, arg)) != YX_OK)
+		return rc;
+	if ((needs & YX_R_SESS) != 0 && (rc = yx_need_session_id(r, arg)) != YX_OK)
 		return rc;
 	if ((needs & YX_R_STREAM) != 0 && (needs & YX_R_WRITE) != 0 &&
 	    r->content_length > 0 && (uint64_t)r->content_length > w->cfg->upload_limit) {
@@ -650,7 +653,7 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	memset(&q, 0, sizeof(q));
 	q.method = yx_http_method_name(fq.route->method);
 	q.path = fq.route->pattern;
-	if ((needs & YX_R_PROC) != 0) {
+	if ((needs & (YX_R_PROC | YX_R_SESS)) != 0) {
 		fwd_proc_path(path, sizeof(path), fq.route->pattern, arg);
 		q.path = path;
 	}

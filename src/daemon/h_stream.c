@@ -86,6 +86,14 @@ yx_exec_fields(const struct yx_exec_output *out, struct yx_buf *b)
 	    (rc = yx_buf_printf(b, ",\"refused\":\"%s\"",
 		 out->refused)) != YX_OK)
 		return rc;
+	/* a session's command: where its shell is now, and whether it ended */
+	if (out->session != NULL &&
+	    ((rc = yx_buf_puts(b, ",\"cwd\":")) != YX_OK ||
+		(rc = yx_json_str_append(b, out->session->cwd,
+		     strlen(out->session->cwd))) != YX_OK ||
+		(rc = yx_buf_printf(b, ",\"session_ended\":%s",
+		     out->session->ended ? "true" : "false")) != YX_OK))
+		return rc;
 	return YX_OK;
 }
 
@@ -202,10 +210,9 @@ stream_error(struct stream_ctx *s, int code, const struct yx_errctx *e)
 
 int
 yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
-    struct yx_exec_request *req)
+    struct yx_exec_request *req, struct yx_exec_output *out)
 {
 	struct stream_ctx	s;
-	struct yx_exec_output	out;
 	struct yx_errctx	e;
 	int			rc;
 
@@ -217,9 +224,11 @@ yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 	req->on_stream = stream_on_output;
 	req->on_tick = stream_on_tick;
 	req->stream_arg = &s;
-	rc = yx_executor_run(w->exec, req, &out, &e);
+	rc = yx_executor_run(w->exec, req, out, &e);
 	if (rc == YX_OK)
-		rc = stream_exit(&s, &out);
+		rc = yx_exec_session_ran(out, &e);	/* busy, ended: an error */
+	if (rc == YX_OK)
+		rc = stream_exit(&s, out);
 	if (rc == YX_E_CLIENT_GONE)
 		log_info("execute stream of thread %s: the client went away; "
 			 "command stopped",
@@ -230,7 +239,6 @@ yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 		stream_error(&s, rc, &e);
 	if (rc == YX_E_CLIENT_GONE && r->status == 0)
 		r->status = 499;	/* nginx's word for it; nothing is sent */
-	yx_exec_output_fini(&out);
 	yx_buf_fini(&s.text);
 	yx_buf_fini(&s.ev);
 	return s.started || rc == YX_E_CLIENT_GONE ? YX_OK : rc;

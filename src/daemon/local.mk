@@ -24,6 +24,8 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_prov.c \
 	src/daemon/h_stream.c \
 	src/daemon/h_proc.c \
+	src/daemon/h_session.c \
+	src/daemon/keeper_req.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \

@@ -35,11 +35,13 @@
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/procs.h"
+#include "yuxi/sessions.h"
 
 #define REAPER_POOL_TICK_MS	100
 
 /* The reaper's veto: a sandbox whose thread runs a background process
- * (started less than YUXI_PROCESS_KEEPALIVE ago) is not idle. */
+ * (started less than YUXI_PROCESS_KEEPALIVE ago) or has a session used
+ * less than YUXI_SESSION_IDLE ago is not idle. */
 struct reaper_keep {
 	const struct yx_config	*cfg;
 	struct yx_thread_store	*st;
@@ -50,10 +52,17 @@ reaper_keep(void *arg, const char *thread_id, int64_t now_ms)
 {
 	struct reaper_keep *k = arg;
 
-	if (k->st->dirfd == -1 || !yx_proc_keeps_alive(k->cfg, k->st, thread_id, now_ms))
+	if (k->st->dirfd == -1)
 		return false;
-	log_debug("reaper: %s runs a background process: kept", thread_id);
-	return true;
+	if (yx_proc_keeps_alive(k->cfg, k->st, thread_id, now_ms)) {
+		log_debug("reaper: %s runs a background process: kept", thread_id);
+		return true;
+	}
+	if (yx_session_keeps_alive(k->cfg, k->st, thread_id, now_ms)) {
+		log_debug("reaper: %s has a session in use: kept", thread_id);
+		return true;
+	}
+	return false;
 }
 
 /* Remove tombstones within the budget; the rest waits for the next pass. */

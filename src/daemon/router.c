@@ -42,6 +42,7 @@
 #define FS	(FWDQ | YX_R_PATH)			/* a path in the query */
 #define FSJ	(FWDJ | YX_R_PATH | YX_R_WRITE)	/* ... in the body, a write */
 #define PROC	(FWDQ | YX_R_PROC)			/* a process id in the path */
+#define SESS	(FWDQ | YX_R_SESS)			/* a session id in the path */
 #define ADM	(YX_R_USER | YX_R_ADMIN)
 
 /*
@@ -67,6 +68,12 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_DELETE,	"/api/processes/{}",		"process",	yx_h_procs_kill,	PROC | YX_R_SLOT, NULL, NULL },
 	{ YX_M_GET,	"/api/processes/{}/output",	"process_output", yx_h_procs_output,	PROC | YX_R_WAIT, NULL, NULL },
 	{ YX_M_POST,	"/api/processes/{}/stdin",	"process_stdin", yx_h_procs_stdin,	PROC | YX_R_STREAM | YX_R_SLOT, NULL, NULL },
+	{ YX_M_POST,	"/api/processes/{}/resize",	"process_resize", yx_h_procs_resize,	PROC | YX_R_JSON | YX_R_SLOT, NULL, NULL },
+	{ YX_M_POST,	"/api/sessions",		"session_create", yx_h_sessions_create,	FWDJ | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/sessions",		"session_list",	yx_h_sessions_list,	FWDQ | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/sessions/{}",		"session_get",	yx_h_sessions_get,	SESS | YX_R_SLOT, NULL, NULL },
+	{ YX_M_DELETE,	"/api/sessions/{}",		"session_delete", yx_h_sessions_delete,	SESS | YX_R_SLOT, NULL, NULL },
+	{ YX_M_POST,	"/api/sessions/{}/execute",	"session_execute", yx_h_execute,	FWDJ | YX_R_SESS | YX_R_EXEC | YX_R_SLOT, NULL, NULL },
 	{ YX_M_GET,	"/api/filesystem/ls",		"fs_ls",	yx_h_fs_ls,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
 	{ YX_M_GET,	"/api/filesystem/cat",		"fs_cat",	yx_h_fs_cat,		FS, NULL, NULL },
 	{ YX_M_POST,	"/api/filesystem/write",	"fs_write",	yx_h_fs_write,		FSJ, NULL, NULL },
@@ -104,6 +111,7 @@ const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 #undef FS
 #undef FSJ
 #undef PROC
+#undef SESS
 #undef ADM
 
 _Static_assert(sizeof(yx_routes) / sizeof(yx_routes[0]) < YX_METRIC_ROUTES,
@@ -408,6 +416,7 @@ static const struct {
 	{ YX_R_EXEC, "exec" },
 	{ YX_R_CMD, "process_command" },
 	{ YX_R_PROC, "process_id" },
+	{ YX_R_SESS, "session_id" },
 	{ YX_R_STREAM, "stream" },
 	{ YX_R_ACCEL, "accel" },
 	{ YX_R_FWD, "forwarded" },

@@ -60,6 +60,11 @@
 #define AGENT_PIPE_SIZE		(256 * 1024)	/* see agent_pipe_open */
 
 #define AGENT_DEFAULT_START_MS	3000
+#define AGENT_SESSION_START_MS	8000	/* > the keeper's SESS_READY_MS */
+#define AGENT_SESSION_GRACE_MS	5000	/* > the keeper's recovery of a shell */
+
+_Static_assert(sizeof(((struct yx_spawn *)0)->started) > YX_AGENT_STARTED_MAX,
+    "yx_spawn.started too small");
 #define AGENT_DEFAULT_GRACE_MS	5000
 #define AGENT_MAX_SEC		600
 
@@ -78,12 +83,6 @@ struct agent_conn {
 	int64_t		 deadline;
 	int64_t		 tick_at;	/* next xr->on_tick */
 	bool		 reopen;	/* others may open the pipe (own uid) */
-};
-
-/* What makes a request a background process's (yx_agent_spawn). */
-struct agent_bg {
-	const char	*id;
-	size_t		 ring;
 };
 
 /*
@@ -450,7 +449,7 @@ agent_frame_get(struct agent_conn *c, int *type, uint32_t *len)
 	    h[4];
 	switch (h[0]) {
 	case YX_AGENT_T_STARTED:
-		hi = 0;
+		hi = YX_AGENT_STARTED_MAX;
 		break;
 	case YX_AGENT_T_OUTPUT:
 		lo = 1;
@@ -539,16 +538,18 @@ agent_send_go(struct agent_conn *c, int w)
 	return agent_write_all(c, h + n, sizeof(h) - (size_t)n);
 }
 
-/* A background request's end: its id, its ring, 'B'. */
+/* A background request's end: its id, its ring, its mode, 'B'. */
 static int
-agent_req_bg(struct yx_buf *b, const struct agent_bg *bg)
+agent_req_bg(struct yx_buf *b, const struct yx_spawn *bg)
 {
 	char	n[32];
 	int	rc;
 
 	snprintf(n, sizeof(n), "%zu", bg->ring);
 	if ((rc = agent_frame_put(b, YX_AGENT_T_PROCID, bg->id)) == YX_OK &&
-	    (rc = agent_frame_put(b, YX_AGENT_T_RING, n)) == YX_OK)
+	    (rc = agent_frame_put(b, YX_AGENT_T_RING, n)) == YX_OK &&
+	    (bg->mode == NULL ||
+		(rc = agent_frame_put(b, YX_AGENT_T_MODE, bg->mode)) == YX_OK))
 		rc = agent_frame_put(b, YX_AGENT_T_BACKGROUND, NULL);
 	return rc;
 }
@@ -559,7 +560,7 @@ agent_req_bg(struct yx_buf *b, const struct agent_bg *bg)
  */
 static int
 agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
-    const struct yx_exec_req *xr, const struct agent_bg *bg, int start_ms,
+    const struct yx_exec_req *xr, struct yx_spawn *bg, int start_ms,
     struct yx_errctx *err)
 {
 	struct yx_buf	req;
@@ -586,7 +587,13 @@ agent_begin(struct agent_conn *c, int rundir_fd, unsigned uid,
 		    "agent did not start the command: %s", yx_strerror(rc));
 		goto done;
 	}
-	if (type != YX_AGENT_T_STARTED) {
+	if (type == YX_AGENT_T_STARTED && bg != NULL) {
+		memcpy(bg->started, c->buf, len);	/* "shell=bash" */
+		bg->started[len] = '\0';
+		if (memchr(bg->started, '\0', len) != NULL)
+			rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+			    "agent: broken start");
+	} else if (type != YX_AGENT_T_STARTED) {
 		if (type == YX_AGENT_T_FAIL)
 			log_escape(why, sizeof(why), c->buf, len);
 		else
@@ -768,21 +775,23 @@ done:
 
 int
 yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
-    const struct yx_exec_req *xr, const char *id, size_t ring, bool *started,
+    const struct yx_exec_req *xr, struct yx_spawn *bg, bool *started,
     struct yx_errctx *err)
 {
 	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
-	struct agent_bg		bg = { id, ring };
-	int			rc;
+	int			rc, wait;
 
 	*started = false;
+	bg->started[0] = '\0';
 	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "agent: no memory");
 		goto done;
 	}
-	rc = agent_begin(&c, rundir_fd, uid, xr, &bg,
-	    o && o->start_wait_ms > 0 ? o->start_wait_ms : AGENT_DEFAULT_START_MS,
-	    err);
+	wait = o && o->start_wait_ms > 0 ? o->start_wait_ms : AGENT_DEFAULT_START_MS;
+	if (bg->mode != NULL && strncmp(bg->mode, "session", 7) == 0 &&
+	    wait < AGENT_SESSION_START_MS)
+		wait = AGENT_SESSION_START_MS;	/* the shell reports ready first */
+	rc = agent_begin(&c, rundir_fd, uid, xr, bg, wait, err);
 	*started = rc == YX_OK;
 done:
 	if (c.fd != -1)
@@ -887,29 +896,24 @@ agent_keeper_probe(struct agent_conn *c, int rundir_fd, unsigned uid,
 	return YX_OK;
 }
 
-int
-yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
-    const char *payload, size_t len, int wait_ms, int64_t until,
-    yx_output_fn sink, void *arg, char *status, struct yx_errctx *err)
+/*
+ * Connect to process id's keeper and send the hello and one operation op
+ * whose payload is pre then body (either may be empty), then wait for it
+ * to answer (agent_keeper_probe). YX_OK; YX_E_NOT_FOUND when it is gone.
+ * c->deadline must be set.
+ */
+static int
+agent_keeper_send(struct agent_conn *c, int rundir_fd, unsigned uid,
+    const char *id, int op, const char *pre, size_t plen, const char *body,
+    size_t blen, struct yx_errctx *err)
 {
-	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
-	unsigned char		h[2 * YX_AGENT_HDR + 4];
-	char			name[YX_AGENT_PROCID_MAX + 16];
-	int			rc;
+	unsigned char	h[2 * YX_AGENT_HDR + 4];
+	char		name[YX_AGENT_PROCID_MAX + 16];
+	size_t		len = plen + blen;
 
-	status[0] = '\0';
-	if (len > YX_AGENT_OUT_MAX || strlen(id) > YX_AGENT_PROCID_MAX)
-		return yx_fail(err, YX_E_BAD_REQUEST, "process operation too large");
 	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.sock", id);
-	if (yx_agent_connect_to(rundir_fd, name, uid, &c.fd, NULL) != YX_OK)
+	if (yx_agent_connect_to(rundir_fd, name, uid, &c->fd, NULL) != YX_OK)
 		return yx_fail(err, YX_E_NOT_FOUND, "the process keeper is gone");
-	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
-		rc = yx_fail(err, YX_E_NOMEM, NULL);
-		goto done;
-	}
-	c.deadline = yx_mono_ms() + AGENT_KEEPER_MS + (wait_ms > 0 ? wait_ms : 0);
-	if (until > 0 && c.deadline > until)
-		c.deadline = until;	/* the caller's whole budget */
 	h[0] = YX_AGENT_T_HELLO;
 	h[1] = h[2] = h[3] = 0;
 	h[4] = 4;
@@ -919,17 +923,149 @@ yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
 	h[YX_AGENT_HDR + 6] = (unsigned char)(len >> 16);
 	h[YX_AGENT_HDR + 7] = (unsigned char)(len >> 8);
 	h[YX_AGENT_HDR + 8] = (unsigned char)len;
-	if ((rc = agent_write_all(&c, (const char *)h, sizeof(h))) != YX_OK ||
-	    (len > 0 && (rc = agent_write_all(&c, payload, len)) != YX_OK)) {
+	if (agent_write_all(c, (const char *)h, sizeof(h)) != YX_OK ||
+	    (plen > 0 && agent_write_all(c, pre, plen) != YX_OK) ||
+	    (blen > 0 && agent_write_all(c, body, blen) != YX_OK))
 		/* a keeper that left between connect and write: gone */
-		rc = yx_fail(err, YX_E_NOT_FOUND, "the process keeper is gone");
+		return yx_fail(err, YX_E_NOT_FOUND, "the process keeper is gone");
+	if (agent_keeper_probe(c, rundir_fd, uid, id) == YX_E_NOT_FOUND)
+		return yx_fail(err, YX_E_NOT_FOUND, "the process keeper died");
+	return YX_OK;
+}
+
+int
+yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
+    const char *payload, size_t len, int wait_ms, int64_t until,
+    yx_output_fn sink, void *arg, char *status, struct yx_errctx *err)
+{
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
+	int			rc;
+
+	status[0] = '\0';
+	if (len > YX_AGENT_OUT_MAX || strlen(id) > YX_AGENT_PROCID_MAX)
+		return yx_fail(err, YX_E_BAD_REQUEST, "process operation too large");
+	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
+		rc = yx_fail(err, YX_E_NOMEM, NULL);
 		goto done;
 	}
-	if (agent_keeper_probe(&c, rundir_fd, uid, id) == YX_E_NOT_FOUND) {
-		rc = yx_fail(err, YX_E_NOT_FOUND, "the process keeper died");
+	c.deadline = yx_mono_ms() + AGENT_KEEPER_MS + (wait_ms > 0 ? wait_ms : 0);
+	if (until > 0 && c.deadline > until)
+		c.deadline = until;	/* the caller's whole budget */
+	if ((rc = agent_keeper_send(&c, rundir_fd, uid, id, op, payload, len, NULL,
+		 0, err)) != YX_OK)
 		goto done;
-	}
 	rc = agent_keeper_reply(&c, sink, arg, status, err);
+done:
+	if (c.fd != -1)
+		close(c.fd);
+	free(c.buf);
+	return rc;
+}
+
+/* A session command's 'Z' (agent_proto.h 'U'). YX_OK or YX_E_IO. */
+static int
+agent_sess_status(const char *s, struct yx_agent_sess_res *r)
+{
+	static const char *const keys[] = { "code=", "timedout=", "run=",
+		"busy=" };
+	long		 v[4] = { -1, 0, 1, 0 }, val;
+	const char	*p = s, *cwd, *eq;
+	char		*end;
+	size_t		 k;
+
+	if ((cwd = strstr(s, "cwd=")) != NULL && cwd != s && cwd[-1] != ' ')
+		cwd = NULL;
+	while (*p != '\0' && p != cwd) {
+		if ((eq = strchr(p, '=')) == NULL)
+			return YX_E_IO;
+		for (k = 0; k < 4 && strncmp(p, keys[k], strlen(keys[k])) != 0; k++)
+			;	/* k == 4: a newer keeper's word */
+		errno = 0;
+		val = strtol(eq + 1, &end, 10);
+		if (errno != 0 || end == eq + 1 || (*end != ' ' && *end != '\0'))
+			return YX_E_IO;
+		if (k < 4)
+			v[k] = val;
+		p = *end == ' ' ? end + 1 : end;
+	}
+	memset(r, 0, sizeof(*r));
+	r->s.busy = v[3] != 0;
+	r->s.ended = v[2] == 0;
+	if (r->s.busy || (r->s.ended && cwd == NULL))
+		return YX_OK;	/* answered at once, nothing ran */
+	if (cwd == NULL || v[0] < 0 || v[0] > 255 ||
+	    strlen(cwd + 4) >= sizeof(r->s.cwd))
+		return YX_E_IO;
+	r->s.ran = true;
+	r->code = (int)v[0];
+	r->timed_out = v[1] != 0;
+	snprintf(r->s.cwd, sizeof(r->s.cwd), "%s", cwd + 4);
+	return YX_OK;
+}
+
+int
+yx_agent_session_run(int rundir_fd, unsigned uid, const char *id,
+    const char *cmd, int timeout, const struct yx_exec_req *xr,
+    struct yx_agent_sess_res *res, struct yx_errctx *err)
+{
+	struct agent_conn	c = { -1, -1, false, NULL, 0, 0, false };
+	char			head[24], st[YX_AGENT_STATUS_MAX + 1], why[128];
+	size_t			len = strlen(cmd);
+	uint32_t		flen;
+	int			n, type, rc;
+
+	memset(res, 0, sizeof(*res));
+	n = snprintf(head, sizeof(head), "%d\n", timeout > 0 ? timeout : 0);
+	if (len + (size_t)n >= YX_AGENT_OUT_MAX)
+		return yx_fail(err, YX_E_PAYLOAD_TOO_LARGE,
+		    "a session's command is at most %d bytes",
+		    YX_AGENT_OUT_MAX - 16);
+	if ((c.buf = malloc(YX_AGENT_OUT_MAX)) == NULL) {
+		rc = yx_fail(err, YX_E_NOMEM, NULL);
+		goto done;
+	}
+	/* the keeper's own timeout, its recovery, then ours */
+	c.deadline = yx_mono_ms() + AGENT_KEEPER_MS + AGENT_SESSION_GRACE_MS +
+	    (timeout > 0 ? timeout * 1000LL : AGENT_MAX_SEC * 1000LL);
+	if ((rc = agent_keeper_send(&c, rundir_fd, uid, id, YX_AGENT_T_COMMAND,
+		 head, (size_t)n, cmd, len, err)) != YX_OK)
+		goto done;
+	/* a busy session answers at once: before the first tick, which
+	 * starts a stream */
+	c.tick_at = yx_mono_ms() + 100;
+	for (;;) {
+		if ((rc = agent_wait_frame(&c, xr)) != YX_OK ||
+		    (rc = agent_frame_get(&c, &type, &flen)) != YX_OK) {
+			if (rc == YX_E_TIMEOUT)
+				rc = yx_fail(err, YX_E_TIMEOUT,
+				    "session: no answer in time");
+			else if (rc == YX_E_IO)
+				rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+				    "session: broken reply");
+			break;
+		}
+		if (type == YX_AGENT_T_DATA) {
+			if ((rc = xr->on_output(xr->arg, c.buf, flen)) != YX_OK)
+				break;
+			continue;
+		}
+		if (type == YX_AGENT_T_STATE) {
+			memcpy(st, c.buf, flen);
+			st[flen] = '\0';
+			if (memchr(st, '\0', flen) != NULL ||
+			    agent_sess_status(st, res) != YX_OK)
+				rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
+				    "session: broken status");
+			break;
+		}
+		if (type == YX_AGENT_T_FAIL)
+			log_escape(why, sizeof(why), c.buf, flen);
+		else
+			snprintf(why, sizeof(why), "frame out of order");
+		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "session refused: %s",
+		    why);
+		break;
+	}
 done:
 	if (c.fd != -1)
 		close(c.fd);

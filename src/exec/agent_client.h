@@ -27,6 +27,8 @@
 
 #include "yuxi/driver.h"
 #include "yuxi/error.h"
+#include "yuxi/executor.h"
+#include "guest/agent_proto.h"
 
 struct yx_agent_opts {
 	int	start_wait_ms;	/* connect, request, until 'S' (default 3000) */
@@ -94,13 +96,14 @@ ssize_t	yx_agent_read_small(int rundir_fd, const char *name, unsigned uid,
 
 /*
  * Start xr (argv, env, workdir, timeout = the process's lifetime) as the
- * background process `id` ([a-z0-9], <= YX_AGENT_PROCID_MAX) keeping `ring`
- * bytes of its output (docs/agent.md "Background processes"). YX_OK once
- * the agent's keeper said it started (*started true). Otherwise
- * YX_E_BACKEND_UNAVAILABLE; *started false: nothing ran.
+ * background process bg->id keeping bg->ring bytes of its output
+ * (docs/agent.md "Background processes"), on a terminal or as a session's
+ * shell by bg->mode. YX_OK once the agent's keeper said it started
+ * (*started true; what it said in bg->started, e.g. "shell=bash").
+ * Otherwise YX_E_BACKEND_UNAVAILABLE; *started false: nothing ran.
  */
 int	yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
-    const struct yx_exec_req *xr, const char *id, size_t ring, bool *started,
+    const struct yx_exec_req *xr, struct yx_spawn *bg, bool *started,
     struct yx_errctx *err);
 
 /*
@@ -120,5 +123,27 @@ int	yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 int	yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
     const char *payload, size_t len, int wait_ms, int64_t until,
     yx_output_fn sink, void *arg, char *status, struct yx_errctx *err);
+
+/* What a session's command came to (yx_agent_session_run): the session's
+ * part, and the command's status. */
+struct yx_agent_sess_res {
+	struct yx_exec_session	 s;
+	int			 code;	/* its status; the shell's when ended */
+	bool			 timed_out;
+};
+
+/*
+ * Run cmd (at most YX_AGENT_OUT_MAX - 16 bytes) in the shell of session
+ * id (docs/agent.md "Sessions"; its keeper's 'U'), its output into
+ * xr->on_output as it comes, xr->on_tick on its period (an error from
+ * either stops the command: the keeper kills it, the session stays).
+ * timeout: seconds (the keeper enforces it; 0: none, our deadline is then
+ * 600 s). YX_OK with *res (busy or ended: nothing ran); YX_E_NOT_FOUND when
+ * the keeper is gone; YX_E_PAYLOAD_TOO_LARGE; YX_E_TIMEOUT;
+ * YX_E_BACKEND_UNAVAILABLE; the sink's or tick's error.
+ */
+int	yx_agent_session_run(int rundir_fd, unsigned uid, const char *id,
+    const char *cmd, int timeout, const struct yx_exec_req *xr,
+    struct yx_agent_sess_res *res, struct yx_errctx *err);
 
 #endif /* YUXI_EXEC_AGENT_CLIENT_H */

@@ -323,7 +323,8 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		rc = exec_lease_run(ex, &lease, run, &cmd, res, &started, err);
 		yx_provider_unhold(&ex->prov, &lease);
 		if (rc == YX_E_BACKEND_UNAVAILABLE && started) {	/* never twice */
-			if (run->bg == NULL && exec_lease_died(ex, &lease, &cmd.axr, res))
+			if (run->bg == NULL && run->sess == NULL &&
+			    exec_lease_died(ex, &lease, &cmd.axr, res))
 				return YX_OK;
 			return rc;
 		}

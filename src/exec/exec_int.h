@@ -38,9 +38,12 @@
 #include "yuxi/driver.h"
 #include "yuxi/executor.h"
 #include "yuxi/hash.h"
+#include "yuxi/procs.h"
 #include "yuxi/provider.h"
 #include "exec/agent_client.h"
 #include "exec/outcap.h"
+
+struct json_object;
 
 enum yx_exec_transport {
 	YX_EXEC_TRANSPORT_AUTO,		/* agent, else the engine path */
@@ -109,12 +112,6 @@ struct yx_executor {
 	struct yx_pool_key	 pool_key;
 };
 
-/* A background process to start instead of a command (yx_executor_spawn). */
-struct exec_bg {
-	const char	*id;
-	size_t		 ring;
-};
-
 /* Per-run state (exec_prepare.c fills it), shared by every step and with
  * the spill callback. */
 struct exec_run {
@@ -148,7 +145,11 @@ struct exec_run {
 	yx_output_fn		 sink;
 	int			(*tick)(void *);
 	void			*sink_arg;
-	const struct exec_bg	*bg;		/* NULL: a command */
+	struct yx_spawn		*bg;		/* a background process; NULL */
+	/* a session's command (req->session_id; NULL: none) and its part
+	 * of the outcome */
+	const char		*sess;
+	struct yx_exec_session	*sres;
 };
 
 /*
@@ -187,6 +188,50 @@ void	exec_acquire_spec_str(const struct yx_executor *ex,
 int	exec_acquire_run(struct yx_executor *ex,
 			 const struct yx_exec_request *req, struct exec_run *run, int timeout,
 			 struct yx_exec_result *res, struct yx_errctx *err);
+
+/*
+ * Keepers (keeper_rec.c): the records of background processes (proc.c)
+ * and sessions (session.c), one JSON file each in a directory of the
+ * thread's, and the talk to their keepers in the sandbox.
+ */
+#define EXEC_REC_ID_SIZE	18	/* a prefix letter, 16 hex digits, NUL */
+
+/* A keeper's 'Z' status, or its exit file (agent_proto.h). */
+struct exec_kstatus {
+	unsigned long long	from, to, total, written;
+	long long		code, ended;
+	int			run, timedout, killed, in_open, busy, idle;
+};
+
+/* The records' directory `name` of the thread at tdir (made with
+ * `create`); -1 with errno. */
+int	exec_rec_dir(int tdir, const char *name, bool create);
+/* prefix and 16 lowercase hex digits. */
+bool	exec_rec_id_valid(const char *id, char prefix);
+int	exec_rec_new_id(char prefix, char id[EXEC_REC_ID_SIZE]);
+/* Write record id (a new one with `create`, else only over the current
+ * one). YX_OK, YX_E_NOT_FOUND (an update of a gone record), YX_E_IO. */
+int	exec_rec_put(int dfd, const char *id, struct json_object *o,
+    bool create);
+/* Read record id: a JSON object (*out, caller puts). YX_OK;
+ * YX_E_NOT_FOUND; YX_E_IO (unreadable, not an object). */
+int	exec_rec_get(int dfd, const char *id, struct json_object **out);
+int64_t	exec_rec_int(struct json_object *o, const char *key, int64_t dflt);
+const char *exec_rec_str(struct json_object *o, const char *key);
+/* Parse a keeper's status words. 0 or -1. */
+int	exec_kstatus_parse(const char *s, struct exec_kstatus *ks);
+/* The exit file a gone keeper left: 0 with *ks (run 0), or -1. */
+int	exec_keeper_exit(const struct yx_proc_ctx *c, const char *id,
+     struct exec_kstatus *ks);
+void	exec_keeper_forget_exit(const struct yx_proc_ctx *c, const char *id);
+/*
+ * yx_agent_keeper_op within the request's budget (c->until). A keeper
+ * that did not answer in time marks the box (*c->stalled) and answers
+ * YX_E_BACKEND_UNAVAILABLE.
+ */
+int	exec_keeper_op(const struct yx_proc_ctx *c, const char *id, int op,
+    const char *payload, size_t len, int wait_ms, yx_output_fn sink,
+    void *arg, char *status, struct yx_errctx *err);
 
 /* exec_lease.c */
 void	exec_lease_cmd_init(struct exec_cmd *c, const struct exec_run *run,

@@ -111,6 +111,34 @@ exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
 	return rc;
 }
 
+/*
+ * A session's command: its shell's keeper runs it. Never retried nor
+ * taken by another path (*started: a keeper that is gone means the
+ * session is, not the agent). The outcome also into run->sres.
+ */
+static int
+exec_session_call(const struct exec_run *run, const struct yx_exec_req *xr,
+    struct yx_exec_result *res, bool *started, struct yx_errctx *err)
+{
+	struct yx_agent_sess_res	r;
+	int64_t				t0 = yx_mono_ms();
+	int				rc;
+
+	*started = true;
+	memset(res, 0, sizeof(*res));
+	rc = yx_agent_session_run(run->rundir_fd, run->su, run->sess,
+	    xr->argv[2], xr->timeout_sec, xr, &r, err);
+	res->duration_ms = yx_mono_ms() - t0;
+	if (rc == YX_E_NOT_FOUND)	/* its keeper is gone: so is it */
+		return yx_fail(err, YX_E_SESSION_NOT_FOUND, "the session has ended");
+	if (rc != YX_OK)
+		return rc;
+	*run->sres = r.s;
+	res->exit_code = r.code;
+	res->timed_out = r.timed_out;
+	return YX_OK;
+}
+
 /* The agent's part: run the command, or start the background process. */
 static int
 exec_agent_call(struct yx_executor *ex, const struct exec_run *run,
@@ -119,10 +147,12 @@ exec_agent_call(struct yx_executor *ex, const struct exec_run *run,
 {
 	struct yx_agent_opts o;
 
+	if (run->sess != NULL)
+		return exec_session_call(run, xr, res, started, err);
 	if (run->bg != NULL) {
 		memset(res, 0, sizeof(*res));
 		return yx_agent_spawn(run->rundir_fd, run->su, &ex->aopts, xr,
-		    run->bg->id, run->bg->ring, started, err);
+		    run->bg, started, err);
 	}
 	o = ex->aopts;
 	o.own_uid = run->own_uid || run->su != run->uid;
@@ -220,10 +250,10 @@ exec_lease_run(struct yx_executor *ex, const struct yx_lease *lease,
 		if (!fallback)
 			return rc;
 	}
-	if (run->bg != NULL)	/* only the agent keeps a process */
+	if (run->bg != NULL || run->sess != NULL)	/* only the agent keeps one */
 		return yx_fail(err, YX_E_AGENT_UNAVAILABLE,
-		    "background processes need the in-sandbox agent, "
-		    "which is unavailable in this sandbox");
+		    "background processes and sessions need the in-sandbox "
+		    "agent, which is unavailable in this sandbox");
 	if (ex->transport == YX_EXEC_TRANSPORT_AGENT)
 		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "agent transport required but the agent is unavailable");
@@ -354,7 +384,7 @@ exec_lease_agent_fast(struct yx_executor *ex, const struct yx_acquire_req *ar,
 	}
 	yx_provider_unhold(&ex->prov, &lease);
 	if (rc == YX_E_BACKEND_UNAVAILABLE && started && run->bg == NULL &&
-	    exec_lease_died(ex, &lease, xr, res))
+	    run->sess == NULL && exec_lease_died(ex, &lease, xr, res))
 		rc = YX_OK;
 	if (rc == YX_OK)
 		ex->stats.agent_runs++;

@@ -269,7 +269,10 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	char			 bad[128];
 	int			 rc;
 
+	struct yx_exec_session	*sess = out->session;
+
 	memset(out, 0, sizeof(*out));
+	out->session = sess;
 	memset(&run, 0, sizeof(run));
 	memset(&res, 0, sizeof(res));
 	run.broker.ud_fd = run.broker.sk_fd = -1;
@@ -294,8 +297,22 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		rc = exec_refused(out, bad, err);
 		goto done;
 	}
+	if (req->session_id != NULL) {
+		if (out->session == NULL) {
+			rc = yx_fail(err, YX_E_INTERNAL, "session outcome");
+			goto done;
+		}
+		memset(out->session, 0, sizeof(*out->session));
+		run.sess = req->session_id;
+		run.sres = out->session;
+	}
 	if ((rc = exec_prepare_run(ex, req, &run, err)) != YX_OK)
 		goto done;
+	if (run.sess != NULL && run.rundir_fd == -1) {
+		rc = yx_fail(err, YX_E_AGENT_UNAVAILABLE,
+		    "the in-sandbox agent cannot be used (details in the server log)");
+		goto done;
+	}
 	st.ms.nrules = exec_prepare_mask_rules(ex, &run, rules);
 	rc = exec_acquire_run(ex, req, &run,
 	    yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec), &res, err);
@@ -317,10 +334,9 @@ done:
 
 int
 yx_executor_spawn(struct yx_executor *ex, const struct yx_exec_request *req,
-    const char *id, size_t ring, struct yx_errctx *err)
+    struct yx_spawn *sp, struct yx_errctx *err)
 {
 	struct exec_run		 run;
-	struct exec_bg		 bg = { id, ring };
 	struct yx_outcap	 oc;
 	struct yx_exec_result	 res;
 	char			 bad[128];
@@ -331,7 +347,7 @@ yx_executor_spawn(struct yx_executor *ex, const struct yx_exec_request *req,
 	run.rundir_fd = -1;
 	yx_outcap_init(&oc, 0, 0, NULL, NULL);
 	run.oc = &oc;
-	run.bg = &bg;
+	run.bg = sp;
 	if (req->command == NULL || req->command[0] == '\0') {
 		rc = yx_fail(err, YX_E_BAD_REQUEST, "command is empty");
 		goto done;

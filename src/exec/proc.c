@@ -37,18 +37,11 @@
 #include "yuxi/text.h"
 #include "yuxi/threads.h"
 #include "exec/agent_client.h"
+#include "exec/exec_int.h"
 #include "guest/agent_proto.h"
 
 #define PROC_DIR		"procs"
-#define PROC_RECORD_MAX		(1 << 20)	/* bytes of one record */
 #define PROC_STDIN_CHUNK	YX_AGENT_OUT_MAX
-
-/* A keeper's 'Z' status (agent_proto.h). */
-struct proc_status {
-	unsigned long long	from, to, total, written;
-	long long		code, ended;
-	int			run, timedout, killed, in_open;
-};
 
 void
 yx_proc_fini(struct yx_proc *p)
@@ -87,40 +80,16 @@ proc_state_of(const char *s)
 	return strcmp(s, "exited") == 0 ? YX_PROC_EXITED : YX_PROC_LOST;
 }
 
-/* "p" and 16 lowercase hex digits. */
-static bool
-proc_id_valid(const char *id)
-{
-	return id[0] == 'p' && strlen(id) == YX_PROC_ID_SIZE - 1 &&
-	    strspn(id + 1, "0123456789abcdef") == YX_PROC_ID_SIZE - 2;
-}
-
-/* The records' directory of the thread at tdir (made with `create`);
- * -1 with errno. */
-static int
-proc_dir_open(int tdir, bool create)
-{
-	int fd;
-
-	fd = openat(tdir, PROC_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1 && errno == ENOENT && create &&
-	    (mkdirat(tdir, PROC_DIR, 0700) == 0 || errno == EEXIST))
-		fd = openat(tdir, PROC_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd;
-}
-
 /*
- * Write p's record through a temporary name: a new one (`create`) by a
- * rename, an update by an exchange with the current record, which fails
- * when it is gone: a refresh racing a DELETE never brings a forgotten
- * process back. YX_OK, YX_E_NOT_FOUND (update of a gone record), YX_E_IO.
+ * Write p's record (keeper_rec.c): a new one with `create`, else over the
+ * current one only. YX_OK, YX_E_NOT_FOUND (update of a gone record),
+ * YX_E_IO.
  */
 static int
 proc_record_write(int dfd, const struct yx_proc *p, bool create)
 {
 	struct json_object	*o = json_object_new_object();
-	struct yx_replace	 r = { .mode = 0600 };
-	int			 rc = YX_E_IO;
+	int			 rc;
 
 	if (o == NULL)
 		return YX_E_NOMEM;
@@ -135,64 +104,11 @@ proc_record_write(int dfd, const struct yx_proc *p, bool create)
 	json_object_object_add(o, "ended_at", json_object_new_int64(p->ended_at));
 	json_object_object_add(o, "output_bytes",
 	    json_object_new_int64((int64_t)p->output_bytes));
-	/* yx_replace_at's temporary is the process's own: two workers may
-	 * refresh a record at once */
-	if (!create)
-		r.flags = YX_REPLACE_EXISTING;
-	if ((r.data = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN,
-		 &r.len)) != NULL &&
-	    (rc = yx_replace_at(dfd, p->id, &r)) != YX_OK && rc != YX_E_NOT_FOUND)
-		rc = YX_E_IO;
-	if (rc == YX_E_IO)
-		log_warn("process record %s", p->id);
-	json_object_put(o);
-	return rc;
-}
-
-/* One field of a record, or a default. */
-static int64_t
-proc_field(struct json_object *o, const char *key, int64_t dflt)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) &&
-		json_object_is_type(v, json_type_int) ?
-	    json_object_get_int64(v) :
-	    dflt;
-}
-
-/* Parse a record. YX_OK or YX_E_IO. */
-static int
-proc_record_parse(const char *text, size_t len, const char *id,
-    struct yx_proc *p)
-{
-	struct json_tokener	*tok;
-	struct json_object	*o, *v;
-	int			 rc = YX_E_IO;
-
-	memset(p, 0, sizeof(*p));
-	if (len > INT32_MAX || (tok = json_tokener_new()) == NULL)
-		return rc;
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	json_tokener_free(tok);
-	if (o != NULL && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, "command", &v) &&
-	    json_object_is_type(v, json_type_string) &&
-	    json_object_object_get_ex(o, "state", &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		snprintf(p->id, sizeof(p->id), "%s", id);
-		p->state = proc_state_of(json_object_get_string(v));
-		json_object_object_get_ex(o, "command", &v);
-		if ((p->command = strdup(json_object_get_string(v))) != NULL)
-			rc = YX_OK;
-		p->exit_code = (int)proc_field(o, "exit_code", -1);
-		p->timed_out = json_object_object_get_ex(o, "timed_out", &v) &&
-		    json_object_get_boolean(v);
-		p->timeout = (int)proc_field(o, "timeout", 0);
-		p->started_at = proc_field(o, "started_at", 0);
-		p->ended_at = proc_field(o, "ended_at", 0);
-		p->output_bytes = (uint64_t)proc_field(o, "output_bytes", 0);
+	if (p->cols > 0) {
+		json_object_object_add(o, "cols", json_object_new_int(p->cols));
+		json_object_object_add(o, "rows", json_object_new_int(p->rows));
 	}
+	rc = exec_rec_put(dfd, p->id, o, create);
 	json_object_put(o);
 	return rc;
 }
@@ -202,77 +118,41 @@ static int
 proc_record_read(int dfd, const char *id, struct yx_proc *p,
     struct yx_errctx *err)
 {
-	struct stat	 st;
-	char		*text = NULL;
-	ssize_t		 n = -1;
-	int		 fd, rc;
+	struct json_object	*o;
+	struct json_object	*v;
+	const char		*cmd, *state;
+	int			 rc;
 
 	memset(p, 0, sizeof(*p));
-	memset(&st, 0, sizeof(st));
-	if (!proc_id_valid(id) ||
-	    (fd = openat(dfd, id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if (!exec_rec_id_valid(id, 'p') ||
+	    (rc = exec_rec_get(dfd, id, &o)) == YX_E_NOT_FOUND)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size < PROC_RECORD_MAX &&
-	    (text = malloc((size_t)st.st_size + 1)) != NULL)
-		n = read(fd, text, (size_t)st.st_size);
-	close(fd);
-	rc = n == st.st_size ? proc_record_parse(text, (size_t)n, id, p) :
-			       YX_E_IO;
-	free(text);
+	if (rc == YX_OK && ((cmd = exec_rec_str(o, "command")) == NULL || (state = exec_rec_str(o, "state")) == NULL))
+		rc = YX_E_IO;
+	if (rc == YX_OK) {
+		snprintf(p->id, sizeof(p->id), "%s", id);
+		p->state = proc_state_of(state);
+		if ((p->command = strdup(cmd)) == NULL)
+			rc = YX_E_NOMEM;
+		p->exit_code = (int)exec_rec_int(o, "exit_code", -1);
+		p->timed_out = json_object_object_get_ex(o, "timed_out", &v) &&
+		    json_object_get_boolean(v);
+		p->timeout = (int)exec_rec_int(o, "timeout", 0);
+		p->started_at = exec_rec_int(o, "started_at", 0);
+		p->ended_at = exec_rec_int(o, "ended_at", 0);
+		p->output_bytes = (uint64_t)exec_rec_int(o, "output_bytes", 0);
+		p->cols = (int)exec_rec_int(o, "cols", 0);
+		p->rows = (int)exec_rec_int(o, "rows", 0);
+	}
+	json_object_put(o);
 	if (rc != YX_OK)
 		return yx_fail(err, rc, "process record %s unreadable", id);
 	return YX_OK;
 }
 
-/* Parse a keeper's status text. 0 or -1. */
-static int
-proc_status_parse(const char *s, struct proc_status *ks)
-{
-	static const char *const keys[] = { "from", "to", "total", "written",
-		"code", "ended", "run", "timedout", "killed", "stdin" };
-	long long	 v;
-	const char	*p = s, *eq;
-	char		*end;
-	size_t		 i, k;
-
-	memset(ks, 0, sizeof(*ks));
-	ks->code = -1;
-	while (*p != '\0') {
-		if ((eq = strchr(p, '=')) == NULL)
-			return -1;
-		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			if ((size_t)(eq - p) == strlen(keys[k]) &&
-			    strncmp(p, keys[k], strlen(keys[k])) == 0)
-				break;
-		errno = 0;
-		v = strtoll(eq + 1, &end, 10);
-		if (errno != 0 || end == eq + 1 || (*end != ' ' && *end != '\0'))
-			return -1;
-		if (k < 4 && v < 0)
-			return -1;
-		i = (size_t)v;
-		switch (k) {
-		case 0: ks->from = i; break;
-		case 1: ks->to = i; break;
-		case 2: ks->total = i; break;
-		case 3: ks->written = i; break;
-		case 4: ks->code = v; break;
-		case 5: ks->ended = v; break;
-		case 6: ks->run = v != 0; break;
-		case 7: ks->timedout = v != 0; break;
-		case 8: ks->killed = v != 0; break;
-		case 9: ks->in_open = v != 0; break;
-		default: break;	/* a newer keeper's word */
-		}
-		p = *end == ' ' ? end + 1 : end;
-	}
-	return ks->from <= ks->to && ks->to <= ks->total ? 0 : -1;
-}
-
 /* What the keeper said, into p. True when it changed the record. */
 static bool
-proc_apply(struct yx_proc *p, const struct proc_status *ks)
+proc_apply(struct yx_proc *p, const struct exec_kstatus *ks)
 {
 	struct yx_proc	old = *p;
 
@@ -293,18 +173,11 @@ proc_apply(struct yx_proc *p, const struct proc_status *ks)
 static bool
 proc_gone(const struct yx_proc_ctx *c, struct yx_proc *p)
 {
-	struct proc_status	ks;
-	char			name[YX_PROC_ID_SIZE + 16], text[256];
-	ssize_t			n;
+	struct exec_kstatus ks;
 
 	if (p->state != YX_PROC_RUNNING)
 		return false;
-	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.exit", p->id);
-	n = yx_agent_read_small(c->rundir, name, c->uid, text, sizeof(text));
-	if (n > 0 && text[n - 1] == '\n')
-		text[n - 1] = '\0';
-	if (n > 0 && proc_status_parse(text, &ks) == 0) {
-		ks.run = 0;
+	if (exec_keeper_exit(c, p->id, &ks) == 0) {
 		ks.total = p->output_bytes;
 		return proc_apply(p, &ks);
 	}
@@ -312,35 +185,11 @@ proc_gone(const struct yx_proc_ctx *c, struct yx_proc *p)
 	return true;
 }
 
-/*
- * yx_agent_keeper_op within the request's budget (c->until). A keeper
- * that did not answer in time marks the box (*c->stalled) and answers
- * YX_E_BACKEND_UNAVAILABLE, as before.
- */
-static int
-proc_keeper_op(const struct yx_proc_ctx *c, const char *id, int op,
-    const char *payload, size_t len, int wait_ms, yx_output_fn sink, void *arg,
-    char *status, struct yx_errctx *err)
-{
-	int rc;
-
-	rc = yx_agent_keeper_op(c->rundir, c->uid, id, op, payload, len, wait_ms,
-	    c->until, sink, arg, status, err);
-	if (rc == YX_OK && c->answered != NULL)
-		*c->answered = true;
-	if (rc != YX_E_TIMEOUT)
-		return rc;
-	if (c->stalled != NULL)
-		*c->stalled = true;
-	return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
-	    "the sandbox's process keeper did not answer in time");
-}
-
 /* Ask the keeper of a running process how it is; true when p changed. */
 static bool
 proc_refresh(const struct yx_proc_ctx *c, struct yx_proc *p)
 {
-	struct proc_status	ks;
+	struct exec_kstatus	ks;
 	char			st[YX_AGENT_STATUS_MAX + 1];
 	int			rc;
 
@@ -348,11 +197,11 @@ proc_refresh(const struct yx_proc_ctx *c, struct yx_proc *p)
 		return false;
 	if (c->until > 0 && yx_mono_ms() >= c->until)
 		return false;	/* no time left: as it was */
-	rc = proc_keeper_op(c, p->id, YX_AGENT_T_STATUS, NULL, 0, 0, NULL, NULL,
+	rc = exec_keeper_op(c, p->id, YX_AGENT_T_STATUS, NULL, 0, 0, NULL, NULL,
 	    st, NULL);
 	if (rc == YX_E_NOT_FOUND)
 		return proc_gone(c, p);
-	if (rc != YX_OK || proc_status_parse(st, &ks) == -1)
+	if (rc != YX_OK || exec_kstatus_parse(st, &ks) == -1)
 		return false;	/* unsure: as it was */
 	return proc_apply(p, &ks);
 }
@@ -404,7 +253,7 @@ proc_read_all(const struct yx_proc_ctx *c, int dfd, struct yx_proc **out,
 		return yx_fail(err, YX_E_IO, "process records unreadable");
 	}
 	while ((de = readdir(d)) != NULL && *n <= YX_PROC_RECORDS)
-		if (proc_id_valid(de->d_name) &&
+		if (exec_rec_id_valid(de->d_name, 'p') &&
 		    proc_load(c, dfd, de->d_name, &v[*n], NULL) == YX_OK)
 			(*n)++;
 	closedir(d);
@@ -421,7 +270,7 @@ yx_proc_list(const struct yx_proc_ctx *c, struct yx_proc **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, false)) == -1)
 		return errno == ENOENT ? YX_OK :
 					 yx_fail(err, YX_E_IO, "process records unreadable");
 	rc = proc_read_all(c, dfd, out, n, err);
@@ -436,7 +285,7 @@ yx_proc_get(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
 	int dfd, rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, false)) == -1)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
 	rc = proc_load(c, dfd, id, out, err);
 	close(dfd);
@@ -474,31 +323,18 @@ proc_room(const struct yx_proc_ctx *c, int dfd, struct yx_errctx *err)
 	return YX_OK;
 }
 
-/* A fresh process id. YX_OK or YX_E_IO. */
-static int
-proc_new_id(char id[YX_PROC_ID_SIZE])
-{
-	unsigned char	r[8];
-	size_t		i;
-
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		return YX_E_IO;
-	id[0] = 'p';
-	for (i = 0; i < sizeof(r); i++)
-		snprintf(id + 1 + 2 * i, 3, "%02x", r[i]);
-	return YX_OK;
-}
-
 int
 yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
-    const struct yx_exec_request *req, int timeout, struct yx_proc *out,
-    struct yx_errctx *err)
+    const struct yx_exec_request *req, const struct yx_proc_opts *o,
+    struct yx_proc *out, struct yx_errctx *err)
 {
 	struct yx_exec_request	r = *req;
-	int			dfd, rc;
+	struct yx_spawn		sp;
+	char			mode[32];
+	int			dfd, rc, timeout = o->timeout;
 
 	memset(out, 0, sizeof(*out));
-	if ((dfd = proc_dir_open(c->tdir, true)) == -1)
+	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, true)) == -1)
 		return yx_fail(err, YX_E_IO, "process records: %s", strerror(errno));
 	if (flock(dfd, LOCK_EX) == -1) {
 		rc = yx_fail(err, YX_E_IO, "process records: %s", strerror(errno));
@@ -506,7 +342,7 @@ yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	}
 	if ((rc = proc_room(c, dfd, err)) != YX_OK)
 		goto done;
-	if (proc_new_id(out->id) != YX_OK ||
+	if (exec_rec_new_id('p', out->id) != YX_OK ||
 	    (out->command = strdup(req->command)) == NULL) {
 		rc = yx_fail(err, YX_E_NOMEM, NULL);
 		goto done;
@@ -517,6 +353,8 @@ yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	    c->cfg->proc_lifetime :
 	    timeout;
 	out->started_at = yx_now_ms();
+	out->cols = o->cols > 0 ? o->cols : 0;
+	out->rows = o->cols > 0 ? o->rows : 0;
 	/* the record first: a crash from here on leaves it, never an
 	 * unknown process */
 	if ((rc = proc_record_write(dfd, out, true)) != YX_OK) {
@@ -524,7 +362,14 @@ yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
 		goto done;
 	}
 	r.timeout_sec = out->timeout;
-	rc = yx_executor_spawn(ex, &r, out->id, c->cfg->proc_output_keep, err);
+	memset(&sp, 0, sizeof(sp));
+	sp.id = out->id;
+	sp.ring = c->cfg->proc_output_keep;
+	if (out->cols > 0) {
+		snprintf(mode, sizeof(mode), "pty %d %d", out->cols, out->rows);
+		sp.mode = mode;
+	}
+	rc = yx_executor_spawn(ex, &r, &sp, err);
 	if (rc != YX_OK)
 		(void)unlinkat(dfd, out->id, 0);
 	else
@@ -554,7 +399,7 @@ proc_collect(void *arg, const char *data, size_t len)
  */
 static size_t
 proc_mask(const struct yx_proc_ctx *c, const struct yx_buf *raw,
-    const struct proc_status *ks, struct yx_proc_chunk *out)
+    const struct exec_kstatus *ks, struct yx_proc_chunk *out)
 {
 	bool	final = !ks->run && ks->to == ks->total;
 	size_t	used = 0, k;
@@ -575,7 +420,7 @@ proc_mask(const struct yx_proc_ctx *c, const struct yx_buf *raw,
 static int
 proc_read_once(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
     uint64_t have, int wait_ms, size_t max, struct yx_buf *raw,
-    struct proc_status *ks, struct yx_errctx *err)
+    struct exec_kstatus *ks, struct yx_errctx *err)
 {
 	char	q[96], st[YX_AGENT_STATUS_MAX + 1];
 	int	n, rc;
@@ -583,9 +428,9 @@ proc_read_once(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 	yx_buf_reset(raw);
 	n = snprintf(q, sizeof(q), "%llu %llu %d %zu", (unsigned long long)offset,
 	    (unsigned long long)have, wait_ms, max);
-	rc = proc_keeper_op(c, id, YX_AGENT_T_READ, q, (size_t)n, wait_ms,
+	rc = exec_keeper_op(c, id, YX_AGENT_T_READ, q, (size_t)n, wait_ms,
 	    proc_collect, raw, st, err);
-	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || raw->len != ks->to - ks->from))
+	if (rc == YX_OK && (exec_kstatus_parse(st, ks) == -1 || raw->len != ks->to - ks->from))
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "process keeper: broken status");
 	return rc;
@@ -595,7 +440,7 @@ int
 yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
     int wait_ms, size_t max, struct yx_proc_chunk *out, struct yx_errctx *err)
 {
-	struct proc_status	ks;
+	struct exec_kstatus	ks;
 	struct yx_buf		raw;
 	int64_t			deadline;
 	uint64_t		have = offset;
@@ -606,7 +451,7 @@ yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 	yx_buf_init(&out->data, SIZE_MAX);
 	yx_buf_init(&raw, (size_t)max + YX_AGENT_OUT_MAX);
 	out->offset = out->next_offset = offset;
-	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, false)) == -1)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
 	/* an ended process's keeper stays a while with the output */
 	if ((rc = proc_record_read(dfd, id, &out->proc, err)) != YX_OK ||
@@ -652,13 +497,13 @@ yx_proc_chunk_fini(struct yx_proc_chunk *out)
 /* One 'W' of up to PROC_STDIN_CHUNK bytes (0: close stdin). */
 static int
 proc_write_once(const struct yx_proc_ctx *c, const char *id, const char *p,
-    size_t n, struct proc_status *ks, struct yx_errctx *err)
+    size_t n, struct exec_kstatus *ks, struct yx_errctx *err)
 {
 	char	st[YX_AGENT_STATUS_MAX + 1];
 	int	rc;
 
-	rc = proc_keeper_op(c, id, YX_AGENT_T_STDIN, p, n, 0, NULL, NULL, st, err);
-	if (rc == YX_OK && (proc_status_parse(st, ks) == -1 || ks->written > n))
+	rc = exec_keeper_op(c, id, YX_AGENT_T_STDIN, p, n, 0, NULL, NULL, st, err);
+	if (rc == YX_OK && (exec_kstatus_parse(st, ks) == -1 || ks->written > n))
 		rc = yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 		    "process keeper: broken status");
 	return rc;
@@ -668,7 +513,7 @@ int
 yx_proc_stdin(const struct yx_proc_ctx *c, const char *id, const char *data,
     size_t len, bool eof, size_t *written, bool *open, struct yx_errctx *err)
 {
-	struct proc_status	ks;
+	struct exec_kstatus	ks;
 	struct yx_proc		p;
 	size_t			n, off = 0;
 	int			rc;
@@ -707,21 +552,20 @@ int
 yx_proc_kill(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
     struct yx_errctx *err)
 {
-	struct proc_status	ks;
+	struct exec_kstatus	ks;
 	char			st[YX_AGENT_STATUS_MAX + 1];
-	char			name[YX_PROC_ID_SIZE + 16];
 	int			dfd, rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((dfd = proc_dir_open(c->tdir, false)) == -1)
+	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, false)) == -1)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
 	if ((rc = proc_record_read(dfd, id, out, err)) != YX_OK)
 		goto done;
 	/* an ended process's keeper lingers with the output: it goes too */
 	if (out->state != YX_PROC_LOST) {
-		rc = proc_keeper_op(c, id, YX_AGENT_T_KILL, NULL, 0, 0, NULL, NULL, st,
+		rc = exec_keeper_op(c, id, YX_AGENT_T_KILL, NULL, 0, 0, NULL, NULL, st,
 		    err);
-		if (rc == YX_OK && proc_status_parse(st, &ks) == 0)
+		if (rc == YX_OK && exec_kstatus_parse(st, &ks) == 0)
 			(void)proc_apply(out, &ks);
 		else if (rc == YX_E_NOT_FOUND)
 			(void)proc_gone(c, out);
@@ -729,13 +573,38 @@ yx_proc_kill(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
 			goto done;	/* unsure whether it died: keep the record */
 		rc = YX_OK;
 	}
-	snprintf(name, sizeof(name), YX_AGENT_PROC_PREFIX "%s.exit", id);
-	(void)unlinkat(c->rundir, name, 0);	/* a name in it, nothing followed */
+	exec_keeper_forget_exit(c, id);
 	rc = unlinkat(dfd, id, 0) == 0 || errno == ENOENT ? YX_OK :
 							    yx_fail(err, YX_E_IO, "process record: %s", strerror(errno));
 	log_info("background process %s killed and forgotten", id);
 done:
 	close(dfd);
+	return rc;
+}
+
+int
+yx_proc_resize(const struct yx_proc_ctx *c, const char *id, int cols,
+    int rows, struct yx_errctx *err)
+{
+	char		q[32], st[YX_AGENT_STATUS_MAX + 1];
+	struct yx_proc	p;
+	int		n, rc;
+
+	if ((rc = yx_proc_get(c, id, &p, err)) != YX_OK)
+		return rc;
+	if (p.cols == 0)
+		rc = yx_fail(err, YX_E_BAD_REQUEST,
+		    "the process does not run on a terminal (start it with \"pty\")");
+	else if (p.state != YX_PROC_RUNNING)
+		rc = yx_fail(err, YX_E_NOT_RUNNING, "the process has ended");
+	yx_proc_fini(&p);
+	if (rc != YX_OK)
+		return rc;
+	n = snprintf(q, sizeof(q), "%d %d", cols, rows);
+	rc = exec_keeper_op(c, id, YX_AGENT_T_RESIZE, q, (size_t)n, 0, NULL, NULL,
+	    st, err);
+	if (rc == YX_E_NOT_FOUND)
+		return yx_fail(err, YX_E_NOT_RUNNING, "the process has ended");
 	return rc;
 }
 

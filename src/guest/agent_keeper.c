@@ -25,6 +25,13 @@
  * agent's records directory (keep_lock): the agent answers the host's
  * "does it live?" ('L') from that lock, since under gVisor a dead keeper's
  * socket still takes connections.
+ *
+ * On a terminal ('P' "pty COLS ROWS"), the process leads a session of its
+ * own with the slave of a new pseudo-terminal as controlling terminal and
+ * as 0, 1 and 2; the keeper reads and writes the master (output and stdin
+ * are the terminal's bytes), 'Y' resizes it (the kernel sends SIGWINCH),
+ * and the end kills the whole session. A session's shell ('P' "session")
+ * is agent_session.c's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,69 +44,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "guest/agent_keeper.h"
-#include "guest/agent_proto.h"
+#include "guest/keeper_int.h"
 #include "yuxi/clock.h"
 
-#define KEEP_CONNS	8		/* host connections at once */
 #define KEEP_REQ_MS	5000		/* a request must arrive by then */
-#define KEEP_SEND_MS	2000		/* a reply must leave by then */
 #define KEEP_STDIN_MS	1000		/* stdin bytes must be taken by then */
 #define KEEP_WAIT_MAX	60000		/* longest 'R' wait */
 #define KEEP_LINGER_MS	(10 * 60 * 1000) /* output readable after the end */
+#define KEEP_SESS_LINGER_MS 30000	/* ... of a session's shell */
 #define KEEP_KILL_MS	2000		/* 'K': wait for the main process */
 #define KEEP_TICK_MS	50		/* exit polling without a pidfd */
 #define KEEP_DRAIN_MAX	32		/* reads after the end */
-#define KEEP_PIPE_SIZE	(1024 * 1024)
-#define KEEP_CHUNK	65536
 
-enum keep_cstate {
-	KC_FREE = 0,
-	KC_READ,	/* reading the request */
-	KC_WAIT,	/* 'R' waiting for output past `have` */
-	KC_STDIN,	/* 'W' bytes going to the process's stdin */
-};
-
-struct keep_conn {
-	int		 fd;
-	int		 state;
-	int		 hello;		/* the first frame was read */
-	long long	 deadline;
-	unsigned char	 hdr[YX_AGENT_HDR];
-	size_t		 got;		/* bytes of header and payload read */
-	uint32_t	 len;
-	unsigned long long offset, have, max;
-	size_t		 wpos;		/* stdin bytes written */
-	char		 buf[YX_AGENT_OUT_MAX];
-};
-
-struct keeper {
-	char		*ring;
-	size_t		 cap;
-	uint64_t	 total;		/* output bytes ever read */
-	pid_t		 pid;		/* main process = group */
-	int		 pidfd, rfd, wfd, lfd, recdir;
-	int		 running, code, timedout, killed, quit;
-	int		 writer;	/* the connection writing stdin, -1 */
-	long long	 deadline;	/* lifetime (mono ms), 0: none */
-	long long	 linger;	/* leave then, once ended */
-	long long	 ended;		/* unix ms */
-	char		 sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char		 exitf[PATH_MAX], rec[64];
-	char		 lock[YX_AGENT_PROCID_MAX + 16];	/* in recdir */
-};
-
-static struct keep_conn	kc[KEEP_CONNS];
 
 static long long
 keep_wall_ms(void)
@@ -108,49 +77,6 @@ keep_wall_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Send all of p before the deadline. 0 or -1. */
-static int
-keep_send(int fd, const void *p, size_t n, long long deadline)
-{
-	struct pollfd	 pfd;
-	const char	*c = p;
-	long long	 left;
-	ssize_t		 w;
-
-	while (n > 0) {
-		w = send(fd, c, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w > 0) {
-			c += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w == -1 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		if ((left = deadline - yx_mono_ms()) <= 0)
-			return -1;
-		pfd.fd = fd;
-		pfd.events = POLLOUT;
-		(void)poll(&pfd, 1, (int)left);
-	}
-	return 0;
-}
-
-/* One frame. 0 or -1. */
-static int
-keep_frame(int fd, int type, const void *p, size_t n, long long deadline)
-{
-	unsigned char h[YX_AGENT_HDR];
-
-	h[0] = (unsigned char)type;
-	h[1] = (unsigned char)(n >> 24);
-	h[2] = (unsigned char)(n >> 16);
-	h[3] = (unsigned char)(n >> 8);
-	h[4] = (unsigned char)n;
-	if (keep_send(fd, h, sizeof(h), deadline) == -1)
-		return -1;
-	return n > 0 ? keep_send(fd, p, n, deadline) : 0;
 }
 
 static uint64_t
@@ -168,24 +94,14 @@ keep_status(const struct keeper *k, int fd, uint64_t from, uint64_t to,
 	int	n;
 
 	n = snprintf(s, sizeof(s), "from=%llu to=%llu total=%llu run=%d "
-				   "code=%d timedout=%d killed=%d written=%zu stdin=%d ended=%lld",
+				   "code=%d timedout=%d killed=%d written=%zu stdin=%d ended=%lld busy=%d",
 	    (unsigned long long)from, (unsigned long long)to,
 	    (unsigned long long)k->total, k->running, k->running ? -1 : k->code,
-	    k->timedout, k->killed, written, k->wfd != -1, k->ended);
+	    k->timedout, k->killed, written, k->wfd != -1, k->ended,
+	    k->sess != NULL && sess_busy(k));
 	if (n < 0 || (size_t)n >= sizeof(s))
 		return -1;
 	return keep_frame(fd, YX_AGENT_T_STATE, s, (size_t)n, deadline);
-}
-
-static void
-keep_close(struct keeper *k, struct keep_conn *c)
-{
-	if (c->fd != -1)
-		close(c->fd);
-	if (k->writer == (int)(c - kc))
-		k->writer = -1;
-	c->fd = -1;
-	c->state = KC_FREE;
 }
 
 /* Answer an 'R': output from the asked offset (the ring's start when the
@@ -227,24 +143,6 @@ keep_reply(struct keeper *k, struct keep_conn *c, size_t written)
 	keep_close(k, c);
 }
 
-/* Copy one read of the output pipe into the ring. */
-static void
-keep_read_out(struct keeper *k)
-{
-	size_t	pos = (size_t)(k->total % k->cap), n = k->cap - pos;
-	ssize_t	r;
-
-	r = read(k->rfd, k->ring + pos, n < KEEP_CHUNK ? n : KEEP_CHUNK);
-	if (r > 0) {
-		k->total += (uint64_t)r;
-		return;
-	}
-	if (r == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	close(k->rfd);		/* every writer is gone */
-	k->rfd = -1;
-}
-
 static void
 keep_close_stdin(struct keeper *k)
 {
@@ -260,8 +158,9 @@ keep_write_exit(const struct keeper *k)
 	char	tmp[PATH_MAX + 8], s[128];
 	int	fd, n;
 
-	n = snprintf(s, sizeof(s), "code=%d ended=%lld timedout=%d killed=%d\n",
-	    k->code, k->ended, k->timedout, k->killed);
+	n = snprintf(s, sizeof(s), "code=%d ended=%lld timedout=%d killed=%d idle=%d\n",
+	    k->code, k->ended, k->timedout, k->killed,
+	    k->sess != NULL && sess_idle_ended(k));
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", k->exitf) >= (int)sizeof(tmp) ||
 	    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		 0644)) == -1)
@@ -290,6 +189,20 @@ keep_reap(pid_t pid)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : RUN_STATUS_USAGE;
 }
 
+/* Kill every process of the session sid (a terminal's: job control gives
+ * its jobs groups of their own). */
+static void
+keep_kill_session(pid_t sid)
+{
+	static struct keep_ps	v[1024];
+	size_t			n, i;
+
+	n = keep_ps(v, sizeof(v) / sizeof(v[0]));
+	for (i = 0; i < n; i++)
+		if (v[i].sid == sid)
+			(void)kill(v[i].pid, SIGKILL);
+}
+
 /*
  * The main process exited (or is about to, killed): kill the rest of its
  * group, keep what the pipe still holds (bounded), reap, record the end
@@ -301,6 +214,8 @@ keep_end(struct keeper *k)
 	int i, st;
 
 	(void)kill(-k->pid, SIGKILL);
+	if (k->tty)
+		keep_kill_session(k->pid);	/* its jobs have groups of their own */
 	for (i = 0; i < KEEP_DRAIN_MAX && k->rfd != -1; i++)
 		keep_read_out(k);
 	if (k->rfd != -1)
@@ -310,13 +225,16 @@ keep_end(struct keeper *k)
 	k->code = k->timedout ? RUN_STATUS_TIMEOUT : st;
 	k->running = 0;
 	k->ended = keep_wall_ms();
-	k->linger = yx_mono_ms() + KEEP_LINGER_MS;
+	k->linger = yx_mono_ms() +
+	    (k->sess != NULL ? KEEP_SESS_LINGER_MS : KEEP_LINGER_MS);
 	if (k->pidfd != -1)
 		close(k->pidfd);
 	k->pidfd = -1;
 	keep_close_stdin(k);
 	if (k->recdir != -1 && k->rec[0] != '\0')
 		(void)unlinkat(k->recdir, k->rec, 0);
+	if (k->sess != NULL)
+		sess_end(k);	/* answers the command running, if any */
 	keep_write_exit(k);
 	for (i = 0; i < KEEP_CONNS; i++)
 		if (kc[i].state == KC_WAIT)
@@ -348,6 +266,10 @@ keep_kill(struct keeper *k)
 		return;
 	k->killed = 1;
 	(void)kill(-k->pid, SIGKILL);
+	if (k->tty)
+		keep_kill_session(k->pid);
+	if (k->sess != NULL)
+		sess_kill(k);
 	while (!keep_exited(k) && yx_mono_ms() < until) {
 		pfd.fd = k->pidfd;
 		pfd.events = POLLIN;
@@ -383,6 +305,21 @@ keep_parse_read(struct keep_conn *c, unsigned long long *wait)
 	return 0;
 }
 
+/* 'Y' "COLS ROWS": the terminal's new size (the kernel sends SIGWINCH to
+ * its foreground group). 0 or -1. */
+static int
+keep_resize(struct keeper *k, struct keep_conn *c)
+{
+	struct winsize ws;
+
+	if (c->len >= 32 || k->rfd == -1)
+		return -1;
+	c->buf[c->len] = '\0';
+	if (keep_parse_size(c->buf, &ws) == -1)
+		return -1;
+	return ioctl(k->rfd, TIOCSWINSZ, &ws) == 0 ? 0 : -1;
+}
+
 /* A whole operation frame arrived on c: act on it. */
 static void
 keep_op(struct keeper *k, struct keep_conn *c)
@@ -399,7 +336,7 @@ keep_op(struct keeper *k, struct keep_conn *c)
 		}
 		c->state = KC_WAIT;
 		c->deadline = yx_mono_ms() + (long long)wait;
-	} else if (type == YX_AGENT_T_STDIN) {
+	} else if (type == YX_AGENT_T_STDIN && k->sess == NULL) {
 		if (c->len == 0)
 			keep_close_stdin(k);
 		if (c->len == 0 || k->wfd == -1) {
@@ -415,6 +352,10 @@ keep_op(struct keeper *k, struct keep_conn *c)
 		keep_kill(k);
 		keep_reply(k, c, 0);
 		k->quit = 1;
+	} else if (type == YX_AGENT_T_RESIZE && k->tty && keep_resize(k, c) == 0) {
+		keep_reply(k, c, 0);
+	} else if (type == YX_AGENT_T_COMMAND && k->sess != NULL) {
+		sess_command(k, c);
 	} else
 		keep_close(k, c);
 }
@@ -523,17 +464,23 @@ keep_timers(struct keeper *k, long long now)
 	if (k->running && k->deadline != 0 && now >= k->deadline) {
 		k->timedout = 1;
 		(void)kill(-k->pid, SIGKILL);
+		if (k->tty)
+			keep_kill_session(k->pid);
 		k->deadline = 0;	/* the exit comes through pidfd */
 	}
+	if (k->sess != NULL)
+		sess_timers(k, now);
 }
 
 /* Milliseconds poll may sleep. */
 static int
 keep_sleep_ms(const struct keeper *k, long long now)
 {
-	long long	until = k->running ? k->deadline : k->linger;
+	long long	until = k->running ? k->deadline : k->linger, t;
 	int		i;
 
+	if (k->sess != NULL && (t = sess_next(k)) != 0 && (until == 0 || t < until))
+		until = t;
 	for (i = 0; i < KEEP_CONNS; i++)
 		if (kc[i].state != KC_FREE &&
 		    (until == 0 || kc[i].deadline < until))
@@ -548,11 +495,27 @@ keep_sleep_ms(const struct keeper *k, long long now)
 	return until - now > INT_MAX ? INT_MAX : (int)(until - now);
 }
 
+/* What a connection waits for in poll. */
+static short
+keep_conn_events(const struct keep_conn *c)
+{
+	switch (c->state) {
+	case KC_READ:
+	case KC_WAIT:
+		return POLLIN | POLLRDHUP;
+	case KC_CMD:	/* the host sends nothing more: only its hang-up */
+		return POLLIN | POLLRDHUP | (c->opos < c->olen ? POLLOUT : 0);
+	default:
+		return 0;
+	}
+}
+
 /* Poll once and act on what happened. */
 static void
 keep_step(struct keeper *k)
 {
-	struct pollfd	pfd[4 + KEEP_CONNS];
+	enum { NP = 4 + KEEP_CONNS + SESS_PFDS };
+	struct pollfd	pfd[NP];
 	long long	now = yx_mono_ms();
 	int		i;
 
@@ -564,14 +527,16 @@ keep_step(struct keeper *k)
 	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
 	pfd[3].events = POLLOUT;
 	for (i = 0; i < KEEP_CONNS; i++) {
-		pfd[4 + i].fd = kc[i].state == KC_READ || kc[i].state == KC_WAIT ?
-		    kc[i].fd :
-		    -1;
-		pfd[4 + i].events = POLLIN | POLLRDHUP;
+		pfd[4 + i].events = keep_conn_events(&kc[i]);
+		pfd[4 + i].fd = pfd[4 + i].events != 0 ? kc[i].fd : -1;
 	}
-	for (i = 0; i < 4 + KEEP_CONNS; i++)
+	for (i = 4 + KEEP_CONNS; i < NP; i++)
+		pfd[i].fd = -1;
+	if (k->sess != NULL)
+		sess_pollfds(k, pfd + 4 + KEEP_CONNS);
+	for (i = 0; i < NP; i++)
 		pfd[i].revents = 0;
-	if (poll(pfd, 4 + KEEP_CONNS, keep_sleep_ms(k, now)) == -1)
+	if (poll(pfd, NP, keep_sleep_ms(k, now)) == -1)
 		return;
 	if (pfd[1].revents != 0)
 		keep_read_out(k);
@@ -587,7 +552,11 @@ keep_step(struct keeper *k)
 			keep_conn_read(k, &kc[i]);
 		else if (kc[i].state == KC_WAIT)
 			keep_close(k, &kc[i]);	/* gone, or talking out of turn */
+		else if (kc[i].state == KC_CMD)
+			sess_conn_event(k, &kc[i], pfd[4 + i].revents);
 	}
+	if (k->sess != NULL)
+		sess_events(k, pfd + 4 + KEEP_CONNS);
 	if (k->running &&
 	    (pfd[2].revents != 0 || (k->pidfd == -1 && keep_exited(k))))
 		keep_end(k);
@@ -654,49 +623,13 @@ keep_listen(struct keeper *k, const struct keep_req *r)
 	return 0;
 }
 
-/* Start the process with stdin and output on pipes of ours. 0 or -1. */
-static int
-keep_spawn(struct keeper *k, const struct keep_req *r)
-{
-	struct run_args	a = *r->args;
-	struct run_cmd	c;
-	int		in[2], fd;
-
-	if (pipe2(in, O_CLOEXEC) == -1)
-		return -1;
-	/* the child dup2()s its stdin before 1 and 2: keep it above them */
-	if (in[0] <= 2 && (fd = fcntl(in[0], F_DUPFD_CLOEXEC, 3)) != -1) {
-		close(in[0]);
-		in[0] = fd;
-	}
-	a.in = in[0];
-	memset(&c, 0, sizeof(c));
-	if (in[0] <= 2 || run_spawn(&c, &a, -1) != 0) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	close(in[0]);
-	k->wfd = in[1];
-	(void)fcntl(k->wfd, F_SETFL, O_NONBLOCK);
-	k->pid = c.pid;
-	k->rfd = c.rfd;
-	k->pidfd = c.pidfd;
-	(void)fcntl(k->rfd, F_SETFL, O_NONBLOCK);
-	(void)fcntl(k->rfd, F_SETPIPE_SZ, KEEP_PIPE_SIZE);
-	k->running = 1;
-	k->deadline = r->timeout > 0 ? yx_mono_ms() + r->timeout * 1000LL : 0;
-	snprintf(k->rec, sizeof(k->rec), "cmd.%d.%d", (int)getpid(), (int)k->pid);
-	if (k->recdir != -1)
-		(void)mknodat(k->recdir, k->rec, S_IFREG | 0600, 0);
-	return 0;
-}
-
 void
 agent_keep(int conn, const struct keep_req *r)
 {
 	static struct keeper	 k;
+	struct run_args		 a = *r->args;
 	const char		*why = "cannot listen";
+	char			 started[32] = "";
 	int			 i;
 
 	memset(&k, 0, sizeof(k));
@@ -713,7 +646,9 @@ agent_keep(int conn, const struct keep_req *r)
 		why = "no memory for the output";
 	else if (keep_listen(&k, r) == 0) {
 		why = "cannot start";
-		if (keep_spawn(&k, r) == 0)
+		if (r->mode != NULL && strncmp(r->mode, "session ", 8) == 0)
+			why = sess_start(&k, r, started, sizeof(started));
+		else if (keep_spawn(&k, r, &a, -1) == 0)
 			why = NULL;
 	}
 	if (why != NULL) {
@@ -724,7 +659,7 @@ agent_keep(int conn, const struct keep_req *r)
 		keep_unlock(&k);
 		_exit(1);
 	}
-	(void)keep_frame(conn, YX_AGENT_T_STARTED, NULL, 0,
+	(void)keep_frame(conn, YX_AGENT_T_STARTED, started, strlen(started),
 	    yx_mono_ms() + KEEP_SEND_MS);
 	close(conn);
 	while (!k.quit && (k.running || yx_mono_ms() < k.linger))

@@ -21,15 +21,19 @@ struct keep_req {
 	size_t			 ring;		/* output bytes kept */
 	const char		*dir;		/* agent.sock's directory */
 	int			 recdir;	/* the records' directory, -1: none */
+	/* 'P' (agent_proto.h): NULL, a process on pipes; "pty COLS ROWS",
+	 * on a terminal; "session SHELL IDLE", a session's shell */
+	const char		*mode;
 };
 
 /*
  * Become the keeper of k's process: listen on <dir>/proc.<id>.sock, start
- * the process (own group, stdin and stdout+stderr on pipes of ours), answer
- * 'S' on conn (or 'F' when it cannot start) and close conn; then keep its
- * output, serve the host's operations, enforce the lifetime, and leave
- * <dir>/proc.<id>.exit when it ends. Exits: after 'K', or 10 minutes after
- * the process ended.
+ * the process (own group, stdin and stdout+stderr on pipes of ours, or on
+ * a terminal; or a session's shell), answer 'S' on conn (or 'F' when it
+ * cannot start) and close conn; then keep its output, serve the host's
+ * operations, enforce the lifetime, and leave <dir>/proc.<id>.exit when it
+ * ends. Exits: after 'K', or 10 minutes after the process ended (a
+ * session's keeper: 30 seconds).
  */
 void	agent_keep(int conn, const struct keep_req *k)
     __attribute__((noreturn));

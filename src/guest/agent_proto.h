@@ -46,6 +46,22 @@
  *                 while running), timedout, killed, written (for 'W'),
  *                 stdin (0 once closed), ended (unix ms, 0 while running);
  *                 or 'F' a reason. Then it hangs up.
+ * A background request may carry 'P' the mode, before 'B': "pty COLS ROWS"
+ * (1..YX_AGENT_TTY_MAX each): the process runs on a new pseudo-terminal
+ * of that size, its output and stdin are the terminal's; or "session
+ * SHELL IDLE" (SHELL auto, bash or sh; IDLE seconds, 0: none): the process
+ * is a session's shell (argv is ignored), started in the request's
+ * directory with its environment, and the keeper runs commands in it
+ * ('U'); its 'S' then says "shell=bash" or "shell=sh".
+ *
+ * host -> keeper (more): 'Y' "COLS ROWS": resize the terminal (then 'Z');
+ *                 'U' "TIMEOUT\nCOMMAND" (a session's: TIMEOUT seconds,
+ *                 0: none): run COMMAND in the shell; 'D' frames of its
+ *                 output while it runs, then 'Z' "code=N timedout=0|1
+ *                 run=0|1 busy=0 cmd=N cwd=DIR" (cwd last, to the end;
+ *                 run=0: the shell ended, code is its status), or at
+ *                 once "busy=1 run=1" (a command runs) or "busy=0 run=0"
+ *                 (the shell ended). A 'Q' status says busy=0|1 too.
  * host -> agent:  'H' YX_AGENT_MAGIC, 'L' a process id (ends the request):
  *                 does its keeper live? A keeper holds an exclusive flock
  *                 on YX_AGENT_KEEP_PREFIX<id> in the agent's records
@@ -61,7 +77,7 @@
 #ifndef YUXI_AGENT_PROTO_H
 #define YUXI_AGENT_PROTO_H
 
-#define YX_AGENT_MAGIC		"YXA3"	/* bumped whenever the format changes */
+#define YX_AGENT_MAGIC		"YXA4"	/* bumped whenever the format changes */
 #define YX_AGENT_HDR		5		/* type + length */
 #define YX_AGENT_OUT_MAX	65536		/* largest 'O' payload */
 #define YX_AGENT_FAIL_MAX	1024		/* largest 'F' payload */
@@ -72,7 +88,10 @@
 #define YX_AGENT_PROCID_MAX		32		/* bytes of a process id */
 #define YX_AGENT_RING_MIN	4096		/* a keeper's output ring */
 #define YX_AGENT_RING_MAX	(64 * 1024 * 1024)
-#define YX_AGENT_STATUS_MAX	512		/* largest 'Z' payload */
+#define YX_AGENT_STATUS_MAX	4352		/* largest 'Z' payload (a cwd) */
+#define YX_AGENT_STARTED_MAX	32		/* largest 'S' payload */
+#define YX_AGENT_TTY_MAX	1000		/* a terminal's columns, rows */
+#define YX_AGENT_MODE_MAX	64		/* a 'P' payload */
 
 #define YX_AGENT_T_HELLO	'H'
 #define YX_AGENT_T_CWD		'C'
@@ -94,6 +113,9 @@
 #define YX_AGENT_T_DATA		'D'	/* keeper replies */
 #define YX_AGENT_T_STATE	'Z'
 #define YX_AGENT_T_ALIVE	'L'	/* does a keeper live (to the agent) */
+#define YX_AGENT_T_MODE		'P'	/* background: pty or session */
+#define YX_AGENT_T_RESIZE	'Y'	/* keeper op: a terminal's size */
+#define YX_AGENT_T_COMMAND	'U'	/* keeper op: a session's command */
 
 /* Paths inside the sandbox. */
 #define YX_AGENT_TARGET		"/opt/yuxi/bin/yuxi-agent"

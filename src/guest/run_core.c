@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -88,18 +89,23 @@ run_init(void)
 }
 
 /*
- * In a new child, before the exec: own group, death with the parent,
- * default signals, empty mask, stdin `in` (-1: /dev/null), 1 and 2 on the
- * pipe w (both > 2). Async-signal-safe calls only (it runs in a vfork
- * child). 0 or -1.
+ * In a new child, before the exec: own group (or, on a terminal, own
+ * session with it as controlling terminal), death with the parent,
+ * default signals, empty mask, stdin `in` (-1: /dev/null), 1 and 2 on w
+ * (both > 2); a->ctl on RUN_CTL_FD. Async-signal-safe calls only (it runs
+ * in a vfork child). 0 or -1.
  */
 static int
-run_child_setup(int w, int in)
+run_child_setup(const struct run_args *a, int w, int in)
 {
 	sigset_t	none;
 	int		fd = in, sig;
 
-	if (setpgid(0, 0) == -1)
+	if (a != NULL && a->tty > 2) {
+		if (setsid() == -1 || ioctl(a->tty, TIOCSCTTY, 0) == -1)
+			return -1;
+		fd = w = a->tty;
+	} else if (setpgid(0, 0) == -1)
 		return -1;
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* ignored signals would stay ignored across exec */
@@ -112,8 +118,11 @@ run_child_setup(int w, int in)
 	if ((fd == -1 && (fd = open("/dev/null", O_RDONLY)) == -1) ||
 	    dup2(fd, 0) == -1 || dup2(w, 1) == -1 || dup2(w, 2) == -1)
 		return -1;
-	/* the command inherits 0, 1 and 2 only (docs/security.md, group 7) */
-	if (fd > 2 && fd != in)
+	if (a != NULL && a->ctl > 2 && dup2(a->ctl, RUN_CTL_FD) == -1)
+		return -1;
+	/* the command inherits 0, 1 and 2 only (docs/security.md, group 7),
+	 * and a session's shell its RUN_CTL_FD */
+	if (fd > 2 && fd != in && fd != w)
 		(void)close(fd);
 	return 0;
 }
@@ -151,7 +160,7 @@ static void __attribute__((noreturn))
 run_child(const struct run_args *a, int w, pid_t parent)
 {
 	/* the supervisor may have died before PR_SET_PDEATHSIG took hold */
-	if (run_child_setup(w, a->in) == -1 || getppid() != parent)
+	if (run_child_setup(a, w, a->in) == -1 || getppid() != parent)
 		_exit(RUN_STATUS_USAGE);
 	run_child_exec(a);
 }
@@ -181,7 +190,7 @@ run_prime_child(const struct run_prime_args *a, pid_t parent)
 	int			null;
 
 	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1 ||
-	    run_child_setup(null, a->script) == -1 || getppid() != parent ||
+	    run_child_setup(NULL, null, a->script) == -1 || getppid() != parent ||
 	    dup2(a->ack, RUN_PRIME_ACK_FD) == -1 || fchdir(a->dirfd) == -1)
 		_exit(RUN_STATUS_USAGE);
 	execve(argv[0], argv, a->envp);
@@ -241,7 +250,9 @@ run_spawn(struct run_cmd *c, const struct run_args *a, int out)
 
 	c->pid = -1;
 	c->rfd = c->pidfd = -1;
-	if (out == -1) {
+	if (a->tty > 2)
+		out = a->tty;	/* the terminal carries the output */
+	else if (out == -1) {
 		if (pipe2(p, O_CLOEXEC) == -1)
 			return errno;
 		out = p[1];

@@ -74,12 +74,21 @@ struct run_args {
 	char *const	*argv;
 	char *const	*envp;
 	int		 in;		/* its stdin; -1: /dev/null */
+	/* a session's shell (agent_session.c): this descriptor becomes its
+	 * RUN_CTL_FD, where it reports each command's end; <= 2: none */
+	int		 ctl;
+	/* a terminal's slave (agent_keeper.c "pty"): the command leads a
+	 * new session with it as controlling terminal and as 0, 1 and 2
+	 * (in and the output pipe are then unused); <= 2: none */
+	int		 tty;
 };
+#define RUN_CTL_FD	9
 
 /*
  * Spawn *a in its own process group, stdout and stderr on out (the caller
  * keeps its own copy, and closes it when it likes), or, with out -1, on a
- * new pipe whose read end becomes c->rfd. Fills c->pid, c->rfd (-1 with a
+ * new pipe whose read end becomes c->rfd; with a->tty, on that terminal
+ * (out is then ignored, c->rfd -1). Fills c->pid, c->rfd (-1 with a
  * given out), c->pidfd. 0, or the errno of a failed pipe, dup or vfork.
  * When the child cannot change to a->cwd or exec a->argv it says why on
  * its output and exits 126 (cannot change directory, not executable) or

@@ -92,6 +92,7 @@ struct agent_req {
 	int		 background;	/* ended by 'B': a background process */
 	char		*procid;	/* 'I' */
 	char		*alive;		/* 'L': a liveness question */
+	char		*mode;		/* 'P': a terminal or a session */
 	long		 ring;		/* 'M' */
 	size_t		 nargv, nenv, used;
 	struct run_args	 args;
@@ -229,7 +230,9 @@ agent_req_end(int type, uint32_t len, struct agent_req *rq)
 	if (len != 0 || rq->nargv == 0)
 		return -1;
 	if (type == YX_AGENT_T_GO)
-		return rq->out != -1 && rq->procid == NULL ? 0 : -1;
+		return rq->out != -1 && rq->procid == NULL && rq->mode == NULL ?
+		    0 :
+		    -1;
 	rq->background = 1;
 	return rq->out == -1 && rq->procid != NULL && rq->ring != 0 ? 0 : -1;
 }
@@ -287,6 +290,11 @@ agent_read_req(int fd, struct agent_req *rq)
 		case YX_AGENT_T_RING:
 			if (agent_parse_long(s, YX_AGENT_RING_MIN, YX_AGENT_RING_MAX, &rq->ring) == -1)
 				return -1;
+			break;
+		case YX_AGENT_T_MODE:	/* checked by the keeper */
+			if (len > YX_AGENT_MODE_MAX)
+				return -1;
+			rq->mode = s;
 			break;
 		case YX_AGENT_T_ALIVE:	/* right after 'H', ends the request */
 			if (frames != 2 || rq->out != -1 || !agent_procid_ok(s))
@@ -346,6 +354,7 @@ agent_background(int conn, const struct agent_req *rq)
 	k.ring = (size_t)rq->ring;
 	k.dir = agent_sockdir;
 	k.recdir = agent_dirfd;
+	k.mode = rq->mode;
 	agent_keep(conn, &k);
 }
 
@@ -404,7 +413,7 @@ agent_handle(int conn)
 	rq.args.cwd = rq.cwd;
 	rq.args.argv = rq.argv;
 	rq.args.envp = rq.env;
-	rq.args.in = -1;
+	rq.args.in = rq.args.ctl = rq.args.tty = -1;
 	if (rq.background)
 		agent_background(conn, &rq);
 	memset(&c, 0, sizeof(c));

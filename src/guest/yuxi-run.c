@@ -125,7 +125,7 @@ main(int argc, char *argv[])
 	a.cwd = dir;
 	a.argv = cmd;
 	a.envp = environ;
-	a.in = -1;
+	a.in = a.ctl = a.tty = -1;
 	if ((e = run_spawn(&c, &a, -1)) != 0) {
 		run_msg("cannot start: ", strerror(e), "");
 		return RUN_STATUS_USAGE;
