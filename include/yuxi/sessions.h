@@ -81,13 +81,19 @@ int	yx_session_get(const struct yx_proc_ctx *c, const char *id,
 int	yx_session_delete(const struct yx_proc_ctx *c, const char *id,
     struct yx_session *out, struct yx_errctx *err);
 
+/* The record of session id in the thread at tdir, as it is (its keeper
+ * not asked: a command's own answer says busy or ended). YX_OK;
+ * YX_E_SESSION_NOT_FOUND; YX_E_IO. */
+int	yx_session_peek(int tdir, const char *id, struct yx_session *out,
+    struct yx_errctx *err);
+
 /*
- * After a command of session id ran through the executor: its record
- * takes the use, the directory and, when the shell ended, the end. *out
- * its state then (may be NULL).
+ * After a command of session id (thread at tdir) ran through the
+ * executor: its record takes the use, the directory and, when the shell
+ * ended, the end. *out its state then (may be NULL).
  */
-void	yx_session_note(const struct yx_proc_ctx *c, const char *id,
-    const struct yx_exec_output *o, struct yx_session *out);
+void	yx_session_note(int tdir, const char *id, const struct yx_exec_output *o,
+    struct yx_session *out);
 
 /* Running sessions in the records of the thread at tdir (not asked). */
 unsigned	yx_session_live(int tdir);

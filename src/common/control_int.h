@@ -30,8 +30,10 @@
  * least recently used idle sandbox, whoever owns it, instead of choosing
  * by fair share), limitlock (a user's threads are counted and created
  * without the owner lock, so racing creates may overshoot the limit),
- * procowner (the background process routes skip the owner check of the
- * thread, h_proc.c), quota (a thread gets no disk image: its user-data is
+ * procowner (the background process and session routes skip the owner
+ * check of the thread, keeper_req.c), sesslimit (a session is opened
+ * without counting the user's others: YUXI_SESSION_USER_MAX is not held,
+ * h_session.c), quota (a thread gets no disk image: its user-data is
  * a plain directory on the saves filesystem, as without
  * YUXI_THREAD_DISK_QUOTA), privdrop (the master, workers and reaper keep
  * CAP_SYS_ADMIN after the privileged helper started), supervise (the

@@ -425,6 +425,10 @@ int	yx_keeper_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 int	yx_keeper_open_q(struct yx_wctx *w, struct yx_http_req *r, int wait_ms,
      struct yx_keeper_req *p);
 void	yx_keeper_close(struct yx_keeper_req *p);
+/* The caller's thread for these routes (yx_load_thread, and the control
+ * build's procowner switch). Sends errors. */
+int	yx_keeper_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
+    size_t len, struct yx_thread *t);
 /* h_common.c: YX_OK when arg can be a session id, else the 404
  * (session_not_found) is sent. */
 int	yx_need_session_id(struct yx_http_req *r, const char *arg);

@@ -78,13 +78,16 @@ exec_parse(struct yx_http_req *r, struct json_object *body, const char **tid,
 }
 
 /*
- * A session's command (arg: its id): the session must run; its shell
- * keeps its own directory and environment (no cwd or env here). Opens
- * the thread's keepers into kr. Sends errors.
+ * A session's command (sid): the caller's thread (into *t) and its
+ * directory (*tdir), and the session, which must run as its record says
+ * (a busy or ended shell is its own command's answer, at once); its
+ * shell keeps its own directory and environment (no cwd or env here).
+ * Sends errors.
  */
 static int
 exec_session(struct yx_wctx *w, struct yx_http_req *r, const char *sid,
-    const char *tid, const char *cmd, struct yx_keeper_req *kr)
+    const char *tid, const char *cmd, struct yx_thread *t, int *tdir,
+    struct yx_exec_session *sres)
 {
 	struct yx_session	s;
 	struct yx_errctx	e;
@@ -103,19 +106,23 @@ exec_session(struct yx_wctx *w, struct yx_http_req *r, const char *sid,
 		    "a session's command is at most 65000 bytes");
 		return YX_E_PAYLOAD_TOO_LARGE;
 	}
-	if ((rc = yx_keeper_open(w, r, tid, strlen(tid), 0, kr)) != YX_OK ||
+	if ((rc = yx_keeper_thread(w, r, tid, strlen(tid), t)) != YX_OK ||
 	    (rc = yx_need_session_id(r, sid)) != YX_OK)
 		return rc;
-	if ((rc = yx_session_get(&kr->c, sid, &s, &e)) == YX_OK &&
+	if ((*tdir = yx_thread_dirfd(&w->store, t->thread_id)) == -1)
+		rc = yx_fail(&e, YX_E_NOT_FOUND, NULL);	/* just deleted */
+	else if ((rc = yx_session_peek(*tdir, sid, &s, &e)) == YX_OK &&
 	    s.state != YX_SESSION_RUNNING)
 		rc = yx_fail(&e, YX_E_SESSION_NOT_FOUND, "the session has ended%s%s",
 		    s.end_reason[0] != '\0' ? " by " : "", s.end_reason);
-	else if (rc == YX_OK && s.busy)
-		rc = yx_fail(&e, YX_E_SESSION_BUSY,
-		    "the session runs another command; one at a time");
-	if (rc != YX_OK)
+	if (rc != YX_OK) {
 		yx_send_errctx(r, rc, &e);
-	return rc;
+		return rc;
+	}
+	/* where it is, for a command the path policy refuses (nothing runs) */
+	memset(sres, 0, sizeof(*sres));
+	memcpy(sres->cwd, s.cwd, sizeof(sres->cwd));
+	return YX_OK;
 }
 
 int
@@ -124,7 +131,6 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct json_object	*body = w->body;
 	struct yx_exec_request	 req;
 	struct yx_exec_session	 sres;
-	struct yx_keeper_req	 kr;
 	struct yx_buf		 reply;
 	struct yx_exec_output	 out;
 	struct yx_skill_set	 skills;
@@ -134,19 +140,17 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	const char		*tid = NULL, *cmd = NULL;
 	const char		*sid = arg != NULL && arg[0] != '\0' ? arg : NULL;
 	bool			 stream;
-	int			 timeout, rc;
+	int			 timeout, rc, tdir = -1;
 
 	yx_errctx_clear(&e);
 	memset(&out, 0, sizeof(out));
-	kr.c.tdir = kr.c.rundir = -1;
 	yx_buf_init(&reply, YX_REPLY_MAX);
 	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
 	if (sid != NULL) {	/* POST /api/sessions/{id}/execute */
-		if ((rc = exec_session(w, r, sid, tid, cmd, &kr)) != YX_OK)
+		if ((rc = exec_session(w, r, sid, tid, cmd, &t, &tdir, &sres)) != YX_OK)
 			goto done;
-		t = kr.t;
 	} else if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
 		goto done;
 	/* MARK: no executor in this process (engine or provider missing): 503 */
@@ -188,11 +192,11 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	rc = yx_http_send_raw(r, 200, YX_CT_JSON, reply.data, reply.len);
 done:
-	if (sid != NULL && kr.c.tdir != -1) {
+	if (tdir != -1) {
 		/* the session's record takes the use (and the end) */
 		if (out.session != NULL)
-			yx_session_note(&kr.c, sid, &out, NULL);
-		yx_keeper_close(&kr);
+			yx_session_note(tdir, sid, &out, NULL);
+		close(tdir);
 	}
 	yx_exec_output_fini(&out);
 	yx_buf_fini(&reply);

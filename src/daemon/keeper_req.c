@@ -33,14 +33,13 @@
 #define PROC_STALLED_MS	500	/* a request's time with a stalled sandbox's keepers */
 #define PROC_SLOTLESS_MS 300	/* ... of a long-poll without a slot (answers at once) */
 
-
 /*
  * The caller's thread. Control build only: with YX_CONTROL_OFF=procowner
- * the process routes skip the owner check (docs/security.md "Control
- * mode"), so that the suite's 404 test can be seen to fail.
+ * the process and session routes skip the owner check (docs/security.md
+ * "Control mode"), so that the suite's 404 tests can be seen to fail.
  */
-static int
-proc_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
+int
+yx_keeper_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
     size_t len, struct yx_thread *t)
 {
 #ifdef YX_CONTROL_UNSAFE
@@ -93,7 +92,7 @@ yx_keeper_open(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 	memset(p, 0, sizeof(*p));
 	p->c.tdir = p->c.rundir = -1;
 	yx_errctx_clear(&e);
-	if ((rc = proc_thread(w, r, tid, tl, &p->t)) != YX_OK)
+	if ((rc = yx_keeper_thread(w, r, tid, tl, &p->t)) != YX_OK)
 		return rc;
 	if (w->exec == NULL) {
 		yx_http_send_error(r, YX_E_BACKEND_UNAVAILABLE,
@@ -155,8 +154,8 @@ yx_keeper_open_q(struct yx_wctx *w, struct yx_http_req *r, int wait_ms, struct y
 int
 yx_exec_session_ran(const struct yx_exec_output *out, struct yx_errctx *e)
 {
-	if (out->session == NULL || out->session->ran)
-		return YX_OK;
+	if (out->session == NULL || out->session->ran || out->refused != NULL)
+		return YX_OK;	/* a refusal is an ordinary answer (exit 126) */
 	if (out->session->busy)
 		return yx_fail(e, YX_E_SESSION_BUSY,
 		    "the session runs another command; one at a time");

@@ -209,10 +209,16 @@ int	exec_rec_dir(int tdir, const char *name, bool create);
 /* prefix and 16 lowercase hex digits. */
 bool	exec_rec_id_valid(const char *id, char prefix);
 int	exec_rec_new_id(char prefix, char id[EXEC_REC_ID_SIZE]);
-/* Write record id (a new one with `create`, else only over the current
- * one). YX_OK, YX_E_NOT_FOUND (an update of a gone record), YX_E_IO. */
+/* Write record id: a new one (EXEC_REC_CREATE), else only over the
+ * current one; durably (fsync before the rename) unless EXEC_REC_HINT,
+ * for an update whose loss in a crash leaves an older state that is
+ * still true enough (a session's last use). YX_OK, YX_E_NOT_FOUND (an
+ * update of a gone record), YX_E_IO. */
+#define EXEC_REC_UPDATE	0x0
+#define EXEC_REC_CREATE	0x1
+#define EXEC_REC_HINT	0x2
 int	exec_rec_put(int dfd, const char *id, struct json_object *o,
-    bool create);
+    unsigned how);
 /* Read record id: a JSON object (*out, caller puts). YX_OK;
  * YX_E_NOT_FOUND; YX_E_IO (unreadable, not an object). */
 int	exec_rec_get(int dfd, const char *id, struct json_object **out);

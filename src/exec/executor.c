@@ -302,7 +302,7 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 			rc = yx_fail(err, YX_E_INTERNAL, "session outcome");
 			goto done;
 		}
-		memset(out->session, 0, sizeof(*out->session));
+		out->session->busy = out->session->ended = out->session->ran = false;
 		run.sess = req->session_id;
 		run.sres = out->session;
 	}

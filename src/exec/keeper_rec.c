@@ -67,15 +67,17 @@ exec_rec_new_id(char prefix, char id[EXEC_REC_ID_SIZE])
 }
 
 int
-exec_rec_put(int dfd, const char *id, struct json_object *o, bool create)
+exec_rec_put(int dfd, const char *id, struct json_object *o, unsigned how)
 {
 	struct yx_replace	r = { .mode = 0600 };
 	int			rc = YX_E_IO;
 
 	/* yx_replace_at's temporary is the record's own: two workers may
 	 * refresh a record at once */
-	if (!create)
+	if ((how & EXEC_REC_CREATE) == 0)
 		r.flags = YX_REPLACE_EXISTING;
+	if ((how & EXEC_REC_HINT) != 0)
+		r.flags |= YX_REPLACE_HINT;
 	if ((r.data = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN,
 		 &r.len)) != NULL &&
 	    (rc = yx_replace_at(dfd, id, &r)) != YX_OK && rc != YX_E_NOT_FOUND)

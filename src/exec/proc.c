@@ -108,7 +108,7 @@ proc_record_write(int dfd, const struct yx_proc *p, bool create)
 		json_object_object_add(o, "cols", json_object_new_int(p->cols));
 		json_object_object_add(o, "rows", json_object_new_int(p->rows));
 	}
-	rc = exec_rec_put(dfd, p->id, o, create);
+	rc = exec_rec_put(dfd, p->id, o, create ? EXEC_REC_CREATE : EXEC_REC_UPDATE);
 	json_object_put(o);
 	return rc;
 }

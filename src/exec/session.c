@@ -60,10 +60,10 @@ yx_session_id_valid(const char *id)
 	return exec_rec_id_valid(id, 's');
 }
 
-/* Write s's record (a new one with `create`). YX_OK, YX_E_NOT_FOUND
- * (update of a gone record), YX_E_IO, YX_E_NOMEM. */
+/* Write s's record (how: exec_rec_put's). YX_OK, YX_E_NOT_FOUND (update
+ * of a gone record), YX_E_IO, YX_E_NOMEM. */
 static int
-sess_write(int dfd, const struct yx_session *s, bool create)
+sess_write(int dfd, const struct yx_session *s, unsigned how)
 {
 	struct json_object	*o = json_object_new_object();
 	int			 rc;
@@ -82,7 +82,7 @@ sess_write(int dfd, const struct yx_session *s, bool create)
 	json_object_object_add(o, "commands",
 	    json_object_new_int64((int64_t)s->commands));
 	json_object_object_add(o, "cwd", json_object_new_string(s->cwd));
-	rc = exec_rec_put(dfd, s->id, o, create);
+	rc = exec_rec_put(dfd, s->id, o, how);
 	json_object_put(o);
 	return rc;
 }
@@ -182,7 +182,7 @@ sess_load(const struct yx_proc_ctx *c, int dfd, const char *id,
 	if ((rc = sess_read(dfd, id, s, err)) != YX_OK)
 		return rc;
 	if (sess_refresh(c, s))
-		(void)sess_write(dfd, s, false);
+		(void)sess_write(dfd, s, EXEC_REC_UPDATE);
 	return YX_OK;
 }
 
@@ -342,7 +342,7 @@ yx_session_create(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	    req->cwd != NULL ? req->cwd : YX_VROOT_WORKSPACE);
 	/* the record first: a crash from here on leaves it, never an
 	 * unknown session */
-	if ((rc = sess_write(dfd, out, true)) != YX_OK) {
+	if ((rc = sess_write(dfd, out, EXEC_REC_CREATE)) != YX_OK) {
 		rc = yx_fail(err, rc, "cannot record the session");
 		goto done;
 	}
@@ -359,7 +359,7 @@ yx_session_create(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	}
 	if (strcmp(sp.started, "shell=bash") == 0 || strcmp(sp.started, "shell=sh") == 0)
 		memcpy(out->shell, sp.started + 6, strlen(sp.started + 6) + 1);
-	(void)sess_write(dfd, out, false);
+	(void)sess_write(dfd, out, EXEC_REC_UPDATE);
 	log_info("thread %s: session %s started (%s)", req->thread_id, out->id,
 	    out->shell);
 done:
@@ -403,16 +403,30 @@ done:
 	return rc;
 }
 
+int
+yx_session_peek(int tdir, const char *id, struct yx_session *out,
+    struct yx_errctx *err)
+{
+	int dfd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((dfd = exec_rec_dir(tdir, SESS_DIR, false)) == -1)
+		return yx_fail(err, YX_E_SESSION_NOT_FOUND, "no such session");
+	rc = sess_read(dfd, id, out, err);
+	close(dfd);
+	return rc;
+}
+
 void
-yx_session_note(const struct yx_proc_ctx *c, const char *id,
-    const struct yx_exec_output *o, struct yx_session *out)
+yx_session_note(int tdir, const char *id, const struct yx_exec_output *o,
+    struct yx_session *out)
 {
 	struct yx_session	s;
 	int			dfd;
 
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
-	if ((dfd = exec_rec_dir(c->tdir, SESS_DIR, false)) == -1)
+	if ((dfd = exec_rec_dir(tdir, SESS_DIR, false)) == -1)
 		return;
 	if (sess_read(dfd, id, &s, NULL) == YX_OK &&
 	    s.state == YX_SESSION_RUNNING) {
@@ -427,7 +441,10 @@ yx_session_note(const struct yx_proc_ctx *c, const char *id,
 			s.ended_at = yx_now_ms();
 			snprintf(s.end_reason, sizeof(s.end_reason), "exit");
 		}
-		(void)sess_write(dfd, &s, false);
+		/* a use is not worth an fsync per command: after a crash the
+		 * record may tell an older directory, never a wrong state */
+		(void)sess_write(dfd, &s, s.state == YX_SESSION_RUNNING ?
+			EXEC_REC_HINT : EXEC_REC_UPDATE);
 		if (out != NULL)
 			*out = s;
 	}

@@ -94,11 +94,12 @@ keep_status(const struct keeper *k, int fd, uint64_t from, uint64_t to,
 	int	n;
 
 	n = snprintf(s, sizeof(s), "from=%llu to=%llu total=%llu run=%d "
-				   "code=%d timedout=%d killed=%d written=%zu stdin=%d ended=%lld busy=%d",
+				   "code=%d timedout=%d killed=%d written=%zu stdin=%d ended=%lld busy=%d "
+				   "idle=%d",
 	    (unsigned long long)from, (unsigned long long)to,
 	    (unsigned long long)k->total, k->running, k->running ? -1 : k->code,
 	    k->timedout, k->killed, written, k->wfd != -1, k->ended,
-	    k->sess != NULL && sess_busy(k));
+	    k->sess != NULL && sess_busy(k), k->sess != NULL && sess_idle_ended(k));
 	if (n < 0 || (size_t)n >= sizeof(s))
 		return -1;
 	return keep_frame(fd, YX_AGENT_T_STATE, s, (size_t)n, deadline);

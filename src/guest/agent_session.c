@@ -27,12 +27,14 @@
  * pipe, which we keep reading and drop (SESS_ORPHANS of them at most):
  * it never mixes into a later reply.
  *
- * At the timeout (or when the host hangs up) the command's processes are
- * killed: those of the shell's group or below it that were not there when
- * it started (a snapshot of /proc); then, if the shell does not report
- * (it was running a loop of its own), an interrupt ends its command line;
- * then the report is asked again (the interrupt may have swallowed it);
- * then the shell is killed and the session ends. A command that ends the
+ * At the timeout (or when the host hangs up) the command's processes -
+ * those of the shell's group or below it that were not there when it
+ * started (a snapshot of /proc) - and the shell are interrupted, as ^C at
+ * a prompt: the shell abandons the rest of the command line (or its own
+ * loop); what ignored the interrupt is killed 0.2 s later; if the shell
+ * still does not report, it is interrupted again, then the report is
+ * asked again (an interrupt may have swallowed it), then the shell is
+ * killed and the session ends. A command that ends the
  * shell (exit, exec, a signal) ends the session: the reply says run=0
  * with the shell's status. One command at a time: another 'U' meanwhile is
  * answered busy=1 at once. A session idle for its lifetime (the 'P' frame)
@@ -55,9 +57,11 @@
 #include "yuxi/clock.h"
 
 #define SESS_READY_MS	5000		/* the shell's first report */
-#define SESS_KILL_MS	300		/* after the command's processes died */
-#define SESS_INT_MS	1000		/* after the interrupt */
+#define SESS_TERM_MS	200		/* after the interrupt, before SIGKILL */
+#define SESS_KILL_MS	500		/* after the command's processes died */
+#define SESS_INT_MS	1000		/* after the second interrupt */
 #define SESS_MARK_MS	1000		/* after the report was asked again */
+#define SESS_GONE_MS	500		/* what exec'd over the shell may stay */
 #define SESS_ORPHANS	8		/* pipes of commands that ended */
 #define SESS_SCRIPT_MAX	(4 * YX_AGENT_OUT_MAX + 512)
 #define SESS_PS_MAX	2048		/* processes a snapshot holds */
@@ -67,8 +71,9 @@
 enum sess_phase {
 	SP_IDLE,	/* between commands */
 	SP_RUN,		/* a command runs */
+	SP_STOPPING,	/* it and the shell were interrupted */
 	SP_KILLED,	/* its processes were killed: waiting for the report */
-	SP_INTED,	/* the shell was interrupted */
+	SP_INTED,	/* the shell was interrupted again */
 	SP_MARKED,	/* the report was asked again */
 	SP_DRAIN,	/* reported: the rest of its output */
 };
@@ -91,6 +96,7 @@ struct keep_sess {
 	size_t		 nbefore;
 	long long	 idle_ms, last;
 	int		 idle;		/* ended by its idle lifetime */
+	long long	 orphaned_at;	/* the shell's image went: end by then */
 	char		 cwd[PATH_MAX];
 };
 
@@ -98,9 +104,12 @@ static struct keep_sess	S;
 static struct keep_ps	sess_ps_now[SESS_PS_MAX];
 static char		sess_drop[YX_AGENT_OUT_MAX];
 
+/* the first lines: no prompts, no history (bash's only: a set error ends
+ * an interactive dash), then the first report */
 static const char sess_init[] =
-    "PS1= PS2= PS0= PS4='+ '; unset PROMPT_COMMAND MAILCHECK HISTFILE\n"
-    "set +o history 2>/dev/null; set +H 2>/dev/null\n"
+    "PS1= PS2= PS0= PS4='+ '; unset PROMPT_COMMAND MAILCHECK HISTFILE\n";
+static const char sess_init_bash[] = "set +o history +H\n";
+static const char sess_init_end[] =
     "command printf '0 %d %s\\0' \"$?\" \"$PWD\" >&9\n";
 
 /* Is `name` an executable file in one of PATH's directories (envp's)? */
@@ -233,6 +242,7 @@ sess_start(struct keeper *k, const struct keep_req *r, char *started,
 
 	memset(&S, 0, sizeof(S));
 	S.ctl = S.out[0] = S.out[1] = S.conn = -1;
+	S.orphaned_at = 0;
 	for (i = 0; i < SESS_ORPHANS; i++)
 		S.orphans[i] = -1;
 	if (sscanf(r->mode, "session %7s %ld", want, &idle) != 2 || idle < 0)
@@ -275,8 +285,8 @@ sess_start(struct keeper *k, const struct keep_req *r, char *started,
 	(void)fcntl(S.ctl, F_SETFL, O_NONBLOCK);
 	k->sess = &S;
 	k->deadline = 0;	/* a session ends by idleness, not lifetime */
-	memcpy(S.script, sess_init, sizeof(sess_init) - 1);
-	S.slen = sizeof(sess_init) - 1;
+	S.slen = (size_t)snprintf(S.script, SESS_SCRIPT_MAX, "%s%s%s", sess_init,
+	    a.argv == bash ? sess_init_bash : "", sess_init_end);
 	sess_write_script(k);
 	if (sess_ready(k) == -1) {
 		(void)kill(-k->pid, SIGKILL);
@@ -329,19 +339,19 @@ sess_procs(const struct keeper *k, struct keep_ps *v, size_t max)
 	return m;
 }
 
-/* Kill the command's processes (those not there at its start), a few
- * rounds for the ones forked meanwhile. */
+/* Signal the command's processes (those not there at its start): SIGKILL
+ * a few rounds, for the ones forked meanwhile; another signal once. */
 static void
-sess_kill_new(const struct keeper *k)
+sess_signal_new(const struct keeper *k, int sig)
 {
 	static struct keep_ps	v[SESS_PS_MAX];
 	size_t			n, i;
 	int			round, hit;
 
-	for (round = 0; round < 3; round++) {
+	for (round = 0; round < (sig == SIGKILL ? 3 : 1); round++) {
 		n = sess_procs(k, v, SESS_PS_MAX);
 		for (i = 0, hit = 0; i < n; i++)
-			if (!sess_was_there(&v[i]) && kill(v[i].pid, SIGKILL) == 0)
+			if (!sess_was_there(&v[i]) && kill(v[i].pid, sig) == 0)
 				hit++;
 		if (hit == 0)
 			break;
@@ -439,14 +449,20 @@ sess_command(struct keeper *k, struct keep_conn *c)
 	sess_write_script(k);
 }
 
-/* Stop the command: kill its processes; the shell should then report. */
+/*
+ * Stop the command: interrupt its processes and the shell at once, as ^C
+ * at a prompt does (a job killed by SIGINT makes the shell abandon the
+ * rest of the command line; a loop of its own ends), then SIGKILL what is
+ * left of them (sess_timers). The shell should then report.
+ */
 static void
 sess_abort(struct keeper *k, int timedout)
 {
 	S.timedout = timedout;
-	sess_kill_new(k);
-	S.phase = SP_KILLED;
-	S.phase_at = yx_mono_ms() + SESS_KILL_MS;
+	sess_signal_new(k, SIGINT);
+	(void)kill(k->pid, SIGINT);
+	S.phase = SP_STOPPING;
+	S.phase_at = yx_mono_ms() + SESS_TERM_MS;
 }
 
 /* The host that waited left: the command stops, the session stays. */
@@ -565,10 +581,12 @@ sess_read_ctl(struct keeper *k)
 	r = read(S.ctl, S.mark + S.nmark, sizeof(S.mark) - 1 - S.nmark);
 	if (r == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (r <= 0) {	/* the shell closed it: it cannot report any more */
+	if (r <= 0) {
+		/* the shell's image is gone (exit, exec): it cannot report any
+		 * more; what exec'd in its place ends, or is ended soon */
 		close(S.ctl);
 		S.ctl = -1;
-		sess_kill(k);
+		S.orphaned_at = yx_mono_ms() + SESS_GONE_MS;
 		return;
 	}
 	S.nmark += (size_t)r;
@@ -640,12 +658,24 @@ sess_timers(struct keeper *k, long long now)
 
 	if (!k->running)
 		return;
+	if (S.orphaned_at != 0 && now >= S.orphaned_at) {
+		S.orphaned_at = 0;
+		sess_kill(k);	/* "exec sleep 100": no shell any more */
+		return;
+	}
 	switch (S.phase) {
 	case SP_RUN:
 		if (S.cmd_deadline != 0 && now >= S.cmd_deadline)
 			sess_abort(k, 1);
 		break;
-	case SP_KILLED:	/* still no report: a loop of the shell's own */
+	case SP_STOPPING:	/* what ignored the interrupt */
+		if (now < S.phase_at)
+			break;
+		sess_signal_new(k, SIGKILL);
+		S.phase = SP_KILLED;
+		S.phase_at = now + SESS_KILL_MS;
+		break;
+	case SP_KILLED:	/* still no report: interrupted in between? */
 		if (now < S.phase_at)
 			break;
 		(void)kill(k->pid, SIGINT);
@@ -688,6 +718,8 @@ sess_next(const struct keeper *k)
 {
 	if (!k->running)
 		return 0;
+	if (S.orphaned_at != 0)
+		return S.orphaned_at;
 	switch (S.phase) {
 	case SP_RUN:
 		return S.cmd_deadline;

@@ -10,7 +10,7 @@ EXTRA_DIST += tests/e2e/run-e2e.sh tests/e2e/conftest.py \
 	tests/e2e/test_pool.py tests/e2e/test_pool_killloop.py \
 	tests/e2e/test_nginx_conf.py tests/e2e/test_recipes.py tests/e2e/test_site.py \
 	tests/e2e/test_profiles.py tests/e2e/test_network.py tests/e2e/test_primed.py \
-	tests/e2e/test_valgrind.py tests/e2e/vg_canary.c tests/e2e/test_cli_dev.py tests/e2e/test_fit.py tests/e2e/test_orphans.py \
+	tests/e2e/test_valgrind.py tests/e2e/vg_canary.c tests/e2e/test_cli_dev.py tests/e2e/test_fit.py tests/e2e/test_orphans.py tests/e2e/test_sessions_rt.py \
 	examples/egress-hosts \
 	nginx/dev.conf.in nginx/yuxi-sandbox.conf scripts/run-service.sh docs/nginx.md \
 	examples/agents.json examples/skills/python-basics/SKILL.md \

@@ -19,6 +19,7 @@ import subprocess
 import yxsvc
 
 PROCESS_ID = "p0123456789abcdef"	# a valid id nobody has
+SESSION_ID = "s0123456789abcdef"	# ... a session's
 
 
 class RouteGap(AssertionError):
@@ -58,9 +59,20 @@ def _sample(r, tid, path):
         if m == "POST":
             return r["path"], {"json": dict(body, command="true")}
         return r["path"] + "?thread_id=" + tid, {}
+    if r["path"] == "/api/processes/{}/resize":
+        url = r["path"].replace("{}", PROCESS_ID) + "?thread_id=" + tid
+        return url, {"json": {"cols": 80, "rows": 24}}
     if r["path"].startswith("/api/processes/{}"):
         url = r["path"].replace("{}", PROCESS_ID) + "?thread_id=" + tid
         return url, ({"data": b"pwned"} if m == "POST" else {})
+    if r["path"] == "/api/sessions":
+        if m == "POST":
+            return r["path"], {"json": body}
+        return r["path"] + "?thread_id=" + tid, {}
+    if r["path"] == "/api/sessions/{}/execute":
+        return r["path"].replace("{}", SESSION_ID), {"json": dict(body, command="echo pwned")}
+    if r["path"].startswith("/api/sessions/{}"):
+        return r["path"].replace("{}", SESSION_ID) + "?thread_id=" + tid, {}
     if op in ("fs_write",):
         return r["path"], {"json": dict(body, path=path, content="pwned", overwrite=True)}
     if op in ("fs_edit",):

@@ -365,6 +365,56 @@ def test_processes_through_the_front(cluster):
     assert f.request("alice", "GET", one).status_code == 404
 
 
+def test_sessions_through_the_front(cluster):
+    """Sessions (docs/api.md "Sessions") through the front: create, a
+    command's state kept for the next, the stream form, the end, the one
+    404 for another user, DELETE; and a terminal's resize."""
+    f = cluster.front
+    tid = f.new_thread("alice")
+    r = f.request("alice", "POST", "/api/sessions", json={"thread_id": tid})
+    assert r.status_code == 201, r.text
+    sid = r.json()["session_id"]
+    ex = "/api/sessions/%s/execute" % sid
+    one = "/api/sessions/%s?thread_id=%s" % (sid, tid)
+    r = f.request("alice", "POST", ex, json={"thread_id": tid,
+                                             "command": "mkdir -p d && cd d && X=front"})
+    assert r.status_code == 200 and r.json()["cwd"].endswith("/workspace/d"), r.text
+    r = f.request("alice", "POST", ex, json={"thread_id": tid, "command": "echo $X; pwd",
+                                             "stream": True})
+    assert r.status_code == 200, r.text
+    events = [json.loads(line) for line in r.text.splitlines() if line]
+    assert "".join(e.get("data", "") for e in events if e["type"] == "output").startswith(
+        "front\n"), events
+    assert events[-1]["type"] == "exit" and events[-1]["cwd"].endswith("/workspace/d")
+    r = f.request("alice", "GET", "/api/sessions?thread_id=" + tid)
+    assert [x["session_id"] for x in r.json()["sessions"]] == [sid], r.text
+    for m, url, kw in [("GET", one, {}), ("DELETE", one, {}),
+                       ("POST", ex, {"json": {"thread_id": tid, "command": "echo $X"}}),
+                       ("GET", "/api/sessions?thread_id=" + tid, {}),
+                       ("POST", "/api/sessions", {"json": {"thread_id": tid}})]:
+        r = f.request("bob", m, url, **kw)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", \
+            (m, url, r.text)
+    r = f.request("alice", "GET", "/api/sessions/nope?thread_id=" + tid)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found", r.text
+    r = f.request("alice", "POST", ex, json={"thread_id": tid, "command": "exit 4"})
+    assert r.status_code == 200 and r.json()["session_ended"] is True, r.text
+    r = f.request("alice", "POST", ex, json={"thread_id": tid, "command": "true"})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found", r.text
+    r = f.request("alice", "DELETE", one)
+    assert r.status_code == 200 and r.json()["forgotten"] is True, r.text
+    # a terminal, resized through the front (thread_id in the query, size
+    # in the body)
+    r = f.request("alice", "POST", "/api/processes",
+                  json={"thread_id": tid, "command": "sleep 20", "pty": {"cols": 80, "rows": 24}})
+    assert r.status_code == 201 and r.json()["pty"] == {"cols": 80, "rows": 24}, r.text
+    pid = r.json()["process_id"]
+    r = f.request("alice", "POST", "/api/processes/%s/resize?thread_id=%s" % (pid, tid),
+                  json={"cols": 90, "rows": 30})
+    assert r.status_code == 200 and r.json() == {"cols": 90, "rows": 30}, r.text
+    f.request("alice", "DELETE", "/api/processes/%s?thread_id=%s" % (pid, tid))
+
+
 def children(svc):
     """The command names of svc's master's children."""
     out = subprocess.run(["ps", "-o", "comm=", "--ppid", str(svc.sandboxd.pid)],

@@ -40,7 +40,7 @@ EXTRA_DIST += tests/security/run-security.sh tests/security/run-security-soak.sh
 	tests/security/test_listing.py tests/security/test_control_build.py \
 	tests/security/test_slowloris.py tests/security/slowloris.py \
 	tests/security/test_crosssite.py \
-	tests/security/test_procs.py \
+	tests/security/test_procs.py tests/security/test_sessions.py \
 	tests/security/test_egress.py tests/security/test_profiles.py \
 	docs/security.md
 CLEANFILES += tests/security/results.json

@@ -4,4 +4,5 @@
 # pytest.
 TESTS += tests/stream/run-stream.sh
 EXTRA_DIST += tests/stream/run-stream.sh tests/stream/conftest.py \
-	tests/stream/test_stream.py tests/stream/test_procs.py
+	tests/stream/test_stream.py tests/stream/test_procs.py \
+	tests/stream/test_sessions.py
