@@ -132,7 +132,8 @@ sess_ended(struct yx_session *s, const struct exec_kstatus *ks)
 	s->exit_code = ks->code >= 0 && ks->code <= 255 ? (int)ks->code : -1;
 	s->ended_at = ks->ended > 0 ? ks->ended : yx_now_ms();
 	snprintf(s->end_reason, sizeof(s->end_reason), "%s",
-	    ks->idle ? "idle" : ks->killed ? "killed" : "exit");
+	    ks->idle ? "idle" : ks->killed ? "killed" :
+					     "exit");
 }
 
 /*
@@ -443,8 +444,7 @@ yx_session_note(int tdir, const char *id, const struct yx_exec_output *o,
 		}
 		/* a use is not worth an fsync per command: after a crash the
 		 * record may tell an older directory, never a wrong state */
-		(void)sess_write(dfd, &s, s.state == YX_SESSION_RUNNING ?
-			EXEC_REC_HINT : EXEC_REC_UPDATE);
+		(void)sess_write(dfd, &s, s.state == YX_SESSION_RUNNING ? EXEC_REC_HINT : EXEC_REC_UPDATE);
 		if (out != NULL)
 			*out = s;
 	}

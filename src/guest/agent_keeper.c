@@ -69,7 +69,6 @@
 #define KEEP_TICK_MS	50		/* exit polling without a pidfd */
 #define KEEP_DRAIN_MAX	32		/* reads after the end */
 
-
 static long long
 keep_wall_ms(void)
 {

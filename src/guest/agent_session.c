@@ -11,7 +11,7 @@
  * reports through RUN_CTL_FD, a pipe to us. Each host command ('U'
  * "TIMEOUT\nCOMMAND") is written there as
  *
- *	{ eval 'COMMAND'
+ *	{ command eval 'COMMAND'
  *	} </dev/null >/proc/KEEPER/fd/W 2>&1 9>&-
  *	command printf 'N %d %s\0' "$?" "$PWD" >&9
  *
@@ -125,8 +125,7 @@ sess_in_path(char *const *envp, const char *name)
 			path = envp[i] + 5;
 	for (p = path; *p != '\0'; p = *e != '\0' ? e + 1 : e) {
 		e = strchrnul(p, ':');
-		if (e > p && snprintf(f, sizeof(f), "%.*s/%s", (int)(e - p), p,
-				 name) < (int)sizeof(f) &&
+		if (e > p && snprintf(f, sizeof(f), "%.*s/%s", (int)(e - p), p, name) < (int)sizeof(f) &&
 		    access(f, X_OK) == 0)
 			return 1;
 	}
@@ -233,7 +232,7 @@ sess_start(struct keeper *k, const struct keep_req *r, char *started,
     size_t len)
 {
 	static char *const	bash[] = { "bash", "--noprofile", "--norc",
-		      "--noediting", "-i", NULL };
+		"--noediting", "-i", NULL };
 	static char *const	sh[] = { "sh", "-i", NULL };
 	struct run_args		a = *r->args;
 	char			want[8];
@@ -422,9 +421,12 @@ sess_command(struct keeper *k, struct keep_conn *c)
 	S.out[1] = out[1];
 	S.serial++;
 	/* the script: the command single-quoted ('\'' for each quote) */
+	/* `command eval`: an error of a special builtin in it (set -o bad)
+	 * must not make an interactive dash drop the rest of its input, the
+	 * report line included */
 	p = S.script;
-	memcpy(p, "{ eval '", 8);
-	p += 8;
+	memcpy(p, "{ command eval '", 16);
+	p += 16;
 	for (i = 0; i < len; i++)
 		if (cmd[i] == '\'') {
 			memcpy(p, "'\\''", 4);
@@ -545,7 +547,7 @@ sess_out_read(struct keeper *k)
 	struct keep_conn	*c = S.conn != -1 ? &kc[S.conn] : NULL;
 	char			*into = c != NULL ? c->buf + YX_AGENT_HDR : sess_drop;
 	size_t			 room = c != NULL ? sizeof(c->buf) - YX_AGENT_HDR :
-						    sizeof(sess_drop);
+					     sizeof(sess_drop);
 	ssize_t			 r;
 
 	if (c != NULL && c->opos < c->olen)
@@ -654,7 +656,7 @@ void
 sess_timers(struct keeper *k, long long now)
 {
 	static const char	again[] = "command printf '%lu %%d %%s\\0' "
-					  "\"$?\" \"$PWD\" >&9\n";
+				    "\"$?\" \"$PWD\" >&9\n";
 
 	if (!k->running)
 		return;

@@ -227,6 +227,11 @@ def test_list_delete_and_sh(bsvc, bthread):
     j = ok(svc, thread, b["session_id"], "echo $GREETING; pwd; cd workspace")
     assert j["output"] == "hi\n/home/yuxi/user-data\n" and j["cwd"] == WS, j
     assert "bash" not in ok(svc, thread, b["session_id"], "echo $BASH_VERSION.")["output"][:-2]
+    # a special builtin's error does not make dash drop the report: answered at once
+    t0 = time.monotonic()
+    j = ok(svc, thread, b["session_id"], "set -o no-such-option")
+    assert j["exit_code"] != 0 and j["timed_out"] is False and time.monotonic() - t0 < 2, j
+    assert ok(svc, thread, b["session_id"], "echo $GREETING")["output"] == "hi\n"
     ok(svc, thread, a, "sleep 1004 & sleep 1005 &")
     lst = svc.request("alice", "GET", sess_url(thread)).json()["sessions"]
     assert [x["session_id"] for x in lst] == [a, b["session_id"]]
