@@ -11,8 +11,10 @@ EXTRA_DIST += tests/deepagents/run-deepagents.sh tests/deepagents/serve.py \
 	clients/deepagents-js/vitest.config.js clients/deepagents-js/README.md \
 	clients/deepagents-js/src/index.js clients/deepagents-js/src/sandbox.js \
 	clients/deepagents-js/src/http.js clients/deepagents-js/src/paths.js \
-	clients/deepagents-js/src/mime.js \
+	clients/deepagents-js/src/mime.js clients/deepagents-js/src/check.js \
+	clients/deepagents-js/src/sessions.js clients/deepagents-js/src/processes.js \
 	clients/deepagents-js/test/service.js clients/deepagents-js/test/unit.test.js \
 	clients/deepagents-js/test/conformance.test.js \
 	clients/deepagents-js/test/agent-loop.test.js \
-	clients/deepagents-js/test/options.test.js docs/deepagents.md
+	clients/deepagents-js/test/options.test.js \
+	clients/deepagents-js/test/sessions.test.js docs/deepagents.md

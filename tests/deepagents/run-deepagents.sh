@@ -15,7 +15,11 @@
 #   - agent-loop.test.js   a real createDeepAgent loop with a scripted fake
 #                          chat model, compared with LocalShellBackend;
 #   - options.test.js      cwd and env of commands, thread metadata and idle
-#                          timeout, bad input as errors.
+#                          timeout, bad input as errors;
+#   - sessions.test.js     sessions and processes on a terminal (the plain
+#                          calls, typed errors) and the session mode.
+# YUXI_DA_SESSION=1 runs the conformance suite with the backend in session
+# mode (session: true).
 # Ends with "deepagents: N passed, N failed, N skipped"; exits with the
 # tests' status, 77 (skip) without Node.js >= 20 or without the npm
 # packages and no way to install them.
@@ -71,7 +75,8 @@ field() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 YUXI_DA_URL=$(field url)
 YUXI_DA_TOKEN=$(field token)
 YUXI_DA_CA=$(field ca)
-export YUXI_DA_URL YUXI_DA_TOKEN YUXI_DA_CA
+YUXI_DA_TOKEN_BOB=$(field token_bob)
+export YUXI_DA_URL YUXI_DA_TOKEN YUXI_DA_CA YUXI_DA_TOKEN_BOB
 
 (cd "$pkg" && node_modules/.bin/vitest run --reporter=default --reporter=json \
     --outputFile.json="$serve_dir/results.json" "$@")

@@ -8,7 +8,7 @@ EXTRA_DIST += tests/python/run-python.sh tests/python/conftest.py \
 	tests/python/localsandbox.py tests/python/test_client.py \
 	tests/python/test_standard.py tests/python/test_agent_loop.py \
 	tests/python/test_globmatch.py tests/python/test_packaging.py \
-	tests/python/test_options.py \
+	tests/python/test_options.py tests/python/test_sessions.py \
 	clients/python/pyproject.toml clients/python/README.md \
 	clients/python/pep517_backend.py clients/python/yuxi_sandbox/__init__.py \
 	clients/python/yuxi_sandbox/py.typed clients/python/yuxi_sandbox/client.py \
@@ -16,5 +16,6 @@ EXTRA_DIST += tests/python/run-python.sh tests/python/conftest.py \
 	clients/python/yuxi_sandbox/deepagents.py clients/python/yuxi_sandbox/_check.py \
 	clients/python/yuxi_sandbox/_transport.py clients/python/yuxi_sandbox/_threads.py \
 	clients/python/yuxi_sandbox/_execute.py clients/python/yuxi_sandbox/_processes.py \
+	clients/python/yuxi_sandbox/_sessions.py \
 	clients/python/yuxi_sandbox/_files.py clients/python/yuxi_sandbox/_globmatch.py \
 	docs/python.md

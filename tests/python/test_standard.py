@@ -11,10 +11,15 @@ deepagents 0.7.8 disagree"): those 7 tests are xfail with the reason, and
 strict, so that one passing is noticed. Nothing else is overridden
 (test_no_overrides_DO_NOT_OVERRIDE checks it).
 
+With YUXI_PY_SESSION=1 the backend runs in session mode (session=True:
+every execute in one shell session of the thread), the suite's second
+run that docs/python.md reports.
+
 The scratch directory is in the thread's workspace: the suite's default,
 /tmp/test_sandbox_ops/, is outside the service's namespace (and refused
 by its command path policy).
 """
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -47,12 +52,19 @@ else:
         @pytest.fixture(scope="class")
         def sandbox(self, svc) -> Iterator[YuxiSandbox]:
             need_deepagents()
+            session = os.environ.get("YUXI_PY_SESSION") == "1"
             sb = YuxiSandbox.create(url=svc.url, token=svc.tokens["alice"],
-                                    ca_file=svc.cert, thread_id=thread_id("std"))
+                                    ca_file=svc.cert, thread_id=thread_id("std"),
+                                    session=session)
             try:
                 yield sb
             finally:
                 sb.delete()
+            ops = [ln.get("op") for ln in svc.audit_lines() if ln.get("thread") == sb.id]
+            print("standard suite: %d commands by execute, %d in a session"
+                  % (ops.count("execute"), ops.count("session_execute")))
+            if session:	# the mode is the one asked for
+                assert ops.count("session_execute") > 0 and ops.count("execute") == 0
 
         @xfail(WRITE)
         def test_write_existing_file_fails(self, sandbox_backend, sandbox_test_root):

@@ -3,11 +3,18 @@
 // over the yuxi-sandbox HTTP API. Every method answers what deepagents'
 // own FilesystemBackend / LocalShellBackend answer for the same operation
 // (result shapes, error codes and wording); the differences that remain
-// are listed in docs/deepagents.md.
+// are listed in docs/deepagents.md. With the option `session: true` every
+// execute() runs in one shell session of the thread (sessions.js), so that
+// cd, variables and functions carry over; the default is deepagents'
+// stateless execute. `sb.sessions` and `sb.processes` are the thread's
+// sessions and background processes (terminals too) as plain API calls.
 
 import { Http, YuxiSandboxError } from "./http.js";
+import { checkCwd, checkEnv } from "./check.js";
 import { isText, mimeType } from "./mime.js";
 import * as P from "./paths.js";
+import { Processes } from "./processes.js";
+import { SessionShell, Sessions, endedNote } from "./sessions.js";
 
 /** What deepagents returns for an empty (or whitespace-only) file. */
 export const EMPTY_CONTENT_WARNING = "System reminder: File exists but has empty contents";
@@ -82,6 +89,10 @@ export function bridgesUsed() {
  * @property {number} [retries] most retries of a request answered 503 capacity/backend_unavailable (default 5)
  * @property {number} [retryBudgetMs] most total waiting for those retries, per request (default 60000)
  * @property {Record<string, string | Uint8Array>} [initialFiles] files create() uploads after initialize()
+ * @property {boolean} [session] every execute() runs in one shell session of the
+ *   thread, made at the first command and made again (with a note in the
+ *   output) when it was lost or ended; `cwd` and `env` are then where that
+ *   shell starts and what it starts with (default false: stateless execute)
  */
 
 /** The shape of a ReadResult's pagination for lines [off, off+lim) of `total`. */
@@ -96,61 +107,6 @@ function window(off, lim, total) {
 /** deepagents' normalisation of read offsets and limits. */
 function nonNegInt(n) {
 	return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
-}
-
-/** What the service takes as an env name (docs/api.md "POST /api/execute"). */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** The most env entries, and bytes of names and values, of one command. */
-const ENV_MAX = 64;
-const ENV_BYTES = 32 << 10;
-
-/**
- * `cwd` checked as the service checks it (a non-empty string without NUL;
- * whether it is a directory of the namespace only the service knows).
- * @param {unknown} cwd
- * @param {string} what
- * @returns {string | undefined}
- */
-function checkCwd(cwd, what) {
-	if (cwd === undefined || cwd === null)
-		return undefined;
-	if (typeof cwd !== "string")
-		throw new TypeError(`YuxiSandbox: ${what} must be a string`);
-	if (cwd === "" || cwd.includes("\0"))
-		throw new TypeError(`YuxiSandbox: ${what} must be a non-empty path without NUL`);
-	return cwd;
-}
-
-/**
- * `env` checked as the service checks it: an object of at most 64 names
- * [A-Za-z_][A-Za-z0-9_]* with string values without NUL, 32 KiB of names
- * and values (UTF-8) in all.
- * @param {unknown} env
- * @param {string} what
- * @returns {Record<string, string> | undefined}
- */
-function checkEnv(env, what) {
-	if (env === undefined || env === null)
-		return undefined;
-	if (typeof env !== "object" || Array.isArray(env))
-		throw new TypeError(`YuxiSandbox: ${what} must be an object of strings`);
-	/** @type {Record<string, string>} */
-	const out = {};
-	let bytes = 0, n = 0;
-	for (const [k, v] of Object.entries(env)) {
-		if (!ENV_NAME.test(k))
-			throw new TypeError(`YuxiSandbox: ${what}: names must match [A-Za-z_][A-Za-z0-9_]*: ${JSON.stringify(k)}`);
-		if (typeof v !== "string" || v.includes("\0"))
-			throw new TypeError(`YuxiSandbox: ${what}: ${k} must be a string without NUL`);
-		if (++n > ENV_MAX)
-			throw new TypeError(`YuxiSandbox: ${what}: at most ${ENV_MAX} entries`);
-		bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
-		if (bytes > ENV_BYTES)
-			throw new TypeError(`YuxiSandbox: ${what}: at most 32 KiB of names and values in all`);
-		out[k] = v;
-	}
-	return out;
 }
 
 /**
@@ -215,6 +171,12 @@ export class YuxiSandbox {
 	#idleTimeout;
 	/** the service globs with {a,b} itself (its glob answers carry `path`) */
 	#nativeBraces = false;
+	/** @type {SessionShell | null} session mode: the shell every execute() runs in */
+	#shell = null;
+	/** @type {Sessions} */
+	#sessions;
+	/** @type {Processes} */
+	#processes;
 
 	/** @param {YuxiSandboxOptions} opts */
 	constructor(opts) {
@@ -233,6 +195,16 @@ export class YuxiSandbox {
 		this.#opts.idleTimeout = checkIdleTimeout(opts.idleTimeout, "idleTimeout");
 		this.#metadata = { ...(this.#opts.metadata ?? {}) };
 		this.#idleTimeout = this.#opts.idleTimeout ?? null;
+		if (opts.session !== undefined && typeof opts.session !== "boolean")
+			throw new TypeError("YuxiSandbox: session must be true or false");
+		const tid = () => {
+			this.#need();
+			return this.#threadId;
+		};
+		this.#sessions = new Sessions(this.#http, tid);
+		this.#processes = new Processes(this.#http, tid);
+		if (opts.session === true)
+			this.#shell = new SessionShell(this.#sessions, () => ({ cwd: this.#cwd, env: this.#env }));
 	}
 
 	/**
@@ -298,6 +270,30 @@ export class YuxiSandbox {
 	/** A copy of the default variables of execute() (undefined: none). */
 	get env() {
 		return this.#env === undefined ? undefined : { ...this.#env };
+	}
+
+	/** True when every execute() runs in one shell session (the `session` option). */
+	get session() {
+		return this.#shell !== null;
+	}
+
+	/**
+	 * Session mode: the id of the session commands run in now (null before
+	 * the first command and after one ended the shell).
+	 * @returns {string | null}
+	 */
+	get sessionId() {
+		return this.#shell?.id ?? null;
+	}
+
+	/** The thread's sessions: create, execute (plain or stream), list, get, delete. */
+	get sessions() {
+		return this.#sessions;
+	}
+
+	/** The thread's background processes: start (pty too), output, stdin, resize, kill. */
+	get processes() {
+		return this.#processes;
 	}
 
 	/** Keep what a thread record says. */
@@ -397,6 +393,8 @@ export class YuxiSandbox {
 	 */
 	async close() {
 		try {
+			if (this.#shell !== null && !this.#opts.deleteOnClose)
+				await this.#shell.close();
 			if (this.#opts.deleteOnClose && this.#threadId) {
 				const r = await this.#http.request("DELETE",
 				    "api/threads/" + encodeURIComponent(this.#threadId));
@@ -445,6 +443,12 @@ export class YuxiSandbox {
 	 * service refuses (400 invalid_env, invalid_path, cwd_not_found)
 	 * throws a YuxiSandboxError with that code: they are the caller's
 	 * settings, which no command can repair.
+	 *
+	 * In session mode (the `session` option) the command runs in the
+	 * backend's session (SessionShell in sessions.js: made at the first
+	 * command, made again with a note when it was lost or ended, one
+	 * command at a time); a per-call `cwd` or `env` is a
+	 * TypeError there (the shell keeps its own: run cd or export).
 	 * @param {string} command
 	 * @param {{timeout?: number, cwd?: string, env?: Record<string, string>}} [options]
 	 * @returns {Promise<ExecuteResponse>}
@@ -457,6 +461,18 @@ export class YuxiSandbox {
 			if (!Number.isInteger(options.timeout) || options.timeout < 0)
 				throw new TypeError("YuxiSandbox: execute timeout must be a whole number of seconds");
 			timeout = options.timeout;
+		}
+		if (this.#shell !== null) {
+			if (options.cwd !== undefined || options.env !== undefined) {
+				throw new TypeError("YuxiSandbox: execute cwd and env are not available in session " +
+				    "mode: the session's shell keeps its own directory and variables (run cd or export)");
+			}
+			if (!command || typeof command !== "string") {
+				return { output: "Error: Command must be a non-empty string.", exitCode: 1,
+				    truncated: false };
+			}
+			this.#need();
+			return this.#sessionRun(this.#shell, command, timeout);
 		}
 		const cwd = checkCwd(options.cwd, "execute cwd") ?? this.#cwd;
 		const callEnv = checkEnv(options.env, "execute env");
@@ -477,16 +493,8 @@ export class YuxiSandbox {
 			json: body,
 			timeoutMs: (timeout + 60) * 1000,
 		});
-		if (r.status === 200) {
-			const d = r.data;
-			if (d.timed_out) {
-				const t = Math.min(timeout, 600);	/* the service's cap */
-				return { output: `Error: Command timed out after ${t.toFixed(1)} seconds.`,
-				    exitCode: 124, truncated: false };
-			}
-			return this.#shape(String(d.output ?? ""), d.exit_code, d.truncated === true,
-			    d.full_output_path);
-		}
+		if (r.status === 200)
+			return this.#result(r.data, timeout);
 		// A refusal of the command path policy as the service answers it
 		// before the change of issue 12 (403 instead of 200 + 126).
 		if (r.status === 403 && r.code === "path_not_allowed") {
@@ -499,6 +507,55 @@ export class YuxiSandbox {
 		}
 		return { output: `Error executing command: ${r.message || "HTTP " + r.status}`,
 		    exitCode: 1, truncated: false };
+	}
+
+	/**
+	 * The ExecuteResponse of a command's answer `d` (execute's or a
+	 * session's), as LocalShellBackend shapes it, after `note`.
+	 * @param {Record<string, any>} d
+	 * @param {number} timeout the seconds it was given
+	 * @param {string} [note]
+	 * @returns {ExecuteResponse}
+	 */
+	#result(d, timeout, note = "") {
+		/** @type {ExecuteResponse} */
+		let res;
+		if (d.timed_out) {
+			const t = Math.min(timeout, 600);	/* the service's cap */
+			res = { output: `Error: Command timed out after ${t.toFixed(1)} seconds.`,
+			    exitCode: 124, truncated: false };
+		} else {
+			res = this.#shape(String(d.output ?? ""), d.exit_code, d.truncated === true,
+			    d.full_output_path);
+		}
+		res.output = note + res.output;
+		if (d.session_ended === true)
+			res.output += endedNote(d.exit_code);
+		return res;
+	}
+
+	/**
+	 * Session mode: `command` in the backend's shell, shaped as execute()
+	 * shapes it. Failed requests are error results (exit code 1) as in
+	 * execute(); the service's refusal of the backend's cwd or env (when
+	 * the session is made) throws.
+	 * @param {SessionShell} shell
+	 * @param {string} command
+	 * @param {number} timeout
+	 * @returns {Promise<ExecuteResponse>}
+	 */
+	async #sessionRun(shell, command, timeout) {
+		try {
+			const { reply, note } = await shell.run(command, timeout);
+			return this.#result(reply, timeout, note);
+		} catch (e) {
+			if (!(e instanceof YuxiSandboxError))
+				throw e;
+			if (e.status === 400 && EXEC_OPTION_CODES.has(e.code))
+				throw e;
+			return { output: `Error executing command: ${e.message}`, exitCode: 1,
+			    truncated: false };
+		}
 	}
 
 	/**

@@ -3,7 +3,9 @@
 // (@langchain/sandbox-standard-tests 2.0.0, 93 tests), run against the
 // real service through nginx. The suite is not on the npm registry: it is
 // used from ../shared/third_party/sandbox-standard-tests beside the
-// checkout and never copied into the project.
+// checkout and never copied into the project. With YUXI_DA_SESSION=1 the
+// backend runs in session mode (session: true), the second run that
+// docs/deepagents.md reports.
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -25,7 +27,10 @@ if (!fs.existsSync(entry)) {
 	});
 } else {
 	const { sandboxStandardTests } = await import(pathToFileURL(entry).href);
-	const opts = () => ({ ...service, threadId: threadId("conf"), deleteOnClose: true });
+	const session = process.env.YUXI_DA_SESSION === "1";
+	const opts = () => ({ ...service, threadId: threadId("conf"), deleteOnClose: true, session });
+	/** sandboxes closed, and of those the ones whose commands ran in a session */
+	const tally = { closed: 0, inSession: 0 };
 	sandboxStandardTests({
 		name: "YuxiSandbox",
 		runner: { describe, it, expect, beforeAll, afterAll },
@@ -33,11 +38,18 @@ if (!fs.existsSync(entry)) {
 		timeout: 120_000,
 		createSandbox: (o) => YuxiSandbox.create({ ...opts(), ...o }),
 		createUninitializedSandbox: () => new YuxiSandbox(opts()),
-		closeSandbox: (sb) => sb.close(),
+		closeSandbox: (sb) => {
+			tally.closed++;
+			if (sb.sessionId !== null)
+				tally.inSession++;
+			return sb.close();
+		},
 		resolvePath: (name) => `/home/yuxi/user-data/workspace/${name}`,
 	});
 	afterAll(() => {
 		console.log("conformance: workarounds for pending API changes used:",
 		    JSON.stringify(bridgesUsed()));
+		console.log(`conformance: session mode ${session ? "on" : "off"}; ` +
+		    `${tally.inSession} of ${tally.closed} sandboxes closed had a session`);
 	});
 }

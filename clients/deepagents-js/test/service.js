@@ -10,6 +10,8 @@ export const service = process.env.YUXI_DA_URL ? {
 	url: process.env.YUXI_DA_URL,
 	token: process.env.YUXI_DA_TOKEN ?? "",
 	caFile: process.env.YUXI_DA_CA,
+	/** a second user's token (tests of another user's thread) */
+	tokenBob: process.env.YUXI_DA_TOKEN_BOB ?? "",
 } : null;
 
 /** Why the service tests are skipped, or "". */

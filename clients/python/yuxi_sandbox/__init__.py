@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """yuxi-sandbox: the Python client of the yuxi-sandbox service.
 
-``Client`` covers the HTTP API (threads, execute, background processes,
-files); ``yuxi_sandbox.errors`` has its exceptions;
+``Client`` covers the HTTP API (threads, execute, background processes
+and terminals, sessions, files); ``yuxi_sandbox.errors`` has its exceptions;
 ``yuxi_sandbox.deepagents.YuxiSandbox`` is a deepagents sandbox backend
 (needs the optional ``deepagents`` package). Standard library only.
 See docs/python.md.
@@ -15,6 +15,7 @@ from .errors import (APIError, AuthenticationError, BadRequestError, ConflictErr
                      GatewayTimeoutError, InsufficientStorageError, InternalServerError,
                      MethodNotAllowedError, NotFoundError, PayloadTooLargeError,
                      PermissionDeniedError, RateLimitError, ServiceUnavailableError,
+                     SessionBusyError, SessionLimitError, SessionNotFoundError,
                      StreamError, TransportError, YuxiSandboxError)
 
 __version__ = "0.1.0"
@@ -25,5 +26,6 @@ __all__ = [
     "BadRequestError", "AuthenticationError", "PermissionDeniedError", "NotFoundError",
     "MethodNotAllowedError", "ConflictError", "PayloadTooLargeError", "RateLimitError",
     "InternalServerError", "ServiceUnavailableError", "GatewayTimeoutError",
-    "InsufficientStorageError",
+    "InsufficientStorageError", "SessionNotFoundError", "SessionBusyError",
+    "SessionLimitError",
 ]

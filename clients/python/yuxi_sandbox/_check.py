@@ -36,6 +36,30 @@ def process_id(v: object) -> str:
     return thread_id(v, "process_id")
 
 
+def session_id(v: object) -> str:
+    return thread_id(v, "session_id")
+
+
+# A terminal's columns and rows (docs/api.md "On a terminal").
+PTY_MAX = 1000
+
+
+def pty(v: object) -> dict[str, int]:
+    """A terminal size: a ``(cols, rows)`` pair or a mapping with ``cols``
+    and ``rows``, each an integer 1..1000."""
+    if isinstance(v, Mapping):
+        if set(v) != {"cols", "rows"}:
+            raise ValueError("pty must have exactly cols and rows, got %s" % sorted(v))
+        cols, rows = v["cols"], v["rows"]
+    elif isinstance(v, tuple | list) and len(v) == 2:
+        cols, rows = v
+    else:
+        raise TypeError("pty must be (cols, rows) or {\"cols\", \"rows\"}, not %s"
+                        % type(v).__name__)
+    return {"cols": integer("cols", cols, low=1, high=PTY_MAX),
+            "rows": integer("rows", rows, low=1, high=PTY_MAX)}
+
+
 def path(v: object, name: str = "path") -> str:
     s = string(name, v)
     if "\0" in s:

@@ -24,10 +24,12 @@ class ExecStream:
     error event raises :class:`~yuxi_sandbox.errors.StreamError` instead.
     Closing it (``close()``, ``with``, or dropping the iterator) before the
     end hangs up, and the service kills the command. ``request_id`` is the
-    answer's id; ``result`` is the exit event once it has come."""
+    answer's id; ``result`` is the exit event once it has come (a
+    session's also carries ``cwd`` and ``session_ended``)."""
 
-    def __init__(self, stream: Stream) -> None:
+    def __init__(self, stream: Stream, path: str = "/api/execute") -> None:
         self._s = stream
+        self._path = path
         self._lines = stream.lines()
         self.request_id = stream.request_id
         self.result: dict[str, Any] | None = None
@@ -44,10 +46,10 @@ class ExecStream:
             except (ValueError, UnicodeDecodeError):
                 self.close()
                 raise errors.TransportError("execute: not an NDJSON event: %r" % line[:200],
-                                            method="POST", path="/api/execute") from None
+                                            method="POST", path=self._path) from None
             if ev.get("type") == "error":
                 self.close()
-                raise errors.stream_error(ev.get("error"), method="POST", path="/api/execute")
+                raise errors.stream_error(ev.get("error"), method="POST", path=self._path)
             if ev.get("type") == "exit":
                 self.result = ev
                 for _ in self._lines:	# the last event: read the answer's end,
@@ -55,7 +57,7 @@ class ExecStream:
             return cast(ExecEvent, ev)
         if self.result is None:
             raise errors.TransportError("execute: the stream ended without an exit event",
-                                        method="POST", path="/api/execute")
+                                        method="POST", path=self._path)
         raise StopIteration
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Background processes: ``/api/processes``, its output long-poll, stdin, kill."""
+"""Background processes: ``/api/processes``, its output long-poll, stdin,
+kill, and a terminal's size (``pty``, ``resize``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, cast
 
 from . import _check
 from ._transport import Transport
-from .types import Process, ProcessOutput, StdinResult
+from .types import Process, ProcessOutput, Pty, StdinResult
 
 WAIT_MS_MAX = 30000
 # Seconds between asks when the service answered a long-poll at once.
@@ -21,11 +22,16 @@ class ProcessesAPI:
 
     def start_process(self, thread_id: str, command: str, *, timeout: int | None = None,
                       cwd: str | None = None,
-                      env: Mapping[str, str] | None = None) -> Process:
+                      env: Mapping[str, str] | None = None,
+                      pty: tuple[int, int] | Mapping[str, int] | None = None) -> Process:
         """Start ``command`` in the background (``/bin/sh -c``); ``timeout``
         its lifetime in seconds (default and cap: the service's
         ``YUXI_PROCESS_LIFETIME``); ``cwd`` and ``env`` as for
-        :meth:`execute`."""
+        :meth:`execute`. ``pty``: ``(cols, rows)`` (or a mapping with
+        ``cols`` and ``rows``, each 1..1000) runs it on a pseudo-terminal of
+        that size instead of pipes: its output is what the terminal shows
+        (CR LF, escape sequences), its stdin what is typed; see
+        :meth:`resize_process`."""
         body: dict[str, Any] = {"thread_id": _check.thread_id(thread_id),
                                 "command": _check.string("command", command)}
         if timeout is not None:
@@ -34,6 +40,8 @@ class ProcessesAPI:
             body["cwd"] = _check.cwd(cwd)
         if env is not None:
             body["env"] = _check.env(env)
+        if pty is not None:
+            body["pty"] = _check.pty(pty)
         return cast(Process, self._t.request("POST", "/api/processes", json_body=body,
                                              ok=(201,)).json())
 
@@ -111,3 +119,14 @@ class ProcessesAPI:
         pid = _check.process_id(process_id)
         return cast(Process, self._t.request("DELETE", "/api/processes/" + pid,
                                              query=q).json())
+
+    def resize_process(self, thread_id: str, process_id: str, cols: int, rows: int) -> Pty:
+        """Change the terminal size of a process started with ``pty`` (each
+        1..1000); its foreground process group gets SIGWINCH. Returns
+        ``{"cols", "rows"}``. ``BadRequestError`` for a process not on a
+        terminal, ``ConflictError`` (``not_running``) for one that ended."""
+        q = {"thread_id": _check.thread_id(thread_id)}
+        pid = _check.process_id(process_id)
+        size = _check.pty((cols, rows))
+        return cast(Pty, self._t.request("POST", "/api/processes/%s/resize" % pid, query=q,
+                                         json_body=size).json())

@@ -3,8 +3,8 @@
 kept-alive HTTPS connection.
 
 Each area of the API is a mixin of its own module (``_threads``,
-``_execute``, ``_processes``, ``_files``) using the one transport
-(``_transport``); a new area (sessions, previews) is a new mixin listed
+``_execute``, ``_processes``, ``_sessions``, ``_files``) using the one
+transport (``_transport``); a new area (previews) is a new mixin listed
 here.
 """
 
@@ -16,11 +16,12 @@ from typing import Any
 from ._execute import ExecuteAPI
 from ._files import FilesAPI
 from ._processes import ProcessesAPI
+from ._sessions import SessionsAPI
 from ._threads import ThreadsAPI
 from ._transport import Transport
 
 
-class Client(ThreadsAPI, ExecuteAPI, ProcessesAPI, FilesAPI):
+class Client(ThreadsAPI, ExecuteAPI, ProcessesAPI, SessionsAPI, FilesAPI):
     """A client of one yuxi-sandbox service, as one user.
 
     ``url``: the service behind nginx, ``https://host[:port][/prefix]``;

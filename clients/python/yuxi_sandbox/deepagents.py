@@ -9,6 +9,13 @@ nothing goes through a shell script: ``execute`` is ``POST /api/execute``,
 request each to the service's file API (which never starts or wakes a
 container). The async variants run the same calls in a worker thread.
 
+With ``session=True`` every ``execute`` of the backend runs in one shell
+session of the thread (``/api/sessions``, docs/api.md "Sessions"), so that
+``cd``, variables and functions carry over from one command to the next;
+the session is made at the first command and made again, with a note in
+that command's output, when it was lost or ended. The default is
+deepagents' stateless ``execute``.
+
 Results follow the deepagents 0.7.8 protocol and ``BaseSandbox``'s words
 (``File '<p>': file_not_found``, ``Error: String not found in file: ...``,
 the empty-file reminder, the 500 KiB page cap); where the service and
@@ -27,6 +34,7 @@ import base64
 import codecs
 import io
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,7 +62,7 @@ TRUNCATION_MSG: str = getattr(_base, "TRUNCATION_MSG", (
 
 from . import _check, _globmatch
 from .client import Client
-from .errors import APIError, YuxiSandboxError
+from .errors import APIError, SessionNotFoundError, YuxiSandboxError
 
 __all__ = ["YuxiSandbox", "EMPTY_CONTENT_WARNING"]
 
@@ -74,6 +82,14 @@ _PAST_END = re.compile(r"past the end of the file \((\d+) lines?\)")
 _THREAD: Any = object()	# delete() without a path: the thread
 # Codes of a 400 answer to execute about its cwd or env (not the command).
 _EXEC_OPTION_CODES = frozenset({"invalid_env", "invalid_path", "cwd_not_found"})
+# What a command's output starts with when it ran in a new session that
+# replaced one whose state is gone (session mode).
+NEW_SESSION_NOTE = ("[Shell session restarted: %s. Its working directory, variables "
+                    "and functions are gone; this command ran in a new shell.]\n")
+# What ends the output of a command that ended its session's shell.
+ENDED_NOTE = ("\n\n[This command ended the shell session (exit code %d): the next "
+              "command runs in a new shell, without this one's working directory, "
+              "variables and functions.]")
 
 
 def _norm(p: str) -> str:
@@ -165,22 +181,31 @@ class YuxiSandbox(BaseSandbox):
     working directory and variables of every :meth:`execute` (default the
     workspace and the sandbox's environment; ``execute(cwd=, env=)``
     replaces the directory and sets variables over these), checked as the
-    service checks them when given. ``client`` shares an existing
-    :class:`~yuxi_sandbox.Client` instead of making one; ``client_timeout``,
-    ``retries`` and ``retry_budget`` are the made client's.
+    service checks them when given. ``session=True`` runs every
+    :meth:`execute` in one shell session of the thread (state carries over;
+    ``cwd`` and ``env`` are then where that shell starts and what it starts
+    with). ``client`` shares an existing :class:`~yuxi_sandbox.Client`
+    instead of making one; ``client_timeout``, ``retries`` and
+    ``retry_budget`` are the made client's.
     """
 
     def __init__(self, *, url: str | None = None, token: str | None = None,
                  thread_id: str, ca_file: str | None = None, timeout: int | None = None,
                  cwd: str | None = None, env: Mapping[str, str] | None = None,
                  client: Client | None = None, client_timeout: float = 60.0,
-                 retries: int = 5, retry_budget: float = 60.0) -> None:
+                 retries: int = 5, retry_budget: float = 60.0, session: bool = False) -> None:
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
                                     or timeout <= 0):
             raise ValueError("timeout must be a positive number of seconds")
         self._cwd = _check.cwd(cwd)
         self._env = _check.env(env)
         self._tid = _check.thread_id(thread_id)
+        self._session = _check.boolean("session", session)
+        # session mode: the session's id once made, why the last one is gone
+        # (for the next command's note), one command at a time
+        self._sid: str | None = None
+        self._gone: str | None = None
+        self._sess_lock = threading.Lock()
         if client is None:
             if url is None or token is None:
                 raise TypeError("YuxiSandbox needs url and token, or a client")
@@ -195,14 +220,16 @@ class YuxiSandbox(BaseSandbox):
                agent_config_id: str | None = None, metadata: dict[str, str] | None = None,
                timeout: int | None = None, idle_timeout: int | None = None,
                cwd: str | None = None, env: Mapping[str, str] | None = None,
-               **kw: Any) -> YuxiSandbox:
+               session: bool = False, **kw: Any) -> YuxiSandbox:
         """Create the thread (the service makes an id when ``thread_id`` is
         None; an existing thread of the caller's is taken as it is) and
         return its backend. ``metadata`` and ``idle_timeout`` are passed to
         the service when given; ``cwd`` and ``env`` are the backend's
-        defaults for :meth:`execute` (checked before any request)."""
+        defaults for :meth:`execute` (checked before any request);
+        ``session`` as for the constructor."""
         _check.cwd(cwd)
         _check.env(env)
+        _check.boolean("session", session)
         client = kw.pop("client", None) or Client(
             url, token, ca_file, kw.pop("client_timeout", 60.0),
             retries=kw.pop("retries", 5), retry_budget=kw.pop("retry_budget", 60.0))
@@ -212,7 +239,7 @@ class YuxiSandbox(BaseSandbox):
                                    agent_config_id=agent_config_id, metadata=metadata,
                                    idle_timeout=idle_timeout)
         return cls(thread_id=rec["thread_id"], timeout=timeout, cwd=cwd, env=env,
-                   client=client)
+                   client=client, session=session)
 
     @property
     def id(self) -> str:
@@ -234,12 +261,33 @@ class YuxiSandbox(BaseSandbox):
         """A copy of the default variables of :meth:`execute` (None: none)."""
         return None if self._env is None else dict(self._env)
 
+    @property
+    def session(self) -> bool:
+        """True when every :meth:`execute` runs in one shell session."""
+        return self._session
+
+    @property
+    def session_id(self) -> str | None:
+        """The id of the session commands run in now (session mode; None
+        before the first command and after one ended it)."""
+        return self._sid
+
     def close(self) -> None:
-        """Close the kept-alive connection; the thread and its files stay."""
-        self._c.close()
+        """Delete the backend's session (session mode) and close the
+        kept-alive connection; the thread and its files stay."""
+        with self._sess_lock:
+            sid, self._sid = self._sid, None
+        try:
+            if sid is not None:
+                self._c.delete_session(self._tid, sid)
+        except YuxiSandboxError:
+            pass	# gone already, or the service is: nothing to free
+        finally:
+            self._c.close()
 
     def delete_thread(self) -> None:
-        """Delete the thread: its sandbox, then all its files."""
+        """Delete the thread: its sandbox (and sessions), then all its files."""
+        self._sid = None
         self._c.delete_thread(self._tid)
         self._c.close()
 
@@ -257,10 +305,20 @@ class YuxiSandbox(BaseSandbox):
         ``ValueError``), and the service's refusal of them raises
         ``BadRequestError`` (``invalid_path``, ``cwd_not_found``,
         ``invalid_env``): they are the caller's settings, which no command
-        can repair."""
+        can repair.
+
+        In session mode the command runs in the backend's session (see
+        :meth:`_session_execute`); a per-call ``cwd`` or ``env`` raises
+        ``ValueError`` there (the shell has its own: ``cd``, ``export``)."""
         t = timeout if timeout is not None else self._timeout
         if t is not None and t <= 0:
             t = None	# "no timeout" is not offered: the service's default
+        if self._session:
+            if cwd is not None or env is not None:
+                raise ValueError("execute(cwd=, env=) is not available in session mode: "
+                                 "the session's shell keeps its own directory and "
+                                 "variables (run cd or export in a command)")
+            return self._session_execute(command, t)
         wd = _check.cwd(cwd) if cwd is not None else self._cwd
         extra = _check.env(env)
         variables = self._env if extra is None else _check.env({**(self._env or {}), **extra})
@@ -274,7 +332,13 @@ class YuxiSandbox(BaseSandbox):
             return ExecuteResponse(output="Error executing command: %s" % e, exit_code=1)
         except YuxiSandboxError as e:
             return ExecuteResponse(output="Error executing command: %s" % e, exit_code=1)
-        out = r["output"]
+        return self._response(r, t)
+
+    @staticmethod
+    def _response(r: Mapping[str, Any], t: int | None, note: str = "") -> ExecuteResponse:
+        """The ``ExecuteResponse`` of a command's answer: its output after
+        ``note``, and a note each for a timeout and a cut output."""
+        out = note + r["output"]
         if r.get("timed_out"):
             out += "\n\n[Command timed out after %s seconds: its process group was killed.]" % (
                 t if t is not None else "the default number of")
@@ -282,8 +346,55 @@ class YuxiSandbox(BaseSandbox):
             out += "\n\n[Output truncated by the sandbox service"
             out += ("; the whole output is in %s.]" % r["full_output_path"]
                     if r.get("full_output_path") else ".]")
+        if r.get("session_ended"):
+            out += ENDED_NOTE % r["exit_code"]
         return ExecuteResponse(output=out, exit_code=r["exit_code"],
                                truncated=bool(r.get("truncated")))
+
+    def _session_execute(self, command: str, t: int | None) -> ExecuteResponse:
+        """``command`` in the backend's session, one at a time. The session
+        is made at the first command (where the backend's ``cwd`` and
+        ``env`` say) and made again when the service answers
+        ``session_not_found`` (its shell ended, idled out or was deleted,
+        or the sandbox was recreated; nothing ran) or the last command
+        ended it: the command then runs in the new shell, its output
+        starting with a note that the old shell's state is gone. A
+        timed-out command is killed and the session keeps its state.
+        Failed requests are error results (exit code 1) as in
+        :meth:`execute`; the service's refusal of the backend's ``cwd`` or
+        ``env`` raises ``BadRequestError``."""
+        with self._sess_lock:
+            try:
+                for _ in range(2):
+                    note = ""
+                    if self._sid is None:
+                        s = self._c.create_session(self._tid, cwd=self._cwd, env=self._env)
+                        self._sid = s["session_id"]
+                        if self._gone is not None:
+                            note, self._gone = NEW_SESSION_NOTE % self._gone, None
+                    try:
+                        r = self._c.session_execute(self._tid, self._sid, command, timeout=t)
+                        break
+                    except SessionNotFoundError as e:
+                        self._sid = None
+                        self._gone = "the previous session is gone (%s)" % e.message
+                else:	# a new session gone at once: do not loop
+                    return ExecuteResponse(output="Error executing command: the shell "
+                                           "session was lost twice in a row (%s)" % self._gone,
+                                           exit_code=1)
+            except (TypeError, ValueError) as e:
+                return ExecuteResponse(output="Error: %s" % e, exit_code=1)
+            except APIError as e:
+                if e.status == 400 and e.code in _EXEC_OPTION_CODES:
+                    raise
+                return ExecuteResponse(output="Error executing command: %s" % e, exit_code=1)
+            except YuxiSandboxError as e:
+                return ExecuteResponse(output="Error executing command: %s" % e, exit_code=1)
+            if r.get("session_ended"):
+                self._sid = None
+                self._gone = ("the command before ended the shell (exit code %d)"
+                              % r["exit_code"])
+            return self._response(r, t, note)
 
     # --- upload, download ------------------------------------------------------
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:

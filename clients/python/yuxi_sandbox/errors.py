@@ -7,6 +7,10 @@ status. :func:`error_from_answer` turns it into an :class:`APIError` of the
 class that matches the status (``NotFoundError`` for 404, ...), carrying
 the API's ``code``, the ``status``, the ``request_id`` (also in the
 ``X-Request-Id`` header) and, when the answer had one, ``retry_after``.
+Three codes of sessions have classes of their own, subclasses of their
+status's class (so ``except NotFoundError`` still catches
+:class:`SessionNotFoundError`): ``session_not_found``, ``session_busy``,
+``session_limit``.
 Answers nginx makes itself (an HTML ``403`` for a file it may not read, a
 ``502``) have no code: ``code`` is ``""`` and ``message`` says
 ``HTTP <status>``.
@@ -28,7 +32,8 @@ __all__ = [
     "NotFoundError", "MethodNotAllowedError", "ConflictError",
     "PayloadTooLargeError", "RateLimitError", "InternalServerError",
     "ServiceUnavailableError", "GatewayTimeoutError",
-    "InsufficientStorageError", "error_from_answer",
+    "InsufficientStorageError", "SessionNotFoundError", "SessionBusyError",
+    "SessionLimitError", "error_from_answer",
 ]
 
 
@@ -91,7 +96,15 @@ class PermissionDeniedError(APIError):
 
 
 class NotFoundError(APIError):
-    """404: ``not_found`` (thread, process, route), ``file_not_found``."""
+    """404: ``not_found`` (thread, process, route), ``file_not_found``,
+    ``session_not_found`` (as :class:`SessionNotFoundError`)."""
+
+
+class SessionNotFoundError(NotFoundError):
+    """404 ``session_not_found``: no such session in the thread, or its
+    shell ended (a command ended it, ``YUXI_SESSION_IDLE`` passed, it was
+    deleted) or its keeper is gone (the sandbox was recreated or reaped).
+    Nothing ran; ``message`` says why."""
 
 
 class MethodNotAllowedError(APIError):
@@ -100,7 +113,13 @@ class MethodNotAllowedError(APIError):
 
 class ConflictError(APIError):
     """409: ``file_exists``, ``string_not_found``, ``ambiguous_match``,
-    ``thread_exists``, ``process_limit``, ``not_running``."""
+    ``thread_exists``, ``process_limit``, ``not_running``, ``session_busy``
+    (as :class:`SessionBusyError`)."""
+
+
+class SessionBusyError(ConflictError):
+    """409 ``session_busy``: another command of the session runs now (one
+    at a time per session); nothing ran."""
 
 
 class PayloadTooLargeError(APIError):
@@ -108,7 +127,14 @@ class PayloadTooLargeError(APIError):
 
 
 class RateLimitError(APIError):
-    """429: ``thread_limit``, ``sandbox_limit``, ``rate_limited``."""
+    """429: ``thread_limit``, ``sandbox_limit``, ``rate_limited``,
+    ``session_limit`` (as :class:`SessionLimitError`)."""
+
+
+class SessionLimitError(RateLimitError):
+    """429 ``session_limit``: the thread has ``YUXI_SESSION_MAX`` open
+    sessions, or the user ``YUXI_SESSION_USER_MAX`` across their threads.
+    Not retried: it changes only when a session ends or is deleted."""
 
 
 class InternalServerError(APIError):
@@ -142,6 +168,12 @@ _BY_STATUS: dict[int, type[APIError]] = {
     507: InsufficientStorageError,
 }
 
+# Codes with a class of their own (a subclass of their status's class).
+_BY_CODE: dict[str, type[APIError]] = {
+    "session_not_found": SessionNotFoundError, "session_busy": SessionBusyError,
+    "session_limit": SessionLimitError,
+}
+
 # The status each code has (include/yuxi/error.h), for stream errors.
 _CODE_STATUS: dict[str, int] = {
     "bad_request": 400, "invalid_path": 400, "invalid_thread_id": 400,
@@ -155,6 +187,7 @@ _CODE_STATUS: dict[str, int] = {
     "rate_limited": 429, "internal": 500, "capacity": 503,
     "backend_unavailable": 503, "agent_unavailable": 503, "timeout": 504,
     "quota_exceeded": 507, "insufficient_storage": 507,
+    "session_not_found": 404, "session_busy": 409, "session_limit": 429,
 }
 
 
@@ -173,8 +206,9 @@ def parse_retry_after(value: str | None) -> float | None:
 def error_from_answer(status: int, body: bytes, *, request_id: str | None = None,
                       retry_after: str | None = None, method: str = "",
                       path: str = "") -> APIError:
-    """The :class:`APIError` for an error answer: its class by status, code
-    and message from the JSON error object when there is one."""
+    """The :class:`APIError` for an error answer: its class by code when the
+    code has one of its own (a session's), else by status; code and message
+    from the JSON error object when there is one."""
     code, message = "", "HTTP %d" % status
     try:
         err: Any = json.loads(body.decode("utf-8")).get("error")
@@ -184,7 +218,9 @@ def error_from_answer(status: int, body: bytes, *, request_id: str | None = None
         code = str(err.get("code") or "")
         message = str(err.get("message") or message)
         request_id = str(err.get("request_id") or "") or request_id
-    cls = _BY_STATUS.get(status)
+    cls = _BY_CODE.get(code) if _CODE_STATUS.get(code) == status else None
+    if cls is None:
+        cls = _BY_STATUS.get(status)
     if cls is None:
         cls = InternalServerError if status >= 500 else APIError
     return cls(status, code, message, request_id=request_id,

@@ -12,7 +12,8 @@ from typing import Literal, NotRequired, TypedDict
 
 __all__ = [
     "SandboxState", "DiskUsage", "Thread", "ExecResult", "OutputEvent", "ExitEvent",
-    "ErrorEvent", "ExecEvent", "Process", "ProcessOutput", "StdinResult", "FileInfo",
+    "ErrorEvent", "ExecEvent", "Pty", "Process", "ProcessOutput", "StdinResult",
+    "Session", "SessionExecResult", "SessionExitEvent", "SessionEvent", "FileInfo",
     "Listing", "CatResult", "PathResult", "EditResult", "UploadResult", "DeleteResult",
     "GlobResult", "GrepMatch", "GrepResult",
 ]
@@ -80,6 +81,12 @@ class ErrorEvent(TypedDict):
 ExecEvent = OutputEvent | ExitEvent
 
 
+class Pty(TypedDict):
+    """A terminal's size: columns and rows, each 1..1000."""
+    cols: int
+    rows: int
+
+
 class Process(TypedDict):
     process_id: str
     command: str
@@ -90,6 +97,7 @@ class Process(TypedDict):
     started_at: str
     ended_at: str | None
     output_bytes: int
+    pty: NotRequired[Pty]
     forgotten: NotRequired[bool]
 
 
@@ -108,6 +116,42 @@ class ProcessOutput(TypedDict):
 class StdinResult(TypedDict):
     written: int
     stdin_open: bool
+
+
+class Session(TypedDict):
+    """A session: one long-lived shell of the thread (docs/api.md
+    "Sessions"); ``ended_at``, ``end_reason`` (``exit``, ``idle``,
+    ``killed``, ``lost``) and ``exit_code`` once it is not running."""
+    session_id: str
+    thread_id: str
+    shell: str | None
+    state: Literal["running", "ended", "lost"]
+    busy: bool
+    cwd: str
+    created_at: str
+    last_used: str
+    commands: int
+    ended_at: NotRequired[str | None]
+    end_reason: NotRequired[str | None]
+    exit_code: NotRequired[int | None]
+    forgotten: NotRequired[bool]
+
+
+class SessionExecResult(ExecResult):
+    """A session's command: execute's reply, the shell's working directory
+    after it, and whether it ended the shell (then ``exit_code`` is the
+    shell's status and the session is over)."""
+    cwd: str
+    session_ended: bool
+
+
+class SessionExitEvent(ExitEvent):
+    """The exit event of a session's streamed command."""
+    cwd: str
+    session_ended: bool
+
+
+SessionEvent = OutputEvent | SessionExitEvent
 
 
 class FileInfo(TypedDict):
