@@ -384,13 +384,13 @@ int	yx_h_viewer_tree(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_file(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_download(struct yx_wctx *, struct yx_http_req *, const char *);
 
-/* h_stream.c: the result fields of an execute ("exit_code":...,"duration_ms":...
+/* exec_stream.c: the result fields of an execute ("exit_code":...,"duration_ms":...
  * and the optional ones), shared by the plain reply and the stream's exit
  * event. YX_OK or the buffer's error. */
 struct yx_exec_output;
 struct yx_exec_request;
 int	yx_exec_fields(const struct yx_exec_output *out, struct yx_buf *b);
-/* h_stream.c: run req and answer with the stream form (docs/api.md);
+/* exec_stream.c: run req and answer with the stream form (docs/api.md);
  * out is caller storage (_fini), filled as the plain form's. */
 int	yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
     struct yx_exec_request *req, struct yx_exec_output *out);

@@ -5,7 +5,7 @@
  * which acquires the container lazily, enforces the timeout and the output
  * cap, and masks host paths. The output is made valid UTF-8 (U+FFFD for
  * invalid bytes) as it is written into the JSON reply. With "stream": true
- * the answer is streamed instead (h_stream.c). POST
+ * the answer is streamed instead (exec_stream.c). POST
  * /api/sessions/{id}/execute is the same with the command run in the
  * session's shell (docs/api.md "Sessions"): its reply adds "cwd" and
  * "session_ended".

@@ -14,15 +14,18 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_threads.c \
 	src/daemon/thread_req.c \
 	src/daemon/h_ops.c \
+	src/daemon/ready_reply.c \
+	src/daemon/sandbox_req.c \
 	src/daemon/h_users.c \
 	src/daemon/h_fs.c \
 	src/daemon/h_exec.c \
 	src/daemon/remote_int.h \
 	src/daemon/remote_route.c \
 	src/daemon/h_front.c \
+	src/daemon/front_hosts.c \
 	src/daemon/h_front_admin.c \
 	src/daemon/h_prov.c \
-	src/daemon/h_stream.c \
+	src/daemon/exec_stream.c \
 	src/daemon/h_proc.c \
 	src/daemon/h_session.c \
 	src/daemon/keeper_req.c \

@@ -70,6 +70,14 @@ int	yx_h_front_threads_patch(struct yx_wctx *, struct yx_http_req *, const char 
 int	yx_h_front_forward(struct yx_wctx *, struct yx_http_req *, const char *);
 /* The front's naive proxy of the control build (YX_CONTROL_OFF=provroutes). */
 int	yx_front_proxy_any(struct yx_wctx *w, struct yx_http_req *r, const char *path);
+/* ---- front_hosts.c: a front's side of its hosts -------------------------- */
+
+#define YX_FRONT_RETRY_HDR	"Retry-After: " YX_REMOTE_RETRY_AFTER "\r\n"
+/* A host's answer body as a JSON object (caller puts), or NULL. */
+struct json_object *yx_front_parse(const struct yx_remote_resp *p);
+/* error.code and error.message of a JSON error answer (borrowed from o). */
+bool	yx_front_json_error(struct json_object *o, const char **code,
+    const char **msg);
 /*
  * Answer with what host i said (status, Content-Type, Retry-After, body);
  * rc is yx_remote_call's: not YX_OK answers the error (503

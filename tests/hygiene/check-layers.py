@@ -9,7 +9,9 @@
 3. no file outside src/daemon/ includes a header of src/daemon/, and no
    file outside src/cli/ one of src/cli/ (the two programs are the top);
 4. every reference names a file in the repository (none of the design, API
-   or style documents of the project's origin, which live outside it).
+   or style documents of the project's origin, which live outside it);
+5. at most 2 calls from one handler file (src/daemon/h_*.c but h_common.c)
+   into a function of another.
 
 Prints what breaks a rule and exits 1; prints the counts and exits 0 when
 all hold. Argument: the source tree (top_srcdir)."""
@@ -85,6 +87,20 @@ for f in glob.glob(os.path.join(top, "src", "**", "*.[ch]"), recursive=True):
     if not rel(f).startswith("src/provider/") and "yx_table_lock" in strip(read(f)):
         bad.append("%s takes the table lock (only src/provider/ may)" % rel(f))
 
+# 5. handlers call no handlers: a function one endpoint file (src/daemon/
+#    h_*.c; h_common.c holds the helpers they share) calls in another one,
+#    at most HANDLER_CROSS of them in all (issue 28: shared code lives in
+#    files that are not handlers)
+HANDLER_CROSS = 2
+hfiles = [f for f in cfiles if re.match(r"h_\w+\.c$", os.path.basename(f)) and
+          rel(f).startswith("src/daemon/") and not f.endswith("h_common.c")]
+cross = sorted({(rel(f), name, rel(g)) for f in hfiles
+                for name in set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", code[f]))
+                for g in defs.get(name, ()) if g != f and g in hfiles})
+if len(cross) > HANDLER_CROSS:
+    for f, name, g in cross:
+        bad.append("handler %s calls %s of handler %s" % (f, name, g))
+
 # 3. includes from the top layers
 for f in allfiles:
     for m in re.finditer(r'#include "(daemon|cli)/', read(f)):
@@ -106,6 +122,6 @@ for d in ("src", "include", "tests"):
 
 for b in bad:
     print(b)
-print("layers: %d source files, %d call edges, %d cycles, %d problems" % (
-    len(cfiles), sum(len(e) for e in edges.values()), len(cycles), len(bad)))
+print("layers: %d source files, %d call edges, %d cycles, %d handler-to-handler calls, %d problems" % (
+    len(cfiles), sum(len(e) for e in edges.values()), len(cycles), len(cross), len(bad)))
 sys.exit(1 if bad else 0)

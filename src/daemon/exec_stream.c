@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h_stream.c - POST /api/execute with "stream": true (docs/api.md): the
+ * exec_stream.c - POST /api/execute with "stream": true (docs/api.md): the
  * command's output as newline-delimited JSON events while it runs; and the
  * result fields both forms answer (yx_exec_fields, used by h_exec.c).
  *
