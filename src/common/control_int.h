@@ -74,8 +74,10 @@
 /* True when protection `name` is listed in YX_CONTROL_OFF. */
 bool	yx_control_off(const char *name);
 #define YX_CONTROL_OFF(name)	yx_control_off(name)
+#define YX_CONTROL_BUILD	1	/* this is the control build */
 #else
 #define YX_CONTROL_OFF(name)	false
+#define YX_CONTROL_BUILD	0
 #endif
 
 #endif /* YUXI_CONTROL_INT_H */

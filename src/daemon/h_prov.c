@@ -35,9 +35,7 @@
 #include "remote_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 bool
 yx_prov_authorized(const struct yx_wctx *w, struct yx_http_req *r)
@@ -45,10 +43,8 @@ yx_prov_authorized(const struct yx_wctx *w, struct yx_http_req *r)
 	const char	*got = FCGX_GetParam("YUXI_FRONT_AUTH", r->fcgi->envp);
 	size_t		 n;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("provcred"))	/* control: anyone is the front */
+	if (YX_CONTROL_OFF("provcred"))	/* control: anyone is the front */
 		return true;
-#endif
 	if (got == NULL || w->remote == NULL || w->remote->expect_len == 0)
 		return false;
 	n = strlen(got);

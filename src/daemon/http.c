@@ -29,9 +29,7 @@
 #include "yuxi/http.h"
 #include "yuxi/log.h"
 #include "yuxi/threads.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define YX_JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
@@ -219,11 +217,9 @@ yx_pct_encode_path(struct yx_buf *b, const char *path)
 	char			 e[3];
 	int			 rc = YX_OK;
 
-#ifdef YX_CONTROL_UNSAFE
 	/* control mode "headers": the path goes out raw */
-	if (yx_control_off("headers"))
+	if (YX_CONTROL_OFF("headers"))
 		return yx_buf_puts(b, path);
-#endif
 	for (p = (const unsigned char *)path; *p != '\0' && rc == YX_OK; p++) {
 		if (*p == '/' || pct_unreserved(*p)) {
 			rc = yx_buf_append(b, p, 1);
@@ -244,11 +240,9 @@ yx_content_disposition(struct yx_buf *b, const char *name)
 	const unsigned char	*p;
 	int			 rc;
 
-#ifdef YX_CONTROL_UNSAFE
 	/* control mode "headers": the name goes out raw */
-	if (yx_control_off("headers"))
+	if (YX_CONTROL_OFF("headers"))
 		return yx_buf_printf(b, "attachment; filename=\"%s\"", name);
-#endif
 	rc = yx_buf_puts(b, "attachment; filename=\"");
 	for (p = (const unsigned char *)name; *p != '\0' && rc == YX_OK; p++) {
 		char c = (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' &&
@@ -325,15 +319,13 @@ http_identity(struct yx_http_req *r)
 
 	u = FCGX_GetParam("YUXI_USER", r->fcgi->envp);
 	role = FCGX_GetParam("YUXI_ROLE", r->fcgi->envp);
-#ifdef YX_CONTROL_UNSAFE
 	/* control mode "identity": a client header counts as identity */
-	if (yx_control_off("identity") &&
+	if (YX_CONTROL_OFF("identity") &&
 	    FCGX_GetParam("HTTP_X_YUXI_USER", r->fcgi->envp) != NULL &&
 	    FCGX_GetParam("HTTP_X_YUXI_USER", r->fcgi->envp)[0] != '\0') {
 		u = FCGX_GetParam("HTTP_X_YUXI_USER", r->fcgi->envp);
 		role = FCGX_GetParam("HTTP_X_YUXI_ROLE", r->fcgi->envp);
 	}
-#endif
 	if (u == NULL || u[0] == '\0')
 		return;
 	if (!yx_user_valid(u)) {
@@ -406,10 +398,8 @@ yx_http_client_gone(struct yx_http_req *r)
 {
 	struct pollfd	pfd;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("clientgone"))
+	if (YX_CONTROL_OFF("clientgone"))
 		return false;
-#endif
 	if (r->fcgi == NULL || r->fcgi->ipcFd < 0)
 		return false;
 	memset(&pfd, 0, sizeof(pfd));
@@ -574,10 +564,8 @@ http_msg_hidden(int err, const char *msg)
 {
 	size_t i;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("errmask"))	/* control mode: every text goes out */
+	if (YX_CONTROL_OFF("errmask"))	/* control mode: every text goes out */
 		return false;
-#endif
 	if (yx_err_http_status(err) >= 500 && err != YX_E_CAPACITY &&
 	    err != YX_E_BUSY && err != YX_E_TIMEOUT && err != YX_E_NOSPACE)
 		return true;
@@ -652,9 +640,7 @@ yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 	int		rc;
 
 	yx_buf_init(&h, 16384);
-#ifdef YX_CONTROL_UNSAFE
-	check = !yx_control_off("headers");	/* control: no CR/LF refusal */
-#endif
+	check = !YX_CONTROL_OFF("headers");	/* control: no CR/LF refusal */
 	if (check && (yx_header_unsafe(uri) || yx_header_unsafe(filename))) {
 		rc = yx_http_send_error(r, YX_E_BAD_REQUEST, "unsafe file name");
 		goto done;

@@ -42,12 +42,10 @@ int
 yx_keeper_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
     size_t len, struct yx_thread *t)
 {
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("procowner") && id != NULL &&
+	if (YX_CONTROL_OFF("procowner") && id != NULL &&
 	    yx_thread_id_valid(id, len) && strlen(id) == len &&
 	    yx_thread_find(&w->store, id, t, NULL) == YX_OK)
 		return YX_OK;
-#endif
 	return yx_load_thread(w, r, id, len, t);
 }
 

@@ -75,9 +75,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/egress.h"
 #include "yuxi/log.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 #include "yuxi/priv.h"
 
 #define YX_BACKOFF_MIN_MS	100
@@ -222,13 +220,11 @@ master_comp_exited(struct master *m, pid_t pid, int ws)
 	yx_provider_comp_note(m->table, k, YX_COMP_DOWN, false);
 	if (m->stopping)
 		return true;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("supervise")) {	/* how it was: gone for good */
+	if (YX_CONTROL_OFF("supervise")) {	/* how it was: gone for good */
 		log_warnx("%s %ld exited: not started again (control)", yx_comp_name(k),
 		    (long)pid);
 		return true;
 	}
-#endif
 	lived = yx_mono_ms() - c->started_ms;
 	c->fails = lived >= YX_CHILD_STABLE_MS ? 0 : c->fails + 1;
 	delay = master_backoff(c->fails);
@@ -427,10 +423,8 @@ master_retire(struct master *m, struct child *c)
 {
 	int sig = SIGTERM;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("drain"))
+	if (YX_CONTROL_OFF("drain"))
 		sig = SIGKILL;
-#endif
 	c->retire_by_ms = yx_mono_ms() + (int64_t)m->grace_s * 1000;
 	kill(c->pid, sig);
 }

@@ -27,9 +27,7 @@
 
 #include "remote_int.h"
 #include "yuxi/log.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 int
 yx_remote_worker_open(struct yx_wctx *w)
@@ -79,10 +77,8 @@ yx_route_modes(const struct yx_wctx *w)
 {
 	switch (w->cfg->mode) {
 	case YX_MODE_FRONT:
-#ifdef YX_CONTROL_UNSAFE
-		if (yx_control_off("provroutes"))	/* control: the naive front */
+		if (YX_CONTROL_OFF("provroutes"))	/* control: the naive front */
 			return YX_R_FRONT | YX_R_PROVISIONER;
-#endif
 		return YX_R_FRONT;
 	case YX_MODE_PROVISIONER:
 		return YX_R_PROVISIONER;

@@ -255,10 +255,8 @@ router_cross_site(const struct yx_http_req *r)
 
 	if (r->method == YX_M_GET || r->method == YX_M_HEAD)
 		return false;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("crosssite"))	/* control mode: never refused */
+	if (YX_CONTROL_OFF("crosssite"))	/* control mode: never refused */
 		return false;
-#endif
 	site = FCGX_GetParam("HTTP_SEC_FETCH_SITE", r->fcgi->envp);
 	if (site != NULL && (strcmp(site, "cross-site") == 0 || strcmp(site, "same-site") == 0))
 		return true;

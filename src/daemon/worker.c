@@ -50,9 +50,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define YX_WORKER_MMAP_MIN	(16 << 20)	/* larger blocks: their own mmap */
 #define YX_WORKER_HEAP_KEEP	(32 << 20)	/* free heap kept for reuse */
@@ -98,10 +96,9 @@ worker_open(struct yx_wctx *w, const struct yx_config *cfg, struct yx_table *tab
 	 */
 	(void)mallopt(M_MMAP_THRESHOLD, YX_WORKER_MMAP_MIN);
 	(void)mallopt(M_TRIM_THRESHOLD, YX_WORKER_HEAP_KEEP);
-#ifdef YX_CONTROL_UNSAFE
-	log_warnx("CONTROL BUILD (tests only): protections off: %s",
-	    getenv("YX_CONTROL_OFF") != NULL ? getenv("YX_CONTROL_OFF") : "none");
-#endif
+	if (YX_CONTROL_BUILD)
+		log_warnx("CONTROL BUILD (tests only): protections off: %s",
+		    getenv("YX_CONTROL_OFF") != NULL ? getenv("YX_CONTROL_OFF") : "none");
 	w->cfg = cfg;
 	w->table = table;
 	w->metrics = metrics;
@@ -177,10 +174,8 @@ worker_drain(struct yx_wctx *w, FCGX_Request *fr)
 {
 	unsigned n = 0;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("drain"))	/* control: the queue is dropped */
+	if (YX_CONTROL_OFF("drain"))	/* control: the queue is dropped */
 		return;
-#endif
 	while (FCGX_Accept_r(fr) >= 0) {
 		worker_serve(w, fr);
 		FCGX_Finish_r(fr);

@@ -272,19 +272,19 @@ conn_resolve(struct conn *c, struct sockaddr_storage *out, size_t *n)
 	size_t i;
 
 	*n = 0;
-#ifdef YX_CONTROL_UNSAFE
-	struct sockaddr_in	*s4 = (struct sockaddr_in *)(void *)&out[0];
-	struct sockaddr_in6	*s6 = (struct sockaddr_in6 *)(void *)&out[0];
+	if (YX_CONTROL_OFF("egress")) {	/* control: IP literals as they are */
+		struct sockaddr_in	*s4 = (struct sockaddr_in *)(void *)&out[0];
+		struct sockaddr_in6	*s6 = (struct sockaddr_in6 *)(void *)&out[0];
 
-	memset(&out[0], 0, sizeof(out[0]));
-	if (inet_pton(AF_INET, c->host, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		*n = 1;
-	} else if (inet_pton(AF_INET6, c->host, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		*n = 1;
+		memset(&out[0], 0, sizeof(out[0]));
+		if (inet_pton(AF_INET, c->host, &s4->sin_addr) == 1) {
+			s4->sin_family = AF_INET;
+			*n = 1;
+		} else if (inet_pton(AF_INET6, c->host, &s6->sin6_addr) == 1) {
+			s6->sin6_family = AF_INET6;
+			*n = 1;
+		}
 	}
-#endif
 	if (*n == 0 && yx_egress_resolve(c->cfg, c->host, out, CONN_ADDRS_MAX, n) != YX_OK)
 		conn_refuse(c, 502, "the name does not resolve");
 	for (i = 0; i < *n; i++) {

@@ -35,9 +35,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/remote.h"
-#ifdef YX_CONTROL_UNSAFE
 #include "common/control_int.h"
-#endif
 
 #define REMOTE_TIMEOUT_MS	60000	/* a call without a timeout of its own */
 
@@ -276,10 +274,8 @@ remote_resend(struct remote_call *call)
 {
 	if (call->sends == 0)
 		return false;
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("resend"))	/* control: libcurl's retry goes out */
+	if (YX_CONTROL_OFF("resend"))	/* control: libcurl's retry goes out */
 		return false;
-#endif
 	call->refused = true;
 	return true;
 }
@@ -340,10 +336,8 @@ remote_setopts_tcp(CURL *c)
 {
 	CURLcode rc;
 
-#ifdef YX_CONTROL_UNSAFE
-	if (yx_control_off("hostack"))	/* control: the kernel's defaults */
+	if (YX_CONTROL_OFF("hostack"))	/* control: the kernel's defaults */
 		return CURLE_OK;
-#endif
 	if ((rc = curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 1L)) ||
 	    (rc = curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 1L)))
