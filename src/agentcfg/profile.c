@@ -23,6 +23,7 @@
 #include "yuxi/agents.h"
 #include "yuxi/buf.h"
 #include "yuxi/hash.h"
+#include "yuxi/text.h"
 #include "agentcfg/agentcfg_int.h"
 
 #define PROF_TIMEOUT_MAX	600	/* as YUXI_SANDBOX_EXEC_TIMEOUT */
@@ -212,12 +213,8 @@ prof_env_name_ok(const char *s)
 {
 	size_t i;
 
-	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+	if (!yx_env_name_ok(s))
 		return false;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
 	for (i = 0; prof_env_reserved[i] != NULL; i++)
 		if (strcmp(s, prof_env_reserved[i]) == 0)
 			return false;

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "yuxi/clock.h"
 #include "yuxi/error.h"
 #include "yuxi/text.h"
 
@@ -285,4 +286,27 @@ yx_json_text(const char *s, size_t len)
 		    (int)b.len);
 	yx_buf_fini(&b);
 	return o;
+}
+
+struct json_object *
+yx_json_time(int64_t ms)
+{
+	char ts[40];
+
+	return ms > 0 ? json_object_new_string(yx_iso8601_ms(ms, ts, sizeof(ts))) :
+			NULL;
+}
+
+bool
+yx_env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
 }

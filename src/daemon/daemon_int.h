@@ -429,6 +429,19 @@ void	yx_keeper_close(struct yx_keeper_req *p);
  * build's procowner switch). Sends errors. */
 int	yx_keeper_thread(struct yx_wctx *w, struct yx_http_req *r, const char *id,
     size_t len, struct yx_thread *t);
+/* A listing of a thread's keepers' records (GET /api/processes,
+ * /api/sessions): how to get them, show one, free them. */
+struct yx_keeper_listing {
+	const char	*key;		/* the reply's array */
+	size_t		 size;		/* of one item */
+	int		(*list)(const struct yx_proc_ctx *c, void **v, size_t *n,
+	    struct yx_errctx *e);
+	struct json_object *(*json)(const void *item, const char *tid);
+	void		(*free)(void *v, size_t n);
+};
+/* The listing's whole route (thread_id in the query): 200 {key: [...]}. */
+int	yx_keeper_list(struct yx_wctx *w, struct yx_http_req *r,
+    const struct yx_keeper_listing *l);
 /* h_common.c: YX_OK when arg can be a session id, else the 404
  * (session_not_found) is sent. */
 int	yx_need_session_id(struct yx_http_req *r, const char *arg);

@@ -17,6 +17,7 @@
 #include "yuxi/path.h"
 #include "yuxi/procs.h"
 #include "yuxi/sessions.h"
+#include "yuxi/text.h"
 
 int
 yx_need_user(struct yx_http_req *r)
@@ -198,21 +199,6 @@ yx_need_session_id(struct yx_http_req *r, const char *arg)
 	return YX_E_SESSION_NOT_FOUND;
 }
 
-/* [A-Za-z_][A-Za-z0-9_]* */
-static bool
-env_name_ok(const char *s)
-{
-	size_t i;
-
-	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	return true;
-}
-
 /* The names the relay sets for a profile with network: not the caller's. */
 static bool
 env_proxy_name(const char *s)
@@ -257,7 +243,7 @@ yx_exec_opts_parse(struct yx_http_req *r, struct json_object *body,
 		return opts_bad(r, YX_E_INVALID_ENV, "env must be an object of strings");
 	json_object_object_foreach(v, key, val)
 	{
-		if (!env_name_ok(key)) {
+		if (!yx_env_name_ok(key)) {
 			snprintf(msg, sizeof(msg), "env names must match [A-Za-z_][A-Za-z0-9_]*");
 			return opts_bad(r, YX_E_INVALID_ENV, msg);
 		}

@@ -39,15 +39,6 @@
 #include "yuxi/procs.h"
 #include "yuxi/text.h"
 
-static struct json_object *
-proc_time(int64_t ms)
-{
-	char ts[40];
-
-	return ms > 0 ? json_object_new_string(yx_iso8601_ms(ms, ts, sizeof(ts))) :
-			NULL;
-}
-
 /* A process as the API shows it; NULL on ENOMEM. */
 static struct json_object *
 proc_json(const struct yx_proc *p)
@@ -65,8 +56,8 @@ proc_json(const struct yx_proc *p)
 	    p->state == YX_PROC_EXITED ? json_object_new_int(p->exit_code) : NULL);
 	json_object_object_add(o, "timed_out", json_object_new_boolean(p->timed_out));
 	json_object_object_add(o, "timeout", json_object_new_int(p->timeout));
-	json_object_object_add(o, "started_at", proc_time(p->started_at));
-	json_object_object_add(o, "ended_at", proc_time(p->ended_at));
+	json_object_object_add(o, "started_at", yx_json_time(p->started_at));
+	json_object_object_add(o, "ended_at", yx_json_time(p->ended_at));
 	json_object_object_add(o, "output_bytes",
 	    json_object_new_int64((int64_t)p->output_bytes));
 	if (p->cols > 0) {
@@ -152,37 +143,35 @@ done:
 	return rc;
 }
 
+/* The listing's parts (yx_keeper_list). */
+static int
+proc_list_any(const struct yx_proc_ctx *c, void **v, size_t *n,
+    struct yx_errctx *e)
+{
+	return yx_proc_list(c, (struct yx_proc **)v, n, e);
+}
+
+static struct json_object *
+proc_item(const void *item, const char *tid)
+{
+	(void)tid;
+	return proc_json(item);
+}
+
+static void
+proc_free_any(void *v, size_t n)
+{
+	yx_proc_list_free(v, n);
+}
+
 int
 yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*o = NULL, *a;
-	struct yx_proc		*v = NULL;
-	struct yx_keeper_req		 p;
-	struct yx_errctx	 e;
-	size_t			 n = 0, i;
-	int			 rc;
+	static const struct yx_keeper_listing l = { "processes",
+		sizeof(struct yx_proc), proc_list_any, proc_item, proc_free_any };
 
 	(void)arg;
-	yx_errctx_clear(&e);
-	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
-		return rc;
-	if ((rc = yx_proc_list(&p.c, &v, &n, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = yx_json_list("processes", &a)) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
-	for (i = 0; i < n; i++)
-		json_object_array_add(a, proc_json(&v[i]));
-	rc = yx_http_send_obj(r, 200, o);
-	o = NULL;
-done:
-	json_object_put(o);
-	yx_proc_list_free(v, n);
-	yx_keeper_close(&p);
-	return rc;
+	return yx_keeper_list(w, r, &l);
 }
 
 int

@@ -35,15 +35,6 @@
 #include "yuxi/sessions.h"
 #include "yuxi/text.h"
 
-static struct json_object *
-sess_time(int64_t ms)
-{
-	char ts[40];
-
-	return ms > 0 ? json_object_new_string(yx_iso8601_ms(ms, ts, sizeof(ts))) :
-			NULL;
-}
-
 /* A session as the API shows it; NULL on ENOMEM. */
 static struct json_object *
 sess_json(const struct yx_session *s, const char *tid)
@@ -60,11 +51,11 @@ sess_json(const struct yx_session *s, const char *tid)
 	    json_object_new_string(yx_session_state_name(s->state)));
 	json_object_object_add(o, "busy", json_object_new_boolean(s->busy));
 	json_object_object_add(o, "cwd", yx_json_text(s->cwd, strlen(s->cwd)));
-	json_object_object_add(o, "created_at", sess_time(s->created_at));
-	json_object_object_add(o, "last_used", sess_time(s->last_used));
+	json_object_object_add(o, "created_at", yx_json_time(s->created_at));
+	json_object_object_add(o, "last_used", yx_json_time(s->last_used));
 	json_object_object_add(o, "commands", json_object_new_int64((int64_t)s->commands));
 	if (s->state != YX_SESSION_RUNNING) {
-		json_object_object_add(o, "ended_at", sess_time(s->ended_at));
+		json_object_object_add(o, "ended_at", yx_json_time(s->ended_at));
 		json_object_object_add(o, "end_reason",
 		    json_object_new_string(s->end_reason));
 		json_object_object_add(o, "exit_code",
@@ -185,61 +176,40 @@ done:
 	return rc;
 }
 
+/* The listing's parts (yx_keeper_list). */
+static int
+sess_list_any(const struct yx_proc_ctx *c, void **v, size_t *n,
+    struct yx_errctx *e)
+{
+	return yx_session_list(c, (struct yx_session **)v, n, e);
+}
+
+static struct json_object *
+sess_item(const void *item, const char *tid)
+{
+	return sess_json(item, tid);
+}
+
+static void
+sess_free_any(void *v, size_t n)
+{
+	(void)n;
+	free(v);
+}
+
 int
 yx_h_sessions_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*o = NULL, *a;
-	struct yx_session	*v = NULL;
-	struct yx_keeper_req	 p;
-	struct yx_errctx	 e;
-	size_t			 n = 0, i;
-	int			 rc;
+	static const struct yx_keeper_listing l = { "sessions",
+		sizeof(struct yx_session), sess_list_any, sess_item, sess_free_any };
 
 	(void)arg;
-	yx_errctx_clear(&e);
-	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
-		return rc;
-	if ((rc = yx_session_list(&p.c, &v, &n, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = yx_json_list("sessions", &a)) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
-	for (i = 0; i < n; i++)
-		json_object_array_add(a, sess_json(&v[i], p.t.thread_id));
-	rc = yx_http_send_obj(r, 200, o);
-	o = NULL;
-done:
-	json_object_put(o);
-	free(v);
-	yx_keeper_close(&p);
-	return rc;
+	return yx_keeper_list(w, r, &l);
 }
 
-int
-yx_h_sessions_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
-{
-	struct yx_keeper_req	p;
-	struct yx_session	s;
-	struct yx_errctx	e;
-	int			rc;
-
-	yx_errctx_clear(&e);
-	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
-		return rc;
-	if ((rc = yx_need_session_id(r, arg)) == YX_OK &&
-	    (rc = yx_session_get(&p.c, arg, &s, &e)) != YX_OK)
-		yx_send_errctx(r, rc, &e);
-	if (rc == YX_OK)
-		rc = yx_http_send_obj(r, 200, sess_json(&s, p.t.thread_id));
-	yx_keeper_close(&p);
-	return rc;
-}
-
-int
-yx_h_sessions_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/* GET (del false) or DELETE of one session. */
+static int
+sess_one(struct yx_wctx *w, struct yx_http_req *r, const char *arg, bool del)
 {
 	struct json_object	*o;
 	struct yx_keeper_req	 p;
@@ -251,13 +221,26 @@ yx_h_sessions_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_need_session_id(r, arg)) == YX_OK &&
-	    (rc = yx_session_delete(&p.c, arg, &s, &e)) != YX_OK)
+	    (rc = del ? yx_session_delete(&p.c, arg, &s, &e) :
+			yx_session_get(&p.c, arg, &s, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK) {
-		if ((o = sess_json(&s, p.t.thread_id)) != NULL)
+		if ((o = sess_json(&s, p.t.thread_id)) != NULL && del)
 			json_object_object_add(o, "forgotten", json_object_new_boolean(1));
 		rc = yx_http_send_obj(r, 200, o);
 	}
 	yx_keeper_close(&p);
 	return rc;
+}
+
+int
+yx_h_sessions_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return sess_one(w, r, arg, false);
+}
+
+int
+yx_h_sessions_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return sess_one(w, r, arg, true);
 }

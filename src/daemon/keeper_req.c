@@ -21,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "daemon_int.h"
 #include "common/control_int.h"
 #include "yuxi/clock.h"
@@ -158,4 +160,32 @@ yx_exec_session_ran(const struct yx_exec_output *out, struct yx_errctx *e)
 		return yx_fail(e, YX_E_SESSION_BUSY,
 		    "the session runs another command; one at a time");
 	return yx_fail(e, YX_E_SESSION_NOT_FOUND, "the session has ended");
+}
+
+int
+yx_keeper_list(struct yx_wctx *w, struct yx_http_req *r,
+    const struct yx_keeper_listing *l)
+{
+	struct json_object	*o, *a;
+	struct yx_keeper_req	 p;
+	struct yx_errctx	 e;
+	void			*v = NULL;
+	size_t			 n = 0, i;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
+		return rc;
+	if ((rc = l->list(&p.c, &v, &n, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	else if ((o = yx_json_list(l->key, &a)) == NULL)
+		rc = YX_E_NOMEM;
+	else {
+		for (i = 0; i < n; i++)
+			json_object_array_add(a, l->json((const char *)v + i * l->size, p.t.thread_id));
+		rc = yx_http_send_obj(r, 200, o);
+	}
+	l->free(v, n);
+	yx_keeper_close(&p);
+	return rc;
 }

@@ -16,6 +16,7 @@
 #include "daemon_int.h"
 #include "remote_int.h"
 #include "yuxi/log.h"
+#include "yuxi/text.h"
 
 /* sandbox ids are 8..64 lowercase hex digits */
 static bool
@@ -24,14 +25,6 @@ sandbox_id_valid(const char *s)
 	size_t n = strspn(s, "0123456789abcdef");
 
 	return n >= 8 && n <= 64 && s[n] == '\0';
-}
-
-static struct json_object *
-jtime(int64_t ms)
-{
-	char ts[40];
-
-	return ms > 0 ? json_object_new_string(yx_iso8601_ms(ms, ts, sizeof(ts))) : NULL;
 }
 
 static struct json_object *
@@ -52,8 +45,8 @@ slot_json(const struct yx_shm_slot *s)
 	json_object_object_add(o, "skills_fp", json_object_new_string(s->skills_fp));
 	json_object_object_add(o, "holds", json_object_new_int((int)s->nholds));
 	json_object_object_add(o, "port", json_object_new_int(s->port));
-	json_object_object_add(o, "created_at", jtime(s->created_at));
-	json_object_object_add(o, "last_used_at", jtime(s->last_used_at));
+	json_object_object_add(o, "created_at", yx_json_time(s->created_at));
+	json_object_object_add(o, "last_used_at", yx_json_time(s->last_used_at));
 	return o;
 }
 

@@ -224,6 +224,33 @@ int	exec_rec_put(int dfd, const char *id, struct json_object *o,
 int	exec_rec_get(int dfd, const char *id, struct json_object **out);
 int64_t	exec_rec_int(struct json_object *o, const char *key, int64_t dflt);
 const char *exec_rec_str(struct json_object *o, const char *key);
+/*
+ * A kind of record (a process's, a session's): what exec_rec_all and
+ * exec_rec_room need to know of it. load reads and refreshes one (c NULL:
+ * the record as it is); key orders them (oldest first).
+ */
+struct exec_rec_kind {
+	const char	*what;		/* "process", "session": for messages */
+	char		 prefix;	/* of the ids */
+	size_t		 size;		/* of one record in memory */
+	size_t		 max;		/* kept per thread */
+	int		 limit_err;	/* too many records */
+	int		(*load)(const struct yx_proc_ctx *c, int dfd, const char *id,
+	    void *rec);
+	int64_t		(*key)(const void *rec);
+	const char	*(*id)(const void *rec);
+	bool		(*live)(const void *rec);
+	void		(*fini)(void *rec);	/* may be NULL */
+};
+/* All records of dfd (at most k->max + 1), loaded by k->load, oldest
+ * first: a heap array of k->size each in *out (caller finis and frees). */
+int	exec_rec_all(const struct yx_proc_ctx *c, const struct exec_rec_kind *k,
+    int dfd, void **out, size_t *n, struct yx_errctx *err);
+/* Before a start (records locked): *live counts the live ones; the oldest
+ * ended records go while there are k->max or more (k->limit_err when that
+ * cannot be). */
+int	exec_rec_room(const struct yx_proc_ctx *c, const struct exec_rec_kind *k,
+    int dfd, size_t *live, struct yx_errctx *err);
 /* Parse a keeper's status words. 0 or -1. */
 int	exec_kstatus_parse(const char *s, struct exec_kstatus *ks);
 /* The exit file a gone keeper left: 0 with *ks (run 0), or -1. */

@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -228,4 +229,77 @@ exec_keeper_op(const struct yx_proc_ctx *c, const char *id, int op,
 		*c->stalled = true;
 	return yx_fail(err, YX_E_BACKEND_UNAVAILABLE,
 	    "the sandbox's process keeper did not answer in time");
+}
+
+/* qsort's comparison: the kind's order, by its sort key, then by id. */
+static const struct exec_rec_kind *rec_sorting;
+
+static int
+rec_cmp(const void *a, const void *b)
+{
+	int64_t x = rec_sorting->key(a), y = rec_sorting->key(b);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return strcmp(rec_sorting->id(a), rec_sorting->id(b));
+}
+
+int
+exec_rec_all(const struct yx_proc_ctx *c, const struct exec_rec_kind *k, int dfd,
+    void **out, size_t *n, struct yx_errctx *err)
+{
+	struct dirent	*de;
+	char		*v;
+	DIR		*d;
+	int		 fd, rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((v = calloc(k->max + 1, k->size)) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		free(v);
+		return yx_fail(err, YX_E_IO, "%s records unreadable", k->what);
+	}
+	while ((de = readdir(d)) != NULL && *n <= k->max) {
+		if (!exec_rec_id_valid(de->d_name, k->prefix))
+			continue;
+		rc = k->load(c, dfd, de->d_name, v + *n * k->size);
+		if (rc == YX_OK)
+			(*n)++;
+	}
+	closedir(d);
+	rec_sorting = k;	/* one worker is one thread */
+	qsort(v, *n, k->size, rec_cmp);
+	*out = v;
+	return YX_OK;
+}
+
+int
+exec_rec_room(const struct yx_proc_ctx *c, const struct exec_rec_kind *k, int dfd,
+    size_t *live, struct yx_errctx *err)
+{
+	char	*v;
+	size_t	 n, i, left;
+	int	 rc;
+
+	*live = 0;
+	if ((rc = exec_rec_all(c, k, dfd, (void **)&v, &n, err)) != YX_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		*live += k->live(v + i * k->size);
+	left = n;
+	for (i = 0; i < n && left >= k->max; i++)
+		if (!k->live(v + i * k->size) &&
+		    unlinkat(dfd, k->id(v + i * k->size), 0) == 0)
+			left--;
+	for (i = 0; k->fini != NULL && i < n; i++)
+		k->fini(v + i * k->size);
+	free(v);
+	if (left >= k->max)
+		return yx_fail(err, k->limit_err, "too many %s records", k->what);
+	return YX_OK;
 }

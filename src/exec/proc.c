@@ -15,7 +15,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -221,46 +220,39 @@ proc_load(const struct yx_proc_ctx *c, int dfd, const char *id,
 }
 
 static int
-proc_cmp(const void *a, const void *b)
+proc_kload(const struct yx_proc_ctx *c, int dfd, const char *id, void *rec)
 {
-	const struct yx_proc *x = a, *y = b;
-
-	if (x->started_at != y->started_at)
-		return x->started_at < y->started_at ? -1 : 1;
-	return strcmp(x->id, y->id);
+	return proc_load(c, dfd, id, rec, NULL);
 }
 
-/* All records of dfd (at most YX_PROC_RECORDS + 1), refreshed, oldest
- * first. */
-static int
-proc_read_all(const struct yx_proc_ctx *c, int dfd, struct yx_proc **out,
-    size_t *n, struct yx_errctx *err)
+static int64_t
+proc_kkey(const void *rec)
 {
-	struct dirent	*de;
-	struct yx_proc	*v;
-	DIR		*d;
-	int		 fd;
-
-	*out = NULL;
-	*n = 0;
-	if ((v = calloc(YX_PROC_RECORDS + 1, sizeof(*v))) == NULL)
-		return yx_fail(err, YX_E_NOMEM, NULL);
-	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (d = fdopendir(fd)) == NULL) {
-		if (fd != -1)
-			close(fd);
-		free(v);
-		return yx_fail(err, YX_E_IO, "process records unreadable");
-	}
-	while ((de = readdir(d)) != NULL && *n <= YX_PROC_RECORDS)
-		if (exec_rec_id_valid(de->d_name, 'p') &&
-		    proc_load(c, dfd, de->d_name, &v[*n], NULL) == YX_OK)
-			(*n)++;
-	closedir(d);
-	qsort(v, *n, sizeof(*v), proc_cmp);
-	*out = v;
-	return YX_OK;
+	return ((const struct yx_proc *)rec)->started_at;
 }
+
+static const char *
+proc_kid(const void *rec)
+{
+	return ((const struct yx_proc *)rec)->id;
+}
+
+static bool
+proc_klive(const void *rec)
+{
+	return ((const struct yx_proc *)rec)->state == YX_PROC_RUNNING;
+}
+
+static void
+proc_kfini(void *rec)
+{
+	yx_proc_fini(rec);
+}
+
+static const struct exec_rec_kind proc_kind = {
+	"process", 'p', sizeof(struct yx_proc), YX_PROC_RECORDS, YX_E_PROCESS_LIMIT,
+	proc_kload, proc_kkey, proc_kid, proc_klive, proc_kfini
+};
 
 int
 yx_proc_list(const struct yx_proc_ctx *c, struct yx_proc **out, size_t *n,
@@ -273,7 +265,7 @@ yx_proc_list(const struct yx_proc_ctx *c, struct yx_proc **out, size_t *n,
 	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, false)) == -1)
 		return errno == ENOENT ? YX_OK :
 					 yx_fail(err, YX_E_IO, "process records unreadable");
-	rc = proc_read_all(c, dfd, out, n, err);
+	rc = exec_rec_all(c, &proc_kind, dfd, (void **)out, n, err);
 	close(dfd);
 	return rc;
 }
@@ -292,34 +284,21 @@ yx_proc_get(const struct yx_proc_ctx *c, const char *id, struct yx_proc *out,
 	return rc;
 }
 
-/*
- * Before a start (records locked): YX_E_PROCESS_LIMIT when cfg->proc_max
- * run; drop the oldest ended records while there are too many.
- */
+/* Before a start (records locked): YX_E_PROCESS_LIMIT when cfg->proc_max
+ * run; the oldest ended records go while there are too many. */
 static int
 proc_room(const struct yx_proc_ctx *c, int dfd, struct yx_errctx *err)
 {
-	struct yx_proc	*v;
-	size_t		 n, i, running = 0, left;
-	int		 rc;
+	size_t	running;
+	int	rc;
 
-	if ((rc = proc_read_all(c, dfd, &v, &n, err)) != YX_OK)
+	if ((rc = exec_rec_room(c, &proc_kind, dfd, &running, err)) != YX_OK)
 		return rc;
-	for (i = 0; i < n; i++)
-		running += v[i].state == YX_PROC_RUNNING;
-	left = n;
-	for (i = 0; i < n && left >= YX_PROC_RECORDS; i++)
-		if (v[i].state != YX_PROC_RUNNING &&
-		    unlinkat(dfd, v[i].id, 0) == 0)
-			left--;
-	yx_proc_list_free(v, n);
 	if (running >= (size_t)c->cfg->proc_max)
 		return yx_fail(err, YX_E_PROCESS_LIMIT,
 		    "%d background processes run in this thread already "
 		    "(YUXI_PROCESS_MAX)",
 		    c->cfg->proc_max);
-	if (left >= YX_PROC_RECORDS)
-		return yx_fail(err, YX_E_PROCESS_LIMIT, "too many process records");
 	return YX_OK;
 }
 

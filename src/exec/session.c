@@ -14,7 +14,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -188,49 +187,41 @@ sess_load(const struct yx_proc_ctx *c, int dfd, const char *id,
 }
 
 static int
-sess_cmp(const void *a, const void *b)
+sess_kload(const struct yx_proc_ctx *c, int dfd, const char *id, void *rec)
 {
-	const struct yx_session *x = a, *y = b;
-
-	if (x->created_at != y->created_at)
-		return x->created_at < y->created_at ? -1 : 1;
-	return strcmp(x->id, y->id);
+	return c != NULL ? sess_load(c, dfd, id, rec, NULL) :
+			   sess_read(dfd, id, rec, NULL);
 }
 
-/* All records of dfd (at most YX_SESSION_RECORDS + 1), refreshed when c
- * is given, oldest first. */
+static int64_t
+sess_kkey(const void *rec)
+{
+	return ((const struct yx_session *)rec)->created_at;
+}
+
+static const char *
+sess_kid(const void *rec)
+{
+	return ((const struct yx_session *)rec)->id;
+}
+
+static bool
+sess_klive(const void *rec)
+{
+	return ((const struct yx_session *)rec)->state == YX_SESSION_RUNNING;
+}
+
+static const struct exec_rec_kind sess_kind = {
+	"session", 's', sizeof(struct yx_session), YX_SESSION_RECORDS,
+	YX_E_SESSION_LIMIT, sess_kload, sess_kkey, sess_kid, sess_klive, NULL
+};
+
+/* All records of dfd, refreshed when c is given, oldest first. */
 static int
 sess_read_all(const struct yx_proc_ctx *c, int dfd, struct yx_session **out,
     size_t *n, struct yx_errctx *err)
 {
-	struct dirent		*de;
-	struct yx_session	*v;
-	DIR			*d;
-	int			 fd, rc;
-
-	*out = NULL;
-	*n = 0;
-	if ((v = calloc(YX_SESSION_RECORDS + 1, sizeof(*v))) == NULL)
-		return yx_fail(err, YX_E_NOMEM, NULL);
-	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (d = fdopendir(fd)) == NULL) {
-		if (fd != -1)
-			close(fd);
-		free(v);
-		return yx_fail(err, YX_E_IO, "session records unreadable");
-	}
-	while ((de = readdir(d)) != NULL && *n <= YX_SESSION_RECORDS) {
-		if (!yx_session_id_valid(de->d_name))
-			continue;
-		rc = c != NULL ? sess_load(c, dfd, de->d_name, &v[*n], NULL) :
-				 sess_read(dfd, de->d_name, &v[*n], NULL);
-		if (rc == YX_OK)
-			(*n)++;
-	}
-	closedir(d);
-	qsort(v, *n, sizeof(*v), sess_cmp);
-	*out = v;
-	return YX_OK;
+	return exec_rec_all(c, &sess_kind, dfd, (void **)out, n, err);
 }
 
 int
@@ -282,34 +273,21 @@ yx_session_live(int tdir)
 	return live;
 }
 
-/*
- * Before a start (records locked): YX_E_SESSION_LIMIT when
- * YUXI_SESSION_MAX run; drop the oldest ended records while there are too
- * many.
- */
+/* Before a start (records locked): YX_E_SESSION_LIMIT when
+ * YUXI_SESSION_MAX run; the oldest ended records go while there are too
+ * many. */
 static int
 sess_room(const struct yx_proc_ctx *c, int dfd, struct yx_errctx *err)
 {
-	struct yx_session	*v;
-	size_t			 n, i, running = 0, left;
-	int			 rc;
+	size_t	running;
+	int	rc;
 
-	if ((rc = sess_read_all(c, dfd, &v, &n, err)) != YX_OK)
+	if ((rc = exec_rec_room(c, &sess_kind, dfd, &running, err)) != YX_OK)
 		return rc;
-	for (i = 0; i < n; i++)
-		running += v[i].state == YX_SESSION_RUNNING;
-	left = n;
-	for (i = 0; i < n && left >= YX_SESSION_RECORDS; i++)
-		if (v[i].state != YX_SESSION_RUNNING &&
-		    unlinkat(dfd, v[i].id, 0) == 0)
-			left--;
-	free(v);
 	if (running >= (size_t)c->cfg->session_max)
 		return yx_fail(err, YX_E_SESSION_LIMIT,
 		    "%d sessions are open in this thread already (YUXI_SESSION_MAX)",
 		    c->cfg->session_max);
-	if (left >= YX_SESSION_RECORDS)
-		return yx_fail(err, YX_E_SESSION_LIMIT, "too many session records");
 	return YX_OK;
 }
 

@@ -372,7 +372,7 @@ def test_stopped_keeper_is_not_lost(factory):
     import threading
     s = factory(YUXI_COMMAND_PATH_POLICY="off")
     tid = warm_thread(s)
-    pid = proc_start(s, tid, "echo $PPID > kp.stop; exec sleep 777").json()["process_id"]
+    pid = proc_start(s, tid, "echo $PPID > kp.tmp; mv kp.tmp kp.stop; exec sleep 777").json()["process_id"]
     ws = os.path.join(s.saves, "threads", tid, "user-data", "workspace")
     assert wait_for(lambda: os.path.exists(os.path.join(ws, "kp.stop")), 10, 0.1)
     res = {}
