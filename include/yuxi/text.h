@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "yuxi/buf.h"
 
@@ -73,5 +74,12 @@ int	yx_json_str_append(struct yx_buf *b, const char *s, size_t len);
  * every reply is valid UTF-8 JSON. NULL on ENOMEM or len > INT32_MAX.
  */
 struct json_object *yx_json_text(const char *s, size_t len);
+
+/* A time (unix ms) as an ISO 8601 json-c string; NULL (JSON null) for 0
+ * or less, or ENOMEM. */
+struct json_object *yx_json_time(int64_t ms);
+
+/* An environment variable's name: [A-Za-z_][A-Za-z0-9_]*. */
+bool	yx_env_name_ok(const char *s);
 
 #endif /* YUXI_TEXT_H */
