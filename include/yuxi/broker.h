@@ -353,6 +353,16 @@ struct yx_broker_dl {
 int	yx_broker_download(struct yx_broker *b, enum yx_root root,
     const char *rel, struct yx_broker_dl *out, struct yx_errctx *e);
 
+/*
+ * A download's bytes, for a client that cannot follow X-Accel-Redirect
+ * (a tool call of the MCP endpoint): the whole regular file, at most max
+ * bytes. YX_OK with *datap (caller frees; NUL-terminated, not counted)
+ * and *lenp; YX_E_PAYLOAD_TOO_LARGE beyond max; otherwise as
+ * yx_broker_download.
+ */
+int	yx_broker_fetch(struct yx_broker *b, enum yx_root root, const char *rel,
+    size_t max, char **datap, size_t *lenp, struct yx_errctx *e);
+
 /* ---- writes ------------------------------------------------------------ */
 
 /*

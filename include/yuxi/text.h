@@ -3,7 +3,8 @@
  * yuxi/text.h - UTF-8 and JSON text, written once for every reply that
  * carries bytes from a sandbox (command output, file content, file names,
  * grep lines): the UTF-8 scanner (RFC 3629), cleaning with U+FFFD, and the
- * JSON string writer (RFC 8259) that escapes and cleans in one pass.
+ * JSON string writer (RFC 8259) that escapes and cleans in one pass;
+ * base64 for bytes carried in JSON.
  *
  * Two replacement rules exist because two APIs promised them: the agent
  * view (execute, cat, grep, listings) replaces every invalid byte with one
@@ -81,5 +82,17 @@ struct json_object *yx_json_time(int64_t ms);
 
 /* An environment variable's name: [A-Za-z_][A-Za-z0-9_]*. */
 bool	yx_env_name_ok(const char *s);
+
+/*
+ * Base64 (RFC 4648 §4, the standard alphabet with '=' padding), for bytes
+ * that travel inside JSON (the MCP endpoint's upload and download).
+ * yx_base64_append appends the encoding of len bytes to b.
+ * yx_base64_decode appends the bytes of the len characters of s to b;
+ * ASCII whitespace is skipped and the padding may be left out;
+ * YX_E_BAD_REQUEST for any other character, a '=' before the end or a
+ * length no encoding has. Both: YX_OK or the buffer's error.
+ */
+int	yx_base64_append(struct yx_buf *b, const void *data, size_t len);
+int	yx_base64_decode(struct yx_buf *b, const char *s, size_t len);
 
 #endif /* YUXI_TEXT_H */

@@ -2,8 +2,8 @@
 /*
  * broker_read.c - content reads through the broker: the agent's `cat -n`
  * view with offset/limit paging, the viewer's raw read decoded as UTF-8
- * with U+FFFD replacement, and the download check that hands a verified
- * root-relative path to nginx. Files are opened only through
+ * with U+FFFD replacement, the download check that hands a verified
+ * root-relative path to nginx, and a download's bytes read whole. Files are opened only through
  * broker_open_reg (regular files, no symlinks, never blocking).
  */
 #include "config.h"
@@ -238,4 +238,15 @@ out:
 	if (fd != -1)
 		close(fd);
 	return rc;
+}
+
+int
+yx_broker_fetch(struct yx_broker *b, enum yx_root root, const char *rel, size_t max,
+    char **datap, size_t *lenp, struct yx_errctx *e)
+{
+	struct stat	st;
+	bool		trunc = false;
+
+	*lenp = 0;
+	return broker_slurp(b, root, rel, max, false, false, datap, lenp, &st, &trunc, e);
 }

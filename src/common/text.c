@@ -310,3 +310,101 @@ yx_env_name_ok(const char *s)
 			return false;
 	return true;
 }
+
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int
+yx_base64_append(struct yx_buf *b, const void *data, size_t len)
+{
+	const unsigned char	*p = data;
+	size_t			 i, n;
+	char			*o;
+	uint32_t		 v;
+	int			 rc;
+
+	if (len > (SIZE_MAX / 4) * 3 - 3)
+		return YX_E_NOMEM;
+	n = (len + 2) / 3 * 4;
+	if ((rc = yx_buf_reserve(b, n)) != YX_OK)
+		return rc;
+	o = b->data + b->len;
+	for (i = 0; i + 2 < len; i += 3, o += 4) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		o[0] = b64_alphabet[v >> 18];
+		o[1] = b64_alphabet[(v >> 12) & 63];
+		o[2] = b64_alphabet[(v >> 6) & 63];
+		o[3] = b64_alphabet[v & 63];
+	}
+	if (i < len) {
+		v = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0);
+		o[0] = b64_alphabet[v >> 18];
+		o[1] = b64_alphabet[(v >> 12) & 63];
+		o[2] = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
+		o[3] = '=';
+	}
+	b->len += n;
+	b->data[b->len] = '\0';
+	return YX_OK;
+}
+
+/* The value of a base64 character, -1 for anything else. */
+static int
+b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+int
+yx_base64_decode(struct yx_buf *b, const char *s, size_t len)
+{
+	unsigned char	out[3];
+	uint32_t	v = 0;
+	size_t		i, n = 0, pad = 0;
+	int		d, rc;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+			continue;
+		if (c == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0 || (d = b64_value(c)) < 0)
+			return YX_E_BAD_REQUEST;	/* data after '=', or not base64 */
+		v = v << 6 | (uint32_t)d;
+		if (++n % 4 == 0) {
+			out[0] = (unsigned char)(v >> 16);
+			out[1] = (unsigned char)(v >> 8);
+			out[2] = (unsigned char)v;
+			if ((rc = yx_buf_append(b, out, 3)) != YX_OK)
+				return rc;
+			v = 0;
+		}
+	}
+	/* what is left: 2 or 3 characters (1 or 2 bytes), padded to 4 */
+	if (n % 4 == 1 || pad > 2 || (pad > 0 && (n + pad) % 4 != 0))
+		return YX_E_BAD_REQUEST;
+	if (n % 4 == 2) {
+		out[0] = (unsigned char)(v >> 4);
+		return yx_buf_append(b, out, 1);
+	}
+	if (n % 4 == 3) {
+		out[0] = (unsigned char)(v >> 10);
+		out[1] = (unsigned char)(v >> 2);
+		return yx_buf_append(b, out, 2);
+	}
+	return YX_OK;
+}

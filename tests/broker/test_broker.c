@@ -441,6 +441,30 @@ Test(broker, download_checks)
 	    YX_E_FILE_NOT_FOUND);
 }
 
+/* A download's bytes read whole (the MCP endpoint's download): binary
+ * kept, the size bounded, the download check's refusals. */
+Test(broker, fetch_bytes)
+{
+	static const char	 bin[] = "a\0b\xff\n";
+	char			*data = NULL;
+	size_t			 len = 0;
+
+	fx_mkdir("outputs");
+	fx_put("outputs/b.bin", bin, sizeof(bin) - 1);
+	assert_rc(yx_broker_fetch(&fx.b, UD, "outputs/b.bin", 64, &data, &len, NULL), YX_OK);
+	cr_assert(len == sizeof(bin) - 1 && memcmp(data, bin, len) == 0);
+	free(data);
+	assert_rc(yx_broker_fetch(&fx.b, UD, "outputs/b.bin", 4, &data, &len, NULL),
+	    YX_E_PAYLOAD_TOO_LARGE);
+	assert_rc(yx_broker_fetch(&fx.b, UD, "outputs", 64, &data, &len, NULL),
+	    YX_E_IS_DIRECTORY);
+	fx_symlink(fx.secret, "outputs/s");
+	assert_rc(yx_broker_fetch(&fx.b, UD, "outputs/s", 64, &data, &len, NULL),
+	    YX_E_PATH_NOT_ALLOWED);
+	assert_rc(yx_broker_fetch(&fx.b, UD, "outputs/none", 64, &data, &len, NULL),
+	    YX_E_FILE_NOT_FOUND);
+}
+
 /* ---- write / edit / upload ------------------------------------------------ */
 
 Test(broker, write_create_only_and_overwrite)

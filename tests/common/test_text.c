@@ -212,3 +212,70 @@ Test(text, utf8_pieces)
 	}
 	yx_buf_fini(&whole);
 }
+
+/* Base64 (RFC 4648 §10's vectors), both ways. */
+Test(text, base64_vectors)
+{
+	static const struct {
+		const char *plain, *enc;
+	} t[] = {
+		{ "", "" },
+		{ "f", "Zg==" },
+		{ "fo", "Zm8=" },
+		{ "foo", "Zm9v" },
+		{ "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" },
+		{ "foobar", "Zm9vYmFy" },
+	};
+	struct yx_buf	b;
+	size_t		i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		yx_buf_init(&b, SIZE_MAX);
+		cr_assert_eq(yx_base64_append(&b, t[i].plain, strlen(t[i].plain)), YX_OK);
+		cr_expect_str_eq(b.data != NULL ? b.data : "", t[i].enc);
+		yx_buf_reset(&b);
+		cr_assert_eq(yx_base64_decode(&b, t[i].enc, strlen(t[i].enc)), YX_OK);
+		cr_expect(b.len == strlen(t[i].plain) &&
+			memcmp(b.data != NULL ? b.data : "", t[i].plain, b.len) == 0,
+		    "decode %s", t[i].enc);
+		yx_buf_fini(&b);
+	}
+}
+
+/* Every length and byte value round trips; what a decoder meets from an
+ * LLM (line breaks, no padding) is taken, anything else refused. */
+Test(text, base64_decode)
+{
+	static const char *const bad[] = { "Zg=", "Z", "Zm9vY", "Zg==Zg==", "Zm9v!", "Zm=9v",
+		"Zg===", "-_8=" };
+	unsigned char	raw[300];
+	struct yx_buf	enc, dec;
+	size_t		n, i;
+
+	for (i = 0; i < sizeof(raw); i++)
+		raw[i] = (unsigned char)(i * 151 + 7);
+	for (n = 0; n <= sizeof(raw); n++) {
+		yx_buf_init(&enc, SIZE_MAX);
+		yx_buf_init(&dec, SIZE_MAX);
+		cr_assert_eq(yx_base64_append(&enc, raw, n), YX_OK);
+		cr_assert_eq(enc.len, (n + 2) / 3 * 4);
+		cr_assert_eq(yx_base64_decode(&dec, enc.data != NULL ? enc.data : "", enc.len),
+		    YX_OK);
+		cr_expect(dec.len == n && (n == 0 || memcmp(dec.data, raw, n) == 0), "n=%zu", n);
+		yx_buf_fini(&enc);
+		yx_buf_fini(&dec);
+	}
+	yx_buf_init(&dec, SIZE_MAX);
+	cr_assert_eq(yx_base64_decode(&dec, "Zm9v\r\nYmFy\n", 11), YX_OK);
+	cr_expect(dec.len == 6 && memcmp(dec.data, "foobar", 6) == 0);
+	yx_buf_reset(&dec);
+	cr_assert_eq(yx_base64_decode(&dec, "Zm9vYg", 6), YX_OK);
+	cr_expect(dec.len == 4 && memcmp(dec.data, "foob", 4) == 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		yx_buf_reset(&dec);
+		cr_expect_eq(yx_base64_decode(&dec, bad[i], strlen(bad[i])), YX_E_BAD_REQUEST,
+		    "%s", bad[i]);
+	}
+	yx_buf_fini(&dec);
+}
