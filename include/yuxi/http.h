@@ -135,9 +135,14 @@ void	 yx_http_setup(const struct yx_http_opts *o);
 /* Is s a request id: 1 to YX_REQUEST_ID_MAX bytes of [A-Za-z0-9._-]? */
 bool	 yx_request_id_valid(const char *s);
 
+struct yx_http_capture;
+
 /* One accepted request. */
 struct yx_http_req {
 	struct FCGX_Request	*fcgi;
+	struct yx_http_capture	*cap;		/* capture mode (below); NULL: nginx's */
+	const char		*via;		/* "mcp": a tool call's sub-request; NULL */
+	const char		*via_session;	/* ... its Mcp-Session-Id; NULL */
 	enum yx_method		 method;
 	char			 method_str[16];
 	char			 path[YX_URI_MAX];	/* DOCUMENT_URI */
@@ -245,6 +250,59 @@ int	yx_http_send_stream(struct yx_http_req *r, int status, const char *ctype);
 /* Send len bytes of a streamed answer now (written and flushed). YX_OK,
  * or YX_E_IO when nginx's connection is gone. */
 int	yx_http_write(struct yx_http_req *r, const char *data, size_t len);
+
+/*
+ * Capture mode: an internal sub-request (the MCP endpoint's tool calls,
+ * src/daemon/mcp_call.c) that runs a route exactly as nginx's request
+ * would, with the answer kept in memory instead of written to nginx.
+ * yx_http_req_sub() makes the sub-request from the request it serves:
+ * the same FastCGI connection (client gone, request headers), identity,
+ * request id and client address, never anything the caller of the
+ * sub-request chooses but the method, the path, the query and the body.
+ * Every writer above then records the status, the Content-Type and a
+ * Retry-After, and appends the body to `body` (a stream's pieces go to
+ * on_piece when it is set); the body is read from `in`. X-Accel-Redirect
+ * cannot be followed in memory: a download answers its bytes instead, at
+ * most inline_max of them (h_fs.c, h_front.c).
+ *
+ * Ownership: caller storage (yx_http_capture_init/_fini); qs and in are
+ * borrowed and must outlive the sub-request.
+ */
+struct yx_http_capture {
+	const char	*qs;		/* the raw query string ("" or NULL: none) */
+	const char	*in;		/* the body, in_len bytes (NULL: none) */
+	size_t		 in_len;
+	size_t		 in_off;	/* bytes of it read */
+	size_t		 inline_max;	/* the largest download answered inline */
+	int		 status;	/* 0 until answered */
+	char		 ctype[96];	/* Content-Type; "" when none */
+	char		 retry_after[16];	/* a Retry-After's value; "" */
+	bool		 streamed;	/* answered by yx_http_send_stream */
+	bool		 overflow;	/* the body outgrew its limit (YX_E_IO) */
+	struct yx_buf	 body;		/* the body (limit: yx_http_capture_init) */
+	/* a stream's pieces, as they are written (NULL: into body); not
+	 * YX_OK stops the stream as a client gone would */
+	int		(*on_piece)(void *arg, const char *data, size_t len);
+	void		*arg;
+};
+
+/* An empty capture whose body may grow to body_max bytes. */
+void	yx_http_capture_init(struct yx_http_capture *c, size_t body_max);
+void	yx_http_capture_fini(struct yx_http_capture *c);
+/*
+ * Make sub (caller storage; yx_http_req_fini) a request of method m for
+ * path (DOCUMENT_URI, the URL prefix included) from outer, answered into
+ * cap (its qs and in are the query and the body). YX_OK;
+ * YX_E_BAD_REQUEST (path too long, or the query as yx_query_parse says).
+ */
+int	yx_http_req_sub(struct yx_http_req *sub, const struct yx_http_req *outer,
+    enum yx_method m, const char *path, struct yx_http_capture *cap,
+    struct yx_errctx *err);
+/* The request's raw query string (QUERY_STRING; capture: cap->qs), or NULL. */
+const char *yx_http_query_string(const struct yx_http_req *r);
+/* yx_http_send_raw() with extra header lines ("Name: value\r\n..."). */
+int	yx_http_send_raw_hdr(struct yx_http_req *r, int status, const char *ctype,
+    const char *data, size_t len, const char *hdr);
 
 /* The method from its name. */
 enum yx_method yx_http_method(const char *s);

@@ -52,6 +52,7 @@ yx_http_reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 201: return "Created";
+	case 202: return "Accepted";
 	case 204: return "No Content";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";

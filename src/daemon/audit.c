@@ -144,6 +144,23 @@ audit_str(struct yx_buf *b, const char *key, const char *s, size_t len)
 	return yx_json_str_append(b, s, len);
 }
 
+/*
+ * ,"via":"mcp","mcp_session":... for a tool call of the MCP endpoint (a
+ * sub-request, src/daemon/mcp_call.c); nothing for a request of nginx's.
+ */
+static int
+audit_via(struct yx_buf *b, const struct yx_http_req *r)
+{
+	int rc;
+
+	if (r->via == NULL)
+		return YX_OK;
+	if ((rc = audit_str(b, "via", r->via, strlen(r->via))) != YX_OK)
+		return rc;
+	return audit_str(b, "mcp_session", r->via_session,
+	    r->via_session != NULL ? strlen(r->via_session) : 0);
+}
+
 int
 yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
     const struct yx_audit_note *n, const char *op, int64_t now_ms, int64_t dur_us)
@@ -162,6 +179,7 @@ yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
 	    (rc = audit_str(b, "client", r->client, strlen(r->client))) ||
 	    (rc = audit_str(b, "thread", r->thread_id, strlen(r->thread_id))) ||
 	    (rc = audit_str(b, "op", op, strlen(op))) ||
+	    (rc = audit_via(b, r)) ||
 	    (rc = audit_str(b, "method", r->method_str, strlen(r->method_str))) ||
 	    (rc = yx_buf_printf(b, ",\"status\":%d", r->status)) ||
 	    (rc = audit_str(b, "error", r->err != YX_OK ? yx_err_api_code(r->err) : NULL,

@@ -227,8 +227,11 @@ yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 	rc = yx_executor_run(w->exec, req, out, &e);
 	if (rc == YX_OK)
 		rc = yx_exec_session_ran(out, &e);	/* busy, ended: an error */
-	if (rc == YX_OK)
+	if (rc == YX_OK) {
+		w->note.has_exit = true;	/* the audit line's, as the plain form's */
+		w->note.exit_code = out->exit_code;
 		rc = stream_exit(&s, out);
+	}
 	if (rc == YX_E_CLIENT_GONE)
 		log_info("execute stream of thread %s: the client went away; "
 			 "command stopped",
@@ -237,8 +240,11 @@ yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 		yx_send_errctx(r, rc, &e);	/* before the stream: plain */
 	else if (rc != YX_OK)
 		stream_error(&s, rc, &e);
-	if (rc == YX_E_CLIENT_GONE && r->status == 0)
-		r->status = 499;	/* nginx's word for it; nothing is sent */
+	if (rc == YX_E_CLIENT_GONE) {
+		r->err = rc;	/* the audit line's "error" */
+		if (r->status == 0)
+			r->status = 499;	/* nginx's word for it; nothing is sent */
+	}
 	yx_buf_fini(&s.text);
 	yx_buf_fini(&s.ev);
 	return s.started || rc == YX_E_CLIENT_GONE ? YX_OK : rc;

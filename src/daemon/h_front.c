@@ -29,6 +29,9 @@
  * of the front's nginx that proxies the request to the host's nginx with
  * the credential (scripts/remote-nginx-conf.sh): the host checks again and
  * its nginx sends the file; no worker of either side streams file bytes.
+ * A sub-request (the MCP endpoint's download tool) cannot follow that
+ * header: the front then asks the host like any forwarded route and
+ * passes the bytes on as they come, up to the capture's limit.
  *
  * The forwarded routes are those the one route table (router.c) marks
  * YX_R_FWD: forwarding another route is that flag on its line, and what
@@ -368,7 +371,7 @@ fwd_check(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct fwd_
 static int
 front_accel(struct yx_wctx *w, struct yx_http_req *r, const struct fwd_req *fq, size_t i)
 {
-	const char	*qs = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	const char	*qs = yx_http_query_string(r);
 	struct yx_buf	 h;
 	int		 rc;
 
@@ -503,7 +506,9 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = fwd_check(w, r, arg, &fq)) != YX_OK ||
 	    (rc = yx_front_host(w, r, &fq.t, &host)) != YX_OK)
 		goto done;
-	if ((needs & YX_R_ACCEL) != 0) {
+	/* a sub-request (capture mode) gets the bytes: the host's nginx
+	 * follows its own X-Accel-Redirect, and they come as a stream */
+	if ((needs & YX_R_ACCEL) != 0 && r->cap == NULL) {
 		rc = front_accel(w, r, &fq, host);
 		goto done;
 	}
@@ -514,7 +519,7 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		fwd_proc_path(path, sizeof(path), fq.route->pattern, arg);
 		q.path = path;
 	}
-	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	q.query = yx_http_query_string(r);
 	/* a long-poll holds this worker too: without one of the front's own
 	 * wait slots (the router's), the host is asked not to wait */
 	if ((needs & YX_R_WAIT) != 0 && !w->waiting &&
@@ -536,7 +541,7 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		q.body = w->raw.data;
 		q.body_len = w->raw.len;
 	}
-	if ((needs & YX_R_EXEC) != 0 && fwd_streamed(w->body)) {
+	if (((needs & YX_R_EXEC) != 0 && fwd_streamed(w->body)) || (needs & YX_R_ACCEL) != 0) {
 		q.sink = front_sink;
 		q.sink_arg = r;
 	}
@@ -813,7 +818,7 @@ yx_front_proxy_any(struct yx_wctx *w, struct yx_http_req *r, const char *path)
 	memset(&q, 0, sizeof(q));
 	q.method = r->method_str;
 	q.path = path;
-	q.query = FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
+	q.query = yx_http_query_string(r);
 	q.user = r->user[0] != '\0' ? r->user : NULL;
 	q.admin = r->admin;
 	q.body = r->content_length > 0 ? body.data : NULL;

@@ -16,7 +16,10 @@
  * Downloads answer X-Accel-Redirect: <prefix>/_yuxi_files/<tid>/user-data/<rel>
  * or <prefix>/_yuxi_skills/<rel> (prefix: YUXI_URL_PREFIX), every segment
  * percent-encoded; nginx serves the
- * bytes from its internal locations with disable_symlinks on.
+ * bytes from its internal locations with disable_symlinks on. A
+ * sub-request (a tool call of the MCP endpoint, yuxi/http.h "Capture
+ * mode") has nobody to follow that header: it gets the bytes, read
+ * through the broker, up to the capture's inline_max.
  */
 #include "config.h"
 
@@ -739,6 +742,25 @@ done:
 	return rc;
 }
 
+/* A download answered with its bytes (capture mode). */
+static int
+fs_download_inline(struct yx_http_req *r, struct fs_ctx *c)
+{
+	struct yx_errctx	 e;
+	char			*data = NULL;
+	size_t			 len = 0;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	if ((rc = yx_broker_fetch(&c->b, c->vp.root, c->vp.rel, r->cap->inline_max, &data,
+		 &len, &e)) != YX_OK)
+		yx_send_errctx(r, rc, &e);
+	else
+		rc = yx_http_send_raw(r, 200, "application/octet-stream", data, len);
+	free(data);
+	return rc;
+}
+
 static int
 fs_download(struct yx_wctx *w, struct yx_http_req *r)
 {
@@ -752,6 +774,10 @@ fs_download(struct yx_wctx *w, struct yx_http_req *r)
 	yx_buf_init(&uri, 3 * YX_VPATH_MAX + 512);
 	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
 		return rc;
+	if (r->cap != NULL) {
+		rc = fs_download_inline(r, &c);
+		goto done;
+	}
 	if ((rc = yx_broker_download(&c.b, c.vp.root, c.vp.rel, &dl, &e)) != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;

@@ -8,7 +8,8 @@
  * YUXI_ROLE, YUXI_REQUEST_ID, REMOTE_ADDR, and HTTP_X_REQUEST_ID only with
  * YUXI_TRUST_REQUEST_ID. Response headers follow RFC 3875 §6.3 as libfcgi
  * expects: a "Status:" line, then the other header lines, a blank line and
- * the body.
+ * the body. In capture mode (a sub-request, yuxi/http.h) the same writers
+ * record the answer in memory instead (http_put, http_flush).
  */
 #include "config.h"
 
@@ -384,6 +385,16 @@ yx_http_read_some(struct yx_http_req *r, void *buf, size_t len)
 {
 	int n;
 
+	if (r->cap != NULL) {
+		if (r->cap->in == NULL || r->cap->in_off >= r->cap->in_len)
+			return 0;
+		if (len > r->cap->in_len - r->cap->in_off)
+			len = r->cap->in_len - r->cap->in_off;
+		memcpy(buf, r->cap->in + r->cap->in_off, len);
+		r->cap->in_off += len;
+		r->bytes_in += (uint64_t)len;
+		return (long)len;
+	}
 	if (len > (1 << 20))
 		len = 1 << 20;
 	n = FCGX_GetStr(buf, (int)len, r->fcgi->in);
@@ -479,6 +490,49 @@ yx_http_read_json(struct yx_http_req *r, struct json_object **out, struct yx_err
 	return rc;
 }
 
+/*
+ * Capture mode: what a header block says, recorded (status, Content-Type,
+ * Retry-After; the rest is nginx's business).
+ */
+static int
+http_head_capture(struct yx_http_req *r, int status, const char *ctype, const char *extra)
+{
+	struct yx_http_capture	*c = r->cap;
+	const char		*ra;
+
+	r->status = c->status = status;
+	snprintf(c->ctype, sizeof(c->ctype), "%s", ctype != NULL ? ctype : "");
+	c->retry_after[0] = '\0';
+	if (extra != NULL && (ra = strstr(extra, "Retry-After: ")) != NULL)
+		snprintf(c->retry_after, sizeof(c->retry_after), "%.*s",
+		    (int)strcspn(ra + 13, "\r\n"), ra + 13);
+	return YX_OK;
+}
+
+/*
+ * len bytes of the body: to nginx, or in capture mode to the capture (a
+ * stream's pieces to its on_piece). YX_OK or YX_E_IO.
+ */
+static int
+http_put(struct yx_http_req *r, const char *data, size_t len)
+{
+	struct yx_http_capture *c = r->cap;
+
+	if (len == 0)
+		return YX_OK;
+	if (len > INT32_MAX)
+		return YX_E_IO;
+	if (c == NULL)
+		return FCGX_PutStr(data, (int)len, r->fcgi->out) == (int)len ? YX_OK : YX_E_IO;
+	if (c->streamed && c->on_piece != NULL)
+		return c->on_piece(c->arg, data, len) == YX_OK ? YX_OK : YX_E_IO;
+	if (yx_buf_append(&c->body, data, len) != YX_OK) {
+		c->overflow = true;
+		return YX_E_IO;
+	}
+	return YX_OK;
+}
+
 /* Status line and common headers, then `extra` header lines. */
 static int
 http_head(struct yx_http_req *r, int status, const char *ctype, long long clen,
@@ -486,6 +540,9 @@ http_head(struct yx_http_req *r, int status, const char *ctype, long long clen,
 {
 	char	h[1024];
 	int	n;
+
+	if (r->cap != NULL)
+		return http_head_capture(r, status, ctype, extra);
 
 	/* the request id is [A-Za-z0-9._-] only: safe in a header */
 	n = snprintf(h, sizeof(h), "Status: %d %s\r\n%s%s%sCache-Control: no-store\r\n"
@@ -514,19 +571,24 @@ http_head(struct yx_http_req *r, int status, const char *ctype, long long clen,
 }
 
 int
-yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
-    const char *data, size_t len)
+yx_http_send_raw_hdr(struct yx_http_req *r, int status, const char *ctype,
+    const char *data, size_t len, const char *hdr)
 {
 	int rc;
 
 	if (len > INT32_MAX)
 		return YX_E_INTERNAL;
-	if ((rc = http_head(r, status, ctype, (long long)len, NULL)) != YX_OK)
+	if ((rc = http_head(r, status, ctype, (long long)len, hdr)) != YX_OK)
 		return rc;
 	r->bytes_out = len;
-	if (len > 0 && FCGX_PutStr(data, (int)len, r->fcgi->out) != (int)len)
-		return YX_E_IO;
-	return YX_OK;
+	return http_put(r, data, len);
+}
+
+int
+yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
+    const char *data, size_t len)
+{
+	return yx_http_send_raw_hdr(r, status, ctype, data, len, NULL);
 }
 
 int
@@ -613,9 +675,8 @@ yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg, const ch
 	json_object_object_add(o, "error", e);
 	s = json_object_to_json_string_length(o, YX_JSON_FLAGS, &len);
 	r->bytes_out = len;
-	if ((rc = http_head(r, status, YX_CT_JSON, (long long)len, hdr)) == YX_OK &&
-	    FCGX_PutStr(s, (int)len, r->fcgi->out) != (int)len)
-		rc = YX_E_IO;
+	if ((rc = http_head(r, status, YX_CT_JSON, (long long)len, hdr)) == YX_OK)
+		rc = http_put(r, s, len);
 	json_object_put(o);
 	return rc;
 }
@@ -640,6 +701,10 @@ yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 	int		rc;
 
 	yx_buf_init(&h, 16384);
+	if (r->cap != NULL) {	/* nobody would follow it: a handler's bug */
+		log_warnx("request %s: X-Accel-Redirect in a sub-request", r->request_id);
+		return yx_http_send_error(r, YX_E_INTERNAL, NULL);
+	}
 	check = !YX_CONTROL_OFF("headers");	/* control: no CR/LF refusal */
 	if (check && (yx_header_unsafe(uri) || yx_header_unsafe(filename))) {
 		rc = yx_http_send_error(r, YX_E_BAD_REQUEST, "unsafe file name");
@@ -662,16 +727,69 @@ yx_http_send_stream(struct yx_http_req *r, int status, const char *ctype)
 
 	if ((rc = http_head(r, status, ctype, -1, "X-Accel-Buffering: no\r\n")) != YX_OK)
 		return rc;
+	if (r->cap != NULL) {
+		r->cap->streamed = true;
+		return YX_OK;
+	}
 	return FCGX_FFlush(r->fcgi->out) == 0 ? YX_OK : YX_E_IO;
 }
 
 int
 yx_http_write(struct yx_http_req *r, const char *data, size_t len)
 {
+	int rc;
+
 	if (len > INT32_MAX)
 		return YX_E_INTERNAL;
-	if ((len > 0 && FCGX_PutStr(data, (int)len, r->fcgi->out) != (int)len) ||
-	    FCGX_FFlush(r->fcgi->out) != 0)
+	if ((rc = http_put(r, data, len)) != YX_OK)
+		return rc;
+	if (r->cap == NULL && FCGX_FFlush(r->fcgi->out) != 0)
 		return YX_E_IO;
 	return YX_OK;
+}
+
+void
+yx_http_capture_init(struct yx_http_capture *c, size_t body_max)
+{
+	memset(c, 0, sizeof(*c));
+	yx_buf_init(&c->body, body_max);
+}
+
+void
+yx_http_capture_fini(struct yx_http_capture *c)
+{
+	yx_buf_fini(&c->body);
+}
+
+int
+yx_http_req_sub(struct yx_http_req *sub, const struct yx_http_req *outer, enum yx_method m,
+    const char *path, struct yx_http_capture *cap, struct yx_errctx *err)
+{
+	const char *qs = cap->qs != NULL ? cap->qs : "";
+
+	memset(sub, 0, sizeof(*sub));
+	sub->fcgi = outer->fcgi;	/* client gone, the request's headers */
+	sub->cap = cap;
+	sub->method = m;
+	snprintf(sub->method_str, sizeof(sub->method_str), "%s", yx_http_method_name(m));
+	memcpy(sub->user, outer->user, sizeof(sub->user));
+	sub->admin = outer->admin;
+	sub->bad_identity = outer->bad_identity;
+	sub->body_limit = outer->body_limit;
+	sub->content_length = cap->in != NULL ? (int64_t)cap->in_len : -1;
+	sub->route = "unknown";
+	memcpy(sub->request_id, outer->request_id, sizeof(sub->request_id));
+	memcpy(sub->client, outer->client, sizeof(sub->client));
+	if (path[0] != '/' || strlen(path) >= sizeof(sub->path))
+		return yx_fail(err, YX_E_BAD_REQUEST, "bad request URI");
+	snprintf(sub->path, sizeof(sub->path), "%s", path);
+	return yx_query_parse(&sub->query, qs, strlen(qs), err);
+}
+
+const char *
+yx_http_query_string(const struct yx_http_req *r)
+{
+	if (r->cap != NULL)
+		return r->cap->qs;
+	return FCGX_GetParam("QUERY_STRING", r->fcgi->envp);
 }

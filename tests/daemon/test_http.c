@@ -9,12 +9,14 @@
 #include <sys/socket.h>
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <fcgiapp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../../src/daemon/daemon_int.h"
+#include "yuxi/buf.h"
 #include "yuxi/http.h"
 
 Test(http, query_parse)
@@ -128,6 +130,92 @@ Test(http, client_gone)
 	close(sv[0]);
 	fr.ipcFd = -1;
 	cr_assert_not(yx_http_client_gone(&r));
+}
+
+static int
+capture_piece(void *arg, const char *data, size_t len)
+{
+	struct yx_buf *b = arg;
+
+	return len == 4 && memcmp(data, "stop", 4) == 0 ? YX_E_CLIENT_GONE :
+							  yx_buf_append(b, data, len);
+}
+
+/*
+ * Capture mode: a sub-request has the outer request's identity, id,
+ * client and connection, its own method, path, query and body; every
+ * writer records into the capture, nothing goes to the connection.
+ */
+Test(http, capture)
+{
+	FCGX_Request		fr;
+	struct yx_http_req	outer, sub;
+	struct yx_http_capture	cap;
+	struct yx_errctx	e;
+	struct yx_buf		pieces;
+	char			buf[8], big[201];
+	int			sv[2];
+
+	memset(&fr, 0, sizeof(fr));
+	memset(&outer, 0, sizeof(outer));
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fr.ipcFd = sv[0];
+	outer.fcgi = &fr;
+	snprintf(outer.user, sizeof(outer.user), "alice");
+	snprintf(outer.request_id, sizeof(outer.request_id), "rid-1");
+	snprintf(outer.client, sizeof(outer.client), "127.0.0.1");
+	outer.body_limit = 100;
+	yx_http_capture_init(&cap, 200);
+	cap.qs = "thread_id=t1&path=a%20b";
+	cap.in = "hello";
+	cap.in_len = 5;
+	cr_assert_eq(yx_http_req_sub(&sub, &outer, YX_M_POST, "/p/api/x", &cap, &e), YX_OK);
+	cr_assert_str_eq(sub.user, "alice");
+	cr_assert_str_eq(sub.request_id, "rid-1");
+	cr_assert_str_eq(sub.method_str, "POST");
+	cr_assert_str_eq(sub.path, "/p/api/x");
+	cr_assert_str_eq(yx_query_get(&sub.query, "path", NULL), "a b");
+	cr_assert_str_eq(yx_http_query_string(&sub), "thread_id=t1&path=a%20b");
+	cr_assert_eq(sub.content_length, 5);
+	cr_assert_eq(yx_http_read_some(&sub, buf, 3), 3);
+	cr_assert_eq(yx_http_read_some(&sub, buf + 3, sizeof(buf)), 2);
+	cr_assert_eq(yx_http_read_some(&sub, buf, sizeof(buf)), 0);
+	cr_assert_eq(sub.bytes_in, 5);
+	cr_assert_eq(yx_http_send_error_hdr(&sub, YX_E_CAPACITY, "busy", "Retry-After: 5\r\n"),
+	    YX_OK);
+	cr_assert_eq(cap.status, 503);
+	cr_assert_eq(sub.status, 503);
+	cr_assert_str_eq(cap.retry_after, "5");
+	cr_assert_str_eq(cap.ctype, YX_CT_JSON);
+	cr_assert(cap.body.len > 0 && !cap.overflow);
+	cr_assert_not(yx_http_client_gone(&sub));	/* the outer connection's */
+	/* a body beyond the capture's limit */
+	yx_buf_reset(&cap.body);
+	memset(big, 'x', sizeof(big));
+	cr_assert_eq(yx_http_send_raw(&sub, 200, YX_CT_JSON, big, sizeof(big)), YX_E_IO);
+	cr_assert(cap.overflow);
+	/* a stream's pieces go to on_piece, which can stop it */
+	yx_buf_init(&pieces, SIZE_MAX);
+	cap.on_piece = capture_piece;
+	cap.arg = &pieces;
+	cr_assert_eq(yx_http_send_stream(&sub, 200, "application/x-ndjson"), YX_OK);
+	cr_assert(cap.streamed);
+	cr_assert_eq(yx_http_write(&sub, "ab", 2), YX_OK);
+	cr_assert_eq(yx_http_write(&sub, "cd", 2), YX_OK);
+	cr_assert_eq(yx_http_write(&sub, "stop", 4), YX_E_IO);
+	cr_assert(pieces.len == 4 && memcmp(pieces.data, "abcd", 4) == 0);
+	/* nothing reached the connection */
+	close(sv[0]);
+	cr_assert_eq(read(sv[1], buf, sizeof(buf)), 0);
+	close(sv[1]);
+	yx_buf_fini(&pieces);
+	yx_http_req_fini(&sub);
+	yx_http_capture_fini(&cap);
+	/* a path that does not fit */
+	yx_http_capture_init(&cap, 32);
+	cr_assert_eq(yx_http_req_sub(&sub, &outer, YX_M_GET, "api", &cap, &e), YX_E_BAD_REQUEST);
+	yx_http_req_fini(&sub);
+	yx_http_capture_fini(&cap);
 }
 
 /* YUXI_REQUEST_BUDGET_MS / YUXI_WALK_READ_BUDGET: defaults, 0 = none,
