@@ -158,6 +158,12 @@ web_deps() {
 		say "installing the deepagents adapter's packages (npm)"
 		(cd "$top/clients/deepagents-js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 	fi
+	# The MCP endpoint's client tests (the TypeScript SDK, the Inspector).
+	if [ ! -d "$top/tests/mcp/node_modules/@modelcontextprotocol/inspector" ]; then
+		say "installing the MCP client tests' packages (npm)"
+		(cd "$top/tests/mcp" &&
+		    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+	fi
 }
 
 images() {

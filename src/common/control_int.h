@@ -45,6 +45,11 @@
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.
  *
+ * The MCP endpoint's (docs/mcp.md, tests/mcp): mcpidentity (a tool call
+ * runs as the user its message names in _meta "yuxi/user"), mcpbatch (a
+ * batch is run, call after call, in one worker, as MCP 2025-03-26
+ * allowed).
+ *
  * The remote mode's (docs/scaling.md, tests/remote): provcred (a sandbox
  * host takes any request as the front's, believing the X-Yuxi-User it
  * names), provroutes (the naive front: a request for a route it does not

@@ -383,6 +383,8 @@ int	yx_h_fs_download(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_tree(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_file(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_viewer_download(struct yx_wctx *, struct yx_http_req *, const char *);
+/* mcp.c: POST /mcp, the MCP endpoint (mcp_int.h) */
+int	yx_h_mcp(struct yx_wctx *, struct yx_http_req *, const char *);
 
 /* exec_stream.c: the result fields of an execute ("exit_code":...,"duration_ms":...
  * and the optional ones), shared by the plain reply and the stream's exit

@@ -29,6 +29,10 @@ libyuxi_a_SOURCES += \
 	src/daemon/h_proc.c \
 	src/daemon/h_session.c \
 	src/daemon/keeper_req.c \
+	src/daemon/mcp_int.h \
+	src/daemon/mcp.c \
+	src/daemon/mcp_tools.c \
+	src/daemon/mcp_call.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \

@@ -90,6 +90,9 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_POST,	"/api/admin/sandboxes/{}/release", "admin_release", yx_h_admin_release, ALL | ADM, NULL, yx_h_front_admin_release },
 	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",	"admin_destroy", yx_h_admin_destroy,	ALL | ADM, NULL, yx_h_front_admin_destroy },
 	{ YX_M_GET,	"/api/admin/users",		"admin_users",	yx_h_admin_users,	ALL | ADM, NULL, NULL },
+	/* the MCP endpoint (docs/mcp.md): its tool calls are sub-requests of
+	 * the routes above (mcp_call.c); a front serves it itself */
+	{ YX_M_POST,	"/mcp",				"mcp",		yx_h_mcp,		YX_R_STANDALONE | YX_R_FRONT | U, NULL, NULL },
 	/* a front's sandbox hosts (docs/scaling.md) */
 	{ YX_M_GET,	"/api/admin/hosts",		"admin_hosts",	yx_h_front_hosts,	YX_R_FRONT | ADM, NULL, NULL },
 	{ YX_M_POST,	"/api/admin/hosts/{}/drain",	"admin_drain",	yx_h_front_drain,	YX_R_FRONT | ADM, NULL, NULL },

@@ -132,6 +132,21 @@ Test(http, client_gone)
 	cr_assert_not(yx_http_client_gone(&r));
 }
 
+/* The MCP endpoint is a route of its own, POST only, not on a sandbox host. */
+Test(http, router_mcp)
+{
+	char	arg[256];
+	size_t	idx;
+
+	cr_assert_eq(yx_router_match(YX_M_POST, "/mcp", &idx, arg, sizeof(arg)), YX_OK);
+	cr_assert_eq(yx_routes[idx].fn, yx_h_mcp);
+	cr_assert_eq(yx_routes[idx].needs & (YX_R_USER | YX_R_JSON | YX_R_SLOT | YX_R_PROVISIONER),
+	    YX_R_USER);
+	cr_assert_eq(yx_router_match(YX_M_GET, "/mcp", &idx, arg, sizeof(arg)),
+	    YX_E_METHOD_NOT_ALLOWED);
+	cr_assert_eq(yx_router_match(YX_M_POST, "/mcp/", &idx, arg, sizeof(arg)), YX_E_NOT_FOUND);
+}
+
 static int
 capture_piece(void *arg, const char *data, size_t len)
 {

@@ -147,8 +147,9 @@ def test_every_recipe_passes_nginx_t(tmp, auth, prefix, skills):
             assert "fastcgi_param YUXI_USER " in body, head
             assert "fastcgi_param YUXI_ROLE " in body, head
     api = b["%s/api/" % prefix]
+    mcp = b["= %s/mcp" % prefix]
     for p in ("HTTP_X_YUXI_USER", "HTTP_X_YUXI_ROLE", "HTTP_AUTHORIZATION"):
-        assert 'fastcgi_param %s "";' % p in api
+        assert 'fastcgi_param %s "";' % p in api and 'fastcgi_param %s "";' % p in mcp
     assert "alias %s/web/;" % os.path.realpath(TOP_SRCDIR) in server
     assert "alias %s/;" % os.path.realpath(os.path.join(tmp, "saves", "threads")) in server
     skills_loc = b["%s/_yuxi_skills/" % prefix]
@@ -162,11 +163,13 @@ def test_every_recipe_passes_nginx_t(tmp, auth, prefix, skills):
         assert "map $remote_user $yuxi_user" in http
     if auth == "request":
         assert "auth_request %s/_yuxi_auth;" % prefix in api
+        assert "auth_request %s/_yuxi_auth;" % prefix in mcp
         assert "proxy_pass http://127.0.0.1:9/verify;" in b["= %s/_yuxi_auth" % prefix]
     if auth == "header":
         assert "\t127.0.0.2\t1;" in http and "\tfd00::/8\t1;" in http
         assert "1\t$http_x_remote_user;" in http
         assert 'fastcgi_param HTTP_X_REMOTE_USER "";' in api
+        assert 'fastcgi_param HTTP_X_REMOTE_USER "";' in mcp
     else:
         assert "geo $yuxi_from_proxy" not in http
 

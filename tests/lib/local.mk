@@ -17,4 +17,5 @@ tests_lib_libyxtest_a_SOURCES = tests/lib/conffix.c tests/lib/conffix.h \
 	tests/lib/exectest.c tests/lib/exectest.h \
 	tests/lib/storetest.c tests/lib/storetest.h \
 	tests/lib/tsv.c tests/lib/tsv.h tests/lib/tutil.c tests/lib/tutil.h
-EXTRA_DIST += tests/lib/yxsvc.py tests/lib/routes.py tests/lib/suite.sh
+EXTRA_DIST += tests/lib/yxsvc.py tests/lib/routes.py tests/lib/suite.sh \
+	tests/lib/mcpclient.py

@@ -12,4 +12,5 @@ TESTS += tests/remote/run-remote.sh
 EXTRA_DIST += tests/remote/run-remote.sh tests/remote/conftest.py \
 	tests/remote/test_remote.py tests/remote/test_remote_security.py \
 	tests/remote/test_remote_faults.py tests/remote/netfault.py \
+	tests/remote/test_remote_mcp.py \
 	nginx/provisioner.conf.in scripts/remote-nginx-conf.sh
