@@ -12,5 +12,6 @@ EXTRA_DIST += bench/exec_bench.py bench/agent_bench.py bench/README.md \
 	bench/benchsvc.py bench/http_exec_bench.py bench/stream_bench.py bench/viewer_wrk.sh \
 	bench/wrk_auth.lua bench/wrk_mix.lua bench/download_bench.sh \
 	bench/rss_soak.sh bench/remote_bench.py bench/floor_bench.py \
-	bench/cold_bench.py bench/python_bench.py bench/session_bench.py
+	bench/cold_bench.py bench/python_bench.py bench/session_bench.py \
+	bench/mcp_bench.py
 CLEANFILES += bench/bench_exec bench/bench_stream
