@@ -382,6 +382,8 @@ exec_result(struct exec_ctx *x)
 	    refused ? ": refused, nothing ran" : "");
 	if (full != NULL)
 		(void)yx_buf_printf(&t, "\n[output truncated; the whole output is in %s]", full);
+	if (json_object_object_get_ex(sc, "session_ended", &v) && json_object_get_boolean(v))
+		(void)yx_buf_puts(&t, "\n[the session's shell ended: open another with create_session]");
 	x->end = NULL;
 	res = yx_mcp_result(t.data != NULL ? t.data : "", t.len, sc, false);
 	yx_buf_fini(&t);

@@ -16,9 +16,9 @@
  * argument is unknown and every required one is there, and the types of
  * those that must become query or path text.
  *
- * Adding a tool for a new route (sessions, previews): its argument list
- * and one line in mcp_tools[] (see the markers below); the tools/list
- * answer, the schema and the mapping follow.
+ * Adding a tool for a new route (previews): its argument list and one
+ * line in mcp_tools[] (see the marker below); the tools/list answer, the
+ * schema and the mapping follow.
  */
 #include "config.h"
 
@@ -44,7 +44,8 @@ enum mcp_atype {
 enum mcp_place {
 	MP_BODY,	/* a field of the JSON body, as given */
 	MP_QUERY,	/* a query parameter (text) */
-	MP_PROC,	/* the process id in the path ("{}") */
+	MP_ID,		/* the id in the path's "{}" (a process, a session) */
+	MP_ALTID,	/* ... of the tool's other path (execute in a session) */
 	MP_RAW,		/* the raw body: text as it is */
 	MP_RAW64,	/* the raw body: base64, decoded */
 	MP_META,	/* metadata.KEY=VALUE query parameters */
@@ -79,6 +80,7 @@ struct mcp_tool {
 	const char		*desc;
 	enum yx_method		 method;
 	const char		*path;
+	const char		*alt;	/* the path an MP_ALTID argument asks for */
 	enum mcp_kind		 kind;
 	unsigned		 hints;
 	const struct mcp_arg	*args;	/* ended by a NULL name */
@@ -136,6 +138,7 @@ const char yx_mcp_instructions[] =
 	"(default /home/yuxi/user-data/workspace)."
 #define D_ENV "Environment variables to set for the command (names [A-Za-z_][A-Za-z0-9_]*)."
 #define D_PROC "The process, as start_process returned it."
+#define D_SESS "The session, as create_session returned it."
 
 static const struct mcp_arg args_create_thread[] = {
 	{ "thread_id", MA_STR, MP_BODY, 0,
@@ -168,8 +171,25 @@ static const struct mcp_arg args_execute[] = {
 	{ "timeout", MA_INT, MP_BODY, 0, D_TIMEOUT_CMD },
 	{ "cwd", MA_STR, MP_BODY, 0, D_CWD },
 	{ "env", MA_MAP, MP_BODY, 0, D_ENV },
-	/* MARK: session_id (a command in a kept shell session) once the
-	 * session routes exist: { "session_id", MA_STR, MP_BODY, 0, ... } */
+	{ "session_id", MA_STR, MP_ALTID, 0,
+	    "Run it in this shell session (create_session) instead of a fresh "
+	    "shell: the working directory, variables and functions of earlier "
+	    "commands carry over (cwd and env are then refused: cd and export "
+	    "in the command instead)." },
+	{ NULL, MA_STR, MP_BODY, 0, NULL },
+};
+
+static const struct mcp_arg args_create_session[] = {
+	{ "thread_id", MA_STR, MP_BODY, MA_REQ, D_THREAD },
+	{ "shell", MA_STR, MP_BODY, 0, "\"bash\" or \"sh\" (default bash when the sandbox has it)." },
+	{ "cwd", MA_STR, MP_BODY, 0, "Where the shell starts (default /home/yuxi/user-data/workspace)." },
+	{ "env", MA_MAP, MP_BODY, 0, "Variables the shell starts with." },
+	{ NULL, MA_STR, MP_BODY, 0, NULL },
+};
+
+static const struct mcp_arg args_end_session[] = {
+	{ "thread_id", MA_STR, MP_QUERY, MA_REQ, D_THREAD },
+	{ "session_id", MA_STR, MP_ID, MA_REQ, D_SESS },
 	{ NULL, MA_STR, MP_BODY, 0, NULL },
 };
 
@@ -254,7 +274,7 @@ static const struct mcp_arg args_start_process[] = {
 
 static const struct mcp_arg args_process_output[] = {
 	{ "thread_id", MA_STR, MP_QUERY, MA_REQ, D_THREAD },
-	{ "process_id", MA_STR, MP_PROC, MA_REQ, D_PROC },
+	{ "process_id", MA_STR, MP_ID, MA_REQ, D_PROC },
 	{ "offset", MA_INT, MP_QUERY, 0,
 	    "Bytes of output to skip: the next_offset of the previous call "
 	    "(default 0)." },
@@ -267,7 +287,7 @@ static const struct mcp_arg args_process_output[] = {
 
 static const struct mcp_arg args_process_stdin[] = {
 	{ "thread_id", MA_STR, MP_QUERY, MA_REQ, D_THREAD },
-	{ "process_id", MA_STR, MP_PROC, MA_REQ, D_PROC },
+	{ "process_id", MA_STR, MP_ID, MA_REQ, D_PROC },
 	{ "data", MA_STR, MP_RAW, 0, "Text to write to the process's standard input." },
 	{ "eof", MA_BOOL, MP_QUERY, 0, "Close its standard input afterwards." },
 	{ NULL, MA_STR, MP_BODY, 0, NULL },
@@ -275,7 +295,7 @@ static const struct mcp_arg args_process_stdin[] = {
 
 static const struct mcp_arg args_stop_process[] = {
 	{ "thread_id", MA_STR, MP_QUERY, MA_REQ, D_THREAD },
-	{ "process_id", MA_STR, MP_PROC, MA_REQ, D_PROC },
+	{ "process_id", MA_STR, MP_ID, MA_REQ, D_PROC },
 	{ NULL, MA_STR, MP_BODY, 0, NULL },
 };
 
@@ -286,11 +306,11 @@ static const struct mcp_tool mcp_tools[] = {
 	    "Create a conversation thread: its own sandbox and private files. "
 	    "Returns the thread record; pass its thread_id to the other tools. "
 	    "Nothing starts until the first command.",
-	    YX_M_POST, "/api/threads", MK_JSON, MH_IDEM, args_create_thread },
+	    YX_M_POST, "/api/threads", NULL, MK_JSON, MH_IDEM, args_create_thread },
 	{ "list_threads", "List threads",
 	    "List your threads, newest first (at most 1000), optionally only "
 	    "those with the given metadata.",
-	    YX_M_GET, "/api/threads", MK_JSON, MH_RO, args_list_threads },
+	    YX_M_GET, "/api/threads", NULL, MK_JSON, MH_RO, args_list_threads },
 	{ "execute", "Run a command",
 	    "Run a shell command in the thread's sandbox and wait for it; "
 	    "returns its output (stdout and stderr interleaved, cut at the "
@@ -298,66 +318,75 @@ static const struct mcp_tool mcp_tools[] = {
 	    "result with its exit code, not a tool error. While it runs, its "
 	    "output is sent as progress notifications when the request has a "
 	    "progress token.",
-	    YX_M_POST, "/api/execute", MK_EXEC, MH_DESTR, args_execute },
+	    YX_M_POST, "/api/execute", "/api/sessions/{}/execute", MK_EXEC, MH_DESTR, args_execute },
 	{ "read_file", "Read a text file",
 	    "Read lines of a text file, numbered like cat -n (2000 lines from "
 	    "offset by default; page with offset and limit). Binary files are "
 	    "refused (binary_file): use download.",
-	    YX_M_GET, "/api/filesystem/cat", MK_READ, MH_RO, args_read_file },
+	    YX_M_GET, "/api/filesystem/cat", NULL, MK_READ, MH_RO, args_read_file },
 	{ "write_file", "Write a file",
 	    "Create a text file with the given content (parent directories are "
 	    "made). An existing file is an error (file_exists) unless "
 	    "overwrite is true.",
-	    YX_M_POST, "/api/filesystem/write", MK_JSON, MH_DESTR, args_write_file },
+	    YX_M_POST, "/api/filesystem/write", NULL, MK_JSON, MH_DESTR, args_write_file },
 	{ "edit_file", "Edit a file",
 	    "Replace an exact string in a text file. old_string must occur "
 	    "exactly once (string_not_found, ambiguous_match otherwise) unless "
 	    "replace_all is true. Returns the number of replacements.",
-	    YX_M_POST, "/api/filesystem/edit", MK_JSON, MH_DESTR, args_edit_file },
+	    YX_M_POST, "/api/filesystem/edit", NULL, MK_JSON, MH_DESTR, args_edit_file },
 	{ "ls", "List a directory",
 	    "List one directory (name order): path, is_dir, size, modified_at "
 	    "and type of each entry.",
-	    YX_M_GET, "/api/filesystem/ls", MK_JSON, MH_RO, args_ls },
+	    YX_M_GET, "/api/filesystem/ls", NULL, MK_JSON, MH_RO, args_ls },
 	{ "glob", "Find files by pattern",
 	    "Find files whose paths match a glob pattern beneath a directory.",
-	    YX_M_GET, "/api/filesystem/glob", MK_JSON, MH_RO, args_glob },
+	    YX_M_GET, "/api/filesystem/glob", NULL, MK_JSON, MH_RO, args_glob },
 	{ "grep", "Search file contents",
 	    "Search files for a literal string: path, line number and text of "
 	    "each matching line. Binary files and files over 10 MiB are "
 	    "skipped.",
-	    YX_M_GET, "/api/filesystem/grep", MK_JSON, MH_RO, args_grep },
+	    YX_M_GET, "/api/filesystem/grep", NULL, MK_JSON, MH_RO, args_grep },
 	{ "upload", "Upload a file",
 	    "Write a file from base64-encoded bytes (any content, binary too), "
 	    "replacing an existing file.",
-	    YX_M_POST, "/api/filesystem/upload", MK_JSON, MH_DESTR | MH_IDEM, args_upload },
+	    YX_M_POST, "/api/filesystem/upload", NULL, MK_JSON, MH_DESTR | MH_IDEM, args_upload },
 	{ "download", "Download a file",
 	    "Read a whole file as base64-encoded bytes (any content, binary "
 	    "too), up to the service's request size limit.",
-	    YX_M_GET, "/api/filesystem/download", MK_DOWNLOAD, MH_RO, args_download },
+	    YX_M_GET, "/api/filesystem/download", NULL, MK_DOWNLOAD, MH_RO, args_download },
 	{ "start_process", "Start a background process",
 	    "Start a command in the background (a server, a watcher, a long "
 	    "build) in the thread's sandbox; returns its process_id at once. "
 	    "Read its output with process_output, write to it with "
 	    "process_stdin, end it with stop_process.",
-	    YX_M_POST, "/api/processes", MK_JSON, 0, args_start_process },
+	    YX_M_POST, "/api/processes", NULL, MK_JSON, 0, args_start_process },
 	{ "process_output", "Read a process's output",
 	    "Output of a background process from offset, its state "
 	    "(running, exited, lost) and exit code; next_offset is where the "
 	    "next call goes on.",
-	    YX_M_GET, "/api/processes/{}/output", MK_JSON, MH_RO, args_process_output },
+	    YX_M_GET, "/api/processes/{}/output", NULL, MK_JSON, MH_RO, args_process_output },
 	{ "process_stdin", "Write to a process",
 	    "Write text to a background process's standard input; eof closes "
 	    "it. Returns the bytes written.",
-	    YX_M_POST, "/api/processes/{}/stdin", MK_JSON, 0, args_process_stdin },
+	    YX_M_POST, "/api/processes/{}/stdin", NULL, MK_JSON, 0, args_process_stdin },
 	{ "stop_process", "Stop a background process",
 	    "Kill a background process's whole process group and forget it; "
 	    "returns its last state.",
-	    YX_M_DELETE, "/api/processes/{}", MK_JSON, MH_DESTR | MH_IDEM, args_stop_process },
+	    YX_M_DELETE, "/api/processes/{}", NULL, MK_JSON, MH_DESTR | MH_IDEM, args_stop_process },
+	{ "create_session", "Open a shell session",
+	    "Open a long-lived shell (bash, else sh) in the thread's sandbox: "
+	    "commands given its session_id with execute run in it one after "
+	    "another and keep its working directory, variables, functions and "
+	    "activated environments. Returns its session_id.",
+	    YX_M_POST, "/api/sessions", NULL, MK_JSON, 0, args_create_session },
+	{ "end_session", "End a shell session",
+	    "Kill a session's shell and every process of it, and forget the "
+	    "session; returns its last state.",
+	    YX_M_DELETE, "/api/sessions/{}", NULL, MK_JSON, MH_DESTR | MH_IDEM, args_end_session },
 	/*
 	 * MARK: tools of routes still to come, each one line like the above
-	 * once its route is in the route table: create_session and
-	 * end_session (kept shell sessions; execute then takes session_id),
-	 * create_preview (a URL for a port of the sandbox).
+	 * once its route is in the route table: create_preview (a URL for a
+	 * port of the sandbox).
 	 */
 };
 
@@ -573,23 +602,30 @@ mcp_put_meta(struct yx_mcp_req *m, struct yx_mcp_call *c, const struct mcp_arg *
 	return rc;
 }
 
-/* The route's path with the process id in its "{}" (404 for an id that
- * cannot be one, as the route answers it). */
+/*
+ * The route's path (MP_ALTID: the tool's other one) with the id of a
+ * process or session in its "{}"; an id that cannot be one gets the
+ * route's own answer for it (404).
+ */
 static int
-mcp_put_proc(struct yx_mcp_req *m, struct yx_mcp_call *c, const struct mcp_tool *t,
-    struct json_object *v, struct json_object **res)
+mcp_put_id(struct yx_mcp_req *m, struct yx_mcp_call *c, const struct mcp_tool *t,
+    const struct mcp_arg *a, struct json_object *v, struct json_object **res)
 {
-	const char	*id = json_object_get_string(v), *brace = strstr(t->path, "{}");
+	const char	*path = a->place == MP_ALTID ? t->alt : t->path;
+	const char	*id = json_object_get_string(v), *brace = strstr(path, "{}");
 	size_t		 n;
 
 	n = json_object_is_type(v, json_type_string) ? strlen(id) : 0;
 	if (n == 0 || n > 64 ||
 	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != n) {
+		if (strcmp(a->name, "session_id") == 0) {
+			*res = yx_mcp_tool_error(m, YX_E_SESSION_NOT_FOUND, "no such session");
+			return YX_E_SESSION_NOT_FOUND;
+		}
 		*res = yx_mcp_tool_error(m, YX_E_NOT_FOUND, "no such process");
 		return YX_E_NOT_FOUND;
 	}
-	snprintf(c->path, sizeof(c->path), "%.*s%s%s", (int)(brace - t->path), t->path, id,
-	    brace + 2);
+	snprintf(c->path, sizeof(c->path), "%.*s%s%s", (int)(brace - path), path, id, brace + 2);
 	return YX_OK;
 }
 
@@ -647,8 +683,9 @@ mcp_build(struct yx_mcp_req *m, const struct mcp_tool *t, struct json_object *ar
 		case MP_META:
 			rc = mcp_put_meta(m, c, a, v, res);
 			break;
-		case MP_PROC:
-			rc = mcp_put_proc(m, c, t, v, res);
+		case MP_ID:
+		case MP_ALTID:
+			rc = mcp_put_id(m, c, t, a, v, res);
 			break;
 		case MP_RAW:
 		case MP_RAW64:

@@ -70,7 +70,7 @@ if [ $irc -eq 0 ] && node -e '
 	    .tools.map((t) => t.name);
 	const want = ["create_thread", "list_threads", "execute", "read_file", "write_file",
 	    "edit_file", "ls", "glob", "grep", "upload", "download", "start_process",
-	    "process_output", "process_stdin", "stop_process"];
+	    "process_output", "process_stdin", "stop_process", "create_session", "end_session"];
 	if (want.some((n) => !got.includes(n))) { console.error("missing:", want, got); process.exit(1); }
 	console.log(`inspector: ${got.length} tools: ${got.join(", ")}`);
     ' "$out"; then

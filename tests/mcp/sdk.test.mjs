@@ -20,7 +20,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 const url = new URL(process.env.YUXI_MCP_URL);
 const TOOLS = ['create_thread', 'list_threads', 'execute', 'read_file', 'write_file',
   'edit_file', 'ls', 'glob', 'grep', 'upload', 'download', 'start_process',
-  'process_output', 'process_stdin', 'stop_process'];
+  'process_output', 'process_stdin', 'stop_process', 'create_session', 'end_session'];
 
 async function connect(token) {
   const client = new Client({ name: 'yuxi-sdk-test', version: '1.0.0' });
@@ -100,7 +100,7 @@ test('a background process: start, talk to it, stop it', async () => {
   assert.equal(p.state, 'running');
   await call('process_stdin', { thread_id: tid, process_id: p.process_id, data: 'hello\n' });
   let out = '';
-  for (let i = 0; i < 20 && !out.includes('HELLO'); i++) {
+  for (let i = 0; i < 20 && !out.includes('HELLO\n'); i++) {
     out += (await call('process_output', { thread_id: tid, process_id: p.process_id,
       offset: out.length, wait_ms: 1000 })).structuredContent.data;
   }
@@ -112,6 +112,15 @@ test('a background process: start, talk to it, stop it', async () => {
     arguments: { thread_id: tid, process_id: p.process_id } });
   assert.equal(gone.isError, true);
   assert.equal(gone.structuredContent.error.code, 'not_found');
+});
+
+test('a shell session keeps its directory and variables between commands', async () => {
+  const sid = (await call('create_session', { thread_id: tid })).structuredContent.session_id;
+  await call('execute', { thread_id: tid, session_id: sid, command: 'cd src && export N=42' });
+  const r = await call('execute', { thread_id: tid, session_id: sid, command: 'pwd; echo $N' });
+  assert.equal(r.structuredContent.output, '/home/yuxi/user-data/workspace/src\n42\n');
+  const e = await call('end_session', { thread_id: tid, session_id: sid });
+  assert.equal(e.structuredContent.forgotten, true);
 });
 
 test('execute streams its output as progress notifications', async () => {

@@ -77,7 +77,7 @@ def test_initialize_and_list(svc):
     assert set(tools) == {"create_thread", "list_threads", "execute", "read_file",
                           "write_file", "edit_file", "ls", "glob", "grep", "upload",
                           "download", "start_process", "process_output", "process_stdin",
-                          "stop_process"}
+                          "stop_process", "create_session", "end_session"}
     for t in tools.values():
         s = t["inputSchema"]
         assert s["type"] == "object" and s["additionalProperties"] is False
@@ -88,7 +88,7 @@ def test_initialize_and_list(svc):
             assert p["description"] and p["type"] in ("string", "integer", "boolean", "object")
     assert tools["execute"]["inputSchema"]["required"] == ["thread_id", "command"]
     assert set(tools["execute"]["inputSchema"]["properties"]) == {
-        "thread_id", "command", "timeout", "cwd", "env"}
+        "thread_id", "command", "timeout", "cwd", "env", "session_id"}
     assert tools["read_file"]["annotations"]["readOnlyHint"] is True
     resp, _, r = m.rpc("ping")
     assert r.status_code == 200 and resp["result"] == {}
@@ -317,17 +317,56 @@ def test_execute_and_processes(svc):
         assert r["structuredContent"]["error"]["message"] == "no such process"
 
 
+def test_sessions(svc):
+    m = Mcp(svc)
+    tid = thread(svc)
+    r = m.tool("create_session", {"thread_id": tid})
+    assert not r["isError"], r
+    sid = r["structuredContent"]["session_id"]
+    assert r["structuredContent"]["state"] == "running"
+    # what a command does to the shell stays for the next
+    r = m.tool("execute", {"thread_id": tid, "session_id": sid,
+                           "command": "mkdir -p sub && cd sub; X=kept"})
+    assert r["structuredContent"]["exit_code"] == 0, r
+    r = m.tool("execute", {"thread_id": tid, "session_id": sid, "command": "pwd; echo $X"},
+               progress="s1")
+    assert r["structuredContent"]["output"] == "/home/yuxi/user-data/workspace/sub\nkept\n", r
+    assert r["structuredContent"]["cwd"] == "/home/yuxi/user-data/workspace/sub"
+    assert [n["params"]["message"] for n in r.notes] != []
+    # a fresh shell without it; the route's refusal of cwd in a session
+    r = m.tool("execute", {"thread_id": tid, "command": "echo ${X:-none}"})
+    assert r["structuredContent"]["output"] == "none\n"
+    r = m.tool("execute", {"thread_id": tid, "session_id": sid, "command": "true",
+                           "cwd": "/outputs"})
+    assert r["isError"] and r["structuredContent"]["status"] == 400, r
+    r = m.tool("execute", {"thread_id": tid, "session_id": sid, "command": "exit 3"})
+    assert r["structuredContent"]["session_ended"] is True
+    assert "the session's shell ended" in r["content"][0]["text"]
+    r = m.tool("execute", {"thread_id": tid, "session_id": sid, "command": "true"})
+    assert r["structuredContent"]["error"]["code"] == "session_not_found", r
+    sid = m.tool("create_session", {"thread_id": tid})["structuredContent"]["session_id"]
+    r = m.tool("end_session", {"thread_id": tid, "session_id": sid})
+    assert r["structuredContent"]["forgotten"] is True
+    for bad in ("s/../x", sid):
+        for name, args in (("end_session", {}), ("execute", {"command": "true"})):
+            r = m.tool(name, dict(args, thread_id=tid, session_id=bad))
+            assert r["structuredContent"]["error"]["code"] == "session_not_found", (bad, r)
+
+
 def test_foreign_thread_is_a_missing_thread(svc):
     """Every tool that takes a thread: bob on alice's thread gets what he
-    gets on a thread that does not exist (the request id aside)."""
+    gets on a thread that does not exist (the request id aside), alice's
+    process and session ids included."""
     m = Mcp(svc)
     tid = thread(svc, tid="alice-private")
     m.tool("write_file", {"thread_id": tid, "path": "a.txt", "content": "secret x"})
     pid = m.tool("start_process", {"thread_id": tid, "command": "sleep 60"})[
         "structuredContent"]["process_id"]
+    sid = m.tool("create_session", {"thread_id": tid})["structuredContent"]["session_id"]
     bob = Mcp(svc, "bob")
     calls = {
         "execute": {"command": "cat a.txt"},
+        "execute in a session": {"command": "cat a.txt", "session_id": sid},
         "read_file": {"path": "a.txt"},
         "write_file": {"path": "b.txt", "content": "x"},
         "edit_file": {"path": "a.txt", "old_string": "x", "new_string": "y"},
@@ -338,12 +377,15 @@ def test_foreign_thread_is_a_missing_thread(svc):
         "process_output": {"process_id": pid},
         "process_stdin": {"process_id": pid, "data": "x"},
         "stop_process": {"process_id": pid},
+        "create_session": {},
+        "end_session": {"session_id": sid},
     }
-    for name, args in calls.items():
+    for key, args in calls.items():
+        name = key.split(" ")[0]
         theirs = bob.tool(name, dict(args, thread_id=tid))
         none = bob.tool(name, dict(args, thread_id="no-such-thread"))
         assert theirs["isError"] and theirs["structuredContent"]["error"]["code"] == "not_found"
-        assert no_rid(theirs) == no_rid(none), name
+        assert no_rid(theirs) == no_rid(none), key
         assert "secret" not in json.dumps(theirs)
     # the one documented difference of the API: an id that is taken
     r = bob.tool("create_thread", {"thread_id": tid})

@@ -5,7 +5,8 @@ engine. The front serves /mcp itself: each tool call is a sub-request of
 the front's route table, checked there and forwarded to the thread's host
 like the HTTP API's.
 
-- every tool through the front, the thread's files on exactly one host;
+- every tool through the front (a shell session too), the thread's files
+  on exactly one host;
   execute's output relayed from the host as progress notifications;
   download's bytes fetched from the host's nginx;
 - another user's thread: the same tool error as a missing one;
@@ -75,6 +76,12 @@ def test_mcp_through_the_front(cluster):
         "structuredContent"]["data"] == "ping\n", 10)
     r = tool_ok(m, "stop_process", {"thread_id": tid, "process_id": p["process_id"]})
     assert r["structuredContent"]["forgotten"] is True
+    # a shell session on the host
+    sid = tool_ok(m, "create_session", {"thread_id": tid})["structuredContent"]["session_id"]
+    tool_ok(m, "execute", {"thread_id": tid, "session_id": sid, "command": "cd n; V=1"})
+    r = tool_ok(m, "execute", {"thread_id": tid, "session_id": sid, "command": "pwd; echo $V"})
+    assert r["structuredContent"]["output"] == "/home/yuxi/user-data/workspace/n\n1\n"
+    tool_ok(m, "end_session", {"thread_id": tid, "session_id": sid})
     # the front's audit line says MCP; the host's has the same request id
     r = tool_ok(m, "ls", {"thread_id": tid})
     rid = r.response.headers["X-Request-Id"]
