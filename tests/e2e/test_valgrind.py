@@ -9,7 +9,9 @@ lost blocks as errors (docs/security.md, "Results", item 7).
   bodies (400 for a bad one), the thread store (create, list, get, another
   user's thread as 404, delete), the admin listings, /healthz, /readyz,
   /metrics, the command path policy (a refused command), the audit and
-  request logs, the shared table, the reaper.
+  request logs, the shared table, the reaper; the MCP endpoint (the
+  transport, tool calls as sub-requests, tool errors, a streamed execute
+  read back from memory).
 - Not followed: valgrind 3.19 does not know openat2 (syscall 437; it
   answers ENOSYS, warns, and the daemon refuses, with no fallback: the
   broker and the executor's layout check only ever resolve with openat2),
@@ -25,6 +27,7 @@ lost blocks as errors (docs/security.md, "Results", item 7).
 Skipped when the daemon is an ASan build (valgrind and ASan exclude each
 other): the ASan distcheck of .ci/run.
 """
+import json
 import os
 import re
 import shutil
@@ -122,6 +125,21 @@ def test_the_log_check_flags_a_forked_childs_errors(logdir):
     assert "uninitialised value" in text and "definitely lost" in text, text
 
 
+def tool(name, args, progress=None):
+    """A tools/call message of the MCP endpoint."""
+    params = {"name": name, "arguments": args}
+    if progress is not None:
+        params["_meta"] = {"progressToken": progress}
+    return {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}
+
+
+def mcp(req, who, msg, want):
+    """POST one message (or raw bytes) to /mcp as the SDKs send it."""
+    data = msg if isinstance(msg, bytes) else json.dumps(msg).encode()
+    return req(who, "POST", "/mcp", want, data=data, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+
+
 def test_worker_paths_are_valgrind_clean(logdir):
     need_valgrind()
     wrap = os.path.join(logdir, "yuxi-sandboxd")
@@ -168,6 +186,28 @@ def test_worker_paths_are_valgrind_clean(logdir):
                 json={"thread_id": tid, "command": "echo hi"})
             req("alice", "GET", "/api/viewer/filesystem/tree", {200, 500},
                 params={"thread_id": tid, "path": "/workspace"})
+            # the MCP endpoint: the transport, a tool call's sub-request
+            # (capture mode), tool errors, a streamed execute read back
+            mcp(req, "alice", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "vg", "version": "1"}}}, {200})
+            mcp(req, "alice", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {200})
+            mcp(req, "alice", b"{not json", {400})
+            mcp(req, "alice", [{"jsonrpc": "2.0", "id": 3, "method": "ping"}], {400})
+            mcp(req, "alice", {"jsonrpc": "2.0", "id": 4, "method": "no/such"}, {200})
+            mcp(req, "alice", tool("create_thread", {"metadata": {"k": "v"}}), {200})
+            mcp(req, "alice", tool("list_threads", {"metadata": {"k": "v"}}), {200})
+            mcp(req, "alice", tool("execute", {"thread_id": tid, "command": "cat /etc/shadow"},
+                                   progress=1), {200})
+            mcp(req, "alice", tool("read_file", {"thread_id": tid, "path": "a", "offset": 1}),
+                {200})
+            mcp(req, "bob", tool("write_file", {"thread_id": tid, "path": "a", "content": "x"}),
+                {200})
+            mcp(req, "alice", tool("upload", {"thread_id": tid, "path": "b",
+                                              "content_base64": "AAEC"}), {200})
+            mcp(req, "alice", tool("stop_process", {"thread_id": tid, "process_id": "p/x"}),
+                {200})
+            mcp(req, "alice", tool("rm_rf", {}), {200})
             req("alice", "DELETE", "/api/threads/" + tid, {204})
         assert s.halt() == 0, s.read_log()
         reps = reports(logdir)
