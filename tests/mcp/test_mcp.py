@@ -491,7 +491,7 @@ def test_batch_of_1000_calls(svc, make_svc):
     print("control mcpbatch: %d batches of %d held their workers %.2f-%.2f s; "
           "ls waited %.2f s" % (ctl.workers, BATCH, min(d[0] for d in done),
                                 max(d[0] for d in done), waited))
-    assert waited > 0.5 and waited > 10 * max(lat)
+    assert waited > 0.5 and waited > 3 * max(lat)
 
 
 def post_and_leave(s, who, msg, until, wait=20):
