@@ -19,7 +19,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config libfcgi-dev libjs
 libcurl4-openssl-dev libssl-dev libcriterion-dev nginx openssl curl wrk hyperfine
 docker.io busybox-static mmdebstrap python3 python3-pytest python3-requests
 python3-docker valgrind clang libclang-rt-14-dev clang-format-14 chromium runsc
-python3-pytest-asyncio python3-wcmatch python3-typing-extensions python3-pip"
+python3-pytest-asyncio python3-wcmatch python3-typing-extensions python3-pip
+iptables iproute2"
 DAEMON_JSON=${YUXI_DOCKER_DAEMON_JSON:-/etc/docker/daemon.json}
 
 say() { printf '==> %s\n' "$*"; }

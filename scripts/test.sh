@@ -7,6 +7,8 @@
 # nginx + workers + reaper + dockerd. Prints a closing "N passed, N failed".
 #   BUILD_DIR=...            build tree (default ./build)
 #   YUXI_CONFIGURE_FLAGS=... extra configure flags (e.g. --enable-asan)
+#   YUXI_CHECK_JOBS=N        suites run side by side (default: the CPUs;
+#                            the suites mostly wait on the engine, CI uses 4)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$top/build}
@@ -14,7 +16,7 @@ export BUILD_DIR
 "$top/scripts/setup.sh"
 cd "$BUILD_DIR"
 rc=0
-make -j"$(nproc)" check ${TESTS+TESTS="$TESTS"} || rc=$?
+make -j"${YUXI_CHECK_JOBS:-$(nproc)}" check ${TESTS+TESTS="$TESTS"} || rc=$?
 "$top/scripts/test-summary.sh" "$BUILD_DIR" || true
 if [ $rc -ne 0 ]; then
 	echo "test.sh: failures; logs:" >&2
