@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // web/api.js - the workbench's client of the yuxi-sandbox HTTP API
 // (docs/api: threads, viewer, execute and its stream form, background
-// processes). Same origin, paths relative to the
+// processes, on a terminal too). Same origin, paths relative to the
 // page (so the service may live under a URL prefix, e.g. /sandbox/). The
 // identity is the site's own sign-in (a cookie, basic auth, an SSO proxy:
 // credentials "same-origin") or, when one was pasted, a bearer token from
@@ -76,6 +76,8 @@ function describe(status, code, detail, retryAfter) {
 	case "agent_unavailable":
 		return "Background processes need the in-sandbox agent, which is " +
 		    "unavailable here.";
+	case "not_running":
+		return "The process is no longer running.";
 	}
 	if (status === 401)
 		return "Your token is invalid or has expired. Please sign in again.";
@@ -110,6 +112,7 @@ async function failure(res) {
 
 // fetch with the token; resolves to the Response when 2xx, else throws
 // ApiError (network failures included, status 0). `signal` may abort it.
+// A Uint8Array body is sent as raw bytes, anything else as JSON.
 async function send(method, url, body, signal) {
 	const headers = {};
 	const tok = getToken();
@@ -117,7 +120,10 @@ async function send(method, url, body, signal) {
 		headers["Authorization"] = "Bearer " + tok;
 	const init = { method, headers, cache: "no-store",
 	    credentials: "same-origin", redirect: "error", signal };
-	if (body !== undefined) {
+	if (body instanceof Uint8Array) {
+		headers["Content-Type"] = "application/octet-stream";
+		init.body = body;
+	} else if (body !== undefined) {
 		headers["Content-Type"] = "application/json";
 		init.body = JSON.stringify(body);
 	}
@@ -231,4 +237,36 @@ export async function processOutput(threadId, pid, offset, waitMs, signal) {
 export async function stopProcess(threadId, pid) {
 	return (await send("DELETE", "api/processes/" + encodeURIComponent(pid) +
 	    "?" + qs({ thread_id: threadId }))).json();
+}
+
+// A background process on a pseudo-terminal of cols x rows (docs/api.md
+// "On a terminal"); `env`: variables over the sandbox's environment.
+export async function startTerminal(threadId, command, cols, rows, env) {
+	return (await send("POST", "api/processes", { thread_id: threadId,
+	    command, pty: { cols, rows }, env })).json();
+}
+
+export async function resizeProcess(threadId, pid, cols, rows) {
+	return (await send("POST", "api/processes/" + encodeURIComponent(pid) +
+	    "/resize?" + qs({ thread_id: threadId }), { cols, rows })).json();
+}
+
+// Writes `bytes` (a Uint8Array) to the process's standard input; resolves
+// to {written, stdin_open}: `written` may be less than the bytes given.
+export async function writeStdin(threadId, pid, bytes) {
+	return (await send("POST", "api/processes/" + encodeURIComponent(pid) +
+	    "/stdin?" + qs({ thread_id: threadId }), bytes)).json();
+}
+
+// The page is going away: ask for the process to be killed with a request
+// that outlives the page (fetch keepalive); nothing waits for the answer.
+export function stopProcessOnUnload(threadId, pid) {
+	const headers = {};
+	const tok = getToken();
+	if (tok)
+		headers["Authorization"] = "Bearer " + tok;
+	fetch("api/processes/" + encodeURIComponent(pid) + "?" +
+	    qs({ thread_id: threadId }), { method: "DELETE", headers,
+	    credentials: "same-origin", keepalive: true, cache: "no-store" })
+	    .catch(() => { /* the page is gone: nobody to tell */ });
 }

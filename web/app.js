@@ -3,7 +3,8 @@
 // create threads, browse the thread's files (tree.js), view text and images,
 // download any file, run a command in the thread and show its output live
 // (the stream form of execute), start background processes, list them with
-// their live output and stop them.
+// their live output and stop them, and open a terminal in the thread (the
+// Terminal tab, term.js, loaded on first use).
 // Data from the service is only ever rendered with textContent; images are
 // shown from Blob object URLs of the bytes fetched with the token (png, jpeg,
 // gif and webp only, never SVG); downloads go through a temporary
@@ -35,11 +36,14 @@ const state = {
 	procs: [],
 	proc: "",		// the process whose output is shown
 	follow: null,		// AbortController of that output's long-polls
+	tab: "run",		// the work pane's tab: "run" or "term"
+	termState: "closed",	// the terminal's state (term.js)
 };
 
 const FOLLOW_WAIT_MS = 10000;	// one output long-poll
 
 let fileTree = null;
+let termView = null;	// the Terminal tab (term.js), made on first use
 
 function el(tag, cls, text) {
 	const n = document.createElement(tag);
@@ -91,6 +95,7 @@ function showBench() {
 }
 
 function signOut() {
+	closeTerminal();	// first: its DELETE still carries the token
 	api.setToken("");
 	try {
 		sessionStorage.removeItem(THREAD_KEY);
@@ -103,6 +108,7 @@ function signOut() {
 	$("run-result").hidden = true;
 	$("run-output").textContent = "";
 	clearProcs();
+	selectTab("run", false);
 	$("who").textContent = "";
 	$("files-title").textContent = "Files";
 	setThreadControls(false);
@@ -203,6 +209,7 @@ function setThreadControls(on) {
 	$("run-btn").disabled = !on || state.running;
 	$("tree-reload").disabled = !on;
 	$("files-hint").hidden = on;
+	$("term-hint").hidden = on;
 }
 
 async function pickThread(tid) {
@@ -222,6 +229,11 @@ async function pickThread(tid) {
 	clearProcs();
 	setThreadControls(true);
 	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
+	// a terminal belongs to its thread: the old one is killed, and the
+	// tab, when it shows, opens one in the new thread
+	closeTerminal();
+	if (state.tab === "term")
+		openTerminal();
 	loadProcs();
 	await fileTree.show(tid);
 }
@@ -487,8 +499,8 @@ function renderProcs() {
 		const show = el("button", "proc-cmd ghost");
 		show.type = "button";
 		show.append(el("span", "mono", String(p.command)));
-		show.append(el("span", "pmeta", procState(p) + " · " +
-		    (p.started_at ? fmtTime(p.started_at) : "")));
+		show.append(el("span", "pmeta", (p.pty ? "terminal · " : "") +
+		    procState(p) + " · " + (p.started_at ? fmtTime(p.started_at) : "")));
 		show.setAttribute("aria-label", "Show the output of " + String(p.command));
 		show.addEventListener("click", () => showProc(pid));
 		const stop = el("button", "small stop", p.state === "running" ? "Stop" : "Forget");
@@ -581,6 +593,126 @@ async function showProc(pid) {
 	}
 }
 
+/* ---- tabs and the terminal ------------------------------------------- */
+
+const TABS = { run: "tab-run", term: "tab-term" };
+
+// Show tab `name` ("run" or "term"); the terminal opens when its tab shows
+// and none runs yet (an ended or refused one waits for "New shell").
+function selectTab(name, focus) {
+	state.tab = name;
+	for (const [n, id] of Object.entries(TABS)) {
+		const on = n === name;
+		$(id).setAttribute("aria-selected", on ? "true" : "false");
+		$(id).tabIndex = on ? 0 : -1;
+		$($(id).getAttribute("aria-controls")).hidden = !on;
+	}
+	if (focus)
+		$(TABS[name]).focus();
+	if (name === "term" && state.thread && state.termState === "closed")
+		openTerminal();
+	else if (name === "term" && termView)
+		termView.refit();
+}
+
+// Left/Right (and Home/End) move between the tabs, as in a tab list.
+function tabKey(ev) {
+	const names = Object.keys(TABS);
+	let i = names.indexOf(state.tab);
+	if (ev.key === "ArrowRight")
+		i = (i + 1) % names.length;
+	else if (ev.key === "ArrowLeft")
+		i = (i + names.length - 1) % names.length;
+	else if (ev.key === "Home")
+		i = 0;
+	else if (ev.key === "End")
+		i = names.length - 1;
+	else
+		return;
+	ev.preventDefault();
+	selectTab(names[i], true);
+}
+
+const TERM_TEXT = {
+	closed: "",
+	starting: "Starting a shell…",
+	running: "Shell running",
+};
+
+function termState(st, text) {
+	const prev = state.termState;
+	state.termState = st;
+	$("panel-term").dataset.state = st;
+	$("term-status").textContent = text || TERM_TEXT[st] || "";
+	$("term-status").classList.toggle("bad", st === "ended" || st === "refused" ||
+	    (st === "running" && !!text));
+	$("term-restart").hidden = !(st === "ended" || st === "refused");
+	if (st === "closed" || st === "refused")
+		$("term-size").textContent = "";
+	// the thread's process list shows the terminal's process too
+	if (st !== prev && st !== "starting" && state.thread)
+		loadProcs();
+}
+
+function termSize(cols, rows) {
+	$("term-size").textContent = cols + " × " + rows;
+	$("term").dataset.cols = String(cols);
+	$("term").dataset.rows = String(rows);
+}
+
+let termLoading = null;	// the import of term.js under way
+
+async function loadTermView() {
+	if (!termLoading)
+		termLoading = import("./term.js").then(({ TermView }) => {
+			termView = new TermView($("term"), {
+				onState: termState,
+				onSize: termSize,
+				onError: fail,
+			});
+			return termView;
+		}, (err) => {
+			termLoading = null;
+			throw err;
+		});
+	return termLoading;
+}
+
+async function openTerminal() {
+	const tid = state.thread;
+	if (!tid)
+		return;
+	termState("starting", "");
+	let view;
+	try {
+		view = await loadTermView();
+	} catch (err) {
+		termState("refused", "The terminal could not be loaded (" +
+		    String(err && err.message) + ").");
+		return;
+	}
+	if (tid !== state.thread || state.tab !== "term") {
+		if (state.termState === "starting" && !view.live)
+			termState("closed", "");
+		return;
+	}
+	await view.start(tid);
+}
+
+// Kill the terminal's process (when one runs); the tab stays.
+function closeTerminal() {
+	if (termView)
+		termView.close();
+	else
+		termState("closed", "");
+}
+
+async function closeTerminalTab() {
+	if (termView)
+		await termView.close();
+	selectTab("run", true);
+}
+
 function cmdKey(ev) {
 	if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey))
 		run(ev);
@@ -610,6 +742,20 @@ async function start() {
 	});
 	$("cmd").addEventListener("keydown", cmdKey);
 	$("download-btn").addEventListener("click", download);
+	for (const [n, id] of Object.entries(TABS)) {
+		$(id).addEventListener("click", () => selectTab(n, false));
+		$(id).addEventListener("keydown", tabKey);
+	}
+	$("term-close").addEventListener("click", closeTerminalTab);
+	$("term-restart").addEventListener("click", () => {
+		hideAlert();
+		openTerminal();
+	});
+	// the page going away takes its terminal's process with it
+	window.addEventListener("pagehide", () => {
+		if (termView)
+			termView.closeOnUnload();
+	});
 
 	// No token pasted: the site may sign people in itself (a session
 	// cookie, basic auth, an SSO proxy); then the API answers at once.
