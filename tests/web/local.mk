@@ -5,5 +5,6 @@
 TESTS += tests/web/run-web.sh
 EXTRA_DIST += tests/web/run-web.sh tests/web/serve.py tests/web/workbench.test.mjs \
 	tests/web/package.json tests/web/package-lock.json \
-	web/index.html web/app.css web/app.js web/api.js web/tree.js web/favicon.svg \
+	web/index.html web/app.css web/app.js web/api.js web/tree.js web/term.js \
+	web/xterm-csp.js web/favicon.svg \
 	nginx/workbench.conf docs/workbench.md

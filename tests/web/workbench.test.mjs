@@ -213,6 +213,78 @@ async function downloadBytes(page) {
 	return { name: dl.suggestedFilename(), bytes };
 }
 
+// ---- the terminal ------------------------------------------------------------
+
+// The lines the terminal shows (xterm's DOM renderer: one div per row).
+async function screen(page) {
+	return page.$$eval("#term .xterm-rows > div", (rows) =>
+	    rows.map((r) => r.textContent.replace(/\u00a0/g, " ").trimEnd()));
+}
+
+// Wait until pred(lines) holds; fails with what the screen showed.
+async function waitScreen(page, pred, what, timeout) {
+	const end = Date.now() + (timeout || 20000);
+	let lines = [];
+	for (;;) {
+		lines = await screen(page);
+		if (pred(lines))
+			return lines;
+		if (Date.now() > end)
+			assert.fail("the terminal never showed " + what + ":\n" + lines.join("\n"));
+		await page.waitForTimeout(50);
+	}
+}
+
+const hasLine = (text) => (lines) => lines.some((l) => l.trim() === text);
+
+// Type a command line into the terminal (focused by a click on it).
+async function typeLine(page, text) {
+	await page.keyboard.type(text);
+	await page.keyboard.press("Enter");
+}
+
+async function termSize(page) {
+	return page.$eval("#term", (e) => ({ cols: Number(e.dataset.cols), rows: Number(e.dataset.rows) }));
+}
+
+async function apiAs(page, who, method, p, data) {
+	const res = await page.request.fetch(INFO.url + p, {
+		method,
+		headers: { "Authorization": "Bearer " + INFO.tokens[who] },
+		data,
+	});
+	return { status: res.status(), body: res.status() === 204 ? null : await res.json() };
+}
+
+// The thread's processes on a terminal that run (GET /api/processes).
+async function ptyRunning(page, tid) {
+	const r = await apiAs(page, "alice", "GET", "/api/processes?thread_id=" + tid);
+	assert.equal(r.status, 200);
+	return r.body.processes.filter((p) => p.pty && p.state === "running");
+}
+
+// Wait (10 s at most) until no terminal of the thread runs.
+async function noPty(page, tid, what) {
+	const end = Date.now() + 10000;
+	let left;
+	while ((left = await ptyRunning(page, tid)).length && Date.now() < end)
+		await page.waitForTimeout(100);
+	assert.deepEqual(left, [], what + " still runs");
+}
+
+async function openTerm(page, byKeyboard) {
+	if (byKeyboard) {
+		await page.focus("#tab-run");
+		await page.keyboard.press("ArrowRight");
+	} else {
+		await page.click("#tab-term");
+	}
+	await page.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	// the prompt (bash or busybox sh) is on the screen
+	await waitScreen(page, (l) => l.some((x) => /[$#] ?$/.test(x)), "a prompt", 30000);
+	await page.click("#term");
+}
+
 // ---- tests -------------------------------------------------------------------
 
 let alice;	// alice's page, shared by the sequential tests below
@@ -225,11 +297,23 @@ test("the page is served same-origin with its security headers", async () => {
 	assert.equal(h["content-security-policy"], CSP);
 	assert.equal(h["x-content-type-options"], "nosniff");
 	assert.equal(h["referrer-policy"], "no-referrer");
-	for (const f of ["app.js", "api.js", "tree.js", "app.css"]) {
+	for (const f of ["app.js", "api.js", "tree.js", "term.js", "xterm-csp.js", "app.css",
+	    "vendor/xterm/xterm.js", "vendor/xterm/addon-fit.js", "vendor/xterm/xterm.css"]) {
 		const r = await page.request.get(URL0 + f);
 		assert.equal(r.status(), 200, f);
 		assert.equal(r.headers()["content-security-policy"], CSP, f);
 		assert.equal(r.headers()["x-content-type-options"], "nosniff", f);
+		assert.match(r.headers()["content-type"], f.endsWith(".css") ? /^text\/css/ :
+		    /^application\/javascript/, f);
+	}
+	// the vendored emulator is the published one (web/vendor/xterm/SHA256SUMS)
+	const sums = fs.readFileSync(path.join(HERE, "../../web/vendor/xterm/SHA256SUMS"), "utf8");
+	for (const line of sums.trim().split("\n")) {
+		const [sum, name] = line.split(/\s+/);
+		if (!name.endsWith(".js") && !name.endsWith(".css"))
+			continue;
+		const body = await (await page.request.get(URL0 + "vendor/xterm/" + name)).body();
+		assert.equal(crypto.createHash("sha256").update(body).digest("hex"), sum, name);
 	}
 	await page.waitForSelector("body[data-ready='1']");
 	assert.ok(await page.isVisible("#signin-view"));
@@ -442,6 +526,268 @@ test("background processes are listed with live output and a stop button", async
 	await assertClean(alice);
 });
 
+test("the Terminal tab runs a shell on a terminal: keys in, 42 out, stty size follows a resize", async () => {
+	await openTerm(alice, true);
+	assert.equal(await alice.getAttribute("#tab-term", "aria-selected"), "true");
+	assert.equal(await alice.isVisible("#panel-run"), false);
+	// one process of the thread, on a terminal; the emulator's rows are the
+	// size the process was told last (shown above the terminal)
+	const size0 = await termSize(alice);
+	const procs = await ptyRunning(alice, THREAD);
+	assert.equal(procs.length, 1, JSON.stringify(procs));
+	assert.ok(procs[0].pty.cols > 20 && procs[0].pty.rows > 10, JSON.stringify(procs[0]));
+	assert.equal(await alice.locator("#term .xterm-rows > div").count(), size0.rows);
+	assert.equal(await alice.textContent("#term-size"), size0.cols + " × " + size0.rows);
+	// a keystroke and the answer
+	const t0 = Date.now();
+	await typeLine(alice, "echo $((6*7))");
+	await waitScreen(alice, hasLine("42"), "42");
+	console.log("terminal: `echo $((6*7))` typed and 42 shown in %d ms", Date.now() - t0);
+	await typeLine(alice, "stty size");
+	await waitScreen(alice, hasLine(size0.rows + " " + size0.cols), "stty size " + JSON.stringify(size0));
+	// fast typing: every key, in order, in batches. Once at the service's
+	// own speed (the figure printed), once with each stdin request held
+	// 250 ms by the test: keys typed meanwhile must go together in the next
+	// request, not wait for a round trip each.
+	const S = "0123456789abcdefghij".repeat(5);
+	for (const [name, hold] of [["v", 0], ["w", 250]]) {
+		const stdin = [];
+		const onReq = (r) => {
+			if (/\/api\/processes\/[^/]+\/stdin\?/.test(r.url()))
+				stdin.push(r.postDataBuffer().toString("latin1"));
+		};
+		alice.on("request", onReq);
+		if (hold)
+			await alice.route(/\/api\/processes\/[^/]+\/stdin\?/, async (r) => {
+				await new Promise((res) => setTimeout(res, hold));
+				await r.continue().catch(() => {});
+			});
+		const t0 = Date.now();
+		const lines = [name + "=" + S, "[ \"$" + name + "\" = " + S + " ] && echo " + name +
+		    "-same-$((${#" + name + "}+0))"];
+		for (const l of lines)
+			await typeLine(alice, l);
+		const typing = Date.now() - t0;
+		await waitScreen(alice, hasLine(name + "-same-100"), name + "-same-100");
+		alice.off("request", onReq);
+		if (hold)	// the handlers still holding a request finish first
+			await alice.unrouteAll({ behavior: "wait" });
+		const typed = lines.join("\r") + "\r";
+		console.log("terminal: %d keys typed in %d ms went in %d stdin requests%s (%s bytes)",
+		    typed.length, typing, stdin.length, hold ? ", each held " + hold + " ms" : "",
+		    stdin.map((b) => b.length).join(","));
+		// besides the keys only the emulator's answers to the shell's
+		// cursor position queries (ESC [ row ; col R)
+		assert.equal(stdin.join("").replace(/\x1b\[\d+;\d+R/g, ""), typed);
+		if (hold)
+			assert.ok(stdin.length <= Math.ceil(typing / hold) + 3,
+			    stdin.length + " requests for " + typed.length + " keys in " + typing + " ms");
+	}
+	// colours, 24-bit ones too (style attributes through the CSSOM, xterm-csp.js)
+	await typeLine(alice, "clear");
+	await typeLine(alice, "echo $((6*7))");
+	await typeLine(alice, "ls -l out");
+	await typeLine(alice, "printf '\\033[32mgreen\\033[0m \\033[38;2;255;128;0morange\\033[0m\\n'");
+	await waitScreen(alice, (l) => l.some((x) => x.trim() === "green orange"), "green orange");
+	const colours = await alice.$$eval("#term .xterm-rows span", (spans) => Object.fromEntries(
+	    spans.filter((e) => /^(green|orange)$/.test(e.textContent))
+		.map((e) => [e.textContent, getComputedStyle(e).color])));
+	assert.equal(colours.orange, "rgb(255, 128, 0)");
+	assert.notEqual(colours.green, colours.orange);
+	assert.match(colours.green, /^rgb\(\d+, \d+, \d+\)$/);
+	// xterm's rules applied (font, cell height), as constructed sheets
+	const look = await alice.evaluate(() => ({
+		font: getComputedStyle(document.querySelector("#term .xterm-rows")).fontFamily,
+		styles: document.querySelectorAll("style").length,
+		sheets: document.adoptedStyleSheets.length,
+	}));
+	assert.match(look.font, /Mono/);
+	assert.ok(look.sheets >= 2 && look.styles === 0, JSON.stringify(look));
+	await shot(alice, "terminal-1280");
+	// Tab belongs to the shell, Shift+Tab leaves the terminal
+	await alice.keyboard.press("Shift+Tab");
+	assert.equal(await alice.evaluate(() => document.activeElement.id), "term-close");
+	await alice.click("#term");
+	// a smaller window: the terminal fits itself and tells the process
+	await alice.setViewportSize({ width: 1100, height: 640 });
+	await alice.waitForFunction((s) => {
+		const e = document.querySelector("#term");
+		return Number(e.dataset.cols) !== s.cols && Number(e.dataset.rows) !== s.rows;
+	}, size0, { timeout: 15000 });
+	const size1 = await termSize(alice);
+	assert.ok(size1.cols < size0.cols && size1.rows < size0.rows, JSON.stringify([size0, size1]));
+	assert.equal(await alice.locator("#term .xterm-rows > div").count(), size1.rows);
+	await typeLine(alice, "stty size");
+	await waitScreen(alice, hasLine(size1.rows + " " + size1.cols), "stty size " + JSON.stringify(size1));
+	assert.equal(await alice.textContent("#term-size"), size1.cols + " × " + size1.rows);
+	await alice.setViewportSize({ width: 1280, height: 800 });
+	await alice.waitForFunction((s) => Number(document.querySelector("#term").dataset.cols) === s.cols,
+	    size0, { timeout: 15000 });
+	await assertClean(alice);
+});
+
+test("terminal output is text: markup, links and titles in it run nothing", async () => {
+	const title = await alice.title();
+	const pages0 = alice.context().pages().length;
+	await typeLine(alice, "clear; printf '\\074img src=x onerror=window.__pwned=1\\076\\n\\074script\\076window.__pwned=2\\074/script\\076\\n'" +
+	    "; printf '\\033]8;;javascript:window.__pwned=3\\033\\\\js-link\\033]8;;\\033\\\\ \\033]8;;http://127.0.0.1:9/\\033\\\\web-link\\033]8;;\\033\\\\\\n'" +
+	    "; printf '\\033]0;\\074img src=x onerror=window.__pwned=4\\076\\007'; echo out-done");
+	const lines = await waitScreen(alice, hasLine("out-done"), "out-done");
+	for (const want of ["<img src=x onerror=window.__pwned=1>", "<script>window.__pwned=2</script>"])
+		assert.ok(lines.some((l) => l.trim() === want), want + " in\n" + lines.join("\n"));
+	assert.ok(lines.some((l) => l.trim() === "js-link web-link"), lines.join("\n"));
+	// links: shown, never followed (no dialog, no new page)
+	const at = await alice.evaluate(() => {
+		for (const row of document.querySelectorAll("#term .xterm-rows > div")) {
+			const i = row.textContent.indexOf("web-link");
+			if (i < 0)
+				continue;
+			const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+			let n, seen = 0;
+			while ((n = walker.nextNode())) {
+				if (seen + n.data.length > i + 2) {
+					const r = document.createRange();
+					r.setStart(n, i + 2 - seen);
+					r.setEnd(n, i + 3 - seen);
+					const b = r.getBoundingClientRect();
+					return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+				}
+				seen += n.data.length;
+			}
+		}
+		return null;
+	});
+	assert.ok(at, "web-link on the screen");
+	await alice.mouse.move(at.x, at.y);
+	await alice.waitForTimeout(200);
+	await alice.mouse.click(at.x, at.y);
+	await alice.waitForTimeout(500);
+	assert.equal(alice.context().pages().length, pages0, "a link opened a page");
+	assert.equal(await alice.title(), title, "the title sequence changed the page's title");
+	assert.equal(await alice.locator("#term img, #term script, #term a, #term iframe").count(), 0);
+	await assertClean(alice);
+	// control: the same output, as the page received it, put into markup
+	// (innerHTML in a page without a CSP) runs its script
+	const [proc] = await ptyRunning(alice, THREAD);
+	const out = await apiAs(alice, "alice", "GET", "/api/processes/" + proc.process_id +
+	    "/output?thread_id=" + THREAD + "&offset=0");
+	assert.ok(out.body.data.includes("<img src=x onerror=window.__pwned=1>"));
+	const ctl = await browser.newPage();
+	await ctl.evaluate(() => { window.__pwned = 0; });
+	await ctl.evaluate((d) => { document.body.innerHTML = d; }, out.body.data);
+	await ctl.waitForFunction(() => window.__pwned !== 0, null, { timeout: 5000 });
+	assert.ok(await ctl.locator("img").count() >= 1);
+	await ctl.close();
+});
+
+test("a shell that ends says so; New shell starts another", async () => {
+	await typeLine(alice, "exit 3");
+	await alice.waitForSelector("#panel-term[data-state='ended']", { timeout: 20000 });
+	assert.equal(await alice.textContent("#term-status"), "The shell ended (exit code 3)");
+	await waitScreen(alice, (l) => l.some((x) => x.includes("[The shell ended (exit code 3)]")), "the end");
+	assert.equal(await alice.isVisible("#term-restart"), true);
+	assert.deepEqual(await ptyRunning(alice, THREAD), []);
+	// typing into an ended terminal sends nothing
+	let sent = 0;
+	const onReq = (r) => { if (/\/stdin\?/.test(r.url())) sent++; };
+	alice.on("request", onReq);
+	await alice.click("#term");
+	await alice.keyboard.type("ls\n");
+	await alice.waitForTimeout(300);
+	alice.off("request", onReq);
+	assert.equal(sent, 0);
+	await alice.click("#term-restart");
+	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	assert.equal(await alice.isVisible("#term-restart"), false);
+	assert.equal((await ptyRunning(alice, THREAD)).length, 1);
+	await assertClean(alice);
+});
+
+test("the terminal's process goes with the tab, the thread and the page", async () => {
+	// closing the terminal kills its process
+	const [p1] = await ptyRunning(alice, THREAD);
+	assert.ok(p1);
+	await alice.click("#term-close");
+	await alice.waitForSelector("#panel-run:not([hidden])");
+	assert.equal(await alice.getAttribute("#tab-run", "aria-selected"), "true");
+	const all = await apiAs(alice, "alice", "GET", "/api/processes?thread_id=" + THREAD);
+	assert.ok(!all.body.processes.some((p) => p.process_id === p1.process_id && p.state === "running"),
+	    JSON.stringify(all.body));
+	assert.deepEqual(await ptyRunning(alice, THREAD), []);
+	// another thread: the old terminal is killed, one opens in the new thread
+	await openTerm(alice);
+	const [p2] = await ptyRunning(alice, THREAD);
+	const other = "wb2-" + crypto.randomBytes(4).toString("hex");
+	assert.equal((await apiAs(alice, "alice", "POST", "/api/threads", { thread_id: other })).status, 201);
+	await alice.click("#threads-reload");
+	await alice.click(`button.thread[data-thread="${other}"]`);
+	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await noPty(alice, THREAD, "p2 " + p2.process_id);
+	const [p3] = await ptyRunning(alice, other);
+	assert.ok(p3, "a terminal in the other thread");
+	await alice.click(`button.thread[data-thread="${THREAD}"]`);
+	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await noPty(alice, other, "p3 " + p3.process_id);
+	await alice.click("#term-close");
+	await alice.waitForSelector("#panel-run:not([hidden])");
+	assert.deepEqual(await ptyRunning(alice, THREAD), []);
+	// a page that goes away takes its terminal with it (a keepalive DELETE)
+	const page = await openPage();
+	await signIn(page, "alice");
+	await page.click(`button.thread[data-thread="${THREAD}"]`);
+	await openTerm(page);
+	const [p4] = await ptyRunning(page, THREAD);
+	assert.ok(p4);
+	await assertClean(page);
+	await page.close();
+	await page.context().close();
+	await noPty(alice, THREAD, "the closed page's terminal " + p4.process_id);
+	await assertClean(alice);
+});
+
+test("a refused terminal says why: process_limit (real) and agent_unavailable", async () => {
+	// fill the thread's processes up to YUXI_PROCESS_MAX
+	const started = [];
+	for (let i = 0; i < 16; i++) {
+		const r = await apiAs(alice, "alice", "POST", "/api/processes",
+		    { thread_id: THREAD, command: "sleep 300" });
+		if (r.status === 409) {
+			assert.equal(r.body.error.code, "process_limit");
+			break;
+		}
+		assert.equal(r.status, 201, JSON.stringify(r.body));
+		started.push(r.body.process_id);
+	}
+	assert.ok(started.length >= 1 && started.length < 16);
+	await alice.click("#tab-term");
+	await alice.waitForSelector("#panel-term[data-state='refused']", { timeout: 30000 });
+	assert.match(await alice.textContent("#term-status"),
+	    /^No terminal: Too many background processes run in this thread/);
+	assert.equal(await alice.isVisible("#term-restart"), true);
+	await shot(alice, "terminal-refused-1280");
+	for (const pid of started)
+		assert.equal((await apiAs(alice, "alice", "DELETE", "/api/processes/" + pid +
+		    "?thread_id=" + THREAD)).status, 200);
+	// a service without the in-sandbox agent (the answer intercepted)
+	await alice.route("**/api/processes", (r) => r.request().method() === "POST" ?
+	    r.fulfill({ status: 503, headers: { "content-type": "application/json" },
+		body: JSON.stringify({ error: { code: "agent_unavailable", message: "no agent" } }) }) :
+	    r.continue());
+	await alice.click("#term-restart");
+	await alice.waitForFunction(() => /in-sandbox agent/.test(
+	    document.querySelector("#term-status").textContent));
+	assert.equal(await alice.textContent("#term-status"), "No terminal: Background processes " +
+	    "need the in-sandbox agent, which is unavailable here.");
+	await alice.unroute("**/api/processes");
+	// and with the limit lifted it opens
+	await alice.click("#term-restart");
+	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await alice.click("#term-close");
+	await alice.waitForSelector("#panel-run:not([hidden])");
+	assert.deepEqual(await ptyRunning(alice, THREAD), []);
+	await assertClean(alice);
+});
+
 test("service errors are shown as readable messages", async () => {
 	const json = (status, code, msg, extra) => ({
 		status,
@@ -463,6 +809,8 @@ test("service errors are shown as readable messages", async () => {
 	await alice.unroute(/\/api\/viewer\/filesystem\/tree\?/);
 	// a file deleted behind the page's back: the real 404 file_not_found
 	await alice.click("#alert-close");
+	await expand(alice, WS);
+	await expand(alice, WS + "/out");
 	const res = await alice.request.post(INFO.url + "/api/execute", {
 		headers: { "Authorization": "Bearer " + INFO.tokens.alice },
 		data: { thread_id: THREAD, command: "rm out/a.txt" },
