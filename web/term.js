@@ -75,7 +75,6 @@ export class TermView {
 		this.hooks = hooks;
 		this.term = null;
 		this.fit = null;
-		this.release = null;
 		this.session = null;
 		this.resizeTimer = 0;
 	}
@@ -93,12 +92,13 @@ export class TermView {
 			this.hooks.onError(err);
 	}
 
-	// The Terminal, made once. xterm keeps keyboard focus in its own
-	// textarea; onData gives what the keys type, as terminal input.
+	// The Terminal, made once and kept for the page's life (and with it
+	// the CSP wrapper, never released). xterm keeps keyboard focus in its
+	// own textarea; onData gives what the keys type, as terminal input.
 	_make() {
 		if (this.term)
 			return;
-		this.release = holdCspStyles(document);
+		holdCspStyles(document);
 		this.term = new Terminal({
 			cursorBlink: true,
 			fontFamily: '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',

@@ -272,6 +272,18 @@ async function noPty(page, tid, what) {
 	assert.deepEqual(left, [], what + " still runs");
 }
 
+// Wait for the Terminal tab's state; on a timeout say where it stood.
+async function termState(page, st, timeout) {
+	try {
+		await page.waitForSelector(`#panel-term[data-state='${st}']`, { timeout: timeout || 60000 });
+	} catch (e) {
+		const now = await page.evaluate(() => [document.querySelector("#panel-term").dataset.state,
+		    document.querySelector("#term-status").textContent,
+		    document.querySelector("#alert-text").textContent]);
+		assert.fail("the terminal never got " + st + ": " + JSON.stringify(now));
+	}
+}
+
 async function openTerm(page, byKeyboard) {
 	if (byKeyboard) {
 		await page.focus("#tab-run");
@@ -279,7 +291,7 @@ async function openTerm(page, byKeyboard) {
 	} else {
 		await page.click("#tab-term");
 	}
-	await page.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await termState(page, "running", 60000);
 	// the prompt (bash or busybox sh) is on the screen
 	await waitScreen(page, (l) => l.some((x) => /[$#] ?$/.test(x)), "a prompt", 30000);
 	await page.click("#term");
@@ -682,7 +694,7 @@ test("terminal output is text: markup, links and titles in it run nothing", asyn
 
 test("a shell that ends says so; New shell starts another", async () => {
 	await typeLine(alice, "exit 3");
-	await alice.waitForSelector("#panel-term[data-state='ended']", { timeout: 20000 });
+	await termState(alice, "ended", 20000);
 	assert.equal(await alice.textContent("#term-status"), "The shell ended (exit code 3)");
 	await waitScreen(alice, (l) => l.some((x) => x.includes("[The shell ended (exit code 3)]")), "the end");
 	assert.equal(await alice.isVisible("#term-restart"), true);
@@ -697,7 +709,7 @@ test("a shell that ends says so; New shell starts another", async () => {
 	alice.off("request", onReq);
 	assert.equal(sent, 0);
 	await alice.click("#term-restart");
-	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await termState(alice, "running", 60000);
 	assert.equal(await alice.isVisible("#term-restart"), false);
 	assert.equal((await ptyRunning(alice, THREAD)).length, 1);
 	await assertClean(alice);
@@ -721,12 +733,12 @@ test("the terminal's process goes with the tab, the thread and the page", async 
 	assert.equal((await apiAs(alice, "alice", "POST", "/api/threads", { thread_id: other })).status, 201);
 	await alice.click("#threads-reload");
 	await alice.click(`button.thread[data-thread="${other}"]`);
-	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await termState(alice, "running", 60000);
 	await noPty(alice, THREAD, "p2 " + p2.process_id);
 	const [p3] = await ptyRunning(alice, other);
 	assert.ok(p3, "a terminal in the other thread");
 	await alice.click(`button.thread[data-thread="${THREAD}"]`);
-	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await termState(alice, "running", 60000);
 	await noPty(alice, other, "p3 " + p3.process_id);
 	await alice.click("#term-close");
 	await alice.waitForSelector("#panel-run:not([hidden])");
@@ -760,7 +772,7 @@ test("a refused terminal says why: process_limit (real) and agent_unavailable", 
 	}
 	assert.ok(started.length >= 1 && started.length < 16);
 	await alice.click("#tab-term");
-	await alice.waitForSelector("#panel-term[data-state='refused']", { timeout: 30000 });
+	await termState(alice, "refused", 30000);
 	assert.match(await alice.textContent("#term-status"),
 	    /^No terminal: Too many background processes run in this thread/);
 	assert.equal(await alice.isVisible("#term-restart"), true);
@@ -781,7 +793,7 @@ test("a refused terminal says why: process_limit (real) and agent_unavailable", 
 	await alice.unroute("**/api/processes");
 	// and with the limit lifted it opens
 	await alice.click("#term-restart");
-	await alice.waitForSelector("#panel-term[data-state='running']", { timeout: 60000 });
+	await termState(alice, "running", 60000);
 	await alice.click("#term-close");
 	await alice.waitForSelector("#panel-run:not([hidden])");
 	assert.deepEqual(await ptyRunning(alice, THREAD), []);
@@ -794,6 +806,10 @@ test("service errors are shown as readable messages", async () => {
 		headers: Object.assign({ "content-type": "application/json" }, extra || {}),
 		body: JSON.stringify({ error: { code, message: msg } }),
 	});
+	// out/a.txt in view (the terminal's thread switches redrew the tree)
+	await expand(alice, WS);
+	await expand(alice, WS + "/out");
+	await node(alice, WS + "/out/a.txt").waitFor();
 	await alice.route("**/api/execute", (r) =>
 	    r.fulfill(json(503, "capacity", "no free sandbox", { "retry-after": "7" })));
 	await alice.fill("#cmd", "true");
@@ -809,8 +825,6 @@ test("service errors are shown as readable messages", async () => {
 	await alice.unroute(/\/api\/viewer\/filesystem\/tree\?/);
 	// a file deleted behind the page's back: the real 404 file_not_found
 	await alice.click("#alert-close");
-	await expand(alice, WS);
-	await expand(alice, WS + "/out");
 	const res = await alice.request.post(INFO.url + "/api/execute", {
 		headers: { "Authorization": "Bearer " + INFO.tokens.alice },
 		data: { thread_id: THREAD, command: "rm out/a.txt" },
@@ -891,8 +905,20 @@ test("the layout is readable at 390x844", async () => {
 	assert.ok(boxes[0].y < boxes[1].y && boxes[1].y < boxes[2].y, JSON.stringify(boxes));
 	for (const b of boxes)
 		assert.ok(b.w > 340, JSON.stringify(boxes));
+	// the terminal fits the narrow pane too, without widening the page
+	await openTerm(page);
+	await typeLine(page, "stty size");
+	const sz = await termSize(page);
+	await waitScreen(page, hasLine(sz.rows + " " + sz.cols), "stty size " + JSON.stringify(sz));
+	assert.ok(sz.cols >= 30 && sz.cols <= 48 && sz.rows >= 20, JSON.stringify(sz));
+	await page.locator("#tab-term").scrollIntoViewIfNeeded();
+	await shot(page, "terminal-390");
+	const wide2 = await page.evaluate(() => document.documentElement.scrollWidth);
+	assert.ok(wide2 <= 390, `horizontal overflow with the terminal: ${wide2}`);
 	await assertClean(page);
+	await page.close();
 	await page.context().close();
+	await noPty(alice, THREAD, "the 390 page's terminal");
 	// and the desktop view keeps three columns side by side
 	const cols = await alice.evaluate(() => ["threads", "files", "work"].map((c) =>
 	    document.querySelector(".pane." + c).getBoundingClientRect().x));
