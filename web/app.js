@@ -230,11 +230,13 @@ async function pickThread(tid) {
 	setThreadControls(true);
 	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
 	// a terminal belongs to its thread: the old one is killed, and the
-	// tab, when it shows, opens one in the new thread
+	// tab, when it shows, opens one in the new thread (and lists the
+	// thread's processes once its start answered: never during it)
 	closeTerminal();
 	if (state.tab === "term")
 		openTerminal();
-	loadProcs();
+	else
+		loadProcs();
 	await fileTree.show(tid);
 }
 
@@ -649,8 +651,11 @@ function termState(st, text) {
 	$("term-restart").hidden = !(st === "ended" || st === "refused");
 	if (st === "closed" || st === "refused")
 		$("term-size").textContent = "";
-	// the thread's process list shows the terminal's process too
-	if (st !== prev && st !== "starting" && state.thread)
+	// the thread's process list shows the terminal's process too; it is
+	// asked for once a start answered, not while one is on its way: the
+	// service takes a process listed before its keeper runs for lost
+	if (st !== prev && (st === "running" || st === "ended" || st === "refused") &&
+	    state.thread)
 		loadProcs();
 }
 
@@ -711,6 +716,8 @@ async function closeTerminalTab() {
 	if (termView)
 		await termView.close();
 	selectTab("run", true);
+	if (state.thread)
+		loadProcs();
 }
 
 function cmdKey(ev) {
