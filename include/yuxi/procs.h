@@ -60,7 +60,10 @@ struct yx_proc {
 	uint64_t	 output_bytes;	/* written in all (as last seen) */
 	int		 cols, rows;	/* its terminal's size as started;
 					 * 0: on pipes */
+	bool		 starting;	/* recorded, its start not answered yet:
+					 * no keeper yet is no loss */
 };
+#define YX_PROC_START_MAX_MS	120000	/* a start never takes longer */
 
 /* How to start one (yx_proc_start). */
 struct yx_proc_opts {

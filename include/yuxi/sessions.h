@@ -53,6 +53,7 @@ struct yx_session {
 	 * (YUXI_SESSION_IDLE), "killed"; "" while running */
 	char		 end_reason[8];
 	bool		 busy;		/* a command runs (as its keeper says) */
+	bool		 starting;	/* recorded, its shell not started yet */
 	int64_t		 created_at, last_used, ended_at;	/* unix ms */
 	uint64_t	 commands;	/* commands run */
 	char		 cwd[4096];	/* after the last command */

@@ -107,6 +107,8 @@ proc_record_write(int dfd, const struct yx_proc *p, bool create)
 		json_object_object_add(o, "cols", json_object_new_int(p->cols));
 		json_object_object_add(o, "rows", json_object_new_int(p->rows));
 	}
+	if (p->starting)
+		json_object_object_add(o, "starting", json_object_new_boolean(1));
 	rc = exec_rec_put(dfd, p->id, o, create ? EXEC_REC_CREATE : EXEC_REC_UPDATE);
 	json_object_put(o);
 	return rc;
@@ -142,6 +144,8 @@ proc_record_read(int dfd, const char *id, struct yx_proc *p,
 		p->output_bytes = (uint64_t)exec_rec_int(o, "output_bytes", 0);
 		p->cols = (int)exec_rec_int(o, "cols", 0);
 		p->rows = (int)exec_rec_int(o, "rows", 0);
+		p->starting = json_object_object_get_ex(o, "starting", &v) &&
+		    json_object_get_boolean(v);
 	}
 	json_object_put(o);
 	if (rc != YX_OK)
@@ -175,6 +179,9 @@ proc_gone(const struct yx_proc_ctx *c, struct yx_proc *p)
 	struct exec_kstatus ks;
 
 	if (p->state != YX_PROC_RUNNING)
+		return false;
+	/* a start still under way (another request's): no keeper yet */
+	if (p->starting && yx_now_ms() - p->started_at < YX_PROC_START_MAX_MS)
 		return false;
 	if (exec_keeper_exit(c, p->id, &ks) == 0) {
 		ks.total = p->output_bytes;
@@ -334,6 +341,7 @@ yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	out->started_at = yx_now_ms();
 	out->cols = o->cols > 0 ? o->cols : 0;
 	out->rows = o->cols > 0 ? o->rows : 0;
+	out->starting = true;
 	/* the record first: a crash from here on leaves it, never an
 	 * unknown process */
 	if ((rc = proc_record_write(dfd, out, true)) != YX_OK) {
@@ -351,9 +359,12 @@ yx_proc_start(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	rc = yx_executor_spawn(ex, &r, &sp, err);
 	if (rc != YX_OK)
 		(void)unlinkat(dfd, out->id, 0);
-	else
+	else {
+		out->starting = false;	/* from now on, no keeper is a loss */
+		(void)proc_record_write(dfd, out, false);
 		log_info("thread %s: background process %s started", req->thread_id,
 		    out->id);
+	}
 done:
 	close(dfd);	/* drops the lock */
 	if (rc != YX_OK)

@@ -81,6 +81,8 @@ sess_write(int dfd, const struct yx_session *s, unsigned how)
 	json_object_object_add(o, "commands",
 	    json_object_new_int64((int64_t)s->commands));
 	json_object_object_add(o, "cwd", json_object_new_string(s->cwd));
+	if (s->starting)
+		json_object_object_add(o, "starting", json_object_new_boolean(1));
 	rc = exec_rec_put(dfd, s->id, o, how);
 	json_object_put(o);
 	return rc;
@@ -91,7 +93,7 @@ static int
 sess_read(int dfd, const char *id, struct yx_session *s,
     struct yx_errctx *err)
 {
-	struct json_object	*o;
+	struct json_object	*o, *b;
 	const char		*state, *v;
 	int			 rc;
 
@@ -115,6 +117,8 @@ sess_read(int dfd, const char *id, struct yx_session *s,
 		s->last_used = exec_rec_int(o, "last_used", 0);
 		s->ended_at = exec_rec_int(o, "ended_at", 0);
 		s->commands = (uint64_t)exec_rec_int(o, "commands", 0);
+		s->starting = json_object_object_get_ex(o, "starting", &b) &&
+		    json_object_get_boolean(b);
 	}
 	json_object_put(o);
 	if (rc != YX_OK)
@@ -153,6 +157,10 @@ sess_refresh(const struct yx_proc_ctx *c, struct yx_session *s)
 		return false;	/* no time left: as it was */
 	rc = exec_keeper_op(c, s->id, YX_AGENT_T_STATUS, NULL, 0, 0, NULL, NULL,
 	    st, NULL);
+	/* a start still under way (another request's): no keeper yet */
+	if (rc == YX_E_NOT_FOUND && s->starting &&
+	    yx_now_ms() - s->created_at < YX_PROC_START_MAX_MS)
+		return false;
 	if (rc == YX_E_NOT_FOUND) {
 		if (exec_keeper_exit(c, s->id, &ks) == 0)
 			sess_ended(s, &ks);
@@ -317,6 +325,7 @@ yx_session_create(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	out->state = YX_SESSION_RUNNING;
 	out->exit_code = -1;
 	out->created_at = out->last_used = yx_now_ms();
+	out->starting = true;
 	snprintf(out->cwd, sizeof(out->cwd), "%s",
 	    req->cwd != NULL ? req->cwd : YX_VROOT_WORKSPACE);
 	/* the record first: a crash from here on leaves it, never an
@@ -338,6 +347,7 @@ yx_session_create(struct yx_executor *ex, const struct yx_proc_ctx *c,
 	}
 	if (strcmp(sp.started, "shell=bash") == 0 || strcmp(sp.started, "shell=sh") == 0)
 		memcpy(out->shell, sp.started + 6, strlen(sp.started + 6) + 1);
+	out->starting = false;
 	(void)sess_write(dfd, out, EXEC_REC_UPDATE);
 	log_info("thread %s: session %s started (%s)", req->thread_id, out->id,
 	    out->shell);

@@ -400,3 +400,31 @@ def test_stopped_keeper_is_not_lost(factory):
     assert p["state"] == "running" and q["state"] == "running", (p, q)
     assert proc_kill(s, tid, pid).status_code == 200
     assert "sleep 777" not in sandbox_ps(s, tid)
+
+
+def test_listing_during_a_start_is_no_loss(svc):
+    """A listing while another request still starts a process (its record
+    written, its sandbox and keeper not yet there) must not record it as
+    lost: the record says it is starting (found by the workbench's terminal,
+    which listed while it started one)."""
+    import threading
+    lost = []
+    for i in range(3):
+        tid = svc.new_thread()		# no sandbox yet: the start makes it
+        stop, seen = threading.Event(), []
+
+        def lister():
+            while not stop.is_set():
+                r = svc.request("alice", "GET", proc_url(tid))
+                seen.extend(p["state"] for p in r.json()["processes"])
+        t = threading.Thread(target=lister)
+        t.start()
+        r = proc_start(svc, tid, "sleep 30")
+        stop.set()
+        t.join()
+        assert r.status_code == 201, r.text
+        pid = r.json()["process_id"]
+        later = proc_get(svc, tid, pid).json()["state"]
+        lost.append((sorted(set(seen)), later))
+        proc_kill(svc, tid, pid)
+    assert all(later == "running" and "lost" not in seen for seen, later in lost), lost
