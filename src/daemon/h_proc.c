@@ -112,6 +112,7 @@ yx_h_procs_start(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	(void)arg;
 	memset(&proc, 0, sizeof(proc));
 	memset(&po, 0, sizeof(po));
+	memset(&p, 0, sizeof(p));	/* closed below before it was opened */
 	p.c.tdir = p.c.rundir = -1;
 	yx_errctx_clear(&e);
 	/* the timeout capped at YUXI_PROCESS_LIFETIME's most, not refused */

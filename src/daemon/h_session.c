@@ -139,6 +139,7 @@ yx_h_sessions_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	int			 rc, lock = -1;
 
 	(void)arg;
+	memset(&p, 0, sizeof(p));	/* closed below before it was opened */
 	p.c.tdir = p.c.rundir = -1;
 	yx_errctx_clear(&e);
 	if ((rc = sess_shell(r, body, &shell)) != YX_OK)

@@ -101,7 +101,8 @@ def problems(rep):
 def logdir():
     d = tempfile.mkdtemp(prefix="yxvg-")
     yield d
-    shutil.rmtree(d, ignore_errors=True)
+    if os.environ.get("YUXI_VG_KEEP") != "1":
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_the_log_check_flags_a_forked_childs_errors(logdir):
@@ -208,6 +209,27 @@ def test_worker_paths_are_valgrind_clean(logdir):
             mcp(req, "alice", tool("stop_process", {"thread_id": tid, "process_id": "p/x"}),
                 {200})
             mcp(req, "alice", tool("rm_rf", {}), {200})
+            # sessions and terminals: their records, refusals and the
+            # keeper paths (a start may fail on openat2's ENOSYS: 5xx)
+            r = req("alice", "POST", "/api/sessions", {201, 500, 503},
+                    json={"thread_id": tid, "shell": "sh"})
+            sid = r.json().get("session_id", "s0123456789abcdef")
+            req("alice", "GET", "/api/sessions", {200}, params={"thread_id": tid})
+            req("alice", "GET", "/api/sessions/" + sid, {200, 404},
+                params={"thread_id": tid})
+            req("alice", "POST", "/api/sessions/%s/execute" % sid, {200, 404, 500, 503},
+                json={"thread_id": tid, "command": "cd .. && X=1"})
+            req("alice", "POST", "/api/sessions/%s/execute" % sid, {400},
+                json={"thread_id": tid, "command": "true", "cwd": "/tmp"})
+            req("bob", "GET", "/api/sessions/" + sid, {404}, params={"thread_id": tid})
+            req("alice", "DELETE", "/api/sessions/" + sid, {200, 404},
+                params={"thread_id": tid})
+            req("alice", "POST", "/api/processes", {201, 500, 503},
+                json={"thread_id": tid, "command": "true", "pty": {"cols": 80, "rows": 24}})
+            req("alice", "POST", "/api/processes", {400},
+                json={"thread_id": tid, "command": "true", "pty": {"cols": 0}})
+            req("alice", "POST", "/api/processes/p0123456789abcdef/resize", {404},
+                params={"thread_id": tid}, json={"cols": 80, "rows": 24})
             req("alice", "DELETE", "/api/threads/" + tid, {204})
         assert s.halt() == 0, s.read_log()
         reps = reports(logdir)
