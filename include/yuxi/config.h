@@ -43,6 +43,7 @@ enum yx_cmd_policy {
 #define YX_CFG_STR	256
 #define YX_CFG_PATH	1024
 #define YX_INSTANCE_MAX	33	/* YUXI_INSTANCE: [a-z0-9][a-z0-9_]{0,31} + NUL */
+#define YX_PREVIEW_DOMAIN_MAX	208	/* YUXI_PREVIEW_DOMAIN: name (200) + ":65535" + NUL */
 
 /* Bounds of YUXI_THREAD_DISK_QUOTA (src/priv: an ext4 image per thread). */
 #define YX_DISK_QUOTA_MIN	(8LL << 20)
@@ -125,6 +126,14 @@ struct yx_config {
 	int		session_idle;			/* YUXI_SESSION_IDLE seconds (1800; 0 = none) */
 	int		user_commands;			/* YUXI_USER_COMMANDS one user's at once (0 = workers - 1) */
 	int		host_calls;			/* YUXI_HOST_CALLS a front's calls to one host at once (0 = workers/2) */
+	/* previews (docs/api.md "Previews") */
+	char		preview_domain[YX_PREVIEW_DOMAIN_MAX];	/* YUXI_PREVIEW_DOMAIN name[:port] ("" = off) */
+	int		preview_ttl;			/* YUXI_PREVIEW_TTL default seconds (3600) */
+	int		preview_ttl_max;		/* YUXI_PREVIEW_TTL_MAX seconds (86400) */
+	int		preview_port_min;		/* YUXI_PREVIEW_PORTS low (1) */
+	int		preview_port_max;		/* ... high (65535) */
+	int		preview_max;			/* YUXI_PREVIEW_MAX per thread (16) */
+	int		preview_connections;		/* YUXI_PREVIEW_CONNECTIONS open per sandbox (256) */
 	enum yx_mode	mode;				/* YUXI_MODE standalone|front|provisioner */
 	char		provisioner_token_file[YX_CFG_PATH]; /* YUXI_PROVISIONER_TOKEN_FILE (front, provisioner) */
 	char		provisioner_ca[YX_CFG_PATH];	/* YUXI_PROVISIONER_CA ("" = system CAs) */

@@ -60,6 +60,7 @@
 	X(SESSION_NOT_FOUND,   404, "session_not_found",   "no such session")      \
 	X(SESSION_BUSY,        409, "session_busy",        "session busy")         \
 	X(SESSION_LIMIT,       429, "session_limit",       "too many sessions")    \
+	X(PREVIEW_LIMIT,       409, "preview_limit",       "preview limit reached") \
 	X(CLIENT_GONE,         499, "client_gone",         "client went away")
 
 enum yx_err {

@@ -163,6 +163,16 @@ int	yx_executor_rundir(struct yx_executor *ex,
     const struct yx_exec_request *req, int *fdp, unsigned *uidp,
     struct yx_errctx *err);
 
+/*
+ * Connect to the agent of the run directory rundir_fd (from
+ * yx_executor_rundir) as the executor does: agent.sock resolved beneath
+ * it without following anything, a socket owned by uid, connected through
+ * /proc/self/fd, descriptors from the sandbox refused where the kernel
+ * can. YX_OK with a non-blocking socket in *sockp (the caller's);
+ * YX_E_BACKEND_UNAVAILABLE (no agent listens, or the checks failed).
+ */
+int	yx_executor_agent_dial(int rundir_fd, unsigned uid, int *sockp,
+    struct yx_errctx *err);
 /* The output masking rules of req's thread, as execute applies them. */
 #define YX_EXEC_MASKS	14
 struct yx_exec_masks {

@@ -229,6 +229,9 @@ int	yx_http_send_error_hdr(struct yx_http_req *r, int err, const char *msg,
     const char *hdr);
 /* Send an empty response (204). */
 int	yx_http_send_empty(struct yx_http_req *r, int status);
+/* An empty response (Content-Length: 0) with extra header lines (each
+ * ending in CR LF, none inside): an auth subrequest's answer. */
+int	yx_http_send_empty_hdr(struct yx_http_req *r, int status, const char *hdr);
 /* Send raw bytes with a content type. */
 int	yx_http_send_raw(struct yx_http_req *r, int status, const char *ctype,
     const char *data, size_t len);

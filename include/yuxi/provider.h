@@ -278,6 +278,7 @@ int	yx_orphans_remove(const struct yx_config *cfg,
 enum yx_comp {
 	YX_COMP_PRIV,		/* the privileged helper (yuxi-priv) */
 	YX_COMP_EGRESS,		/* the egress proxy's supervisor (yuxi-egress) */
+	YX_COMP_INGRESS,	/* the preview ingress's supervisor (yuxi-ingress) */
 	YX_COMP_N
 };
 enum yx_comp_state {
@@ -285,7 +286,7 @@ enum yx_comp_state {
 	YX_COMP_UP,
 	YX_COMP_DOWN,		/* died; the master starts it again (backoff) */
 };
-/* "privileged_helper", "egress_proxy". */
+/* "privileged_helper", "egress_proxy", "preview_ingress". */
 const char	*yx_comp_name(int c);
 /* The master: component k is now in `state`; restarted counts a start
  * after a death. No lock (the master alone writes). */
@@ -299,6 +300,10 @@ int	yx_provider_comp_state(struct yx_table *t, int k, uint64_t *restarts);
  * that the next requests answer at once instead of waiting on it again;
  * yx_provider_stalled is the milliseconds left of the mark (0: none).
  */
+/* A preview request used thread_id's sandbox (docs/api.md "Previews"): it
+ * is not idle now. YX_OK; YX_E_NOT_FOUND (no running sandbox: wake it);
+ * YX_E_BUSY. */
+int	yx_provider_touch(struct yx_table *t, const char *thread_id);
 void	yx_provider_stall(struct yx_table *t, const char *thread_id, int64_t until_ms);
 int64_t	yx_provider_stalled(struct yx_table *t, const char *thread_id);
 /*

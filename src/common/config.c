@@ -117,6 +117,12 @@
 	X(INT, "YUXI_SESSION_USER_MAX", session_user_max, 16, 1, 4096)                      \
 	X(INT, "YUXI_SESSION_IDLE", session_idle, 1800, 0, 86400)                           \
 	X(INT, "YUXI_USER_COMMANDS", user_commands, 0, 0, 256)                              \
+	X(FNS, "YUXI_PREVIEW_DOMAIN", preview_domain, "", cfg_preview_domain, 0)            \
+	X(INT, "YUXI_PREVIEW_TTL_MAX", preview_ttl_max, 86400, 60, 86400 * 30)              \
+	X(FN, "YUXI_PREVIEW_TTL", preview_ttl, 3600, cfg_preview_ttl, 0)                    \
+	X(FN, "YUXI_PREVIEW_PORTS", preview_port_min, 1, cfg_preview_ports, 0)              \
+	X(INT, "YUXI_PREVIEW_MAX", preview_max, 16, 1, 256)                                 \
+	X(INT, "YUXI_PREVIEW_CONNECTIONS", preview_connections, 256, 1, 4096)               \
 	X(FN, "YUXI_DEBUG", verbose, 0, cfg_debug, 0)
 
 /*
@@ -780,6 +786,91 @@ cfg_min_free(struct cfg_ctx *x, struct yx_config *c)
 }
 
 /*
+ * YUXI_PREVIEW_DOMAIN: "" (previews off), or the DNS name under which each
+ * preview gets a host of its own (docs/api.md "Previews"), optionally with
+ * the port the browser uses: "preview.example.org", "preview.localhost:8443".
+ * Lower case: labels of [a-z0-9-], not starting or ending with '-', at
+ * least two of them; port 1..65535.
+ */
+static int
+cfg_preview_domain(struct cfg_ctx *x, struct yx_config *c)
+{
+	static const char	 why[] = "expected \"\" or a DNS name in lower case "
+				  "with at least two labels, optionally :PORT "
+				  "(preview.example.org, preview.localhost:8443)";
+	char			*s = c->preview_domain, *p, *colon;
+	size_t			 label = 0, labels = 1;
+	long			 port;
+	int			 rc;
+
+	if ((rc = cfg_str(x, "YUXI_PREVIEW_DOMAIN", c->preview_domain,
+		 sizeof(c->preview_domain))) != YX_OK ||
+	    s[0] == '\0')
+		return rc;
+	if ((colon = strchr(s, ':')) != NULL) {
+		errno = 0;
+		port = strtol(colon + 1, &p, 10);
+		if (colon[1] < '1' || colon[1] > '9' || *p != '\0' || errno != 0 ||
+		    port > 65535)
+			return cfg_fail(x, "YUXI_PREVIEW_DOMAIN", why);
+	}
+	for (p = s; p != colon && *p != '\0'; p++) {
+		if (*p == '.') {
+			if (label == 0 || p[-1] == '-')
+				return cfg_fail(x, "YUXI_PREVIEW_DOMAIN", why);
+			label = 0;
+			labels++;
+			continue;
+		}
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+			(*p == '-' && label > 0)) ||
+		    ++label > 63)
+			return cfg_fail(x, "YUXI_PREVIEW_DOMAIN", why);
+	}
+	if (label == 0 || p[-1] == '-' || labels < 2 || p - s > 200)
+		return cfg_fail(x, "YUXI_PREVIEW_DOMAIN", why);
+	return YX_OK;
+}
+
+/* YUXI_PREVIEW_TTL: seconds, 60..YUXI_PREVIEW_TTL_MAX (read before it). */
+static int
+cfg_preview_ttl(struct cfg_ctx *x, struct yx_config *c)
+{
+	int rc;
+
+	if ((rc = cfg_int(x, "YUXI_PREVIEW_TTL", &c->preview_ttl, 60, 86400 * 30)) != YX_OK)
+		return rc;
+	if (c->preview_ttl > c->preview_ttl_max)
+		return cfg_fail(x, "YUXI_PREVIEW_TTL",
+		    "must not exceed YUXI_PREVIEW_TTL_MAX");
+	return YX_OK;
+}
+
+/* YUXI_PREVIEW_PORTS: "LOW-HIGH" (1..65535) or one port: the ports a
+ * preview may name. */
+static int
+cfg_preview_ports(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char	*s = cfg_get(x, "YUXI_PREVIEW_PORTS");
+	unsigned long	 lo, hi;
+	char		 tail;
+
+	if (s == NULL || *s == '\0')
+		return YX_OK;
+	if (sscanf(s, "%lu-%lu%c", &lo, &hi, &tail) != 2) {
+		if (sscanf(s, "%lu%c", &lo, &tail) != 1)
+			lo = 0;
+		hi = lo;
+	}
+	if (strspn(s, "0123456789-") != strlen(s) || lo < 1 || hi > 65535 || lo > hi)
+		return cfg_fail(x, "YUXI_PREVIEW_PORTS",
+		    "expected LOW-HIGH (1..65535) or one port");
+	c->preview_port_min = (int)lo;
+	c->preview_port_max = (int)hi;
+	return YX_OK;
+}
+
+/*
  * YUXI_AUDIT_LOG: an absolute path, or "off" / an explicitly empty value
  * for no audit log (unset: the default under the log directory).
  */
@@ -924,6 +1015,7 @@ yx_config_defaults(struct yx_config *c)
 	CFG_SETTINGS(CFG_DEFAULT)
 	c->uid = c->gid = 1000;			/* of YUXI_SANDBOX_USER's */
 	c->uid_count = YX_UID_RANGE_COUNT;	/* with YUXI_SANDBOX_UID_RANGE's */
+	c->preview_port_max = 65535;		/* with YUXI_PREVIEW_PORTS's */
 	config_default_runner(c->runner_path, sizeof(c->runner_path));
 }
 

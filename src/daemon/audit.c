@@ -196,6 +196,11 @@ yx_audit_format(struct yx_buf *b, const struct yx_http_req *r,
 		 n->has_path ? n->path_len : 0)) != YX_OK ||
 	    (rc = audit_meta(b, n)) != YX_OK)
 		return rc;
+	/* a preview: its port and the token's first characters, never all */
+	if (n->has_preview &&
+	    (rc = yx_buf_printf(b, ",\"preview\":{\"port\":%d,\"prefix\":\"%s\"}",
+		 n->preview_port, n->preview_prefix)) != YX_OK)
+		return rc;
 	if (n->has_exit)
 		rc = yx_buf_printf(b, ",\"exit_code\":%d", n->exit_code);
 	else

@@ -38,7 +38,7 @@ struct yx_remote_ctx;
 
 /* ---- metrics.c: per-route counters shared by all workers ---------------- */
 
-#define YX_METRIC_ROUTES	48	/* >= number of routes + 1 (unmatched) */
+#define YX_METRIC_ROUTES	64	/* >= number of routes + 1 (unmatched) */
 #define YX_METRIC_STATUSES	17
 #define YX_METRIC_BUCKETS	12
 
@@ -85,6 +85,9 @@ struct yx_audit_note {
 	size_t		path_len;
 	bool		has_exit;
 	int		exit_code;
+	bool		has_preview;	/* a preview made or revoked: its port and */
+	int		preview_port;	/* prefix ([a-z2-7], the token's first 6) */
+	char		preview_prefix[8];
 	bool		has_meta;	/* the thread's metadata, once it was loaded */
 	struct yx_thread_meta meta;
 };
@@ -448,6 +451,11 @@ int	yx_keeper_list(struct yx_wctx *w, struct yx_http_req *r,
  * (session_not_found) is sent. */
 int	yx_need_session_id(struct yx_http_req *r, const char *arg);
 
+/* h_preview.c: previews (docs/api.md "Previews") */
+int	yx_h_preview_create(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_preview_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_preview_delete(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_preview_auth(struct yx_wctx *, struct yx_http_req *, const char *);
 /* ---- processes ----------------------------------------------------------- */
 
 /* worker.c: serve until SIGTERM; returns the exit status. */

@@ -14,6 +14,7 @@
 #include "daemon_int.h"
 #include "remote_int.h"
 #include "yuxi/log.h"
+#include "yuxi/preview.h"
 #include "yuxi/path.h"
 
 int
@@ -218,6 +219,9 @@ yx_h_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_thread_retire(&w->store, t.thread_id, r->user, &t, tomb,
 		 sizeof(tomb), &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
+	/* its previews: the records went with the thread's directory; the
+	 * sockets and open connections go now */
+	(void)yx_preview_revoke(w->cfg, t.thread_id, 0);
 	if (w->prov_ok)
 		(void)yx_provider_destroy(&w->prov, NULL, t.thread_id, NULL);
 	if ((rc = yx_thread_purge(&w->store, &t, tomb, &e)) != YX_OK)

@@ -694,6 +694,12 @@ yx_http_send_empty(struct yx_http_req *r, int status)
 }
 
 int
+yx_http_send_empty_hdr(struct yx_http_req *r, int status, const char *hdr)
+{
+	return http_head(r, status, NULL, 0, hdr);
+}
+
+int
 yx_http_send_accel(struct yx_http_req *r, const char *uri, const char *filename)
 {
 	struct yx_buf	h;

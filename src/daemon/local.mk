@@ -33,6 +33,8 @@ libyuxi_a_SOURCES += \
 	src/daemon/mcp.c \
 	src/daemon/mcp_tools.c \
 	src/daemon/mcp_call.c \
+	src/daemon/h_preview.c \
+	src/daemon/h_front_preview.c \
 	src/daemon/worker.c \
 	src/daemon/reaper.c \
 	src/daemon/master.c \

@@ -74,6 +74,7 @@
 #include "daemon_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/egress.h"
+#include "yuxi/preview.h"
 #include "yuxi/log.h"
 #include "common/control_int.h"
 #include "yuxi/priv.h"
@@ -113,6 +114,7 @@ struct master {
 	size_t			 nkids;
 	bool			 stopping;
 	pid_t			 egress_pid;	/* yx_egress_start() */
+	pid_t			 ingress_pid;	/* yx_preview_ingress_start() */
 	struct comp {
 		pid_t	pid;		/* 0 = not running */
 		int	fails;		/* consecutive early deaths */
@@ -215,8 +217,10 @@ master_comp_exited(struct master *m, pid_t pid, int ws)
 	c->pid = 0;
 	if (k == YX_COMP_PRIV)
 		yx_priv_exited(pid);
-	else
+	else if (k == YX_COMP_EGRESS)
 		m->egress_pid = -1;
+	else
+		m->ingress_pid = -1;
 	yx_provider_comp_note(m->table, k, YX_COMP_DOWN, false);
 	if (m->stopping)
 		return true;
@@ -246,8 +250,11 @@ master_comp_start(struct master *m, int k)
 	if (k == YX_COMP_PRIV) {
 		if (yx_priv_respawn() == YX_OK)
 			pid = yx_priv_pid();
-	} else if (yx_egress_start(m->cfg, &pid) == YX_OK)
-		m->egress_pid = pid;
+	} else if (k == YX_COMP_EGRESS) {
+		if (yx_egress_start(m->cfg, &pid) == YX_OK)
+			m->egress_pid = pid;
+	} else if (yx_preview_ingress_start(m->cfg, &pid) == YX_OK)
+		m->ingress_pid = pid;
 	if (pid <= 0) {
 		c->fails++;
 		c->respawn_at_ms = yx_mono_ms() + master_backoff(c->fails);
@@ -645,6 +652,10 @@ master_setup(struct master *m)
 		log_warnx("no egress proxy: sandboxes with network answer 503");
 	master_comp_note(m, YX_COMP_PRIV, yx_priv_pid());
 	master_comp_note(m, YX_COMP_EGRESS, m->egress_pid);
+	/* the preview ingress (YUXI_PREVIEW_DOMAIN), likewise; not on a front */
+	if (yx_preview_ingress_start(m->cfg, &m->ingress_pid) != YX_OK)
+		log_warnx("no preview ingress: previews answer 503");
+	master_comp_note(m, YX_COMP_INGRESS, m->ingress_pid);
 	if ((m->listen_fd = master_listen(m->cfg)) == -1)
 		return YX_E_IO;
 	if (FCGX_Init() != 0) {
@@ -718,6 +729,7 @@ yx_master_main(const struct yx_config *cfg)
 	m.grace_s = cfg->exec_timeout + YX_STOP_MARGIN_S;
 	m.listen_fd = -1;
 	m.egress_pid = -1;
+	m.ingress_pid = -1;
 	master_signals(&waitmask);
 	/* another live instance owns the table: a configuration conflict,
 	 * exit 2 as for a bad configuration (the unit does not restart it) */
@@ -767,6 +779,8 @@ yx_master_main(const struct yx_config *cfg)
 	master_stop(&m, &waitmask);
 	yx_egress_stop(m.egress_pid);	/* in-flight commands kept their network */
 	m.egress_pid = -1;
+	yx_preview_ingress_stop(m.ingress_pid);	/* open previews end here */
+	m.ingress_pid = -1;
 	log_info("stopped");
 	status = 0;
 done:
@@ -781,6 +795,7 @@ done:
 	free(m.kids);
 	free(m.owned);
 	yx_egress_stop(m.egress_pid);
+	yx_preview_ingress_stop(m.ingress_pid);
 	yx_priv_stop();
 	yx_instance_release(&m.inst, restart && status == 0);
 	if (restart && status == 0) {

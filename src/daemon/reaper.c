@@ -34,14 +34,16 @@
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
+#include "yuxi/preview.h"
 #include "yuxi/procs.h"
 #include "yuxi/sessions.h"
 
 #define REAPER_POOL_TICK_MS	100
 
 /* The reaper's veto: a sandbox whose thread runs a background process
- * (started less than YUXI_PROCESS_KEEPALIVE ago) or has a session used
- * less than YUXI_SESSION_IDLE ago is not idle. */
+ * (started less than YUXI_PROCESS_KEEPALIVE ago), has a session used
+ * less than YUXI_SESSION_IDLE ago, or that a preview connection is open
+ * into (a WebSocket sends no new request) is not idle. */
 struct reaper_keep {
 	const struct yx_config	*cfg;
 	struct yx_thread_store	*st;
@@ -52,6 +54,10 @@ reaper_keep(void *arg, const char *thread_id, int64_t now_ms)
 {
 	struct reaper_keep *k = arg;
 
+	if (yx_preview_open_conns(k->cfg, thread_id) > 0) {
+		log_debug("reaper: %s has open preview connections: kept", thread_id);
+		return true;
+	}
 	if (k->st->dirfd == -1)
 		return false;
 	if (yx_proc_keeps_alive(k->cfg, k->st, thread_id, now_ms)) {
@@ -76,6 +82,11 @@ reaper_sweep(const struct yx_config *cfg, struct yx_thread_store *st)
 	n = yx_thread_store_sweep_trash(st, cfg->request_budget_ms, &left);
 	if (n > 0 || left > 0)
 		log_info("reaper: removed %u thread tombstone(s), %u left", n, left);
+	/* preview index entries of revoked, expired or deleted previews */
+	if (cfg->preview_domain[0] != '\0' &&
+	    (n = yx_preview_sweep(st, cfg, yx_now_ms(),
+		 cfg->request_budget_ms > 0 ? cfg->request_budget_ms : 5000)) > 0)
+		log_info("reaper: removed %u preview index entr(ies)", n);
 }
 
 /* Start pool boxes until the pool is full. */

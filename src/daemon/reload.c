@@ -50,6 +50,8 @@ static const struct restart_only {
 	{ "YUXI_MODE", RO_FIELD(mode), false },
 	/* the egress proxy, started once by the master, reads it */
 	{ "YUXI_EGRESS_HOSTS", RO_FIELD(egress_hosts), true },
+	/* the preview ingress, started once by the master, reads it */
+	{ "YUXI_PREVIEW_CONNECTIONS", RO_FIELD(preview_connections), false },
 };
 
 /*

@@ -94,6 +94,12 @@ const char *yx_front_health(struct yx_wctx *w, size_t i, bool fresh);
 /* Is host `name` draining (<saves>/hosts/<name>.draining exists)? */
 bool	yx_front_draining(const struct yx_wctx *w, const char *name);
 
+/* ---- h_front_preview.c ---------------------------------------------------- */
+
+int	yx_h_front_preview_create(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_preview_pass(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_front_preview_auth(struct yx_wctx *, struct yx_http_req *, const char *);
+
 /* ---- h_front_admin.c ----------------------------------------------------- */
 
 int	yx_h_front_admin_list(struct yx_wctx *, struct yx_http_req *, const char *);

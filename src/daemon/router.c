@@ -9,7 +9,7 @@
  *
  * A pattern is matched segment by segment against DOCUMENT_URI (already
  * normalised by nginx); "{}" matches one non-empty segment, which is handed
- * to the handler (at most one capture per route). A path that matches some
+ * to the handler (two of them as "first/second"). A path that matches some
  * route with another method is 405 method_not_allowed; no match at all is
  * 404 not_found. Every request ends with one log line and one metrics
  * sample, and every request for a path under /api/ (matched or not) with
@@ -61,6 +61,13 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/threads/{}",		"thread_get",	yx_h_threads_get,	ALL | U | YX_R_OWNER, NULL, yx_h_front_threads_get },
 	{ YX_M_DELETE,	"/api/threads/{}",		"thread_delete", yx_h_threads_delete,	ALL | U | YX_R_OWNER, NULL, yx_h_front_threads_delete },
 	{ YX_M_PATCH,	"/api/threads/{}",		"thread_update", yx_h_threads_patch,	ALL | U | YX_R_OWNER | YX_R_JSON, NULL, yx_h_front_threads_patch },
+	/* previews (docs/api.md "Previews"): the thread's, then nginx's check
+	 * of every preview request (auth_request: no identity, the capability
+	 * in the host name) */
+	{ YX_M_POST,	"/api/threads/{}/previews",	"preview_create", yx_h_preview_create,	ALL | U | YX_R_OWNER | YX_R_JSON, NULL, yx_h_front_preview_create },
+	{ YX_M_GET,	"/api/threads/{}/previews",	"preview_list",	yx_h_preview_list,	ALL | U | YX_R_OWNER, NULL, yx_h_front_preview_pass },
+	{ YX_M_DELETE,	"/api/threads/{}/previews/{}",	"preview_delete", yx_h_preview_delete,	ALL | U | YX_R_OWNER, NULL, yx_h_front_preview_pass },
+	{ YX_M_GET,	"/_yuxi_preview/auth",		"preview_auth",	yx_h_preview_auth,	ALL, NULL, yx_h_front_preview_auth },
 	{ YX_M_POST,	"/api/execute",			"execute",	yx_h_execute,		FWDJ | YX_R_EXEC | YX_R_SLOT, NULL, NULL },
 	{ YX_M_POST,	"/api/processes",		"processes",	yx_h_procs_start,	FWDJ | YX_R_CMD | YX_R_SLOT, NULL, NULL },
 	{ YX_M_GET,	"/api/processes",		"processes",	yx_h_procs_list,	FWDQ | YX_R_SLOT, NULL, NULL },
@@ -120,18 +127,24 @@ const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 _Static_assert(sizeof(yx_routes) / sizeof(yx_routes[0]) < YX_METRIC_ROUTES,
     "YX_METRIC_ROUTES too small");
 
-/* Does path match pattern? The "{}" segment is copied into arg. */
+/* Does path match pattern? The "{}" segment is copied into arg; a second
+ * one follows it after a '/' ("thread/port": a segment holds none). */
 static bool
 route_match_one(const char *pat, const char *path, char *arg, size_t arglen)
 {
+	size_t used = 0;
+
 	while (*pat != '\0') {
 		if (pat[0] == '{' && pat[1] == '}') {
 			size_t n = strcspn(path, "/");
 
-			if (n == 0 || n >= arglen)
+			if (used > 0)
+				arg[used++] = '/';
+			if (n == 0 || used + n >= arglen)
 				return false;
-			memcpy(arg, path, n);
-			arg[n] = '\0';
+			memcpy(arg + used, path, n);
+			used += n;
+			arg[used] = '\0';
 			path += n;
 			pat += 2;
 			continue;
@@ -375,7 +388,7 @@ yx_router_dispatch(struct yx_wctx *w, struct yx_http_req *r)
 	int		 rc = YX_E_NOT_FOUND;
 
 	w->note.has_command = w->note.has_path = w->note.has_exit = false;
-	w->note.has_meta = false;
+	w->note.has_meta = w->note.has_preview = false;
 	if ((path = router_unprefix(w->cfg->url_prefix, r->path)) != NULL)
 		rc = route_match(modes, r->method, path, &idx, arg, sizeof(arg));
 	if (rc == YX_E_METHOD_NOT_ALLOWED) {

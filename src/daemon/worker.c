@@ -154,7 +154,7 @@ worker_serve(struct yx_wctx *w, FCGX_Request *fr)
 	if (rc != YX_OK) {
 		/* refused before routing: logged and audited as unmatched */
 		w->note.has_command = w->note.has_path = w->note.has_exit = false;
-		w->note.has_meta = false;
+		w->note.has_meta = w->note.has_preview = false;
 		r.route = "unmatched";
 		yx_send_errctx(&r, rc, &e);
 		log_info("request %s refused before routing: %s", r.request_id, e.msg);

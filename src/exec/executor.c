@@ -397,6 +397,13 @@ yx_executor_rundir(struct yx_executor *ex, const struct yx_exec_request *req,
 }
 
 int
+yx_executor_agent_dial(int rundir_fd, unsigned uid, int *sockp,
+    struct yx_errctx *err)
+{
+	return yx_agent_connect(rundir_fd, uid, sockp, err);
+}
+
+int
 yx_executor_mask_rules(struct yx_executor *ex, const struct yx_exec_request *req,
     struct yx_exec_masks *m)
 {

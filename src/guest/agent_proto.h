@@ -71,13 +71,24 @@
  *                 'F' when it cannot tell. (Under gVisor a dead keeper's
  *                 socket still takes connections and never answers.)
  *
+ * host -> agent:  'H' YX_AGENT_MAGIC, 'N' (empty): previews (docs/api.md
+ *                 "Previews"). The handler becomes the box's preview relay
+ *                 (agent_ingress.c) and the connection stays open: each
+ *                 'J' frame that follows carries a port (decimal) and, with
+ *                 its first byte, one descriptor (SCM_RIGHTS), a browser's
+ *                 connection that the host accepted; the relay connects it
+ *                 to 127.0.0.1:<port> (or [::1]) inside the box and copies
+ *                 bytes both ways. relay -> host: 'V' "PORT IN OUT" when one
+ *                 ended (bytes each way). The host's end closed: no more
+ *                 connections; the relay leaves when its last one ends.
+ *
  * Strings carry no NUL. Any other type, an over-long frame or a frame out of
  * order is a protocol error: the reader closes the connection.
  */
 #ifndef YUXI_AGENT_PROTO_H
 #define YUXI_AGENT_PROTO_H
 
-#define YX_AGENT_MAGIC		"YXA4"	/* bumped whenever the format changes */
+#define YX_AGENT_MAGIC		"YXA5"	/* bumped whenever the format changes */
 #define YX_AGENT_HDR		5		/* type + length */
 #define YX_AGENT_OUT_MAX	65536		/* largest 'O' payload */
 #define YX_AGENT_FAIL_MAX	1024		/* largest 'F' payload */
@@ -116,6 +127,10 @@
 #define YX_AGENT_T_MODE		'P'	/* background: pty or session */
 #define YX_AGENT_T_RESIZE	'Y'	/* keeper op: a terminal's size */
 #define YX_AGENT_T_COMMAND	'U'	/* keeper op: a session's command */
+#define YX_AGENT_T_INGRESS	'N'	/* be the preview relay */
+#define YX_AGENT_T_PASS		'J'	/* preview: a connection for PORT, + fd */
+#define YX_AGENT_T_REPORT	'V'	/* preview relay: "PORT IN OUT", one ended */
+#define YX_AGENT_PASS_MAX	5	/* bytes of a 'J' payload ("65535") */
 
 /* Paths inside the sandbox. */
 #define YX_AGENT_TARGET		"/opt/yuxi/bin/yuxi-agent"

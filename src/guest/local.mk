@@ -25,7 +25,8 @@ yuxi_agent_SOURCES = src/guest/yuxi-agent.c src/guest/agent_proto.h \
 	include/yuxi/sock.h src/guest/agent_keeper.c src/guest/agent_keeper.h \
 	src/guest/agent_session.c src/guest/keeper_int.h src/guest/keeper_io.c \
 	src/guest/agent_prime.c src/guest/agent_prime.h \
-	src/guest/relay.c src/guest/relay.h $(GUEST_CORE)
+	src/guest/relay.c src/guest/relay.h \
+	src/guest/agent_ingress.c src/guest/agent_ingress.h $(GUEST_CORE)
 yuxi_agent_CPPFLAGS = $(GUEST_CPPFLAGS)
 yuxi_agent_CFLAGS = $(GUEST_CFLAGS)
 yuxi_agent_LDADD =

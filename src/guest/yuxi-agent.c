@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "yuxi/sock.h"
+#include "guest/agent_ingress.h"
 #include "guest/agent_keeper.h"
 #include "guest/agent_prime.h"
 #include "guest/agent_proto.h"
@@ -93,6 +94,7 @@ struct agent_req {
 	char		*procid;	/* 'I' */
 	char		*alive;		/* 'L': a liveness question */
 	char		*mode;		/* 'P': a terminal or a session */
+	int		 ingress;	/* 'N': become the preview relay */
 	long		 ring;		/* 'M' */
 	size_t		 nargv, nenv, used;
 	struct run_args	 args;
@@ -296,6 +298,11 @@ agent_read_req(int fd, struct agent_req *rq)
 				return -1;
 			rq->mode = s;
 			break;
+		case YX_AGENT_T_INGRESS:	/* right after 'H', ends the request */
+			if (frames != 2 || rq->out != -1 || len != 0)
+				return -1;
+			rq->ingress = 1;
+			return 0;
 		case YX_AGENT_T_ALIVE:	/* right after 'H', ends the request */
 			if (frames != 2 || rq->out != -1 || !agent_procid_ok(s))
 				return -1;
@@ -406,10 +413,12 @@ agent_handle(int conn)
 		(void)agent_send_small(conn, YX_AGENT_T_FAIL, "bad request", 11);
 		_exit(1);
 	}
-	if (rq.alive != NULL || rq.background)
+	if (rq.alive != NULL || rq.background || rq.ingress)
 		prime_drop();
 	if (rq.alive != NULL)
 		agent_alive(conn, rq.alive);
+	if (rq.ingress)	/* previews: this handler becomes the relay */
+		agent_ingress(conn);
 	rq.args.cwd = rq.cwd;
 	rq.args.argv = rq.argv;
 	rq.args.envp = rq.env;

@@ -142,8 +142,12 @@ yx_provider_set_idle(struct yx_table *t, const char *thread_id, int idle_s)
 const char *
 yx_comp_name(int c)
 {
-	return c == YX_COMP_PRIV ? "privileged_helper" : c == YX_COMP_EGRESS ? "egress_proxy" :
-									       "?";
+	switch (c) {
+	case YX_COMP_PRIV: return "privileged_helper";
+	case YX_COMP_EGRESS: return "egress_proxy";
+	case YX_COMP_INGRESS: return "preview_ingress";
+	default: return "?";
+	}
 }
 
 void
@@ -178,6 +182,22 @@ yx_provider_stall(struct yx_table *t, const char *thread_id, int64_t until_ms)
 	if ((i = yx_table_find_thread(t, thread_id)) >= 0)
 		t->slots[i].stalled_until = until_ms;
 	yx_table_unlock(t);
+}
+
+int
+yx_provider_touch(struct yx_table *t, const char *thread_id)
+{
+	int i, rc = YX_E_NOT_FOUND;
+
+	if (t == NULL || yx_table_lock(t, NULL) != YX_OK)
+		return YX_E_BUSY;
+	if ((i = yx_table_find_thread(t, thread_id)) >= 0 &&
+	    (t->slots[i].state == YX_SLOT_ACTIVE || t->slots[i].state == YX_SLOT_WARM)) {
+		t->slots[i].last_used_at = yx_now_ms();
+		rc = YX_OK;
+	}
+	yx_table_unlock(t);
+	return rc;
 }
 
 int64_t

@@ -250,6 +250,23 @@ def engine_up():
     return image_present(IMAGE)
 
 
+_getaddrinfo = socket.getaddrinfo
+
+
+def _getaddrinfo_localhost(host, *args, **kw):
+    if isinstance(host, str) and host.endswith(".localhost"):
+        host = "127.0.0.1"
+    return _getaddrinfo(host, *args, **kw)
+
+
+def resolve_localhost():
+    """Resolve every NAME.localhost to 127.0.0.1 in this process, as curl and
+    Chromium do (glibc here does not): a preview's URL
+    (https://<capability>.preview.localhost:PORT/) then works with
+    requests, with the name as Host and SNI. Nothing else changes."""
+    socket.getaddrinfo = _getaddrinfo_localhost
+
+
 def wait_for(pred, timeout, step=0.2):
     """Poll pred() every step seconds until truthy or `timeout` seconds
     have passed; returns its last value."""
@@ -390,7 +407,8 @@ class Service:
         os.makedirs(os.path.join(self.base, "run"), exist_ok=True)
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
                         "-days", "2", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                        "-addext", "subjectAltName=DNS:localhost,DNS:*.preview.localhost,"
+                        "IP:127.0.0.1",
                         "-keyout", os.path.join(self.base, "key.pem"),
                         "-out", self.cert],
                        check=True, capture_output=True)
@@ -565,12 +583,13 @@ class Service:
 
     def worker_pids(self):
         """Children of the master: workers and the reaper, not the
-        privileged helper (named yuxi-priv) nor the egress proxy's
-        supervisor (named yuxi-egress)."""
+        privileged helper (named yuxi-priv) nor the egress proxy's or the
+        preview ingress's supervisor (named yuxi-egress, yuxi-ingress)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.sandboxd.pid)],
                              capture_output=True, text=True).stdout.split("\n")
         return sorted(int(l.split()[0]) for l in out
-                      if l.strip() and l.split()[1:] not in (["yuxi-priv"], ["yuxi-egress"]))
+                      if l.strip() and l.split()[1:] not in (["yuxi-priv"], ["yuxi-egress"],
+                                                             ["yuxi-ingress"]))
 
     def egress_pids(self):
         """The egress proxy's supervisor (named yuxi-egress, a child of the
