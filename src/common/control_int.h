@@ -40,7 +40,12 @@
  * master does not start the privileged helper or the egress proxy's
  * supervisor again when one dies), egresskeep (a restarted egress proxy
  * does not serve the registrations it kept: a sandbox's network waits for
- * its next command). The broker's own
+ * its next command), previewsock (nginx is told to proxy a preview to a
+ * socket in the sandbox's own agent directory, where a relay in the box
+ * would listen, instead of the ingress's socket in a directory only the
+ * service writes), previewproxy (the worker fetches a preview's response
+ * itself, holding itself for the whole of it, as a worker-proxied design
+ * would, before answering nginx's check). The broker's own
  * control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.

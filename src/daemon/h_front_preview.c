@@ -34,7 +34,7 @@ front_preview_call(struct yx_wctx *w, struct yx_http_req *r, const char *arg,
 {
 	struct yx_remote_req	 q;
 	const char		*slash = strchr(arg, '/');
-	char			 path[YX_THREAD_ID_SIZE + 64];
+	char			 path[YX_THREAD_ID_SIZE + 64], tid[YX_THREAD_ID_SIZE + 1];
 	size_t			 host, tl = slash != NULL ? (size_t)(slash - arg) : strlen(arg);
 	int			 rc;
 
@@ -42,7 +42,11 @@ front_preview_call(struct yx_wctx *w, struct yx_http_req *r, const char *arg,
 	if (w->cfg->preview_domain[0] == '\0')
 		return yx_http_send_error(r, YX_E_NOT_FOUND,
 		    "previews are off on this service (YUXI_PREVIEW_DOMAIN)");
-	if ((rc = yx_load_thread(w, r, arg, tl, t)) != YX_OK ||
+	if (tl >= sizeof(tid))
+		tl = sizeof(tid) - 1;	/* too long: refused as such below */
+	memcpy(tid, arg, tl);
+	tid[tl] = '\0';
+	if ((rc = yx_load_thread(w, r, tid, tl, t)) != YX_OK ||
 	    (rc = yx_front_host(w, r, t, &host)) != YX_OK)
 		return rc;
 	snprintf(path, sizeof(path), "/api/threads/%s/previews%s%s", t->thread_id,

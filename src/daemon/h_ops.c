@@ -80,7 +80,8 @@ yx_h_metrics(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	yx_buf_init(&b, 4 << 20);
 	if ((rc = yx_metrics_render(w->metrics, w->table, res, &b)) == YX_OK &&
 	    (rc = yx_users_metrics(w, &b)) == YX_OK &&
-	    (rc = yx_metrics_render_disk(w->cfg, &w->store, &b)) == YX_OK)
+	    (rc = yx_metrics_render_disk(w->cfg, &w->store, &b)) == YX_OK &&
+	    (rc = yx_preview_metrics(w->cfg, &b)) == YX_OK)
 		rc = yx_http_send_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8",
 		    b.data, b.len);
 	yx_buf_fini(&b);

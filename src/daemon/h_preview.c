@@ -24,6 +24,9 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 #include <json-c/json.h>
 
 #include "daemon_int.h"
+#include "common/control_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
@@ -178,15 +182,18 @@ yx_h_preview_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_preview	 p;
 	struct yx_thread	 t;
 	const char		*slash = strchr(arg, '/');
-	char			*end;
+	char			*end, tid[YX_THREAD_ID_SIZE + 1];
 	long			 port;
 	int			 rc;
 
 	if (w->cfg->preview_domain[0] == '\0')
 		return pv_off(r);
-	if (slash == NULL)
-		return yx_http_send_error(r, YX_E_NOT_FOUND, "no such endpoint");
-	if ((rc = yx_load_thread(w, r, arg, (size_t)(slash - arg), &t)) != YX_OK)
+	/* the router's "thread/port" */
+	if (slash == NULL || (size_t)(slash - arg) >= sizeof(tid))
+		return yx_load_thread(w, r, arg, slash != NULL ? sizeof(tid) : strlen(arg), &t);
+	memcpy(tid, arg, (size_t)(slash - arg));
+	tid[slash - arg] = '\0';
+	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
 		return rc;
 	errno = 0;
 	port = strtol(slash + 1, &end, 10);
@@ -203,6 +210,50 @@ yx_h_preview_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 }
 
 /* ---- nginx's check ------------------------------------------------------ */
+
+/*
+ * Control build only (docs/security.md "Control mode"). previewsock: the
+ * naive design's socket, in the sandbox's agent directory (what the box
+ * makes there, a symlink included, is where nginx connects). previewproxy:
+ * the worker-proxied design: the worker reads the whole response of the
+ * request nginx checks (from the ingress, as nginx would), so it is held
+ * as long as the box takes to answer. Neither exists in production.
+ */
+static bool
+pv_control(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
+    const struct yx_preview *p, const struct yx_ingress_state *st)
+{
+	struct sockaddr_un	 sun;
+	const char		*uri, *host;
+	char			 hdr[YX_CFG_PATH + 300], buf[65536];
+	int64_t			 until = yx_mono_ms() + 60000;
+	int			 s;
+
+	if (YX_CONTROL_OFF("previewsock")) {
+		snprintf(hdr, sizeof(hdr), "X-Yuxi-Preview-Socket: %s/run/%s/preview-%d.sock\r\n",
+		    w->cfg->saves_dir, tid, p->port);
+		(void)yx_http_send_empty_hdr(r, 200, hdr);
+		return true;
+	}
+	if (!YX_CONTROL_OFF("previewproxy") ||
+	    (uri = FCGX_GetParam("YUXI_PREVIEW_URI", r->fcgi->envp)) == NULL ||
+	    (host = FCGX_GetParam("YUXI_PREVIEW_HOST", r->fcgi->envp)) == NULL)
+		return false;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/" YX_PREVIEW_DIR "/"
+	    YX_PREVIEW_SOCK_DIR "/%s", w->cfg->saves_dir, st->name);
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) != -1 &&
+	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		snprintf(buf, sizeof(buf), "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", uri, host);
+		if (send(s, buf, strlen(buf), MSG_NOSIGNAL) > 0)
+			while (yx_mono_ms() < until && recv(s, buf, sizeof(buf), 0) > 0)
+				;
+	}
+	if (s != -1)
+		close(s);
+	return false;
+}
 
 static int
 pv_deny(struct yx_http_req *r)
@@ -292,6 +343,43 @@ yx_h_preview_auth(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 				  "ingress's connection",
 			    tid);
 	}
+	if (pv_control(w, r, tid, &p, &st))
+		return YX_OK;
 	snprintf(hdr, sizeof(hdr), "X-Yuxi-Preview-Socket: %s\r\n", st.name);
 	return yx_http_send_empty_hdr(r, 200, hdr);
+}
+
+/* ---- GET /metrics ----------------------------------------------------------- */
+
+int
+yx_preview_metrics(const struct yx_config *cfg, struct yx_buf *b)
+{
+	struct yx_ingress_stats st;
+
+	if (cfg->preview_domain[0] == '\0' || cfg->mode == YX_MODE_FRONT ||
+	    yx_preview_stats(cfg, &st) != YX_OK)
+		return YX_OK;
+	return yx_buf_printf(b,
+	    "# HELP yuxi_previews_open Previews the ingress serves (a socket each).\n"
+	    "# TYPE yuxi_previews_open gauge\n"
+	    "yuxi_previews_open %llu\n"
+	    "# HELP yuxi_preview_sandboxes Sandboxes the ingress has a relay connection to.\n"
+	    "# TYPE yuxi_preview_sandboxes gauge\n"
+	    "yuxi_preview_sandboxes %llu\n"
+	    "# HELP yuxi_preview_connections_open Preview connections open now.\n"
+	    "# TYPE yuxi_preview_connections_open gauge\n"
+	    "yuxi_preview_connections_open %llu\n"
+	    "# HELP yuxi_preview_connections_total Preview connections by outcome since the ingress started.\n"
+	    "# TYPE yuxi_preview_connections_total counter\n"
+	    "yuxi_preview_connections_total{outcome=\"handed\"} %llu\n"
+	    "yuxi_preview_connections_total{outcome=\"refused\"} %llu\n"
+	    "yuxi_preview_connections_total{outcome=\"revoked\"} %llu\n"
+	    "# HELP yuxi_preview_bytes_total Bytes of ended preview connections, as the sandboxes' relays report them.\n"
+	    "# TYPE yuxi_preview_bytes_total counter\n"
+	    "yuxi_preview_bytes_total{direction=\"in\"} %llu\n"
+	    "yuxi_preview_bytes_total{direction=\"out\"} %llu\n",
+	    (unsigned long long)st.sockets, (unsigned long long)st.sandboxes,
+	    (unsigned long long)st.open, (unsigned long long)st.accepted,
+	    (unsigned long long)st.refused, (unsigned long long)st.closed,
+	    (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out);
 }

@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: MIT
+# tests/preview: preview URLs (docs/api.md "Previews") against the real
+# service (nginx + yuxi-sandboxd + dockerd), driven by pytest: serving,
+# WebSocket, server-sent events, 100 MB, revocation, ownership, workers
+# left free, and the protections against their controls.
+TESTS += tests/preview/run-preview.sh
+EXTRA_DIST += tests/preview/run-preview.sh tests/preview/conftest.py \
+	tests/preview/boxsrv.py tests/preview/test_preview.py \
+	tests/preview/test_preview_security.py
