@@ -40,7 +40,9 @@
 #define ING_PAIRS	256		/* connections at once */
 #define ING_BUF		(64 * 1024)	/* per direction */
 
-enum { PAIR_FREE, PAIR_CONNECTING, PAIR_OPEN };
+enum { PAIR_FREE,
+	PAIR_CONNECTING,
+	PAIR_OPEN };
 
 struct ing_pair {
 	int			state;

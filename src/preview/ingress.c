@@ -65,7 +65,11 @@
 #define ING_STABLE_MS		10000
 #define ING_STOP_MS		5000
 
-enum { ING_K_SIG = 1, ING_K_CTL, ING_K_LIS, ING_K_LINK, ING_K_CONN };
+enum { ING_K_SIG = 1,
+	ING_K_CTL,
+	ING_K_LIS,
+	ING_K_LINK,
+	ING_K_CONN };
 #define ING_KEY(k, i)	(((uint64_t)(k) << 32) | (uint32_t)(i))
 
 struct ing_lis {
@@ -415,7 +419,7 @@ ing_ensure(struct ing *g, const char *tid, int port, unsigned uid, int64_t exp,
 	struct stat	 st;
 	size_t		 i;
 	gid_t		 gid = g->cfg->fcgi_socket_gid >= 0 ? (gid_t)g->cfg->fcgi_socket_gid :
-							      (gid_t)-1;
+							     (gid_t)-1;
 
 	i = ing_lis_slot(g, tid, port);	/* first: it may free a box */
 	l = &g->lis[i];

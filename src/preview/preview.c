@@ -200,8 +200,7 @@ pv_port_of(const char *name)
 static int
 pv_write(int dfd, const char *name, const char *line, bool sync)
 {
-	struct yx_replace r = { .data = line, .len = strlen(line), .mode = 0600,
-		.flags = sync ? 0 : YX_REPLACE_HINT };
+	struct yx_replace r = { .data = line, .len = strlen(line), .mode = 0600, .flags = sync ? 0 : YX_REPLACE_HINT };
 
 	return yx_replace_at(dfd, name, &r);
 }
@@ -268,8 +267,7 @@ yx_preview_create(struct yx_thread_store *st, const struct yx_config *cfg,
 	memset(out, 0, sizeof(*out));
 	if ((dfd = pv_thread_dir(st, tid, true)) == -1) {
 		rc = errno == ENOENT ? YX_E_NOT_FOUND : YX_E_IO;
-		yx_fail(err, rc, rc == YX_E_NOT_FOUND ? "thread not found" :
-							 "cannot keep the preview");
+		yx_fail(err, rc, rc == YX_E_NOT_FOUND ? "thread not found" : "cannot keep the preview");
 		goto done;
 	}
 	if (pv_scan(cfg, dfd, now, port, NULL, 0) >= (size_t)cfg->preview_max) {
