@@ -7,7 +7,7 @@ prefix and temporary directory, with YUXI_PREVIEW_DOMAIN=preview.localhost:
 
 `pv` is one instance for the session; `factory(control_off=None,
 edit=None, **YUXI_overrides)` makes further instances (the control daemon
-with those protections off; `edit(text)` changes the rendered nginx
+with those protections off; `edit(text, svc)` changes the rendered nginx
 configuration), all stopped afterwards. Every *.localhost name resolves to
 127.0.0.1 in this process (yxsvc.resolve_localhost), so a preview's URL is
 used as a browser would: its name as Host and SNI.
@@ -54,7 +54,7 @@ def preview_service(stem, overrides=None, binary=None, control_off=None, edit=No
     if control_off:
         s.env["YX_CONTROL_OFF"] = control_off
     if edit is not None:
-        s.edit_conf = edit
+        s.edit_conf = lambda text: edit(text, s)
     return s
 
 
