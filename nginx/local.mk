@@ -4,5 +4,5 @@
 # default (YX_NGINX_TEMPLATES), with the example site around them.
 nginxdir = $(pkgdatadir)/nginx
 dist_nginx_DATA = nginx/yuxi-sandbox-http.conf.in nginx/yuxi-sandbox-server.conf.in \
-	nginx/yuxi-sandbox-settings.conf.in \
+	nginx/yuxi-sandbox-settings.conf.in nginx/yuxi-sandbox-preview.conf.in \
 	nginx/yuxi-sandbox.conf

@@ -7,8 +7,10 @@
  * upstream, the identity maps, the limit zones; --conf-d writes it as a
  * conf.d file, which Debian's nginx.conf includes in http {} itself),
  * yuxi-sandbox-server.conf.in (server {} level: only our locations, all
- * under YUXI_URL_PREFIX) and yuxi-sandbox-settings.conf.in (the
- * recommended server-level settings a location cannot hold) from
+ * under YUXI_URL_PREFIX), yuxi-sandbox-settings.conf.in (the
+ * recommended server-level settings a location cannot hold) and, with
+ * YUXI_PREVIEW_DOMAIN, yuxi-sandbox-preview.conf.in (the locations of the
+ * server {} that serves *.<domain> with a wildcard certificate) from
  * $(pkgdatadir)/nginx (a build tree: the checkout's), or --templates DIR, with
  * the configuration every command reads (YUXI_URL_PREFIX, YUXI_FCGI_SOCKET,
  * YUXI_SAVES_DIR, YUXI_SKILLS_DIR, YUXI_UPLOAD_LIMIT) and one identity
@@ -51,6 +53,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/error.h"
 #include "yuxi/ident.h"
+#include "yuxi/preview.h"
 #include "yuxi/sig.h"
 #include "yuxi/tree.h"
 
@@ -63,6 +66,8 @@
 #define NGX_DEFAULT_HEADER	"X-Forwarded-User"
 #define NGX_NGINX		"/usr/sbin/nginx"	/* else nginx on PATH */
 #define NGX_CONFD_NAME		"yuxi-sandbox.conf"	/* --conf-d's file */
+#define NGX_PREVIEW_LOG		"/var/log/nginx/yuxi-preview.access.log"
+#define NGX_PREVIEW_ERRLOG	"/var/log/nginx/yuxi-preview.error.log"
 
 enum ngx_auth {
 	NGX_AUTH_REQUEST,
@@ -90,6 +95,8 @@ struct ngx_ctx {
 	const char		*confd;		/* --conf-d: the http part there */
 	const char		*htuser;	/* --htpasswd-user */
 	const char		*nginx_conf;	/* --nginx-conf (--check) */
+	const char		*pv_log;	/* --preview-access-log */
+	const char		*pv_errlog;	/* --preview-error-log */
 	bool			 check;		/* --check */
 	struct ngx_list		 trusted;	/* --trusted-proxy (header) */
 	struct ngx_list		 admins;	/* --admin */
@@ -101,6 +108,8 @@ struct ngx_ctx {
 	char			 header_var[NGX_ITEM_MAX];	/* http_x_forwarded_user */
 	char			 header_param[NGX_ITEM_MAX];	/* X_FORWARDED_USER */
 	char			 upload[32];	/* client_max_body_size */
+	char			 pv_sockets[PATH_MAX];	/* <saves>/preview/s; "" = off */
+	char			 pv_domain[YX_PREVIEW_DOMAIN_MAX];	/* its name */
 	/* while rendering */
 	const char		*tmpl;		/* template path, for messages */
 	unsigned		 line;		/* its line number */
@@ -243,6 +252,8 @@ static const struct option ngx_options[] = {
 	{ "htpasswd-user", required_argument, NULL, 'P' },
 	{ "check", no_argument, NULL, 'C' },
 	{ "nginx-conf", required_argument, NULL, 'N' },
+	{ "preview-access-log", required_argument, NULL, 'L' },
+	{ "preview-error-log", required_argument, NULL, 'E' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -288,6 +299,8 @@ ngx_parse(struct ngx_ctx *x, int argc, char **argv)
 		case 'P': x->htuser = optarg; break;
 		case 'C': x->check = true; break;
 		case 'N': x->nginx_conf = optarg; break;
+		case 'L': x->pv_log = optarg; break;
+		case 'E': x->pv_errlog = optarg; break;
 		default: rc = 2; break;	/* getopt said why */
 		}
 	}
@@ -395,6 +408,34 @@ ngx_settle_auth(struct ngx_ctx *x)
 	return 0;
 }
 
+/* Previews (YUXI_PREVIEW_DOMAIN): the ingress's socket directory and the
+ * logs; 0, or 2 with the message. */
+static int
+ngx_settle_preview(struct ngx_ctx *x)
+{
+	const char	*d = x->cfg->preview_domain;
+	size_t		 n = strcspn(d, ":");
+	int		 rc;
+
+	if (d[0] == '\0') {
+		if (x->pv_log != NULL || x->pv_errlog != NULL)
+			return ngx_bad("--preview-access-log, --preview-error-log",
+			    "only with YUXI_PREVIEW_DOMAIN set");
+		return 0;
+	}
+	memcpy(x->pv_domain, d, n);	/* checked by the configuration: [a-z0-9.-] */
+	x->pv_domain[n] = '\0';
+	if (x->pv_log == NULL)
+		x->pv_log = NGX_PREVIEW_LOG;
+	if (x->pv_errlog == NULL)
+		x->pv_errlog = NGX_PREVIEW_ERRLOG;
+	if ((rc = ngx_check_path("--preview-access-log", x->pv_log)) != 0 ||
+	    (rc = ngx_check_path("--preview-error-log", x->pv_errlog)) != 0)
+		return rc;
+	return ngx_realpath("YUXI_SAVES_DIR", x->cfg->saves_dir, YX_PREVIEW_DIR "/" YX_PREVIEW_SOCK_DIR,
+	    x->pv_sockets);
+}
+
 /*
  * Check the options against each other and the configuration's values
  * that land in nginx syntax, and derive the rest; 0, or 2 with the message.
@@ -423,7 +464,7 @@ ngx_settle(struct ngx_ctx *x)
 	if ((rc = ngx_realpath("--web-root", x->web, NULL, x->web_root)) != 0)
 		return rc;
 	ngx_size(c->upload_limit, x->upload, sizeof(x->upload));
-	return 0;
+	return ngx_settle_preview(x);
 }
 
 /* ---- rendering ---------------------------------------------------------- */
@@ -456,6 +497,8 @@ ngx_cond(const struct ngx_ctx *x, const char *c, size_t n)
 		v = x->cfg->url_prefix[0] != '\0';
 	else if (NGX_IS("skills"))
 		v = x->skills[0] != '\0';
+	else if (NGX_IS("preview"))
+		v = x->pv_sockets[0] != '\0';
 	else
 		return -1;
 #undef NGX_IS
@@ -483,6 +526,10 @@ ngx_value(const struct ngx_ctx *x, const char *name, size_t n)
 		{ "USER_HEADER", header ? x->user_header : NULL },
 		{ "USER_HEADER_VAR", header ? x->header_var : NULL },
 		{ "USER_HEADER_PARAM", header ? x->header_param : NULL },
+		{ "PREVIEW_SOCKETS", x->pv_sockets[0] != '\0' ? x->pv_sockets : NULL },
+		{ "PREVIEW_DOMAIN", x->pv_sockets[0] != '\0' ? x->pv_domain : NULL },
+		{ "PREVIEW_ACCESS_LOG", x->pv_log },
+		{ "PREVIEW_ERROR_LOG", x->pv_errlog },
 		{ x->list != NULL ? x->list : "", x->item },
 	};
 	size_t i;
@@ -614,9 +661,9 @@ done:
 
 /* ---- output --------------------------------------------------------------- */
 
-/* The three rendered files. */
+/* The rendered files (preview: empty when previews are off). */
 struct ngx_out {
-	struct yx_buf	http, server, settings;
+	struct yx_buf	http, server, settings, preview;
 };
 
 /*
@@ -682,7 +729,9 @@ ngx_save(const struct ngx_ctx *x, const struct ngx_out *o)
 	if ((x->confd != NULL ? ngx_write(confd, NGX_CONFD_NAME, &o->http, false) :
 				ngx_write(dir, "yuxi-sandbox-http.conf", &o->http, false)) != 0 ||
 	    ngx_write(dir, "yuxi-sandbox-server.conf", &o->server, false) != 0 ||
-	    ngx_write(dir, "yuxi-sandbox-settings.conf", &o->settings, false) != 0)
+	    ngx_write(dir, "yuxi-sandbox-settings.conf", &o->settings, false) != 0 ||
+	    (o->preview.len > 0 &&
+		ngx_write(dir, "yuxi-sandbox-preview.conf", &o->preview, false) != 0))
 		return 1;
 	if (x->confd != NULL)
 		printf("in nginx's http {}:      %s/%s, where nginx.conf includes conf.d "
@@ -696,6 +745,10 @@ ngx_save(const struct ngx_ctx *x, const struct ngx_out *o)
 	       "in nginx.conf:           worker_rlimit_nofile 20000; and "
 	       "events { worker_connections 8192; }\n",
 	    dir, dir);
+	if (o->preview.len > 0)
+		printf("in the server {} of *.%s (its wildcard certificate):\n"
+		       "                         include %s/yuxi-sandbox-preview.conf;\n",
+		    x->pv_domain, dir);
 	return 0;
 }
 
@@ -708,6 +761,11 @@ ngx_print(const struct ngx_out *o)
 	fwrite(o->server.data, 1, o->server.len, stdout);
 	printf("\n# ==== yuxi-sandbox-settings.conf: include it in the same server {} ====\n\n");
 	fwrite(o->settings.data, 1, o->settings.len, stdout);
+	if (o->preview.len > 0) {
+		printf("\n# ==== yuxi-sandbox-preview.conf: include it in the server {} of the "
+		       "previews' wildcard name ====\n\n");
+		fwrite(o->preview.data, 1, o->preview.len, stdout);
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "yuxi-sandbox: nginx-conf: stdout: %s\n", strerror(errno));
 		return 1;
@@ -779,12 +837,18 @@ ngx_check_alone(const struct ngx_out *o)
 			      "fastcgi_temp_path %s;\nuwsgi_temp_path %s;\n"
 			      "scgi_temp_path %s;\ninclude %s/http.conf;\nserver {\n"
 			      "listen 127.0.0.1:8080;\ninclude %s/settings.conf;\n"
-			      "include %s/server.conf;\n}\n}\n",
-		dir, log, dir, dir, dir, dir, dir, dir, dir, dir) != YX_OK ||
+			      "include %s/server.conf;\n}\n%s%s%s}\n",
+		dir, log, dir, dir, dir, dir, dir, dir, dir, dir,
+		o->preview.len > 0 ? "server {\nlisten 127.0.0.1:8080;\n"
+				     "server_name *.preview.invalid;\ninclude " :
+				     "",
+		o->preview.len > 0 ? dir : "",
+		o->preview.len > 0 ? "/preview.conf;\n}\n" : "") != YX_OK ||
 	    ngx_write(dir, "nginx.conf", &b, true) != 0 ||
 	    ngx_write(dir, "http.conf", &o->http, true) != 0 ||
 	    ngx_write(dir, "server.conf", &o->server, true) != 0 ||
-	    ngx_write(dir, "settings.conf", &o->settings, true) != 0)
+	    ngx_write(dir, "settings.conf", &o->settings, true) != 0 ||
+	    ngx_write(dir, "preview.conf", &o->preview, true) != 0)
 		goto done;
 	extra[0] = "-p";
 	extra[1] = dir;
@@ -838,10 +902,13 @@ cli_nginx_conf(const struct yx_config *cfg, int argc, char **argv)
 	yx_buf_init(&o.http, NGX_OUT_MAX);
 	yx_buf_init(&o.server, NGX_OUT_MAX);
 	yx_buf_init(&o.settings, NGX_OUT_MAX);
+	yx_buf_init(&o.preview, NGX_OUT_MAX);
 	if ((rc = ngx_parse(&x, argc, argv)) == 0 && (rc = ngx_settle(&x)) == 0 &&
 	    (rc = ngx_render(&x, "yuxi-sandbox-http.conf", &o.http)) == 0 &&
 	    (rc = ngx_render(&x, "yuxi-sandbox-server.conf", &o.server)) == 0 &&
 	    (rc = ngx_render(&x, "yuxi-sandbox-settings.conf", &o.settings)) == 0 &&
+	    (x.pv_sockets[0] == '\0' ||
+		(rc = ngx_render(&x, "yuxi-sandbox-preview.conf", &o.preview)) == 0) &&
 	    (!x.check || (rc = ngx_check_alone(&o)) == 0) &&
 	    (x.htuser == NULL || (rc = cli_htpasswd_set(cfg, x.htpasswd, x.htuser)) == 0))
 		rc = x.out != NULL ? ngx_save(&x, &o) : ngx_print(&o);
@@ -850,5 +917,6 @@ cli_nginx_conf(const struct yx_config *cfg, int argc, char **argv)
 	yx_buf_fini(&o.http);
 	yx_buf_fini(&o.server);
 	yx_buf_fini(&o.settings);
+	yx_buf_fini(&o.preview);
 	return rc;
 }

@@ -812,12 +812,25 @@ def nginx_conf_cli(env, out, args):
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, check=True)
 
 
-def site_conf(svc, http_conf, server_conf, server_extra="", http_extra=""):
+def site_conf(svc, http_conf, server_conf, server_extra="", http_extra="", preview_conf=None):
     """nginx.conf of a site that already serves other things (server_extra:
     its own locations) and includes the two snippets; returns the text.
     The main context and the server-level settings are those docs/nginx.md
-    asks the site for."""
+    asks the site for. preview_conf: the previews' snippet, in a server of
+    its own for *.preview.localhost (the self-signed pair covers it)."""
     ng = nginx_dirs(svc.base)
+    after = ""
+    if preview_conf:	# after the site's: never the default server
+        after = """
+	server {
+		listen 127.0.0.1:%(port)d ssl;
+		server_name *.preview.localhost;
+		ssl_certificate %(base)s/cert.pem;
+		ssl_certificate_key %(base)s/key.pem;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		include %(conf)s;
+	}
+""" % {"port": svc.port, "base": svc.base, "conf": preview_conf}
     temp = "".join("\t%s_temp_path %s/%s;\n" % (d, ng, d)
                    for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
     return """user root;
@@ -846,9 +859,10 @@ http {
 %(server_extra)s
 		include %(server)s;
 	}
-}
+%(after)s}
 """ % {"ng": ng, "base": svc.base, "temp": temp, "http": http_conf, "server": server_conf,
-       "port": svc.port, "server_extra": server_extra, "http_extra": http_extra}
+       "port": svc.port, "server_extra": server_extra, "http_extra": http_extra,
+       "after": after}
 
 
 class SiteService(Service):
@@ -900,6 +914,9 @@ class SiteService(Service):
             if self.auth_srv is None:
                 self.auth_srv = start_auth(self.tokens)
             a += ["--auth-url", "http://127.0.0.1:%d/verify" % self.auth_srv.server_address[1]]
+        if self.env.get("YUXI_PREVIEW_DOMAIN"):
+            a += ["--preview-access-log", os.path.join(self.base, "nginx-access.log"),
+                  "--preview-error-log", os.path.join(self.base, "nginx-error.log")]
         return a + self.args
 
     def render_conf(self):
@@ -914,9 +931,11 @@ class SiteService(Service):
         for p, t in zip(paths, self.edit_snippets(*texts)):
             with open(p, "w") as f:
                 f.write(t)
+        preview = os.path.join(self.snippets, "yuxi-sandbox-preview.conf")
         conf = os.path.join(self.base, "nginx", "nginx.conf")
         with open(conf, "w") as f:
-            f.write(site_conf(self, paths[0], paths[1], self.server_extra, self.http_extra))
+            f.write(site_conf(self, paths[0], paths[1], self.server_extra, self.http_extra,
+                              preview if os.path.exists(preview) else None))
         return conf
 
     def stop(self):

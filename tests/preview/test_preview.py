@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import threading
 import time
 
@@ -266,13 +267,17 @@ def test_released_and_destroyed_sandboxes_are_woken(pv):
     tid = box(pv)
     url = preview_url(pv, tid, 8000)
     sb = pv.sandboxes()[tid]
-    r = pv.request("admin", "POST", "/api/admin/sandboxes/%s/release" % sb["sandbox_id"])
-    assert r.status_code == 200, r.text
-    assert pv.sandboxes()[tid]["state"] == "warm"
-    assert get(pv, url).status_code == 200		# still running: served at once
-    r = pv.request("admin", "DELETE", "/api/admin/sandboxes/%s" % sb["sandbox_id"])
-    assert r.status_code in (200, 204), r.text
-    assert tid not in pv.sandboxes()
+    if re.match(r"^[0-9a-f]{8,64}$", sb["sandbox_id"]):
+        r = pv.request("admin", "POST", "/api/admin/sandboxes/%s/release" % sb["sandbox_id"])
+        assert r.status_code == 200, r.text
+        assert pv.sandboxes()[tid]["state"] == "warm"
+        assert get(pv, url).status_code == 200		# still running: served at once
+        r = pv.request("admin", "DELETE", "/api/admin/sandboxes/%s" % sb["sandbox_id"])
+        assert r.status_code in (200, 204), r.text
+        assert tid not in pv.sandboxes()
+    else:	# a pool box (YX_TEST_POOL): removed behind the service's back
+        assert subprocess.run(["docker", "rm", "-f", sb["container"]],
+                              capture_output=True).returncode == 0
     t0 = now()
     r = get(pv, url)		# wakes a new sandbox; its server is gone with the old one
     print("preview request that made a new sandbox: %.0f ms" % ((now() - t0) * 1000))
@@ -331,3 +336,30 @@ def test_logs_and_audit_keep_a_prefix_only(pv):
     assert gone["op"] == "preview_delete" and gone["preview"]["prefix"] == tok[:6]
     bad, n = pv.audit_problems()
     assert not bad, bad[:5]
+
+
+def test_production_snippets(tmp_path):
+    """The files `yuxi-sandbox nginx-conf` renders (docs/nginx.md
+    "Previews"), in a site's nginx with a server of their own for the
+    wildcard name, under a URL prefix: GET, WebSocket, 404, the logs."""
+    from yxsvc import SiteService
+    s = SiteService("request", url_prefix="/sandbox", stem="qyxps",
+                    overrides={"YUXI_SANDBOX_IMAGE": "yuxi-sandbox:latest"})
+    s.env["YUXI_PREVIEW_DOMAIN"] = "preview.localhost:%d" % s.port
+    try:
+        s.start()
+        tid = box(s)
+        url = preview_url(s, tid, 8000)
+        r = get(s, url)
+        assert r.status_code == 200 and r.text == "boxsrv 8000\n", r.text
+        conn, status, head = ws_connect(s, url)
+        assert status == 101, head
+        ws_send(conn, b"through the site")
+        assert ws_recv(conn) == (1, b"through the site")
+        conn.close()
+        assert get(s, url.replace(token_of(url), "d" * 32)).status_code == 404
+        with open(os.path.join(s.base, "nginx-access.log")) as f:
+            log = f.read()
+        assert token_of(url) not in log and "preview=%s " % token_of(url)[:6] in log
+    finally:
+        s.stop()
