@@ -258,7 +258,7 @@ start_provisioners() {
 	    "$hosts" || die "remote-nginx-conf.sh failed"
 	# the snippets go into the front's nginx: upstreams in http {}, the
 	# internal download locations beside the service's own
-	sed -i -e "s|^http {\$|http {\n\tinclude $var/nginx/remote/yuxi-remote-http.conf;|" \
+	sed -i -e "s|^\tmap_hash_bucket_size 128;\$|&\n\tinclude $var/nginx/remote/yuxi-remote-http.conf;|" \
 	    -e "s|^\(\t\t# X-Accel-Redirect targets\)|\t\tinclude $var/nginx/remote/yuxi-remote-server.conf;\n\n\1|" \
 	    "$var/nginx/nginx.conf"
 	export YUXI_MODE=front YUXI_SANDBOX_PROVISIONER_URL="$hosts"

@@ -1235,8 +1235,20 @@ class ProvisionerService(Service):
 
 
 # where the front's remote snippets go in the rendered nginx/dev.conf.in
-FRONT_HTTP_MARK = "http {\n"
+FRONT_HTTP_MARK = "\tmap_hash_bucket_size 128;\n"
 FRONT_SERVER_MARK = "\t\t# X-Accel-Redirect targets"
+FRONT_PREVIEW_MARK = "server_name \"~^[a-z2-7]{32}\\.preview\\.localhost$\";"
+FRONT_PREVIEW_SERVER = """server {
+		listen 127.0.0.1:%(port)d ssl;
+		server_name "~^[a-z2-7]{32}\\.preview\\.localhost$";
+		ssl_certificate %(base)s/cert.pem;
+		ssl_certificate_key %(base)s/key.pem;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		access_log %(access)s yuxi_preview;
+		include %(conf)s;
+	}
+}
+"""
 
 
 class FrontService(Service):
@@ -1271,7 +1283,7 @@ class FrontService(Service):
         subprocess.run(["sh", os.path.join(TOP_SRCDIR, "scripts", "remote-nginx-conf.sh"),
                         "--out", self.remote_dir, "--token-file", self.token_file,
                         "--ca", self.ca, "--ssl-name", "localhost",
-                        "--prefix", self.url_prefix,
+                        "--prefix", self.url_prefix, "--fcgi-socket", self.sock,
                         self.env["YUXI_SANDBOX_PROVISIONER_URL"]],
                        check=True, capture_output=True, text=True)
         server = os.path.join(self.remote_dir, "yuxi-remote-server.conf")
@@ -1283,8 +1295,15 @@ class FrontService(Service):
             "nginx/dev.conf.in changed: no place for the remote snippets"
         text = text.replace(FRONT_HTTP_MARK, FRONT_HTTP_MARK + "\tinclude %s;\n" % os.path.join(
             self.remote_dir, "yuxi-remote-http.conf"), 1)
-        return text.replace(FRONT_SERVER_MARK, "\t\tinclude %s;\n\n" % server +
+        text = text.replace(FRONT_SERVER_MARK, "\t\tinclude %s;\n\n" % server +
                             FRONT_SERVER_MARK, 1)
+        # the previews' server: the front's locations, which proxy to hosts
+        i = text.index(FRONT_PREVIEW_MARK)
+        i = text.rindex("server {", 0, i)
+        return text[:i] + FRONT_PREVIEW_SERVER % {
+            "port": self.port, "base": self.base, "access": os.path.join(
+                self.base, "nginx-access.log"),
+            "conf": os.path.join(self.remote_dir, "yuxi-remote-preview.conf")}
 
 
 class Cluster:

@@ -6,4 +6,4 @@
 TESTS += tests/preview/run-preview.sh
 EXTRA_DIST += tests/preview/run-preview.sh tests/preview/conftest.py \
 	tests/preview/boxsrv.py tests/preview/test_preview.py \
-	tests/preview/test_preview_security.py
+	tests/preview/test_preview_security.py tests/preview/test_preview_remote.py
