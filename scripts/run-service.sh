@@ -89,15 +89,23 @@ make_tokens() {
 	umask 022
 }
 
-make_cert() {
-	[ -s "$var/tls/cert.pem" ] && return 0
-	mkdir -p "$var/tls"
+# A self-signed pair for localhost, 127.0.0.1 and the previews'
+# *.preview.localhost (docs/api.md "Previews"); one made before previews
+# existed is made again.
+make_cert_in() {
+	d=$1
+	[ -s "$d/cert.pem" ] && openssl x509 -in "$d/cert.pem" -noout -text 2>/dev/null |
+	    grep -q 'DNS:\*\.preview\.localhost' && return 0
+	mkdir -p "$d"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 825 \
-	    -keyout "$var/tls/key.pem" -out "$var/tls/cert.pem" \
-	    -subj "/CN=localhost" \
-	    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null ||
-	    die "openssl could not make a certificate"
-	chmod 600 "$var/tls/key.pem"
+	    -keyout "$d/key.pem" -out "$d/cert.pem" -subj "/CN=localhost" \
+	    -addext "subjectAltName=DNS:localhost,DNS:*.preview.localhost,IP:127.0.0.1" \
+	    2>/dev/null || die "openssl could not make a certificate"
+	chmod 600 "$d/key.pem"
+}
+
+make_cert() {
+	make_cert_in "$var/tls"
 }
 
 # tokens file -> nginx maps of the Authorization header
@@ -196,14 +204,7 @@ start_provisioner() {
 	mkdir -p "$pd/saves" "$pd/run" "$pd/log" "$pd/nginx/client_body" "$pd/nginx/proxy" \
 	    "$pd/nginx/fastcgi" "$pd/nginx/uwsgi" "$pd/nginx/scgi"
 	alive "$pd/run/yuxi-sandboxd.pid" && die "provisioner $n already running; use --stop"
-	if [ ! -s "$pd/tls/cert.pem" ]; then
-		mkdir -p "$pd/tls"
-		openssl req -x509 -newkey rsa:2048 -nodes -days 825 \
-		    -keyout "$pd/tls/key.pem" -out "$pd/tls/cert.pem" -subj "/CN=localhost" \
-		    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null ||
-		    die "openssl could not make a certificate"
-		chmod 600 "$pd/tls/key.pem"
-	fi
+	make_cert_in "$pd/tls"
 	sed -e "s|@PREFIX@|$pd/nginx|g" -e "s|@PORT@|$pport|g" \
 	    -e "s|@SOCKET@|$pd/run/fcgi.sock|g" -e "s|@SAVES@|$pd/saves|g" \
 	    -e "s|@SKILLS@|$top/examples/skills|g" -e "s|@CERT@|$pd/tls/cert.pem|g" \
@@ -218,6 +219,7 @@ start_provisioner() {
 	    YUXI_SANDBOX_UID_RANGE="$lo-$((lo + 65535))" \
 	    YUXI_SKILLS_DIR="$top/examples/skills" YUXI_AGENTS_FILE="$top/examples/agents.json" \
 	    YUXI_SANDBOX_IMAGE="$image" YUXI_AUDIT_LOG="$pd/log/audit.jsonl" \
+	    YUXI_PREVIEW_DOMAIN="$YUXI_PREVIEW_DOMAIN" \
 	    nohup "$build/yuxi-sandboxd" > "$pd/log/sandboxd.log" 2>&1 < /dev/null &
 	echo $! > "$pd/run/yuxi-sandboxd.pid"
 	i=0
@@ -255,12 +257,28 @@ start_provisioners() {
 	mv "$var/hosts-ca.pem.tmp" "$var/hosts-ca.pem"
 	sh "$top/scripts/remote-nginx-conf.sh" --out "$var/nginx/remote" \
 	    --token-file "$var/front.token" --ca "$var/hosts-ca.pem" --ssl-name localhost \
-	    "$hosts" || die "remote-nginx-conf.sh failed"
+	    --fcgi-socket "$run/fcgi.sock" "$hosts" || die "remote-nginx-conf.sh failed"
 	# the snippets go into the front's nginx: upstreams in http {}, the
 	# internal download locations beside the service's own
 	sed -i -e "s|^\tmap_hash_bucket_size 128;\$|&\n\tinclude $var/nginx/remote/yuxi-remote-http.conf;|" \
 	    -e "s|^\(\t\t# X-Accel-Redirect targets\)|\t\tinclude $var/nginx/remote/yuxi-remote-server.conf;\n\n\1|" \
 	    "$var/nginx/nginx.conf"
+	# the previews' server: the front's locations, which proxy to the hosts
+	awk -v inc="$var/nginx/remote/yuxi-remote-preview.conf" '
+	    { line[NR] = $0 }
+	    /server_name "~\^\[a-z2-7\]\{32\}/ { name = NR }
+	    END {
+		for (start = name; start > 0 && line[start] !~ /^\tserver \{$/; start--);
+		for (i = 1; i < start; i++) print line[i]
+		print "\tserver {"
+		for (i = start + 1; i <= NR; i++)
+			if (line[i] ~ /^\t\t(listen|server_name|ssl_|access_log)/) print line[i]
+			else if (line[i] ~ /^\t\t(location|error_log|client_max)/) break
+		print "\t\tinclude " inc ";"
+		print "\t}"
+		print "}"
+	    }' "$var/nginx/nginx.conf" > "$var/nginx/nginx.conf.tmp" &&
+	    mv "$var/nginx/nginx.conf.tmp" "$var/nginx/nginx.conf"
 	export YUXI_MODE=front YUXI_SANDBOX_PROVISIONER_URL="$hosts"
 	export YUXI_PROVISIONER_TOKEN_FILE="$var/front.token" YUXI_PROVISIONER_CA="$var/hosts-ca.pem"
 	export YUXI_SANDBOX_UID_RANGE=off
@@ -300,6 +318,8 @@ export YUXI_FCGI_SOCKET="$run/fcgi.sock"
 export YUXI_SANDBOX_IMAGE="$image"
 export YUXI_HOST_PROJECT_DIR="${YUXI_HOST_PROJECT_DIR:-}"
 export YUXI_AUDIT_LOG="${YUXI_AUDIT_LOG:-$var/log/audit.jsonl}"
+# previews: https://<capability>.preview.localhost:PORT/ (empty: off)
+export YUXI_PREVIEW_DOMAIN="${YUXI_PREVIEW_DOMAIN-preview.localhost:$port}"
 
 [ "$nprov" -gt 0 ] && start_provisioners
 write_conf
