@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // web/api.js - the workbench's client of the yuxi-sandbox HTTP API
 // (docs/api: threads, viewer, execute and its stream form, background
-// processes, on a terminal too). Same origin, paths relative to the
+// processes, on a terminal too; previews). Same origin, paths relative to the
 // page (so the service may live under a URL prefix, e.g. /sandbox/). The
 // identity is the site's own sign-in (a cookie, basic auth, an SSO proxy:
 // credentials "same-origin") or, when one was pasted, a bearer token from
@@ -72,6 +72,9 @@ function describe(status, code, detail, retryAfter) {
 		return "You are not allowed to do that.";
 	case "process_limit":
 		return "Too many background processes run in this thread" +
+		    (detail ? " (" + detail + ")." : ".");
+	case "preview_limit":
+		return "Too many previews of this thread" +
 		    (detail ? " (" + detail + ")." : ".");
 	case "agent_unavailable":
 		return "Background processes need the in-sandbox agent, which is " +
@@ -269,4 +272,22 @@ export function stopProcessOnUnload(threadId, pid) {
 	    qs({ thread_id: threadId }), { method: "DELETE", headers,
 	    credentials: "same-origin", keepalive: true, cache: "no-store" })
 	    .catch(() => { /* the page is gone: nobody to tell */ });
+}
+
+// Previews (docs/api.md "Previews"): a port of the thread's sandbox at a
+// URL of its own origin.
+export async function listPreviews(threadId) {
+	const j = await (await send("GET", "api/threads/" +
+	    encodeURIComponent(threadId) + "/previews")).json();
+	return Array.isArray(j.previews) ? j.previews : [];
+}
+
+export async function createPreview(threadId, port) {
+	return (await send("POST", "api/threads/" + encodeURIComponent(threadId) +
+	    "/previews", { port })).json();
+}
+
+export async function revokePreview(threadId, port) {
+	await send("DELETE", "api/threads/" + encodeURIComponent(threadId) +
+	    "/previews/" + encodeURIComponent(String(port)));
 }

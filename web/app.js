@@ -3,8 +3,10 @@
 // create threads, browse the thread's files (tree.js), view text and images,
 // download any file, run a command in the thread and show its output live
 // (the stream form of execute), start background processes, list them with
-// their live output and stop them, and open a terminal in the thread (the
-// Terminal tab, term.js, loaded on first use).
+// their live output and stop them, open a terminal in the thread (the
+// Terminal tab, term.js, loaded on first use), and open a port of the
+// sandbox as a preview (its own origin, opened in a new tab: never framed
+// here, never given this page's token).
 // Data from the service is only ever rendered with textContent; images are
 // shown from Blob object URLs of the bytes fetched with the token (png, jpeg,
 // gif and webp only, never SVG); downloads go through a temporary
@@ -38,6 +40,7 @@ const state = {
 	follow: null,		// AbortController of that output's long-polls
 	tab: "run",		// the work pane's tab: "run" or "term"
 	termState: "closed",	// the terminal's state (term.js)
+	previews: [],
 };
 
 const FOLLOW_WAIT_MS = 10000;	// one output long-poll
@@ -108,6 +111,7 @@ function signOut() {
 	$("run-result").hidden = true;
 	$("run-output").textContent = "";
 	clearProcs();
+	clearPreviews();
 	selectTab("run", false);
 	$("who").textContent = "";
 	$("files-title").textContent = "Files";
@@ -206,6 +210,9 @@ function setThreadControls(on) {
 	$("cmd").disabled = !on;
 	$("bg").disabled = !on;
 	$("procs-reload").disabled = !on;
+	$("previews-reload").disabled = !on;
+	$("preview-port").disabled = !on;
+	$("preview-btn").disabled = !on;
 	$("run-btn").disabled = !on || state.running;
 	$("tree-reload").disabled = !on;
 	$("files-hint").hidden = on;
@@ -227,6 +234,7 @@ async function pickThread(tid) {
 	clearViewer();
 	$("run-result").hidden = true;
 	clearProcs();
+	clearPreviews();
 	setThreadControls(true);
 	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
 	// a terminal belongs to its thread: the old one is killed, and the
@@ -237,6 +245,7 @@ async function pickThread(tid) {
 		openTerminal();
 	else
 		loadProcs();
+	loadPreviews();
 	await fileTree.show(tid);
 }
 
@@ -510,7 +519,16 @@ function renderProcs() {
 		stop.setAttribute("aria-label", (p.state === "running" ? "Stop " : "Forget ") +
 		    String(p.command));
 		stop.addEventListener("click", () => stopProc(pid, stop));
-		li.append(show, stop);
+		li.append(show);
+		if (p.state === "running") {
+			const port = guessPort(String(p.command));
+			const open = el("button", "small", "Open port");
+			open.type = "button";
+			open.setAttribute("aria-label", "Open a port of " + String(p.command));
+			open.addEventListener("click", () => offerPort(port));
+			li.append(open);
+		}
+		li.append(stop);
 		ul.append(li);
 	}
 	$("procs-empty").hidden = state.procs.length !== 0;
@@ -720,6 +738,124 @@ async function closeTerminalTab() {
 		loadProcs();
 }
 
+/* ---- previews ------------------------------------------------------------ */
+
+function clearPreviews() {
+	state.previews = [];
+	$("preview-list").replaceChildren();
+	$("previews-empty").hidden = false;
+}
+
+// The port a server command most likely listens on ("http.server 8000",
+// "--port 3000", ":5173"); "" when none shows.
+function guessPort(cmd) {
+	const m = cmd.match(/(?:--port[= ]|-p |:)(\d{2,5})\b/) ||
+	    cmd.match(/\b(\d{4,5})\b/);
+	return m && Number(m[1]) <= 65535 ? m[1] : "";
+}
+
+function offerPort(port) {
+	$("preview-port").value = port;
+	$("preview-port").focus();
+}
+
+function fmtLeft(iso) {
+	const s = Math.round((Date.parse(iso) - Date.now()) / 1000);
+	if (!(s > 0))
+		return "expired";
+	return s >= 3600 ? Math.floor(s / 3600) + " h " + Math.floor(s % 3600 / 60) + " min left" :
+	    s >= 60 ? Math.floor(s / 60) + " min left" : s + " s left";
+}
+
+function renderPreviews() {
+	const ul = $("preview-list");
+	ul.replaceChildren();
+	for (const p of state.previews) {
+		const li = el("li", "preview");
+		li.dataset.port = String(p.port);
+		const info = el("div", "preview-info");
+		info.append(el("span", "pport", "port " + String(p.port)),
+		    el("span", "pmeta", String(p.prefix) + "… · " + fmtLeft(String(p.expires_at))));
+		// a link of its own origin, in a new tab, without a referrer or
+		// an opener: the preview's page can reach nothing of this one
+		const a = el("a", "small button", "Open");
+		a.href = String(p.url);
+		a.target = "_blank";
+		a.rel = "noopener noreferrer";
+		a.setAttribute("aria-label", "Open port " + String(p.port) + " in a new tab");
+		const copy = el("button", "small", "Copy");
+		copy.type = "button";
+		copy.setAttribute("aria-label", "Copy the URL of port " + String(p.port));
+		copy.addEventListener("click", () => copyUrl(String(p.url), copy));
+		const rev = el("button", "small stop", "Revoke");
+		rev.type = "button";
+		rev.setAttribute("aria-label", "Revoke the preview of port " + String(p.port));
+		rev.addEventListener("click", () => revokePreview(p.port, rev));
+		li.append(info, a, copy, rev);
+		ul.append(li);
+	}
+	$("previews-empty").hidden = state.previews.length !== 0;
+}
+
+async function loadPreviews() {
+	const tid = state.thread;
+	try {
+		const list = await api.listPreviews(tid);
+		if (tid !== state.thread)
+			return;
+		state.previews = list;
+		renderPreviews();
+	} catch (err) {
+		if (tid === state.thread && err.status !== 404)
+			fail(err);
+		if (err.status === 404)	/* previews are off on this service */
+			$("previews-empty").textContent = "Previews are off on this service.";
+	}
+}
+
+async function openPort(ev) {
+	ev.preventDefault();
+	hideAlert();
+	const port = Number($("preview-port").value);
+	if (!(port >= 1 && port <= 65535)) {
+		showAlert("A port is a number from 1 to 65535.", "error");
+		return;
+	}
+	$("preview-btn").disabled = true;
+	try {
+		await api.createPreview(state.thread, port);
+		$("preview-port").value = "";
+		await loadPreviews();
+	} catch (err) {
+		fail(err);
+	} finally {
+		$("preview-btn").disabled = !state.thread;
+	}
+}
+
+async function copyUrl(url, btn) {
+	try {
+		await navigator.clipboard.writeText(url);
+		btn.textContent = "Copied";
+		setTimeout(() => { btn.textContent = "Copy"; }, 1500);
+	} catch (e) {
+		showAlert("The browser did not let the page copy; open the preview and " +
+		    "copy its address instead.", "error");
+	}
+}
+
+async function revokePreview(port, btn) {
+	hideAlert();
+	btn.disabled = true;
+	try {
+		await api.revokePreview(state.thread, port);
+		await loadPreviews();
+	} catch (err) {
+		btn.disabled = false;
+		fail(err);
+	}
+}
+
 function cmdKey(ev) {
 	if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey))
 		run(ev);
@@ -748,6 +884,11 @@ async function start() {
 		loadProcs();
 	});
 	$("cmd").addEventListener("keydown", cmdKey);
+	$("preview-form").addEventListener("submit", openPort);
+	$("previews-reload").addEventListener("click", () => {
+		hideAlert();
+		loadPreviews();
+	});
 	$("download-btn").addEventListener("click", download);
 	for (const [n, id] of Object.entries(TABS)) {
 		$(id).addEventListener("click", () => selectTab(n, false));

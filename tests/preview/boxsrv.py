@@ -13,7 +13,8 @@ listens on 127.0.0.1:PORT (and [::1]:PORT with `--v6`) and serves
   GET /cookies          the Cookie header it got
   GET /headers          the request headers it got, as JSON
   GET /accel?to=URI     answers with X-Accel-Redirect: URI (nginx must ignore it)
-  GET /page             an HTML page that writes document.cookie and storage
+  GET /page             an HTML page that shows its cookies and storage
+  GET /jscookie?domain=D  a page whose script sets a cookie for Domain=D
   POST /echo            the body's length and SHA-256
 Every connection on its own thread."""
 import base64
@@ -76,6 +77,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, "accel\n", headers=[("X-Accel-Redirect", q.get("to", "/"))])
         if p == "/page":
             return self.reply(200, PAGE, "text/html")
+        if p == "/jscookie":
+            port = self.server.server_address[1]
+            js = "document.cookie = 'js%d=v; domain=%s; path=/';\n" % (
+                port, q.get("domain", "").replace("'", ""))
+            return self.reply(200, PAGE.replace("<script>\n", "<script>\n" + js, 1), "text/html")
         return self.reply(404, "not here\n")
 
     def do_POST(self):

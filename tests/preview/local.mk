@@ -6,4 +6,5 @@
 TESTS += tests/preview/run-preview.sh
 EXTRA_DIST += tests/preview/run-preview.sh tests/preview/conftest.py \
 	tests/preview/boxsrv.py tests/preview/test_preview.py \
-	tests/preview/test_preview_security.py tests/preview/test_preview_remote.py
+	tests/preview/test_preview_security.py tests/preview/test_preview_remote.py \
+	tests/preview/test_preview_browser.py tests/preview/browser.mjs
