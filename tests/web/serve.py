@@ -36,6 +36,8 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: serve.py INFO_JSON")
     svc = yxsvc.Service(tempfile.mkdtemp(prefix="yxweb-"))
+    # previews on (the Preview panel's test): *.preview.localhost:<port>
+    svc.env["YUXI_PREVIEW_DOMAIN"] = "preview.localhost:%d" % svc.port
     site = yxsvc.SiteService("basic", url_prefix="/sandbox", stem="yxwbs",
                              passwords={"alice": secrets.token_hex(8)},
                              server_extra='\t\tlocation / { return 200 "the site\\n"; }\n')

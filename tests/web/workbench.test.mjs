@@ -118,7 +118,9 @@ before(async () => {
 		headless: true,
 		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		    "--no-first-run", "--disable-background-networking",
-		    "--disable-component-update", "--disable-sync"],
+		    "--disable-component-update", "--disable-sync",
+		    // previews: https://<capability>.preview.localhost:PORT/
+		    "--host-resolver-rules=MAP *.localhost 127.0.0.1"],
 	});
 });
 
@@ -535,6 +537,50 @@ test("background processes are listed with live output and a stop button", async
 		data: { thread_id: THREAD, command: "ps -eo args" },
 	});
 	assert.doesNotMatch((await res.json()).output, /tick/);
+	await assertClean(alice);
+});
+
+test("the Preview panel opens a background server's port, copies and revokes it", async () => {
+	await alice.check("#bg");
+	await alice.fill("#cmd", "mkdir -p site && echo served by busybox > site/index.html && " +
+	    "exec busybox httpd -f -p 8000 -h site");
+	await alice.click("#run-btn");
+	const item = alice.locator("#proc-list li.proc");
+	await item.first().waitFor({ timeout: 30000 });
+	await item.first().locator("button", { hasText: "Open port" }).click();
+	assert.equal(await alice.inputValue("#preview-port"), "8000");
+	await alice.click("#preview-btn");
+	const row = alice.locator("#preview-list li.preview");
+	await row.first().waitFor();
+	assert.match(await row.first().textContent(), /port 8000/);
+	const link = row.first().locator("a");
+	const href = await link.getAttribute("href");
+	assert.match(href, /^https:\/\/[a-z2-7]{32}\.preview\.localhost:\d+\/$/);
+	assert.equal(await link.getAttribute("target"), "_blank");
+	assert.equal(await link.getAttribute("rel"), "noopener noreferrer");
+	await shot(alice, "previews-1280");
+	// its own origin, in a new tab, serving the box's file; no token there
+	const [tab] = await Promise.all([alice.context().waitForEvent("page"), link.click()]);
+	await tab.waitForLoadState("load");
+	assert.equal((await tab.textContent("body")).trim(), "served by busybox");
+	assert.equal(new URL(tab.url()).origin + "/", href);
+	assert.equal(await tab.evaluate(() => sessionStorage.length + localStorage.length), 0);
+	assert.equal(await tab.evaluate(() => window.opener), null);
+	await tab.close();
+	await alice.context().grantPermissions(["clipboard-read", "clipboard-write"],
+	    { origin: new URL(INFO.url).origin });
+	await row.first().locator("button", { hasText: "Copy" }).click();
+	assert.equal(await alice.evaluate(() => navigator.clipboard.readText()), href);
+	await row.first().locator("button", { hasText: "Revoke" }).click();
+	await alice.waitForFunction(() =>
+	    document.querySelectorAll("#preview-list li.preview").length === 0);
+	const gone = await alice.context().newPage();
+	const res = await gone.goto(href);
+	assert.equal(res.status(), 404);
+	await gone.close();
+	await item.first().locator("button.stop").click();
+	await alice.waitForFunction(() =>
+	    document.querySelectorAll("#proc-list li.proc").length === 0, null, { timeout: 30000 });
 	await assertClean(alice);
 });
 
