@@ -16,8 +16,8 @@ run against nginx itself:
              through nginx proxy_pass to the same boxsrv on the host.
   first byte time from a request's last byte to its response head on a
              kept-alive TLS connection (http.client): GET /healthz (a
-             worker answers) vs GET / of a preview (the check, then the
-             proxying to the box), interleaved.
+             worker answers) vs GET / of a preview served by boxsrv (the check,
+             then the proxying to the box), interleaved.
 
 Started with the tests' harness (tests/lib/yxsvc.py, bench/benchsvc.py) on
 free 127.0.0.1 ports, image yuxi-sandbox:latest (YUXI_SANDBOX_IMAGE),

@@ -284,7 +284,7 @@ metrics_components(struct yx_table *t, struct yx_buf *b)
 	int		k, st, rc;
 
 	if ((rc = yx_buf_puts(b,
-		 "# HELP yuxi_component_up The privileged helper and the egress proxy: 1 up, "
+		 "# HELP yuxi_component_up The privileged helper, the egress proxy and the preview ingress: 1 up, "
 		 "0 down (being started again); absent when not used.\n"
 		 "# TYPE yuxi_component_up gauge\n")) != YX_OK)
 		return rc;

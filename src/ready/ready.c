@@ -282,9 +282,13 @@ yx_ready_components(struct yx_ready *rd, const struct yx_profile *dflt,
 	for (k = 0; k < YX_COMP_N; k++) {
 		if ((st = yx_provider_comp_state(rd->table, k, NULL)) == YX_COMP_UNUSED)
 			continue;
+		/* the helper with a disk quota or a pool, the egress proxy for a
+		 * default profile with network, the preview ingress whenever it
+		 * runs (previews are on) */
 		need = k == YX_COMP_PRIV ?
 		    rd->cfg->thread_disk_quota > 0 || rd->cfg->pool_size > 0 :
-		    dflt != NULL && dflt->net.nallow > 0;
+		    k == YX_COMP_EGRESS ? dflt != NULL && dflt->net.nallow > 0 :
+					  true;
 		memset(&res[n], 0, sizeof(res[n]));
 		res[n].name = yx_comp_name(k);
 		res[n].rc = st == YX_COMP_UP || !need ? YX_OK : YX_E_BACKEND_UNAVAILABLE;
