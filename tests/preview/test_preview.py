@@ -287,6 +287,24 @@ def test_released_and_destroyed_sandboxes_are_woken(pv):
     assert get(pv, url).status_code == 200
 
 
+def test_an_open_connection_keeps_its_sandbox(factory):
+    """A WebSocket sends no new request: the reaper asks the ingress."""
+    s = factory(YUXI_SANDBOX_IDLE_TIMEOUT="3", YUXI_SANDBOX_IDLE_CHECK_INTERVAL="1",
+                YUXI_PROCESS_KEEPALIVE="0")
+    tid = box(s)
+    url = preview_url(s, tid, 8000)
+    conn, status, head = ws_connect(s, url)
+    assert status == 101, head
+    time.sleep(7)		# over twice the idle timeout, not a request
+    assert tid in s.sandboxes()
+    ws_send(conn, b"still here")
+    assert ws_recv(conn) == (1, b"still here")
+    conn.close()
+    t0 = now()
+    assert until(lambda: tid not in s.sandboxes(), 20)	# idle once it closed
+    print("reaped %.1f s after the connection closed (idle timeout 3 s)" % (now() - t0))
+
+
 def test_ipv6_only_server(pv):
     tid = box(pv, 8002, extra="--v6")
     url = preview_url(pv, tid, 8002)
