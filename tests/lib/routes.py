@@ -73,6 +73,11 @@ def _sample(r, tid, path):
         return r["path"].replace("{}", SESSION_ID), {"json": dict(body, command="echo pwned")}
     if r["path"].startswith("/api/sessions/{}"):
         return r["path"].replace("{}", SESSION_ID) + "?thread_id=" + tid, {}
+    if r["path"] == "/api/threads/{}/previews":
+        url = "/api/threads/%s/previews" % tid
+        return url, ({"json": {"port": 8000}} if m == "POST" else {})
+    if r["path"] == "/api/threads/{}/previews/{}":
+        return "/api/threads/%s/previews/8000" % tid, {}
     if op in ("fs_write",):
         return r["path"], {"json": dict(body, path=path, content="pwned", overwrite=True)}
     if op in ("fs_edit",):
