@@ -222,8 +222,11 @@ BAD_IDS = ["..", ".", "../x", "..%2Fx", "%2e%2e", "%252e%252e%252fx", "a/b", "a%
 
 
 def id_requests(bad):
-    """The id in a query param, a JSON body and the URL segment."""
-    reqs = [(n, m, u, kw) for n, m, u, kw in thread_endpoints(bad) if not n.startswith("thread_")]
+    """The id in a query param, a JSON body and the URL segment (routes
+    with the id in their path, /api/threads/{id}[/...], are tried below,
+    where nginx may normalise the path to another endpoint)."""
+    reqs = [(n, m, u, kw) for n, m, u, kw in thread_endpoints(bad)
+            if not n.startswith("thread_") and not u.startswith("/api/threads/")]
     import urllib.parse
     raw = urllib.parse.unquote(bad)
     for n, m, u, kw in reqs:
