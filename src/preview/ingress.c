@@ -452,6 +452,7 @@ ing_ensure(struct ing *g, const char *tid, int port, unsigned uid, int64_t exp,
 	}
 	l->expires_ms = exp;
 	l->used_ms = yx_mono_ms();
+	(void)ing_link_check(b, &g->c);	/* a dead relay's link is not "linked" */
 	if (b->link == -1 && ing_link_open(b) == 0 &&
 	    ing_ep_add(g, b->link, EPOLLIN, ING_KEY(ING_K_LINK, l->box)) == -1)
 		ing_link_close(b);
@@ -478,6 +479,7 @@ ing_accept(struct ing *g, size_t i)
 			    b->nconns);
 			goto refuse;
 		}
+		(void)ing_link_check(b, &g->c);
 		if (b->link == -1) {
 			if (ing_link_open(b) == -1)
 				goto refuse;

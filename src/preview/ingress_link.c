@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,4 +170,19 @@ ing_link_read(struct ing_box *b, struct ing_counts *c)
 broken:
 	ing_link_close(b);
 	return false;
+}
+
+bool
+ing_link_check(struct ing_box *b, struct ing_counts *c)
+{
+	struct pollfd p;
+
+	if (b->link == -1)
+		return false;
+	p.fd = b->link;
+	p.events = POLLIN | POLLRDHUP;
+	p.revents = 0;
+	if (poll(&p, 1, 0) == 1 && p.revents != 0)
+		return ing_link_read(b, c);	/* reports, or the end */
+	return true;
 }

@@ -59,5 +59,8 @@ int	ing_link_pass(struct ing_box *b, int fd, int port);
 /* The relay sent something: read and count its reports. false when the
  * link is gone (closed). */
 bool	ing_link_read(struct ing_box *b, struct ing_counts *c);
+/* Is the link still there (a relay that died, its container gone, hung
+ * up: closed now)? Never blocks. */
+bool	ing_link_check(struct ing_box *b, struct ing_counts *c);
 
 #endif /* YUXI_PREVIEW_INT_H */
