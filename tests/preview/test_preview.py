@@ -381,3 +381,34 @@ def test_production_snippets(tmp_path):
         assert token_of(url) not in log and "preview=%s " % token_of(url)[:6] in log
     finally:
         s.stop()
+
+
+@pytest.mark.parametrize("args", [(), ("--provisioners", "1")], ids=["standalone", "front"])
+def test_the_dev_run_serves_previews(args):
+    """./scripts/run.sh --detach (scripts/run-service.sh): previews on at
+    https://<capability>.preview.localhost:<port>/, its certificate
+    covering them; with --provisioners, through the front."""
+    from yxsvc import DevCheckout
+    from conftest import IMAGE, boxsrv_source
+    d = DevCheckout(IMAGE, args)
+    try:
+        d.start()
+        base, cert = d.info["base"], d.info["cert"]
+        hdr = {"Authorization": "Bearer " + d.info["tokens"]["alice"]}
+
+        def api(method, path, **kw):
+            return requests.request(method, base + path, headers=hdr, verify=cert, timeout=120,
+                                    **kw)
+        assert api("POST", "/api/threads", json={"thread_id": "devpv"}).status_code == 201
+        assert api("POST", "/api/filesystem/write", json={
+            "thread_id": "devpv", "path": "boxsrv.py", "content": boxsrv_source()}).status_code == 201
+        r = api("POST", "/api/processes", json={"thread_id": "devpv",
+                                                "command": "exec python3 boxsrv.py 8000"})
+        assert r.status_code == 201, r.text
+        r = api("POST", "/api/threads/devpv/previews", json={"port": 8000})
+        assert r.status_code == 201, r.text
+        url = r.json()["url"]
+        assert url.endswith(".preview.localhost:%d/" % d.port), url
+        assert until(lambda: requests.get(url, verify=cert, timeout=30).text == "boxsrv 8000\n", 30)
+    finally:
+        d.stop()
