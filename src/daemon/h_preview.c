@@ -241,7 +241,9 @@ pv_control(struct yx_wctx *w, struct yx_http_req *r, const char *tid,
 		return false;
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/" YX_PREVIEW_DIR "/" YX_PREVIEW_SOCK_DIR "/%s", w->cfg->saves_dir, st->name);
+	if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/" YX_PREVIEW_DIR "/" YX_PREVIEW_SOCK_DIR "/%s",
+		w->cfg->saves_dir, st->name) >= (int)sizeof(sun.sun_path))
+		return false;
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) != -1 &&
 	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
 		snprintf(buf, sizeof(buf), "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", uri, host);

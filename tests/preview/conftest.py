@@ -83,6 +83,15 @@ def factory():
         s.stop()
 
 
+def agent_magic():
+    """The agent protocol's magic (src/guest/agent_proto.h)."""
+    with open(os.path.join(HERE, "..", "..", "src", "guest", "agent_proto.h")) as f:
+        for line in f:
+            if line.startswith("#define YX_AGENT_MAGIC"):
+                return line.split('"')[1]
+    raise AssertionError("no YX_AGENT_MAGIC in agent_proto.h")
+
+
 def boxsrv_source():
     with open(os.path.join(HERE, "boxsrv.py")) as f:
         return f.read()

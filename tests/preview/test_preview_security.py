@@ -17,8 +17,8 @@ import time
 import pytest
 import requests
 
-from conftest import (box, default_image, engine_up, get, now, preview_url,  # noqa: F401
-                      token_of, until)
+from conftest import (agent_magic, box, default_image, engine_up, get, now,  # noqa: F401
+                      preview_url, token_of, until)
 
 pytestmark = pytest.mark.skipif(not engine_up() or not default_image(),
                                 reason="no engine or default image")
@@ -260,9 +260,9 @@ def fr(t, p=b""):
 def via_relay(port):
     s = socket.socket(socket.AF_UNIX)
     s.connect("/opt/yuxi/run/agent.sock")
-    s.sendall(fr("H", b"YXA3") + fr("N"))
+    s.sendall(fr("H", MAGIC) + fr("N"))
     a, b = socket.socketpair()
-    s.sendmsg([fr("P", str(port).encode())],
+    s.sendmsg([fr("J", str(port).encode())],
               [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [b.fileno()]))])
     b.close()
     a.settimeout(5)
@@ -303,7 +303,8 @@ def test_nothing_new_is_reachable_from_inside(pv):
     assert get(pv, ua).status_code == 200		# a's relay runs
     r = pv.request("alice", "POST", "/api/filesystem/write",
                    json={"thread_id": a, "path": "probe.py",
-                         "content": RELAY_PROBE.replace("NGINX", str(pv.port))})
+                         "content": RELAY_PROBE.replace("NGINX", str(pv.port)).replace(
+                             "MAGIC", repr(agent_magic().encode()))})
     assert r.status_code == 201
     r = pv.execute(a, "python3 probe.py")
     assert r.status_code == 200, r.text
