@@ -50,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "yuxi/buf.h"
 #include "yuxi/config.h"
 #include "yuxi/error.h"
 #include "yuxi/hash.h"
@@ -178,5 +179,9 @@ struct yx_ingress_stats {
 };
 /* YX_OK with *s; YX_E_BACKEND_UNAVAILABLE. */
 int	yx_preview_stats(const struct yx_config *cfg, struct yx_ingress_stats *s);
+/* The same as GET /metrics lines (Prometheus text) appended to b; nothing
+ * when previews are off, on a front or when the ingress does not answer.
+ * YX_OK or the buffer's error. */
+int	yx_preview_metrics(const struct yx_config *cfg, struct yx_buf *b);
 
 #endif /* YUXI_PREVIEW_H */

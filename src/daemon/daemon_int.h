@@ -456,9 +456,6 @@ int	yx_h_preview_create(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_preview_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_preview_delete(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_preview_auth(struct yx_wctx *, struct yx_http_req *, const char *);
-/* The ingress's counters for GET /metrics (nothing when previews are off
- * or the ingress does not answer). YX_OK or the buffer's error. */
-int	yx_preview_metrics(const struct yx_config *cfg, struct yx_buf *b);
 /* ---- processes ----------------------------------------------------------- */
 
 /* worker.c: serve until SIGTERM; returns the exit status. */

@@ -17,6 +17,7 @@
 #include "remote_int.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
+#include "yuxi/preview.h"
 
 int
 yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)

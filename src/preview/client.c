@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "yuxi/buf.h"
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/preview.h"
@@ -149,4 +150,39 @@ yx_preview_stats(const struct yx_config *cfg, struct yx_ingress_stats *s)
 	s->bytes_in = v[6];
 	s->bytes_out = v[7];
 	return YX_OK;
+}
+
+/* ---- GET /metrics ------------------------------------------------------- */
+
+int
+yx_preview_metrics(const struct yx_config *cfg, struct yx_buf *b)
+{
+	struct yx_ingress_stats st;
+
+	if (cfg->preview_domain[0] == '\0' || cfg->mode == YX_MODE_FRONT ||
+	    yx_preview_stats(cfg, &st) != YX_OK)
+		return YX_OK;
+	return yx_buf_printf(b,
+	    "# HELP yuxi_previews_open Previews the ingress serves (a socket each).\n"
+	    "# TYPE yuxi_previews_open gauge\n"
+	    "yuxi_previews_open %llu\n"
+	    "# HELP yuxi_preview_sandboxes Sandboxes the ingress has a relay connection to.\n"
+	    "# TYPE yuxi_preview_sandboxes gauge\n"
+	    "yuxi_preview_sandboxes %llu\n"
+	    "# HELP yuxi_preview_connections_open Preview connections open now.\n"
+	    "# TYPE yuxi_preview_connections_open gauge\n"
+	    "yuxi_preview_connections_open %llu\n"
+	    "# HELP yuxi_preview_connections_total Preview connections by outcome since the ingress started.\n"
+	    "# TYPE yuxi_preview_connections_total counter\n"
+	    "yuxi_preview_connections_total{outcome=\"handed\"} %llu\n"
+	    "yuxi_preview_connections_total{outcome=\"refused\"} %llu\n"
+	    "yuxi_preview_connections_total{outcome=\"revoked\"} %llu\n"
+	    "# HELP yuxi_preview_bytes_total Bytes of ended preview connections, as the sandboxes' relays report them.\n"
+	    "# TYPE yuxi_preview_bytes_total counter\n"
+	    "yuxi_preview_bytes_total{direction=\"in\"} %llu\n"
+	    "yuxi_preview_bytes_total{direction=\"out\"} %llu\n",
+	    (unsigned long long)st.sockets, (unsigned long long)st.sandboxes,
+	    (unsigned long long)st.open, (unsigned long long)st.accepted,
+	    (unsigned long long)st.refused, (unsigned long long)st.closed,
+	    (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out);
 }
