@@ -51,20 +51,35 @@ start_engine() {
 		say "docker engine: answering on $DOCKER_SOCK"
 		return
 	fi
-	say "docker engine: starting dockerd"
 	mkdir -p /var/log
-	nohup dockerd >/var/log/yuxi-dockerd.log 2>&1 &
-	i=0
-	while ! engine_ping; do
-		i=$((i + 1))
-		if [ $i -gt 60 ]; then
-			echo "dockerd did not answer within 30 s; see /var/log/yuxi-dockerd.log" >&2
-			tail -20 /var/log/yuxi-dockerd.log >&2 || true
-			exit 1
+	# An engine restoring many containers left by an earlier run first has
+	# its containerd clean up their dead shims, and dockerd gives up on a
+	# containerd that takes too long ("timeout waiting for containerd to
+	# start"); the cleanup done, the next start is quick. So: up to three
+	# starts, each given 120 s while its dockerd lives.
+	for attempt in 1 2 3; do
+		say "docker engine: starting dockerd (attempt $attempt)"
+		nohup dockerd >>/var/log/yuxi-dockerd.log 2>&1 &
+		dpid=$!
+		i=0
+		while ! engine_ping; do
+			i=$((i + 1))
+			if ! kill -0 "$dpid" 2>/dev/null || [ $i -gt 240 ]; then
+				break
+			fi
+			sleep 0.5
+		done
+		if engine_ping; then
+			say "docker engine: up"
+			return
 		fi
-		sleep 0.5
+		kill "$dpid" 2>/dev/null
+		wait "$dpid" 2>/dev/null
+		echo "dockerd did not answer (attempt $attempt); tail of /var/log/yuxi-dockerd.log:" >&2
+		grep -v 'dead shim\|shim disconnected\|cleanup warnings' /var/log/yuxi-dockerd.log | tail -5 >&2 || true
 	done
-	say "docker engine: up"
+	echo "dockerd did not start; see /var/log/yuxi-dockerd.log" >&2
+	exit 1
 }
 
 # The engine's runtime entry for gVisor (docs/deployment.md): --network=none
