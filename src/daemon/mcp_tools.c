@@ -16,9 +16,8 @@
  * argument is unknown and every required one is there, and the types of
  * those that must become query or path text.
  *
- * Adding a tool for a new route (previews): its argument list and one
- * line in mcp_tools[] (see the marker below); the tools/list answer, the
- * schema and the mapping follow.
+ * Adding a tool for a new route: its argument list and one line in
+ * mcp_tools[]; the tools/list answer, the schema and the mapping follow.
  */
 #include "config.h"
 
@@ -30,6 +29,7 @@
 #include <json-c/json.h>
 
 #include "mcp_int.h"
+#include "yuxi/ident.h"
 #include "yuxi/text.h"
 
 /* An argument's JSON type. */
@@ -44,7 +44,7 @@ enum mcp_atype {
 enum mcp_place {
 	MP_BODY,	/* a field of the JSON body, as given */
 	MP_QUERY,	/* a query parameter (text) */
-	MP_ID,		/* the id in the path's "{}" (a process, a session) */
+	MP_ID,		/* the id in the path's "{}" (a process, a session, a thread) */
 	MP_ALTID,	/* ... of the tool's other path (execute in a session) */
 	MP_RAW,		/* the raw body: text as it is */
 	MP_RAW64,	/* the raw body: base64, decoded */
@@ -299,6 +299,16 @@ static const struct mcp_arg args_stop_process[] = {
 	{ NULL, MA_STR, MP_BODY, 0, NULL },
 };
 
+static const struct mcp_arg args_create_preview[] = {
+	{ "thread_id", MA_STR, MP_ID, MA_REQ, D_THREAD },
+	{ "port", MA_INT, MP_BODY, MA_REQ,
+	    "The TCP port a server in the sandbox listens on (or will): "
+	    "127.0.0.1 or 0.0.0.0 inside the sandbox." },
+	{ "ttl", MA_INT, MP_BODY, 0,
+	    "Seconds the URL lives (default the service's, 3600)." },
+	{ NULL, MA_STR, MP_BODY, 0, NULL },
+};
+
 /* ---- the tools ---------------------------------------------------------- */
 
 static const struct mcp_tool mcp_tools[] = {
@@ -383,11 +393,14 @@ static const struct mcp_tool mcp_tools[] = {
 	    "Kill a session's shell and every process of it, and forget the "
 	    "session; returns its last state.",
 	    YX_M_DELETE, "/api/sessions/{}", NULL, MK_JSON, MH_DESTR | MH_IDEM, args_end_session },
-	/*
-	 * MARK: tools of routes still to come, each one line like the above
-	 * once its route is in the route table: create_preview (a URL for a
-	 * port of the sandbox).
-	 */
+	{ "create_preview", "Open a preview URL",
+	    "Give a port of the thread's sandbox a public HTTPS URL (HTTP and "
+	    "WebSocket) that a person opens in a browser: a web app, a "
+	    "notebook, a dev server. The URL itself is the key to it (hand it "
+	    "only to who should see the app); a second call for the port "
+	    "replaces the URL. The preview errors with not_found when the "
+	    "service has previews off.",
+	    YX_M_POST, "/api/threads/{}/previews", NULL, MK_JSON, 0, args_create_preview },
 };
 
 #define MCP_NTOOLS	(sizeof(mcp_tools) / sizeof(mcp_tools[0]))
@@ -604,8 +617,8 @@ mcp_put_meta(struct yx_mcp_req *m, struct yx_mcp_call *c, const struct mcp_arg *
 
 /*
  * The route's path (MP_ALTID: the tool's other one) with the id of a
- * process or session in its "{}"; an id that cannot be one gets the
- * route's own answer for it (404).
+ * process, session or thread in its "{}"; an id that cannot be one gets
+ * the route's own answer for it (404).
  */
 static int
 mcp_put_id(struct yx_mcp_req *m, struct yx_mcp_call *c, const struct mcp_tool *t,
@@ -616,7 +629,13 @@ mcp_put_id(struct yx_mcp_req *m, struct yx_mcp_call *c, const struct mcp_tool *t
 	size_t		 n;
 
 	n = json_object_is_type(v, json_type_string) ? strlen(id) : 0;
-	if (n == 0 || n > 64 ||
+	if (strcmp(a->name, "thread_id") == 0) {
+		/* as the routes that take it in the body answer */
+		if (!yx_thread_id_valid(id, n)) {
+			*res = yx_mcp_tool_error(m, YX_E_BAD_REQUEST, YX_THREAD_ID_RULE);
+			return YX_E_BAD_REQUEST;
+		}
+	} else if (n == 0 || n > 64 ||
 	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != n) {
 		if (strcmp(a->name, "session_id") == 0) {
 			*res = yx_mcp_tool_error(m, YX_E_SESSION_NOT_FOUND, "no such session");

@@ -20,7 +20,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 const url = new URL(process.env.YUXI_MCP_URL);
 const TOOLS = ['create_thread', 'list_threads', 'execute', 'read_file', 'write_file',
   'edit_file', 'ls', 'glob', 'grep', 'upload', 'download', 'start_process',
-  'process_output', 'process_stdin', 'stop_process', 'create_session', 'end_session'];
+  'process_output', 'process_stdin', 'stop_process', 'create_session', 'end_session',
+  'create_preview'];
 
 async function connect(token) {
   const client = new Client({ name: 'yuxi-sdk-test', version: '1.0.0' });

@@ -77,7 +77,8 @@ def test_initialize_and_list(svc):
     assert set(tools) == {"create_thread", "list_threads", "execute", "read_file",
                           "write_file", "edit_file", "ls", "glob", "grep", "upload",
                           "download", "start_process", "process_output", "process_stdin",
-                          "stop_process", "create_session", "end_session"}
+                          "stop_process", "create_session", "end_session",
+                          "create_preview"}
     for t in tools.values():
         s = t["inputSchema"]
         assert s["type"] == "object" and s["additionalProperties"] is False
@@ -596,3 +597,50 @@ def test_host_paths_never_leave(svc):
     r = m.tool("download", {"thread_id": tid, "path": "/workspace"})
     assert r["structuredContent"]["error"]["code"] == "is_directory"
     assert svc.saves not in json.dumps(r)
+
+
+def test_create_preview(svc):
+    """create_preview maps onto POST /api/threads/{id}/previews: the URL
+    serves the box's server; bob's call on alice's thread is the same tool
+    error as on a thread that does not exist; a thread id that could
+    change the route's path is refused; previews off: not_found."""
+    import requests
+    yxsvc.resolve_localhost()
+    s = yxsvc.Service(stem="qyxmv")
+    s.env["YUXI_PREVIEW_DOMAIN"] = "preview.localhost:%d" % s.port
+    try:
+        s.start()
+        m = Mcp(s)
+        tid = thread(s)
+        assert not m.tool("write_file", {"thread_id": tid, "path": "index.html",
+                                         "content": "served through mcp\n"})["isError"]
+        r = m.tool("start_process", {"thread_id": tid, "command":
+                                     "exec httpd -f -p 127.0.0.1:8000 -h ."})
+        assert not r["isError"], r
+        r = m.tool("create_preview", {"thread_id": tid, "port": 8000, "ttl": 600})
+        assert not r["isError"], r
+        url = r["structuredContent"]["url"]
+        assert url.startswith("https://") and ".preview.localhost:%d/" % s.port in url
+        listed = api(s, "alice", "GET", "/api/threads/%s/previews" % tid).json()["previews"]
+        assert [(p["port"], p["url"]) for p in listed] == [(8000, url)]
+        got = yxsvc.wait_for(lambda: requests.get(url + "index.html", verify=s.cert,
+                                                  timeout=30).text, 20, 0.3)
+        assert got == "served through mcp\n"
+        bob = Mcp(s, "bob")
+        theirs = bob.tool("create_preview", {"thread_id": tid, "port": 8000})
+        none = bob.tool("create_preview", {"thread_id": "no-such-thread", "port": 8000})
+        assert theirs["structuredContent"]["error"]["code"] == "not_found", theirs
+        assert no_rid(theirs) == no_rid(none)
+        assert url not in json.dumps(theirs)
+        for bad in ("../x", "a/b", "x" * 129, ""):
+            r = m.tool("create_preview", {"thread_id": bad, "port": 8000})
+            assert r["structuredContent"]["error"]["code"] == "bad_request", (bad, r)
+        r = m.tool("create_preview", {"thread_id": tid, "port": 0})
+        assert r["structuredContent"]["error"]["code"] == "bad_request", r
+        # alice's preview still answers
+        assert requests.get(url + "index.html", verify=s.cert, timeout=30).status_code == 200
+    finally:
+        s.stop()
+    # the module's instance has previews off
+    r = Mcp(svc).tool("create_preview", {"thread_id": thread(svc), "port": 8000})
+    assert r["structuredContent"]["error"]["code"] == "not_found", r
