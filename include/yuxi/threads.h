@@ -107,6 +107,7 @@ struct yx_thread_store {
 	bool		chown_ok;	/* false when not root: skip fchown */
 	int64_t		remove_budget_ms; /* of one remove (request budget); 0 none */
 	int64_t		disk_quota;	/* bytes of a new thread's disk; 0 none */
+	int		disk_fs;	/* its filesystem: enum yx_disk_fs */
 };
 
 /* Start-up repair counts (yx_thread_store_reconcile). */

@@ -156,6 +156,12 @@ priv_loop_backs(int fd, const struct stat *img)
 	    minor((dev_t)li.lo_device) == minor(img->st_dev);
 }
 
+bool
+priv_loop_backs_fd(int fd, const struct stat *img)
+{
+	return priv_loop_backs(fd, img);
+}
+
 /*
  * Open the loop device node named `base` ("loopN") read-only and check that
  * it is the block device `want` (0: any loop device). fd or -1.
@@ -324,10 +330,10 @@ priv_loop_attach(int imgfd, char *dev, size_t devlen)
 	return lfd;
 }
 
-/* In the mke2fs child: wire descriptors, exec; never returns. */
+/* In the mkfs child: wire descriptors, exec; never returns. */
 static void __attribute__((noreturn))
-priv_mkfs_child(char *const argv[], char *const envp[], int img, int devnull,
-    int failw)
+priv_mkfs_child(const char *path, char *const argv[], char *const envp[], int img,
+    int devnull, int failw)
 {
 	int e;
 
@@ -340,7 +346,7 @@ priv_mkfs_child(char *const argv[], char *const envp[], int img, int devnull,
 	    dup2(img, 3) == -1 ||
 	    close_range(4, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
 		goto fail;
-	execve(YX_MKE2FS, argv, envp);
+	execve(path, argv, envp);
 fail:
 	e = errno;
 	(void)!write(failw, &e, sizeof(e));
@@ -358,7 +364,7 @@ priv_wait(pid_t pid)
 	while ((r = waitpid(pid, &ws, WNOHANG)) == 0 && yx_mono_ms() < deadline)
 		(void)poll(NULL, 0, 5);
 	if (r == 0) {
-		log_warnx("mke2fs took over %d ms: killed", PRIV_MKFS_MS);
+		log_warnx("mkfs took over %d ms: killed", PRIV_MKFS_MS);
 		kill(pid, SIGKILL);
 		r = waitpid(pid, &ws, 0);
 	}
@@ -367,11 +373,10 @@ priv_wait(pid_t pid)
 
 /*
  * Format the image through the loop device open on fd: mke2fs with a fixed
- * argv and a clean environment on /proc/self/fd/3 (this very device);
- * exec failures come back over a close-on-exec pipe. On the device, not
- * the file: for a regular file mke2fs asks every loop device in the
- * system whether the file backs it (0.3-3 s with 7,000 threads), for a
- * block device it only reads the mount table.
+ * argv and a clean environment on /proc/self/fd/3 (this very device). On
+ * the device, not the file: for a regular file mke2fs asks every loop
+ * device in the system whether the file backs it (0.3-3 s with 7,000
+ * threads), for a block device it only reads the mount table.
  */
 static int
 priv_mkfs(int fd, unsigned uid, unsigned gid, struct yx_errctx *e)
@@ -379,36 +384,44 @@ priv_mkfs(int fd, unsigned uid, unsigned gid, struct yx_errctx *e)
 	char	 ext[128];
 	char	*argv[] = { "mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-E",
 		ext, "/proc/self/fd/3", NULL };
-	char	*envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
-		NULL };
-	int	 pfd[2] = { -1, -1 }, devnull = -1, en = 0, ws, rc;
-	pid_t	 pid;
 
 	/* lazy: a sparse file reads as zeroes, nothing needs writing */
 	snprintf(ext, sizeof(ext), "root_owner=%u:%u,nodiscard,"
 				   "lazy_itable_init=1,lazy_journal_init=1",
 	    uid, gid);
+	return priv_exec_on(YX_MKE2FS, argv, fd, e);
+}
+
+/* See priv_int.h: exec failures come back over a close-on-exec pipe. */
+int
+priv_exec_on(const char *path, char *const argv[], int fd, struct yx_errctx *e)
+{
+	char	*envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
+		NULL };
+	int	 pfd[2] = { -1, -1 }, devnull = -1, en = 0, ws, rc;
+	pid_t	 pid;
+
 	if (pipe2(pfd, O_CLOEXEC) == -1 ||
 	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
-		rc = priv_fail_errno(e, errno, "mke2fs");
+		rc = priv_fail_errno(e, errno, "mkfs");
 		goto done;
 	}
 	if ((pid = fork()) == -1) {
-		rc = priv_fail_errno(e, errno, "mke2fs");
+		rc = priv_fail_errno(e, errno, "mkfs");
 		goto done;
 	}
 	if (pid == 0)
-		priv_mkfs_child(argv, envp, fd, devnull, pfd[1]);
+		priv_mkfs_child(path, argv, envp, fd, devnull, pfd[1]);
 	close(pfd[1]);
 	pfd[1] = -1;
 	if (read(pfd[0], &en, sizeof(en)) != (ssize_t)sizeof(en))
 		en = 0;		/* EOF: the exec happened */
 	ws = priv_wait(pid);
 	if (en != 0) {
-		log_warnx("cannot run %s: %s", YX_MKE2FS, strerror(en));
+		log_warnx("cannot run %s: %s", path, strerror(en));
 		rc = yx_fail(e, YX_E_IO, "cannot format the disk image");
 	} else if (ws == -1 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		log_warnx("%s failed (wait status %d)", YX_MKE2FS, ws);
+		log_warnx("%s failed (wait status %d)", path, ws);
 		rc = yx_fail(e, YX_E_IO, "cannot format the disk image");
 	} else
 		rc = YX_OK;
@@ -450,7 +463,7 @@ priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
 }
 
 int
-priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
+priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid, bool btrfs,
     struct yx_errctx *e)
 {
 	char	dev[PATH_MAX];
@@ -468,7 +481,9 @@ priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
 	else if ((lfd = priv_loop_attach(fd, dev, sizeof(dev))) == -1) {
 		log_warn("no loop device to format an image");
 		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
-	} else
+	} else if (btrfs)
+		rc = priv_btrfs_format(tfd, lfd, dev, uid, gid, e);
+	else
 		rc = priv_mkfs(lfd, uid, gid, e);
 	if (lfd != -1) {
 		/* closed, the device goes (autoclear): no record of it */
@@ -536,7 +551,8 @@ priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 		goto done;
 	}
 	if (r == 1) {	/* mounted already: fine if it is this image */
-		if (!priv_backed_by(d.ufd, &d.img))
+		if (!priv_backed_by(d.ufd, &d.img) &&
+		    !priv_btrfs_backed_by(d.ufd, &d.img))
 			rc = yx_fail(e, YX_E_BUSY,
 			    "another filesystem is mounted on user-data");
 		goto done;
@@ -545,6 +561,10 @@ priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 	    (lfd = priv_loop_attach(d.imgfd, dev, sizeof(dev))) == -1) {
 		log_warn("thread %s: no loop device", name);
 		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
+		goto done;
+	}
+	if (priv_image_is_btrfs(d.imgfd)) {
+		rc = priv_btrfs_mount(tfd, d.ufd, dev, name, &d.img, e);
 		goto done;
 	}
 	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", d.ufd);
@@ -569,6 +589,11 @@ priv_image_unmount(int tfd, const char *name, struct yx_errctx *e)
 	char			tgt[40];
 	int			r, rc = YX_OK;
 
+	if ((d.imgfd = priv_image_open(tfd, &d.img)) != -1 &&
+	    priv_image_is_btrfs(d.imgfd)) {
+		rc = priv_btrfs_unmount(tfd, &d.img, name, e);
+		goto done;
+	}
 	if ((r = priv_userdata(tfd, &d.ufd)) == -1) {
 		if (errno != ENOENT)
 			rc = priv_fail_errno(e, errno, "user-data");
@@ -576,8 +601,7 @@ priv_image_unmount(int tfd, const char *name, struct yx_errctx *e)
 	}
 	if (r == 0)	/* nothing mounted */
 		goto done;
-	if ((d.imgfd = priv_image_open(tfd, &d.img)) == -1 ||
-	    !priv_backed_by(d.ufd, &d.img)) {
+	if (d.imgfd == -1 || !priv_backed_by(d.ufd, &d.img)) {
 		rc = yx_fail(e, YX_E_BUSY,
 		    "user-data is not mounted from the thread's disk image");
 		goto done;
@@ -617,7 +641,8 @@ priv_image_usage(int tfd, struct yx_priv_usage *u, struct yx_errctx *e)
 	memset(u, 0, sizeof(*u));
 	if (priv_userdata(tfd, &d.ufd) != 1 ||
 	    (d.imgfd = priv_image_open(tfd, &d.img)) == -1 ||
-	    !priv_backed_by(d.ufd, &d.img)) {
+	    (!priv_backed_by(d.ufd, &d.img) &&
+		!priv_btrfs_backed_by(d.ufd, &d.img))) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "no disk image mounted");
 		goto done;
 	}
