@@ -87,6 +87,7 @@ struct yx_priv_usage {
 #define YX_PRIV_TXM		"txm"
 #define YX_PRIV_TXDIR		"tx"
 #define YX_PRIV_SNAP_ID_LEN	17	/* "s" + 16 lowercase hex */
+#define YX_PRIV_SNAP_ID_SIZE	(YX_PRIV_SNAP_ID_LEN + 1)
 #define YX_PRIV_SNAP_LIST	(1100 * (YX_PRIV_SNAP_ID_LEN + 1))
 
 /* The kind of a thread's storage (yx_priv_tx_begin). */

@@ -89,7 +89,7 @@ snap_errno(struct yx_errctx *e, int en, const char *what)
 {
 	int rc = en == ENOENT ? YX_E_NOT_FOUND :
 	    en == EEXIST	  ? YX_E_FILE_EXISTS :
-				    yx_err_from_errno(en);
+				yx_err_from_errno(en);
 
 	return yx_fail(e, rc, "%s: %s", what, strerror(en));
 }
@@ -230,7 +230,7 @@ priv_btrfs_format(int tfd, int lfd, const char *dev, unsigned uid,
     unsigned gid, struct yx_errctx *e)
 {
 	char		*argv[] = { "mkfs.btrfs", "-q", "-f", "-R", "quota", "-M",
-		"/proc/self/fd/3", NULL };
+		      "/proc/self/fd/3", NULL };
 	struct stat	 st;
 	int		 vfd = -1, rfd = -1, lv = -1, rc;
 	char		 tgt[40];
