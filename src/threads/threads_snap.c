@@ -80,8 +80,7 @@ snap_tdir(struct yx_thread_store *st, const struct yx_thread *t)
 	fd = openat(st->dirfd, t->thread_id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
 		return -1;
-	if (t->own_uid && (fstatat(fd, "user-data", &sb, AT_SYMLINK_NOFOLLOW) == -1 ||
-			      sb.st_uid != t->uid)) {
+	if (t->own_uid && (fstatat(fd, "user-data", &sb, AT_SYMLINK_NOFOLLOW) == -1 || sb.st_uid != t->uid)) {
 		close(fd);
 		return -1;
 	}
@@ -198,9 +197,7 @@ yx_thread_snap_create(struct yx_thread_store *st, const struct yx_thread *t,
 	int			 tfd = -1, rdir = -1, rc;
 
 	memset(out, 0, sizeof(*out));
-	if (name != NULL && (strlen(name) >= sizeof(out->name) ||
-				!yx_utf8_valid(name, strlen(name)) ||
-				strpbrk(name, "\n\r\t") != NULL))
+	if (name != NULL && (strlen(name) >= sizeof(out->name) || !yx_utf8_valid(name, strlen(name)) || strpbrk(name, "\n\r\t") != NULL))
 		return yx_fail(err, YX_E_BAD_REQUEST,
 		    "name must be UTF-8 text of at most 128 bytes");
 	if ((tfd = snap_tdir(st, t)) == -1)
@@ -279,7 +276,7 @@ snap_cmp(const void *a, const void *b)
 	const struct yx_thread_snap *x = a, *y = b;
 
 	return x->created_ms < y->created_ms ? 1 : x->created_ms > y->created_ms ? -1 :
-										  strcmp(x->id, y->id);
+										   strcmp(x->id, y->id);
 }
 
 int
@@ -534,9 +531,8 @@ yx_thread_snap_copy(struct yx_thread_store *st, const struct yx_thread *src,
 	if (snap_copy_dir(sd, dd, 0, &c) == -1) {
 		log_warnx("thread %s: fork from %s: %s", dst->thread_id, src->thread_id,
 		    strerror(c.en));
-		rc = yx_fail(err, c.en == ENOSPC || c.en == EDQUOT ? YX_E_QUOTA_EXCEEDED :
-		    c.en == ELOOP						   ? YX_E_BAD_REQUEST :
-										     YX_E_IO,
+		rc = yx_fail(err, c.en == ENOSPC || c.en == EDQUOT ? YX_E_QUOTA_EXCEEDED : c.en == ELOOP ? YX_E_BAD_REQUEST :
+													   YX_E_IO,
 		    "cannot copy the snapshot: %s", strerror(c.en));
 		goto done;
 	}
