@@ -416,5 +416,10 @@ int	yx_thread_snap_copy(struct yx_thread_store *st, const struct yx_thread *src,
  * waited for: YX_OK with *fdp (close it to let go), YX_E_THREAD_BUSY. */
 int	yx_thread_txlock(struct yx_thread_store *st, const struct yx_thread *t,
     int *fdp, struct yx_errctx *err);
+/* fn(arg, id) for each thread whose directory holds a transaction's
+ * journal or layer (what a crash leaves; the reaper recovers them).
+ * Returns how many. */
+unsigned yx_thread_tx_left(struct yx_thread_store *st,
+    void (*fn)(void *, const char *), void *arg);
 
 #endif /* YUXI_THREADS_H */

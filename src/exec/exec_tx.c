@@ -569,6 +569,8 @@ tx_commit(struct tx_ctx *c, struct yx_errctx *err)
 	for (i = 0; i < c->nops && rc == YX_OK; i++) {
 		const struct tx_op *op = &c->ops[i];
 
+		if (i > 0)
+			tx_step(c);	/* between two changes */
 		tx_hex(op->rel, hex, sizeof(hex));
 		if (op->kind == TX_DELETED || (op->was != '\0' && (op->was == 'd') != (op->type == 'd'))) {
 			/* a deletion, or a type that changes: the old one goes */
@@ -600,13 +602,13 @@ tx_commit(struct tx_ctx *c, struct yx_errctx *err)
 			    "cannot write the changes: %s", strerror(errno));
 		close(ufd);
 		close(pfd);
-		tx_step(c);
 	}
 	if (rc != YX_OK)
 		goto fail;
+	tx_step(c);	/* all written, not committed */
 	if ((rc = tx_jput(jfd, "C\n")) != YX_OK)
 		goto fail;
-	tx_step(c);
+	tx_step(c);	/* committed, nothing applied */
 	if ((jf = fdopen(jfd, "r")) == NULL) {
 		rc = YX_E_NOMEM;
 		goto fail;

@@ -383,6 +383,53 @@ yx_thread_snap_restore(struct yx_thread_store *st, const struct yx_thread *t,
 	return yx_priv_snap_restore(t->thread_id, sid, err);
 }
 
+/* Does thread directory tfd hold a transaction's journal or layer? */
+static bool
+snap_tx_left(int tfd)
+{
+	static const char *const marks[] = { YX_PRIV_TXDIR "/journal", YX_PRIV_TXDIR "/upper",
+		YX_PRIV_VOL "/" YX_PRIV_TXDIR "/journal", YX_PRIV_VOL "/" YX_PRIV_TXDIR "/upper" };
+	struct stat	sb;
+	size_t		i;
+
+	for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (fstatat(tfd, marks[i], &sb, AT_SYMLINK_NOFOLLOW) == 0)
+			return true;
+	return false;
+}
+
+unsigned
+yx_thread_tx_left(struct yx_thread_store *st, void (*fn)(void *, const char *),
+    void *arg)
+{
+	struct dirent	*de;
+	DIR		*d;
+	unsigned	 n = 0;
+	size_t		 scanned = 0;
+	int		 fd, tfd;
+
+	if ((fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL && scanned++ < YX_THREADS_SCAN_MAX) {
+		if (!yx_thread_id_valid(de->d_name, strlen(de->d_name)))
+			continue;
+		tfd = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (tfd == -1)
+			continue;
+		if (snap_tx_left(tfd)) {
+			fn(arg, de->d_name);
+			n++;
+		}
+		close(tfd);
+	}
+	closedir(d);
+	return n;
+}
+
 /* ---- fork: copy a snapshot's tree into a new thread's user-data ------------ */
 
 struct snap_copy {
