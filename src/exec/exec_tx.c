@@ -71,6 +71,7 @@
 #include "yuxi/text.h"
 #include "yuxi/tree.h"
 #include "exec/exec_int.h"
+#include "common/control_int.h"
 
 #define TX_OPS_MAX	100000	/* changes one commit applies */
 #define TX_DEPTH_MAX	256	/* directories deep the upper is read */
@@ -79,7 +80,9 @@
 #define TX_PROCS_IDLE	3	/* init, the container's sleep, the counting sh */
 
 /* One change. */
-enum tx_kind { TX_ADDED, TX_MODIFIED, TX_DELETED };
+enum tx_kind { TX_ADDED,
+	TX_MODIFIED,
+	TX_DELETED };
 
 struct tx_op {
 	char		*rel;		/* beneath user-data; heap */
@@ -110,6 +113,9 @@ tx_openat(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
 {
 	struct open_how how;
 
+	/* control: the naive open, symlinks on the way followed */
+	if (YX_CONTROL_OFF("txresolve"))
+		return openat(dirfd, name, flags | O_CLOEXEC, mode);
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
 	how.mode = (flags & O_CREAT) ? mode : 0;
@@ -138,14 +144,19 @@ tx_step(struct tx_ctx *c)
 static char
 tx_type(mode_t m)
 {
-	return S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' : S_ISFIFO(m) ? 'p' : S_ISREG(m) ? 'f' : '?';
+	return S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' :
+	    S_ISFIFO(m)			     ? 'p' :
+	    S_ISREG(m)			     ? 'f' :
+					       '?';
 }
 
 static const char *
 tx_type_name(char t)
 {
-	return t == 'd' ? "dir" : t == 'l' ? "symlink" : t == 'f' ? "file" : t == 'p' ? "fifo" :
-										 "other";
+	return t == 'd' ? "dir" : t == 'l' ? "symlink" :
+	    t == 'f'			   ? "file" :
+	    t == 'p'			   ? "fifo" :
+					     "other";
 }
 
 static int
@@ -435,8 +446,7 @@ tx_copy_entry(int sd, const char *sname, int dd, const char *dname, unsigned uid
 		rc = tx_copy_entry(in, de->d_name, out, de->d_name, uid, gid, depth + 1);
 	}
 	closedir(d);
-	if (rc == 0 && (fchown(out, uid, gid) == -1 || fchmod(out, sb.st_mode & 01777) == -1 ||
-			   fsync(out) == -1))
+	if (rc == 0 && (fchown(out, uid, gid) == -1 || fchmod(out, sb.st_mode & 01777) == -1 || fsync(out) == -1))
 		rc = -1;
 done:
 	if (out != -1)
@@ -597,8 +607,7 @@ tx_commit(struct tx_ctx *c, struct yx_errctx *err)
 		/* recorded first: an undo finds a temporary half written */
 		if ((rc = tx_jput(jfd, line)) == YX_OK &&
 		    tx_copy_entry(ufd, uleaf, pfd, tmp, c->run->uid, c->run->gid, 0) == -1)
-			rc = yx_fail(err, errno == ENOSPC || errno == EDQUOT ? YX_E_QUOTA_EXCEEDED :
-										 YX_E_IO,
+			rc = yx_fail(err, errno == ENOSPC || errno == EDQUOT ? YX_E_QUOTA_EXCEEDED : YX_E_IO,
 			    "cannot write the changes: %s", strerror(errno));
 		close(ufd);
 		close(pfd);
@@ -714,7 +723,7 @@ static int
 tx_procs(struct yx_executor *ex, const char *name, const struct exec_run *run)
 {
 	const char *argv[] = { "/bin/sh", "-c",
-		"n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n", NULL };
+			  "n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n", NULL };
 	struct yx_exec_req	xr;
 	struct yx_exec_result	res;
 	int			n = 0;

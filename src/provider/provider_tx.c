@@ -37,7 +37,7 @@ yx_provider_tx_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	struct yx_container_spec	 spec;
 	struct yx_prov_mounts		 ms = { NULL, 0 };
 	const struct yx_config		*settings = req->settings != NULL ? req->settings :
-									     p->cfg;
+								    p->cfg;
 	int				 rc;
 
 	(void)p->driver->ops->remove(p->driver, name, NULL);	/* a stale one */

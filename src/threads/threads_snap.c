@@ -45,6 +45,7 @@
 #include "yuxi/text.h"
 #include "yuxi/tree.h"
 #include "threads/threads_int.h"
+#include "common/control_int.h"
 
 #define SNAP_RECS	"snaps"
 #define SNAP_LOCK	"tx.lock"
@@ -56,6 +57,9 @@ snap_openat(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
 {
 	struct open_how how;
 
+	/* control: the naive open, symlinks followed */
+	if (YX_CONTROL_OFF("snapcopy"))
+		return openat(dirfd, name, flags | O_CLOEXEC, mode);
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
 	how.mode = (flags & O_CREAT) ? mode : 0;
@@ -508,7 +512,8 @@ snap_copy_dir(int sd, int dd, int depth, struct snap_copy *c)
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(sd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
+		if (fstatat(sd, de->d_name, &sb,
+			YX_CONTROL_OFF("snapcopy") ? 0 : AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (S_ISREG(sb.st_mode))
 			rc = snap_copy_file(sd, dd, de->d_name, &sb, c);
