@@ -147,4 +147,3 @@ done:
 		close(devnull);
 	return rc;
 }
-
