@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import engine_has_runsc, engine_up
+from conftest import engine_has_runsc, engine_up, wait_for
 
 pytestmark = [
     pytest.mark.skipif(not engine_up(), reason="no docker engine or test image"),
@@ -57,6 +57,8 @@ def scenario(inst, tid):
 
 def test_in_a_pool_box(factory):
     inst = factory(YUXI_POOL_SIZE=2, **BTRFS)
+    assert wait_for(lambda: sum(s["state"] == "pooled" for s in inst.sandboxes().values())
+                    >= 2, 120, 0.1), "the pool did not fill"
     tid = inst.new_thread()
     assert run(inst, tid, "true")["exit_code"] == 0
     slot = inst.sandboxes()[tid]
