@@ -170,6 +170,8 @@ def main():
             # every round would hold a copy each; only the first is kept
             while len(snaps) > 1:
                 sid = snaps.pop()["snapshot_id"]
+                conn.close()
+                conn.connect()
                 call("DELETE", "/api/threads/%s/snapshots/%s" % (tid, sid), want=204)
         # a transaction touching one file of the tree, against the plain command
         cmd = "echo y >> /home/yuxi/user-data/workspace/d001/f00001"
