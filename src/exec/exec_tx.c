@@ -645,14 +645,15 @@ fail:
 
 static int
 tx_fields(struct tx_ctx *c, bool applied, bool background, const bool *conflict,
-    size_t nconflict, struct yx_buf *b)
+    size_t nconflict, const char *why, struct yx_buf *b)
 {
 	char	vp[PATH_MAX + 64];
 	size_t	i, shown = 0;
 	int	rc;
 
-	if ((rc = yx_buf_printf(b, "\"applied\":%s,\"changes\":[", applied ? "true" : "false")) !=
-	    YX_OK)
+	if ((rc = yx_buf_printf(b, "\"applied\":%s,", applied ? "true" : "false")) != YX_OK ||
+	    (why != NULL && (rc = yx_buf_printf(b, "\"not_applied\":\"%s\",", why)) != YX_OK) ||
+	    (rc = yx_buf_puts(b, "\"changes\":[")) != YX_OK)
 		return rc;
 	for (i = 0; i < c->nops && shown < TX_CHANGES_SHOWN && rc == YX_OK; i++, shown++) {
 		const struct tx_op *op = &c->ops[i];
@@ -689,6 +690,24 @@ tx_fields(struct tx_ctx *c, bool applied, bool background, const bool *conflict,
 }
 
 /* ---- the run ----------------------------------------------------------- */
+
+/* Why a transaction was not applied, in a word the reply carries. */
+static const char *
+tx_why(const struct yx_exec_request *req, const struct yx_exec_result *res,
+    bool background, bool overflow, size_t nconflict)
+{
+	if (req->tx == YX_TX_DISCARD)
+		return "discard";
+	if (res->timed_out)
+		return "timed_out";
+	if (res->exit_code != 0)
+		return "exit_code";
+	if (background)
+		return "background_process";
+	if (overflow)
+		return "too_many_changes";
+	return nconflict > 0 ? "conflicts" : "exit_code";
+}
 
 /*
  * The start: the ctime the kernel gives a change now (the lock file of the
@@ -836,48 +855,26 @@ yx_exec_tx_recover(struct yx_executor *ex, const char *tid)
 }
 
 /*
- * The transactional run (yx_executor_run with req->tx): the command's
- * outcome in *res, the transaction's in out->tx.
+ * Run the command in the transaction's own container (provider_tx.c): the
+ * thread's settings, uid and mounts, the overlay on txm as its user-data,
+ * no agent, the runner through an engine exec; then count what is left
+ * running and remove the container. YX_OK with *res and *background.
  */
-int
-exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
-    struct exec_run *run, int timeout, struct yx_exec_result *res,
-    struct yx_exec_output *out, struct yx_errctx *err)
+static int
+tx_container_run(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, int timeout, struct yx_exec_result *res, bool *background,
+    struct yx_errctx *err)
 {
 	struct yx_container_info info;
 	struct yx_acquire_req	 ar;
 	struct exec_cmd		 cmd;
-	struct tx_ctx		 c;
-	struct yx_buf		 b;
-	struct exec_run		 norun;
+	struct exec_run		 norun = *run;
 	struct yx_mount		 extra[16];
 	const char *const	 sleep_argv[] = { "/bin/sleep", "3600", NULL };
 	char			 name[YX_TX_NAME_MAX], txm[YX_CFG_PATH + 200];
-	bool			*conflict = NULL, background = false, applied = false, made = false;
-	size_t			 i, nconflict = 0;
 	int			 rc;
 
-	memset(&c, 0, sizeof(c));
-	c.tfd = c.txd = c.up = c.lo = c.live = -1;
-	c.ex = ex;
-	c.run = run;
-	c.tid = req->thread_id;
-	yx_buf_init(&b, 64 << 20);
-	(void)yx_exec_tx_recover(ex, req->thread_id);
-	if (tx_ctx_open(&c, ex->cfg->saves_dir, req->thread_id) == -1) {
-		rc = yx_fail(err, YX_E_NOT_FOUND, "thread not found");
-		goto done;
-	}
-	if (tx_t0(&c) == -1) {
-		rc = yx_fail(err, YX_E_IO, "the transaction's start time");
-		goto done;
-	}
-	if ((rc = yx_priv_tx_begin(req->thread_id, &c.kind, err)) != YX_OK)
-		goto done;
-	made = true;
-	/* the thread's own container spec, its overlay as user-data, no agent */
-	norun = *run;
-	norun.rundir_fd = -1;
+	norun.rundir_fd = -1;	/* no agent directory, no agent */
 	memset(&ar, 0, sizeof(ar));
 	ar.thread_id = req->thread_id;
 	ar.owner_user = req->owner;
@@ -894,52 +891,103 @@ exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.cmd = sleep_argv;
 	yx_provider_tx_name(&ex->prov, req->thread_id, name, sizeof(name));
 	if ((rc = yx_provider_tx_create(&ex->prov, &ar, name, &info, err)) != YX_OK)
-		goto done;
+		return rc;
 	exec_lease_cmd_init(&cmd, run, req->command, timeout);
-	cmd.xr.user = run->user;
+	cmd.xr.user = run->user;	/* the thread's own uid, never a box's */
 	rc = ex->drv->ops->exec(ex->drv, name, &cmd.xr, res, err);
-	if (rc == YX_OK)
-		background = tx_procs(ex, name, run) > TX_PROCS_IDLE;
+	*background = rc == YX_OK && tx_procs(ex, name, run) > TX_PROCS_IDLE;
 	(void)yx_provider_tx_remove(&ex->prov, name);
-	if (rc != YX_OK)
-		goto done;
-	if ((rc = yx_priv_tx_unmount(req->thread_id, err)) != YX_OK)
-		goto done;
-	if (tx_open_layer(&c) == -1) {
+	return rc;
+}
+
+/*
+ * The layer read, the conflicts checked, the commit made when it may be,
+ * the reply's fields into out. YX_OK or the error that stopped it.
+ */
+static int
+tx_finish(struct tx_ctx *c, const struct yx_exec_request *req,
+    const struct yx_exec_result *res, bool background, struct yx_exec_output *out,
+    struct yx_errctx *err)
+{
+	struct yx_buf	 b;
+	bool		*conflict = NULL, applied = false;
+	size_t		 i, nconflict = 0;
+	int		 rc;
+
+	yx_buf_init(&b, 64 << 20);
+	if (tx_open_layer(c) == -1) {
 		rc = yx_fail(err, YX_E_IO, "the transaction's layer");
 		goto done;
 	}
-	if ((rc = tx_walk(&c, c.up, c.lo, "", 0)) != YX_OK) {
+	if ((rc = tx_walk(c, c->up, c->lo, "", 0)) != YX_OK) {
 		(void)yx_fail(err, rc, "cannot read the transaction's changes");
 		goto done;
 	}
-	if ((conflict = calloc(c.nops + 1, sizeof(*conflict))) == NULL) {
+	if ((conflict = calloc(c->nops + 1, sizeof(*conflict))) == NULL) {
 		rc = yx_fail(err, YX_E_NOMEM, NULL);
 		goto done;
 	}
 	if (req->tx == YX_TX_COMMIT && res->exit_code == 0 && !res->timed_out && !background &&
-	    !c.overflow) {
-		for (i = 0; i < c.nops; i++)
-			if ((conflict[i] = tx_conflict(&c, &c.ops[i])))
+	    !c->overflow) {
+		for (i = 0; i < c->nops; i++)
+			if ((conflict[i] = tx_conflict(c, &c->ops[i])))
 				nconflict++;
-		if (nconflict == 0 && c.nops > 0) {
-			if ((rc = tx_commit(&c, err)) != YX_OK)
-				goto done;
-		}
+		if (nconflict == 0 && c->nops > 0 && (rc = tx_commit(c, err)) != YX_OK)
+			goto done;
 		applied = nconflict == 0;
 	}
-	if ((rc = tx_fields(&c, applied, background, conflict, nconflict, &b)) != YX_OK)
+	if ((rc = tx_fields(c, applied, background, conflict, nconflict,
+		 applied ? NULL : tx_why(req, res, background, c->overflow, nconflict), &b)) !=
+	    YX_OK)
 		goto done;
 	out->tx_applied = applied;
 	if ((out->tx_json = strdup(b.data != NULL ? b.data : "")) == NULL)
 		rc = yx_fail(err, YX_E_NOMEM, NULL);
 	log_info("thread %s: transaction %s, %zu changes, %zu conflicts", req->thread_id,
-	    applied ? "applied" : "not applied", c.nops, nconflict);
+	    applied ? "applied" : "not applied", c->nops, nconflict);
+done:
+	free(conflict);
+	yx_buf_fini(&b);
+	return rc;
+}
+
+/*
+ * The transactional run (yx_executor_run with req->tx): the command's
+ * outcome in *res, the transaction's in out->tx_*.
+ */
+int
+exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, int timeout, struct yx_exec_result *res,
+    struct yx_exec_output *out, struct yx_errctx *err)
+{
+	struct tx_ctx	c;
+	bool		background = false, made = false;
+	int		rc;
+
+	memset(&c, 0, sizeof(c));
+	c.tfd = c.txd = c.up = c.lo = c.live = -1;
+	c.ex = ex;
+	c.run = run;
+	c.tid = req->thread_id;
+	(void)yx_exec_tx_recover(ex, req->thread_id);
+	if (tx_ctx_open(&c, ex->cfg->saves_dir, req->thread_id) == -1) {
+		rc = yx_fail(err, YX_E_NOT_FOUND, "thread not found");
+		goto done;
+	}
+	if (tx_t0(&c) == -1) {
+		rc = yx_fail(err, YX_E_IO, "the transaction's start time");
+		goto done;
+	}
+	if ((rc = yx_priv_tx_begin(req->thread_id, &c.kind, err)) != YX_OK)
+		goto done;
+	made = true;
+	if ((rc = tx_container_run(ex, req, run, timeout, res, &background, err)) != YX_OK ||
+	    (rc = yx_priv_tx_unmount(req->thread_id, err)) != YX_OK)
+		goto done;
+	rc = tx_finish(&c, req, res, background, out, err);
 done:
 	if (made)
 		(void)yx_priv_tx_clean(req->thread_id, NULL);
-	free(conflict);
-	yx_buf_fini(&b);
 	tx_ctx_fini(&c);
 	return rc;
 }

@@ -238,6 +238,10 @@ priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 			    "granted to the service)");
 		return rc;
 	}
+	if (cfg->thread_disk_quota > 0 && cfg->disk_fs == YX_DISK_FS_BTRFS &&
+	    access(YX_MKFS_BTRFS, X_OK) == -1)
+		return yx_fail(err, YX_E_FORBIDDEN,
+		    "YUXI_THREAD_DISK_FS=btrfs needs %s (btrfs-progs)", YX_MKFS_BTRFS);
 	priv.cfg = cfg;
 	if (cfg->pool_size > 0) {
 		/* the pool root: a shared mount, so that binds made below it

@@ -23,6 +23,9 @@
 #include "yuxi/priv.h"
 
 #define PRIV_MAGIC	0x79787076u	/* "yxpv" */
+#ifndef YX_MKFS_BTRFS			/* configure's, else Debian's */
+#define YX_MKFS_BTRFS	"/sbin/mkfs.btrfs"
+#endif
 #define PRIV_NAME_MAX	160		/* bytes of a name, NUL excluded */
 #define PRIV_MSG_MAX	200		/* bytes of a reply's message */
 

@@ -61,9 +61,6 @@
 #define SNAP_BTRFS_MAG	"_BHRfS_M"
 #define SNAP_MOUNT_FL	(MS_NOSUID | MS_NODEV)
 #define SNAP_SMALL	(256LL << 20)	/* below: mixed block groups */
-#ifndef YX_MKFS_BTRFS
-#define YX_MKFS_BTRFS	"/sbin/mkfs.btrfs"
-#endif
 /* no redirects, index or metacopy: what the upper holds is exactly the
  * files the command changed, whole, and nothing else needs the lower */
 #define SNAP_OVL_OPTS	"redirect_dir=off,index=off,metacopy=off,xino=off"

@@ -69,18 +69,20 @@ def test_failure_changes_nothing_success_applies(inst):
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["exit_code"] == 1 and out["applied"] is False
+    assert out["not_applied"] == "exit_code"
     assert changes(out) == {("a", "modified"), ("b", "deleted"), ("c", "added")}
     assert out["changes_total"] == 3
     assert all(c["path"].startswith(WS + "/") for c in out["changes"])
     assert files(inst, tid) == "a=A\nb=B\n"
     out = tx(inst, tid, CMD % 0).json()
-    assert out["exit_code"] == 0 and out["applied"] is True, out
+    assert out["exit_code"] == 0 and out["applied"] is True and "not_applied" not in out, out
     assert files(inst, tid) == "a=A2\nc=C\n"
 
 
 def test_discard_never_applies(inst):
     tid = seed(inst)
     out = tx(inst, tid, CMD % 0, mode="discard").json()
+    assert out["not_applied"] == "discard"
     assert out["applied"] is False and changes(out) == {
         ("a", "modified"), ("b", "deleted"), ("c", "added")}
     assert files(inst, tid) == "a=A\nb=B\n"
@@ -107,7 +109,7 @@ def test_a_conflicting_live_write_is_not_applied(inst):
     t.join()
     out = box["r"].json()
     assert out["exit_code"] == 0 and out["applied"] is False, out
-    assert out["conflicts"] == [WS + "/a"], out
+    assert out["conflicts"] == [WS + "/a"] and out["not_applied"] == "conflicts", out
     assert run(inst, tid, "cat %s/a; ls %s" % (WS, WS))["output"] == "LIVE\na\nb\nw\n"
 
 
@@ -118,6 +120,7 @@ def test_background_process_is_not_allowed(inst):
     out = tx(inst, tid, "cd %s && echo X > x && (setsid sleep 30 > /dev/null 2>&1 "
              "< /dev/null &) ; sleep 0.5" % WS).json()
     assert out["applied"] is False and out.get("background_killed") is True, out
+    assert out["not_applied"] == "background_process"
     assert "x=" not in run(inst, tid, "ls %s" % WS)["output"]
 
 
