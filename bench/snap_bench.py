@@ -18,6 +18,9 @@ interleaved rounds (each contender once per round, shuffled):
   cp back    the restore of that copy: `rm -rf` of the live workspace and
              `cp -a` back, and `sync`
   tar        `tar -cf` of user-data to the saves filesystem, and `sync`
+  reflink    `cp -a --reflink=always` of user-data into the thread's own
+             image (the top level, beside the live subvolume: the blocks
+             are shared, every inode is made again), and `sync`
   untar      `rm -rf` of the live workspace and `tar -xf` of it, and `sync`
 
 Space right after: what the image's filesystem uses more after a snapshot
@@ -90,7 +93,8 @@ def main():
     s = benchsvc.BenchService(build, base, YUXI_THREAD_DISK_QUOTA="8g",
                               YUXI_THREAD_DISK_FS="btrfs", YUXI_THREAD_SNAPSHOTS_MAX=64,
                               YUXI_WORKERS=2)
-    res = {k: [] for k in ("snapshot", "restore", "cp -a", "cp back", "tar", "untar")}
+    res = {k: [] for k in ("snapshot", "restore", "cp -a", "cp back", "tar", "untar",
+                           "reflink")}
     space = {}
     txr = {"transaction": [], "plain": []}
     try:
@@ -135,6 +139,13 @@ def main():
         def cp_back():
             sh("rm -rf %s && cp -a --reflink=never %s/workspace %s && sync" % (ws, copy, ud))
 
+        vol = os.path.join(s.saves, "threads", tid, "vol")
+        rcopy = os.path.join(vol, "reflink-copy")
+
+        def reflink():
+            shutil.rmtree(rcopy, ignore_errors=True)
+            sh("sync && cp -a --reflink=always %s %s && sync" % (ud, rcopy))
+
         def tar():
             sh("tar -cf %s -C %s . && sync" % (tarf, ud))
 
@@ -157,7 +168,7 @@ def main():
                 txr[k].append((time.perf_counter() - t0) * 1000)
                 assert j["exit_code"] == 0 and j.get("applied", True), j
         fns = {"snapshot": snapshot, "restore": restore, "cp -a": cp, "cp back": cp_back,
-               "tar": tar, "untar": untar}
+               "tar": tar, "untar": untar, "reflink": reflink}
         # the space, once, before the timed rounds
         os.sync()
         conn.close()
@@ -169,11 +180,17 @@ def main():
         space["snapshot"] = used(ud) - before
         cp()
         space["cp -a"] = du(copy)
+        os.sync()
+        before = used(ud)
+        reflink()
+        time.sleep(1)
+        space["reflink"] = used(ud) - before
+        shutil.rmtree(rcopy, ignore_errors=True)
         tar()
         space["tar"] = os.path.getsize(tarf)
         space["tree"] = du(ws)
         for _ in range(rounds):
-            order = ["snapshot", "cp -a", "tar"]
+            order = ["snapshot", "cp -a", "tar", "reflink"]
             random.shuffle(order)
             order2 = ["restore", "cp back", "untar"]
             random.shuffle(order2)
@@ -181,6 +198,8 @@ def main():
                 conn.close()	# nginx closed it during the copies: a fresh one, untimed
                 conn.connect()
                 res[k].append(timed(fns[k]))
+                if k == "reflink":	# its inodes cost the image's space
+                    shutil.rmtree(rcopy, ignore_errors=True)
             # the baselines rewrite the whole tree: a snapshot kept from
             # every round would hold a copy each; only the first is kept
             while len(snaps) > 1:
@@ -198,12 +217,12 @@ def main():
                                                   total >> 20, rounds))
     print("| operation | median ms | ratio to cp -a |")
     print("| --- | --- | --- |")
-    for k in ("snapshot", "cp -a", "tar", "restore", "cp back", "untar"):
-        ref = med["cp -a"] if k in ("snapshot", "cp -a", "tar") else med["cp back"]
+    for k in ("snapshot", "reflink", "cp -a", "tar", "restore", "cp back", "untar"):
+        ref = med["cp -a"] if k in ("snapshot", "reflink", "cp -a", "tar") else med["cp back"]
         print("| %s | %.1f | %.4f |" % (k, med[k], med[k] / ref))
     print("\n| space right after | bytes | ratio to cp -a |")
     print("| --- | --- | --- |")
-    for k in ("snapshot", "cp -a", "tar"):
+    for k in ("snapshot", "reflink", "cp -a", "tar"):
         print("| %s | %d | %.5f |" % (k, space[k], space[k] / space["cp -a"]))
     print("\n(the tree itself: %d bytes by du)\n" % space["tree"])
     print("| one file changed | median ms |")
