@@ -198,6 +198,34 @@ tx_join(char *buf, size_t len, const char *rel, const char *name)
 	snprintf(buf, len, "%s%s%s", rel, rel[0] != '\0' ? "/" : "", name);
 }
 
+/* The lower's entries an opaque upper directory hides: deleted. */
+static int
+tx_walk_hidden(struct tx_ctx *c, int ud, int ld, const char *rel)
+{
+	struct dirent	*de;
+	struct stat	 us, ls;
+	DIR		*d;
+	char		 p[PATH_MAX];
+	int		 fd, rc = YX_OK;
+
+	if ((fd = dup(ld)) == -1)
+		return YX_E_IO;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return YX_E_IO;
+	}
+	while (rc == YX_OK && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    fstatat(ud, de->d_name, &us, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    fstatat(ld, de->d_name, &ls, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		tx_join(p, sizeof(p), rel, de->d_name);
+		rc = tx_add(c, p, TX_DELETED, tx_type(ls.st_mode), tx_type(ls.st_mode));
+	}
+	closedir(d);
+	return rc;
+}
+
 /*
  * The changes below upper directory ud and lower directory ld (-1: none
  * there) at rel. An added directory is one change (its tree goes in
@@ -215,8 +243,12 @@ tx_walk(struct tx_ctx *c, int ud, int ld, const char *rel, int depth)
 
 	if (depth > TX_DEPTH_MAX)
 		return YX_E_BAD_REQUEST;
-	if ((fd = dup(ud)) == -1 || (d = fdopendir(fd)) == NULL)
+	if ((fd = dup(ud)) == -1)
 		return YX_E_IO;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return YX_E_IO;
+	}
 	while (rc == YX_OK && (de = readdir(d)) != NULL) {
 		bool in_lower;
 
@@ -252,18 +284,8 @@ tx_walk(struct tx_ctx *c, int ud, int ld, const char *rel, int depth)
 	}
 	closedir(d);
 	/* an opaque directory: the lower's entries it does not have are gone */
-	if (rc == YX_OK && opaque && ld != -1 && (fd = dup(ld)) != -1 &&
-	    (d = fdopendir(fd)) != NULL) {
-		while (rc == YX_OK && (de = readdir(d)) != NULL) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-			    fstatat(ud, de->d_name, &us, AT_SYMLINK_NOFOLLOW) == 0 ||
-			    fstatat(ld, de->d_name, &ls, AT_SYMLINK_NOFOLLOW) == -1)
-				continue;
-			tx_join(p, sizeof(p), rel, de->d_name);
-			rc = tx_add(c, p, TX_DELETED, tx_type(ls.st_mode), tx_type(ls.st_mode));
-		}
-		closedir(d);
-	}
+	if (rc == YX_OK && opaque && ld != -1)
+		rc = tx_walk_hidden(c, ud, ld, rel);
 	return rc;
 }
 

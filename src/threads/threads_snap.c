@@ -507,6 +507,8 @@ snap_copy_dir(int sd, int dd, int depth, struct snap_copy *c)
 	}
 	if ((fd = dup(sd)) == -1 || (d = fdopendir(fd)) == NULL) {
 		c->en = errno;
+		if (fd != -1)
+			close(fd);
 		return -1;
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
