@@ -984,6 +984,7 @@ exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
 {
 	struct tx_ctx	c;
 	bool		background = false, made = false;
+	int64_t		t[5] = { yx_mono_ms(), 0, 0, 0, 0 };
 	int		rc;
 
 	memset(&c, 0, sizeof(c));
@@ -1003,13 +1004,21 @@ exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	if ((rc = yx_priv_tx_begin(req->thread_id, &c.kind, err)) != YX_OK)
 		goto done;
 	made = true;
+	t[1] = yx_mono_ms();
 	if ((rc = tx_container_run(ex, req, run, timeout, res, &background, err)) != YX_OK ||
 	    (rc = yx_priv_tx_unmount(req->thread_id, err)) != YX_OK)
 		goto done;
+	t[2] = yx_mono_ms();
 	rc = tx_finish(&c, req, res, background, out, err);
+	t[3] = yx_mono_ms();
 done:
 	if (made)
 		(void)yx_priv_tx_clean(req->thread_id, NULL);
+	t[4] = yx_mono_ms();
+	log_debug("thread %s: transaction: layer %lld ms, container %lld ms, finish %lld ms, "
+		  "clean %lld ms",
+	    req->thread_id, (long long)(t[1] - t[0]), (long long)(t[2] - t[1]),
+	    (long long)(t[3] - t[2]), (long long)(t[4] - t[3]));
 	tx_ctx_fini(&c);
 	return rc;
 }
