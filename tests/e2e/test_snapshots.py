@@ -4,13 +4,13 @@
 is snapshotted, changed and restored byte for byte (every file's hash,
 modes, symlinks); a fork starts with the snapshot's files and diverges on
 its own; another user gets 404 on every snapshot route and cannot fork
-another user's snapshot; the per-thread maximum; a thread's snapshots go
-with it; a thread without a btrfs image answers 409 not_supported."""
+another user's snapshot; the per-thread maximum; snapshots count against
+the thread's quota; a thread's snapshots go with it; a thread without a btrfs image answers 409 not_supported."""
 import os
 
 import pytest
 
-from conftest import engine_up
+from conftest import engine_up, wait_for
 
 pytestmark = [
     pytest.mark.skipif(not engine_up(), reason="no docker engine or test image"),
@@ -140,3 +140,32 @@ def test_plain_thread_has_no_snapshots(factory):
     assert r.status_code == 409 and r.json()["error"]["code"] == "not_supported", r.text
     r = inst.request("alice", "GET", "/api/threads/%s/snapshots" % tid)
     assert r.status_code == 200 and r.json()["snapshots"] == [], r.text
+
+
+def test_snapshots_count_against_the_quota(factory):
+    """What a snapshot holds alone is in the thread's image: rewriting a
+    file under snapshots fills the quota; deleting them frees it."""
+    inst = factory(YUXI_THREAD_DISK_QUOTA="128m", YUXI_THREAD_DISK_FS="btrfs",
+                   YUXI_THREAD_SNAPSHOTS_MAX=8)
+    tid = inst.new_thread()
+    write = "head -c 31457280 /dev/urandom > %s/f.tmp && mv %s/f.tmp %s/f; echo rc=$?" % (
+        "/home/yuxi/user-data/workspace", "/home/yuxi/user-data/workspace",
+        "/home/yuxi/user-data/workspace")
+    full, ids = False, []
+    for _ in range(6):
+        out = run(inst, tid, write)["output"]
+        if "rc=0" not in out:
+            full = "No space left" in out or "rc=1" in out
+            break
+        r = snap(inst, tid)
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["snapshot_id"])
+    assert full and 2 <= len(ids) <= 4, (ids, out)
+    lst = inst.request("alice", "GET", "/api/threads/%s/snapshots" % tid).json()["snapshots"]
+    assert sorted(s["snapshot_id"] for s in lst) == sorted(ids)
+    for sid in ids:
+        assert inst.request("alice", "DELETE", "/api/threads/%s/snapshots/%s"
+                            % (tid, sid)).status_code == 204
+    # the cleaner gives the space back after a commit
+    assert wait_for(lambda: "rc=0" in run(inst, tid, write)["output"], 60, 2), \
+        "no room after the snapshots were deleted"
