@@ -5,7 +5,8 @@ is snapshotted, changed and restored byte for byte (every file's hash,
 modes, symlinks); a fork starts with the snapshot's files and diverges on
 its own; another user gets 404 on every snapshot route and cannot fork
 another user's snapshot; the per-thread maximum; snapshots count against
-the thread's quota; a thread's snapshots go with it; a thread without a btrfs image answers 409 not_supported."""
+the thread's quota; a thread's snapshots go with it; a thread without a
+btrfs image answers 409 not_supported."""
 import os
 
 import pytest
