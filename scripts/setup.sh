@@ -17,7 +17,7 @@ DOCKER_SOCK=${YUXI_DOCKER_API_SOCKET:-/var/run/docker.sock}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libfcgi-dev libjson-c-dev
 libcurl4-openssl-dev libssl-dev libcriterion-dev nginx openssl curl wrk hyperfine
-docker.io busybox-static mmdebstrap python3 python3-pytest python3-requests
+docker.io busybox-static mmdebstrap btrfs-progs python3 python3-pytest python3-requests
 python3-docker valgrind clang libclang-rt-14-dev clang-format-14 chromium runsc
 python3-pytest-asyncio python3-wcmatch python3-typing-extensions python3-pip
 iptables iproute2"

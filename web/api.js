@@ -291,3 +291,35 @@ export async function revokePreview(threadId, port) {
 	await send("DELETE", "api/threads/" + encodeURIComponent(threadId) +
 	    "/previews/" + encodeURIComponent(String(port)));
 }
+
+/* ---- snapshots (docs/api.md "Snapshots") ------------------------------- */
+
+function snapUrl(threadId, sid, tail) {
+	return "api/threads/" + encodeURIComponent(threadId) + "/snapshots" +
+	    (sid ? "/" + encodeURIComponent(sid) : "") + (tail || "");
+}
+
+export async function listSnapshots(threadId) {
+	const j = await (await send("GET", snapUrl(threadId))).json();
+	return Array.isArray(j.snapshots) ? j.snapshots : [];
+}
+
+export async function createSnapshot(threadId, name) {
+	return (await send("POST", snapUrl(threadId), name ? { name } : {})).json();
+}
+
+export async function restoreSnapshot(threadId, sid) {
+	return (await send("POST", snapUrl(threadId, sid, "/restore"))).json();
+}
+
+export async function deleteSnapshot(threadId, sid) {
+	await send("DELETE", snapUrl(threadId, sid));
+}
+
+// A new thread of the caller with the snapshot's files.
+export async function forkSnapshot(threadId, sid, newId) {
+	const body = { from_snapshot: { thread_id: threadId, snapshot_id: sid } };
+	if (newId)
+		body.thread_id = newId;
+	return (await send("POST", "api/threads", body)).json();
+}

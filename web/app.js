@@ -213,6 +213,9 @@ function setThreadControls(on) {
 	$("previews-reload").disabled = !on;
 	$("preview-port").disabled = !on;
 	$("preview-btn").disabled = !on;
+	$("snaps-reload").disabled = !on;
+	$("snap-name").disabled = !on;
+	$("snap-btn").disabled = !on;
 	$("run-btn").disabled = !on || state.running;
 	$("tree-reload").disabled = !on;
 	$("files-hint").hidden = on;
@@ -235,6 +238,7 @@ async function pickThread(tid) {
 	$("run-result").hidden = true;
 	clearProcs();
 	clearPreviews();
+	clearSnaps();
 	setThreadControls(true);
 	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
 	// a terminal belongs to its thread: the old one is killed, and the
@@ -246,6 +250,7 @@ async function pickThread(tid) {
 	else
 		loadProcs();
 	loadPreviews();
+	loadSnaps();
 	await fileTree.show(tid);
 }
 
@@ -863,6 +868,130 @@ function cmdKey(ev) {
 
 /* ---- start ---------------------------------------------------------- */
 
+/* ---- snapshots ---------------------------------------------------------- */
+
+function clearSnaps() {
+	$("snap-list").replaceChildren();
+	$("snaps-empty").hidden = false;
+}
+
+function snapButton(label, aria, fn) {
+	const b = el("button", "small", label);
+	b.type = "button";
+	b.setAttribute("aria-label", aria);
+	b.addEventListener("click", () => fn(b));
+	return b;
+}
+
+function renderSnaps(list) {
+	const ul = $("snap-list");
+	ul.replaceChildren();
+	for (const s of list) {
+		const sid = String(s.snapshot_id);
+		const what = s.name ? String(s.name) : sid;
+		const li = el("li", "proc snap");
+		li.dataset.snapshot = sid;
+		const info = el("div", "proc-cmd");
+		info.append(el("span", "mono", what));
+		info.append(el("span", "pmeta", (s.created_at ? fmtTime(s.created_at) : "") +
+		    " · holds " + fmtSize(Number(s.size_bytes) || 0)));
+		li.append(info,
+		    snapButton("Restore", "Restore " + what, (b) => restoreSnap(sid, what, b)),
+		    snapButton("Fork", "Fork " + what + " into a new thread",
+			(b) => forkSnap(sid, b)),
+		    snapButton("Delete", "Delete " + what, (b) => deleteSnap(sid, b)));
+		ul.append(li);
+	}
+	$("snaps-empty").hidden = list.length !== 0;
+}
+
+async function loadSnaps() {
+	const tid = state.thread;
+	try {
+		const list = await api.listSnapshots(tid);
+		if (tid === state.thread)
+			renderSnaps(list);
+	} catch (err) {
+		if (tid === state.thread)
+			fail(err);
+	}
+}
+
+async function takeSnap(ev) {
+	ev.preventDefault();
+	hideAlert();
+	const btn = $("snap-btn");
+	btn.disabled = true;
+	try {
+		await api.createSnapshot(state.thread, $("snap-name").value.trim());
+		$("snap-name").value = "";
+		await loadSnaps();
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = !state.thread;
+	}
+}
+
+// Two clicks: the first asks (no dialog: the page opens none), the second
+// within 5 s restores.
+async function restoreSnap(sid, what, btn) {
+	hideAlert();
+	if (btn.dataset.armed !== "1") {
+		btn.dataset.armed = "1";
+		btn.textContent = "Sure?";
+		showAlert("Restore " + what + "? The thread's files become the snapshot's; " +
+		    "its sandbox, background processes and sessions end. Click “Sure?” " +
+		    "to go on.", "info");
+		setTimeout(() => {
+			btn.dataset.armed = "";
+			btn.textContent = "Restore";
+		}, 5000);
+		return;
+	}
+	btn.dataset.armed = "";
+	btn.textContent = "Restore";
+	btn.disabled = true;
+	try {
+		await api.restoreSnapshot(state.thread, sid);
+		showAlert("Restored " + what + ".", "info");
+		clearViewer();
+		await Promise.all([fileTree.refresh(), loadProcs(), loadSnaps()]);
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = false;
+	}
+}
+
+// A new thread (its id made up by the service) with the snapshot's files,
+// opened at once.
+async function forkSnap(sid, btn) {
+	hideAlert();
+	btn.disabled = true;
+	try {
+		const t = await api.forkSnapshot(state.thread, sid, "");
+		await loadThreads();
+		await pickThread(t.thread_id);
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = false;
+	}
+}
+
+async function deleteSnap(sid, btn) {
+	hideAlert();
+	btn.disabled = true;
+	try {
+		await api.deleteSnapshot(state.thread, sid);
+		await loadSnaps();
+	} catch (err) {
+		btn.disabled = false;
+		fail(err);
+	}
+}
+
 async function start() {
 	fileTree = new FileTree($("tree"), {
 		onFile: openFile,
@@ -882,6 +1011,11 @@ async function start() {
 	$("procs-reload").addEventListener("click", () => {
 		hideAlert();
 		loadProcs();
+	});
+	$("snap-form").addEventListener("submit", takeSnap);
+	$("snaps-reload").addEventListener("click", () => {
+		hideAlert();
+		loadSnaps();
 	});
 	$("cmd").addEventListener("keydown", cmdKey);
 	$("preview-form").addEventListener("submit", openPort);

@@ -21,7 +21,8 @@
  *                          USER, exactly as POST /api/threads would)
  *   release THREAD|ID      move a sandbox to the warm pool
  *   destroy THREAD|ID      remove the container (user data is kept)
- *   gc [--all] [--json]    drop dead holds, reconcile with the engine
+ *   gc [--all] [--json]    drop dead holds, reconcile with the engine,
+ *                          recover interrupted transactions
  *                          (orphan containers adopted or removed), reap idle;
  *                          --all: then every sandbox (the package's prerm
  *                          on removal; refused while the service runs)
@@ -621,9 +622,33 @@ cli_gc_orphans(struct cli *c, int argc, char **argv)
 	return rc == YX_OK ? 0 : 1;
 }
 
+struct cli_txgc {
+	struct cli	*c;
+	unsigned	 n;
+};
+
+/* gc: a thread with what a crashed transaction left (docs/design.md §10),
+ * recovered unless a transaction of it runs. */
+static void
+cli_gc_tx(void *arg, const char *tid)
+{
+	struct cli_txgc		*g = arg;
+	struct yx_thread	 t;
+	int			 lock = -1;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.thread_id, sizeof(t.thread_id), "%s", tid);
+	if (yx_thread_txlock(&g->c->store, &t, &lock, NULL) != YX_OK)
+		return;
+	if (yx_exec_tx_recover(g->c->ex, tid) == YX_OK)
+		g->n++;
+	close(lock);
+}
+
 static int
 cmd_gc(struct cli *c, int argc, char **argv)
 {
+	struct cli_txgc		 txgc = { c, 0 };
 	struct yx_provider	*p = yx_executor_provider(c->ex);
 	struct yx_errctx	 e;
 	unsigned		 dropped = 0, reaped = 0, all = 0;
@@ -648,20 +673,24 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	    (rc = yx_provider_reap(p, yx_now_ms(), &reaped, &e)) != YX_OK ||
 	    (everything && (rc = cli_gc_all(c, &all, &e)) != YX_OK))
 		return cli_err("gc", rc, &e);
+	if (c->store_ok)
+		(void)yx_thread_tx_left(&c->store, cli_gc_tx, &txgc);
 	if (c->json && everything)
 		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
-		       "\"all_destroyed\":%u}\n",
-		    dropped, reaped, all);
+		       "\"all_destroyed\":%u,\"transactions_recovered\":%u}\n",
+		    dropped, reaped, all, txgc.n);
 	else if (c->json)
-		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u}\n",
-		    dropped, reaped);
+		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
+		       "\"transactions_recovered\":%u}\n",
+		    dropped, reaped, txgc.n);
 	else if (everything)
 		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
-		       "others destroyed: %u\n",
-		    dropped, reaped, all);
+		       "others destroyed: %u; interrupted transactions recovered: %u\n",
+		    dropped, reaped, all, txgc.n);
 	else
-		printf("dead holds dropped: %u; idle sandboxes destroyed: %u\n",
-		    dropped, reaped);
+		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
+		       "interrupted transactions recovered: %u\n",
+		    dropped, reaped, txgc.n);
 	return 0;
 }
 

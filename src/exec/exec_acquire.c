@@ -141,8 +141,8 @@ exec_spec_fp(const struct yx_executor *ex, const struct yx_exec_request *req,
  * sandboxes' /etc/hosts (etc_hosts.c; with it the driver skips the engine's
  * network setup). Returns the count.
  */
-static size_t
-exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
+size_t
+exec_acquire_extra(const struct yx_executor *ex, const struct exec_run *run,
     struct yx_mount *extra)
 {
 	size_t n = 1, i;
@@ -290,7 +290,7 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.gid = run->gid;
 	ar.idle_timeout = req->idle_timeout;
 	ar.extra = extra;
-	ar.nextra = exec_extra_mounts(ex, run, extra);
+	ar.nextra = exec_acquire_extra(ex, run, extra);
 	ar.settings = &run->eff;
 	if (run->rundir_fd != -1)	/* the agent starts with the container */
 		ar.cmd = run->egress[0] != '\0' ? exec_agent_init_relay_argv :

@@ -185,9 +185,17 @@ extern const char *const exec_acquire_init_argv[];
 void	exec_acquire_spec_str(const struct yx_executor *ex,
 			const struct yx_config *c, const struct yx_profile *prof, char *spec,
 			size_t len);
+/* The mounts besides user-data and skills into extra[10] (extra[0]: the
+ * runner, set by the caller); their count. */
+size_t	exec_acquire_extra(const struct yx_executor *ex, const struct exec_run *run,
+    struct yx_mount *extra);
+/* exec_tx.c: a transactional command (req->tx), the outcome into out */
+int	exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, int timeout, struct yx_exec_result *res,
+    struct yx_exec_output *out, struct yx_errctx *err);
 int	exec_acquire_run(struct yx_executor *ex,
-			 const struct yx_exec_request *req, struct exec_run *run, int timeout,
-			 struct yx_exec_result *res, struct yx_errctx *err);
+    const struct yx_exec_request *req, struct exec_run *run, int timeout,
+    struct yx_exec_result *res, struct yx_errctx *err);
 
 /*
  * Keepers (keeper_rec.c): the records of background processes (proc.c)

@@ -852,6 +852,52 @@ test("a refused terminal says why: process_limit (real) and agent_unavailable", 
 	await assertClean(alice);
 });
 
+test("snapshots: taken, listed, restored in two clicks, forked into a new thread", {
+	skip: INFO.snap ? false : "no btrfs images here (root and mkfs.btrfs)",
+}, async () => {
+	const page = await openPage();
+	const run = async (cmd) => {
+		await page.fill("#cmd", cmd);
+		await page.click("#run-btn");
+		await page.waitForSelector("#run-meta.ok, #run-meta.bad", { timeout: 90000 });
+		const out = await page.textContent("#run-output");
+		await page.evaluate(() => { document.querySelector("#run-meta").className = ""; });
+		return out;
+	};
+	await page.goto(INFO.snap.url + "/");
+	await page.waitForSelector("body[data-ready='1']");
+	await page.fill("#token", INFO.snap.tokens.alice);
+	await page.click("#signin-btn");
+	await page.waitForSelector("#bench:not([hidden])");
+	await page.fill("#nt-id", THREAD + "-s");
+	await page.click("#newthread-btn");
+	await page.waitForSelector(`button.thread[data-thread="${THREAD}-s"][aria-current="true"]`);
+	await run("echo one > " + WS + "/f");
+	assert.equal(await page.isVisible("#snaps-empty"), true);
+	await page.fill("#snap-name", "first <b>one</b>");
+	await page.click("#snap-btn");
+	const item = page.locator("#snap-list li.snap");
+	await item.first().waitFor();
+	assert.match(await item.first().textContent(), /first <b>one<\/b>.*holds/s);
+	await run("echo two > " + WS + "/f");
+	// the first click only asks; the second restores
+	await item.first().locator("button", { hasText: "Restore" }).click();
+	assert.match(await alertText(page), /Restore first/);
+	await item.first().locator("button", { hasText: "Sure?" }).click();
+	await page.waitForFunction(() => /Restored/.test(document.querySelector("#alert-text").textContent));
+	assert.equal(await run("cat " + WS + "/f"), "one\n");
+	await shot(page, "snapshots-1280");
+	// the fork opens a new thread with the snapshot's files
+	await item.first().locator("button", { hasText: "Fork" }).click();
+	await page.waitForFunction((t) => {
+		const b = document.querySelector("button.thread[aria-current='true']");
+		return b && b.dataset.thread !== t;
+	}, THREAD + "-s");
+	assert.equal(await run("cat " + WS + "/f"), "one\n");
+	await assertClean(page);
+	await page.context().close();
+});
+
 test("service errors are shown as readable messages", async () => {
 	const json = (status, code, msg, extra) => ({
 		status,
