@@ -4,7 +4,10 @@
  * processes"): POST /api/processes, GET /api/processes, GET and DELETE
  * /api/processes/{id}, GET /api/processes/{id}/output (long-poll),
  * POST /api/processes/{id}/stdin and POST /api/processes/{id}/resize (a
- * terminal's), over include/yuxi/procs.h.
+ * terminal's), over include/yuxi/procs.h; and a profile's services, whose
+ * output is a background process's: GET /api/services and
+ * GET /api/services/{name}/output (long-poll), their states in
+ * GET /api/threads/{id} (yx_services_json).
  *
  * Checks as for execute, in this order: identity (401), thread id (400),
  * the caller's thread (404 for an unknown and for another user's thread
@@ -33,10 +36,12 @@
 
 #include "daemon_int.h"
 #include "common/control_int.h"
+#include "yuxi/agents.h"
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/procs.h"
+#include "yuxi/provider.h"
 #include "yuxi/text.h"
 
 /* A process as the API shows it; NULL on ENOMEM. */
@@ -383,5 +388,139 @@ yx_h_procs_resize(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		rc = yx_http_send_obj(r, 200, o);
 	}
 	yx_keeper_close(&p);
+	return rc;
+}
+
+/*
+ * A profile's services (docs/api.md "Services"): their states, read from
+ * the files the in-sandbox agent keeps beside its socket (no keeper is
+ * asked: bounded by a few small reads), as GET /api/threads/{id} and
+ * GET /api/services show them. NULL when the profile has none (or on
+ * ENOMEM).
+ */
+struct json_object *
+yx_services_json(struct yx_wctx *w, const struct yx_thread *t)
+{
+	const struct yx_profile	*prof;
+	struct yx_svc_state	 st[YX_SERVICES_MAX];
+	struct yx_exec_request	 req;
+	struct yx_shm_slot	 slot;
+	struct yx_proc_ctx	 c;
+	struct json_object	*a, *o;
+	char			 ts[40];
+	bool			 running;
+	size_t			 i;
+
+	prof = yx_agents_profile(w->agents, t->agent_id, t->agent_config_id);
+	if (prof->nservices == 0 || (a = json_object_new_array()) == NULL)
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	c.rundir = -1;
+	memset(&slot, 0, sizeof(slot));
+	running = yx_provider_slot(w->table, t->thread_id, YX_SLOT_BY_THREAD,
+		      &slot, NULL) == YX_OK &&
+	    (slot.state == YX_SLOT_ACTIVE || slot.state == YX_SLOT_WARM);
+	memset(&req, 0, sizeof(req));
+	yx_exec_request_thread(&req, t);
+	req.profile = prof;
+	if (running && w->exec != NULL &&
+	    yx_executor_rundir(w->exec, &req, &c.rundir, &c.uid, NULL) != YX_OK)
+		c.rundir = -1;
+	yx_svc_states(&c, prof, running, st);
+	if (c.rundir != -1)
+		close(c.rundir);
+	for (i = 0; i < prof->nservices; i++) {
+		if ((o = json_object_new_object()) == NULL)
+			break;
+		json_object_object_add(o, "name", json_object_new_string(st[i].svc->name));
+		json_object_object_add(o, "process_id",
+		    json_object_new_string(st[i].process_id));
+		json_object_object_add(o, "state", json_object_new_string(st[i].state));
+		json_object_object_add(o, "ready_port",
+		    st[i].svc->ready_port > 0 ? json_object_new_int(st[i].svc->ready_port) :
+						NULL);
+		json_object_object_add(o, "restarts", json_object_new_int64(st[i].restarts));
+		json_object_object_add(o, "pid",
+		    st[i].pid > 0 ? json_object_new_int(st[i].pid) : NULL);
+		json_object_object_add(o, "last_exit_code",
+		    st[i].exit_code >= 0 ? json_object_new_int(st[i].exit_code) : NULL);
+		json_object_object_add(o, "since",
+		    st[i].since > 0 ? json_object_new_string(yx_iso8601_ms(st[i].since,
+					  ts, sizeof(ts))) :
+				      NULL);
+		json_object_object_add(o, "command",
+		    yx_json_text(st[i].svc->command, strlen(st[i].svc->command)));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* GET /api/services?thread_id=: {"services": [...]} ([] without any). */
+int
+yx_h_services_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o, *a;
+	struct yx_thread	 t;
+	const char		*tid;
+	size_t			 tl = 0;
+	int			 rc;
+
+	(void)arg;
+	tid = yx_query_get(&r->query, "thread_id", &tl);
+	if ((rc = yx_keeper_thread(w, r, tid, tl, &t)) != YX_OK)
+		return rc;
+	if ((a = yx_services_json(w, &t)) == NULL)
+		a = json_object_new_array();
+	if ((o = json_object_new_object()) != NULL)
+		json_object_object_add(o, "services", a);
+	else
+		json_object_put(a);
+	return yx_http_send_obj(r, 200, o);
+}
+
+/*
+ * GET /api/services/{name}/output?thread_id=&offset=&wait_ms=&max_bytes=:
+ * a service's output, read from its keeper as a background process's
+ * (the same answer; "state" is "lost" while it has no keeper: no
+ * sandbox, or its keeper is starting again).
+ */
+int
+yx_h_services_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_proc_chunk	 c;
+	struct yx_buf		 b;
+	struct yx_keeper_req	 p;
+	struct yx_errctx	 e;
+	unsigned long long	 off, wait, max;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	memset(&c, 0, sizeof(c));
+	yx_buf_init(&b, SIZE_MAX);
+	if ((rc = yx_keeper_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
+		goto out;
+	if ((rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
+	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
+	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
+		 &max)) != YX_OK)
+		goto done;
+	if (wait > YX_PROC_WAIT_MAX_MS)
+		wait = YX_PROC_WAIT_MAX_MS;
+	if (max == 0)
+		max = YX_PROC_READ_DEFAULT;
+	rc = yx_svc_output(&p.c, p.req.profile, arg, off, w->waiting ? (int)wait : 0,
+	    (size_t)max, &c, &e);
+	if (rc != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((rc = proc_output_body(&c, wait > 0 && !w->waiting, &b)) != YX_OK)
+		goto done;
+	rc = yx_http_send_raw(r, 200, YX_CT_JSON, b.data, b.len);
+done:
+	yx_keeper_close(&p);
+out:
+	yx_proc_chunk_fini(&c);
+	yx_buf_fini(&b);
 	return rc;
 }
