@@ -372,8 +372,8 @@ int	yx_h_procs_stdin(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_resize(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_services_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_services_output(struct yx_wctx *, struct yx_http_req *, const char *);
-/* The states of the thread's profile services (h_proc.c), for
- * GET /api/threads/{id}; NULL when it has none. */
+/* The states of the thread's profile services (keeper_req.c), for
+ * GET /api/threads/{id} and GET /api/services; NULL when it has none. */
 struct json_object *yx_services_json(struct yx_wctx *w, const struct yx_thread *t);
 int	yx_h_sessions_create(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_sessions_list(struct yx_wctx *, struct yx_http_req *, const char *);
