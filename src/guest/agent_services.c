@@ -322,6 +322,7 @@ svc_keeper(struct svc *s)
 
 	if (svc_lockfd != -1)	/* a flock is shared across fork */
 		close(svc_lockfd);
+	(void)prctl(PR_SET_NAME, "yuxi-agent", 0, 0, 0);	/* as other keepers */
 	a.cwd = svc_cwd;
 	a.argv = s->argv;
 	a.envp = svc_env;
@@ -426,7 +427,8 @@ svc_start(const char *sockdir, int recdir, const int *close_fds, int n,
 
 	if (svc_path[0] == '\0')
 		return 0;
-	snprintf(svc_dir, sizeof(svc_dir), "%s", sockdir);
+	if (sockdir != svc_dir)	/* svc_reaped passes our own */
+		snprintf(svc_dir, sizeof(svc_dir), "%s", sockdir);
 	svc_recdir = recdir;
 	svc_sweep = sweep;
 	for (svc_nclose = 0; close_fds != NULL && svc_nclose < n &&
