@@ -45,7 +45,9 @@
  * would listen, instead of the ingress's socket in a directory only the
  * service writes), previewproxy (the worker fetches a preview's response
  * itself, holding itself for the whole of it, as a worker-proxied design
- * would, before answering nginx's check). The broker's own
+ * would, before answering nginx's check), svcstate (the host reads a
+ * service's state file with a plain open that follows symlinks,
+ * src/exec/services.c). The broker's own
  * control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.

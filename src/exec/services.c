@@ -15,14 +15,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "yuxi/agents.h"
 #include "yuxi/procs.h"
 #include "exec/agent_client.h"
 #include "exec/exec_int.h"
+#include "common/control_int.h"
 #include "guest/agent_services.h"
 
 /* One "key=N" word of a state line, strictly. 0 or -1. */
@@ -82,6 +85,31 @@ svc_parse(const char *text, struct yx_svc_state *s)
 	return s->state[0] != '\0' ? 0 : -1;
 }
 
+/*
+ * Service name's state file into buf: as every file of the agent
+ * directory, beneath its descriptor, no symlink, a regular file of the
+ * sandbox's uid (yx_agent_read_small). Control build: with
+ * YX_CONTROL_OFF=svcstate a plain open that follows symlinks (the leak
+ * tests/browser/test_browser_security.py must see). Its length or -1.
+ */
+static ssize_t
+svc_read_state(const struct yx_proc_ctx *c, const char *name, char *buf,
+    size_t len)
+{
+	ssize_t	n = -1;
+	int	fd;
+
+	if (!YX_CONTROL_OFF("svcstate"))
+		return yx_agent_read_small(c->rundir, name, c->uid, buf, len);
+	if ((fd = openat(c->rundir, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) != -1) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
 void
 yx_svc_states(const struct yx_proc_ctx *c, const struct yx_profile *p,
     bool running, struct yx_svc_state *out)
@@ -99,7 +127,7 @@ yx_svc_states(const struct yx_proc_ctx *c, const struct yx_profile *p,
 		    s->svc->name);
 		snprintf(name, sizeof(name), YX_SVC_STATE_PREFIX "%s", s->svc->name);
 		if (!running || c->rundir == -1 ||
-		    yx_agent_read_small(c->rundir, name, c->uid, text, sizeof(text)) <= 0 ||
+		    svc_read_state(c, name, text, sizeof(text)) <= 0 ||
 		    svc_parse(text, s) == -1) {
 			s->pid = 0;
 			s->restarts = 0;
