@@ -12,7 +12,9 @@
  * the keeper's exit file, makes the keeper leave ('K' on its socket, as
  * the host would) and starts a new keeper; a keeper that is killed leaves
  * its lock free, and the supervisor starts a new one (after the agent's
- * sweep killed what the old one left running).
+ * sweep killed what the old one left running). The supervisor dies with
+ * the daemon; the keepers, their loops and the services do not: the next
+ * command starts the agent again, whose supervisor takes over.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -62,6 +64,7 @@ struct svc {
 
 static char		 svc_path[108];	/* --services */
 static pid_t		 svc_pid;	/* the supervisor, in the daemon */
+static pid_t		 svc_daemon;	/* its parent */
 static int		 svc_nrestarts;
 static char		 svc_dir[108];	/* agent.sock's directory */
 static int		 svc_recdir = -1;
@@ -392,6 +395,11 @@ svc_serve(void)
 	(void)signal(SIGPIPE, SIG_IGN);
 	umask(022);		/* what commands get (agent_spare) */
 	(void)prctl(PR_SET_NAME, "yuxi-services", 0, 0, 0);
+	/* it dies with the daemon (the keepers do not): the agent started
+	 * again has a supervisor of its own, never two */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != svc_daemon)
+		_exit(0);
 	if (svc_load() == -1)
 		_exit(0);	/* nothing to run: not started again */
 	for (i = 0; i < nsvcs; i++) {
@@ -435,6 +443,7 @@ svc_start(const char *sockdir, int recdir, const int *close_fds, int n,
 	     svc_nclose < (int)(sizeof(svc_close) / sizeof(svc_close[0]));
 	     svc_nclose++)
 		svc_close[svc_nclose] = close_fds[svc_nclose];
+	svc_daemon = getpid();
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0)

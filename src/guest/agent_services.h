@@ -16,9 +16,11 @@
  * backoff (0.5 s, doubling while it keeps dying within 10 s, at most 30 s),
  * writing the service's state to svc.<name> in the agent's directory. The
  * supervisor starts a keeper again when one is gone (killed, or its loop
- * killed). It holds a lock of its own: a second supervisor (the agent was
- * killed and started again) waits until the first is gone. Keepers and
- * supervisor outlive the daemon; all of it goes with the container.
+ * killed). It dies with the daemon (PR_SET_PDEATHSIG) and holds a lock of
+ * its own, so a second supervisor (the agent started again) waits until
+ * the first is gone; keepers, loops and services outlive the daemon (a
+ * service's own restarts go on meanwhile). All of it goes with the
+ * container.
  *
  * services.conf:
  *	yuxi-services=1  ring=BYTES  cwd=DIR  env=NAME=VALUE ...
