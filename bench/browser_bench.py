@@ -189,7 +189,7 @@ def main():
         avail1 = mem_available()
         # a killed Chromium: ready again
         tid = tids[0]
-        for _ in range(3):
+        for _ in range(5):
             before = services(s, tid)["chromium"]["restarts"]
             t0 = time.monotonic()
             sh(s, tid, "pkill -9 -x chromium")
