@@ -516,11 +516,11 @@ svc_exec(char **argv)
 	_exit(errno == ENOENT ? RUN_STATUS_NOTFOUND : RUN_STATUS_NOEXEC);
 }
 
-/* Wait for pid's end, probing port (0: none) until it listens. Its
- * shell-style status. */
+/* Wait for pid's end, probing port (0: none) until it listens (last: the
+ * previous run's status, for the state file). Its shell-style status. */
 static int
 svc_wait(const char *name, const char *dir, pid_t pid, int port,
-    long restarts)
+    long restarts, int last)
 {
 	char	msg[64];
 	int	st = 0, ready = port == 0;
@@ -538,7 +538,7 @@ svc_wait(const char *name, const char *dir, pid_t pid, int port,
 			ready = 1;
 			snprintf(msg, sizeof(msg), "ready (port %d)", port);
 			svc_say(name, msg);
-			svc_state(dir, name, "ready", pid, restarts, -1);
+			svc_state(dir, name, "ready", pid, restarts, last);
 			continue;
 		}
 		(void)poll(NULL, 0, SVC_PROBE_MS);
@@ -554,7 +554,7 @@ svc_loop_main(int argc, char **argv)
 	const char	*name, *dir;
 	long		 port, restarts, t0, delay;
 	char		 msg[160];
-	int		 code, fails = 0;
+	int		 code = -1, fails = 0;
 	pid_t		 pid;
 
 	/* --service NAME PORT DIR RESTARTS -- ARGV... */
@@ -574,7 +574,7 @@ svc_loop_main(int argc, char **argv)
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGPIPE, SIG_IGN);
 	for (;;) {
-		svc_state(dir, name, "starting", 0, restarts, -1);
+		svc_state(dir, name, "starting", 0, restarts, code);
 		t0 = (long)yx_mono_ms();
 		if ((pid = fork()) == 0)
 			svc_exec(argv);
@@ -585,8 +585,8 @@ svc_loop_main(int argc, char **argv)
 			snprintf(msg, sizeof(msg), "started (pid %d)", (int)pid);
 			svc_say(name, msg);
 			if (port == 0)
-				svc_state(dir, name, "running", pid, restarts, -1);
-			code = svc_wait(name, dir, pid, (int)port, restarts);
+				svc_state(dir, name, "running", pid, restarts, code);
+			code = svc_wait(name, dir, pid, (int)port, restarts, code);
 		}
 		svc_kill_rest();
 		fails = (long)yx_mono_ms() - t0 >= SVC_HEALTHY_MS ? 0 : fails + 1;

@@ -202,6 +202,7 @@ def test_a_service_killed_inside_comes_back(svc):
     out = svc.request("alice", "GET", "/api/services/chromium/output?thread_id=" + tid)
     assert "exited with status 137" in out.json()["data"], out.json()["data"][-2000:]
     assert "starting again in 0.5 s" in out.json()["data"]
+    assert services(svc, tid)["chromium"]["last_exit_code"] == 137
     # its loop: the keeper's process ends, the supervisor starts a keeper
     took["vnc loop"] = kill_and_wait(
         svc, tid, "pkill -9 -f '^/opt/yuxi/bin/yuxi-agent --service vnc '", "vnc", 5900)
