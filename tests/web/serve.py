@@ -41,7 +41,9 @@ def main():
     site = yxsvc.SiteService("basic", url_prefix="/sandbox", stem="yxwbs",
                              passwords={"alice": secrets.token_hex(8)},
                              server_extra='\t\tlocation / { return 200 "the site\\n"; }\n')
-    info = lambda s: {"tokens": s.tokens, "cert": s.cert,
+    # the Desktop tab's test needs the browser profile's image
+    browser = yxsvc.image_present("yuxi-sandbox-browser:latest")
+    info = lambda s: {"tokens": s.tokens, "cert": s.cert, "browser_image": browser,
                       "site": {"url": site.url, "user": "alice",
                                "password": site.passwords["alice"]}}
     sys.exit(yxsvc.serve(svc, sys.argv[1], info, check=check_page,
