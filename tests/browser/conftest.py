@@ -56,7 +56,9 @@ def agents_file(tmpdir, **profile):
     return path
 
 
-def make_service(control_off=None, **overrides):
+def make_service(control_off=None, previews=False, **overrides):
+    """A started instance (the control daemon with control_off); with
+    previews, YUXI_PREVIEW_DOMAIN=preview.localhost:<its port>."""
     overrides.setdefault("YUXI_EGRESS_HOSTS", HOSTS)
     # the tests read /proc and the agent directory inside the box: the
     # command path policy (lexical, tested elsewhere) would refuse them
@@ -65,6 +67,8 @@ def make_service(control_off=None, **overrides):
     # the harness's 30 s would see it gone and its services starting again)
     overrides.setdefault("YUXI_SANDBOX_IDLE_TIMEOUT", "900")
     s = Service(stem="qyxbr", overrides=overrides, binary=CONTROL if control_off else None)
+    if previews:
+        s.env["YUXI_PREVIEW_DOMAIN"] = "preview.localhost:%d" % s.port
     if control_off:
         s.env["YX_CONTROL_OFF"] = control_off
     s.start()

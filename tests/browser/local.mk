@@ -6,4 +6,5 @@
 TESTS += tests/browser/run-browser.sh
 EXTRA_DIST += tests/browser/run-browser.sh tests/browser/conftest.py \
 	tests/browser/pngcheck.py tests/browser/test_browser.py \
-	tests/browser/test_browser_security.py
+	tests/browser/test_browser_security.py \
+	tests/browser/test_desktop.py
