@@ -4,9 +4,11 @@
 // download any file, run a command in the thread and show its output live
 // (the stream form of execute), start background processes, list them with
 // their live output and stop them, open a terminal in the thread (the
-// Terminal tab, term.js, loaded on first use), and open a port of the
-// sandbox as a preview (its own origin, opened in a new tab: never framed
-// here, never given this page's token).
+// Terminal tab, term.js, loaded on first use), open a port of the sandbox
+// as a preview (its own origin, opened in a new tab, never given this
+// page's token), and watch the desktop of a thread whose profile serves one
+// (the Desktop tab, desk.js: noVNC framed from a preview of its port, the
+// only frame the page makes; docs/workbench.md "Desktop").
 // Data from the service is only ever rendered with textContent; images are
 // shown from Blob object URLs of the bytes fetched with the token (png, jpeg,
 // gif and webp only, never SVG); downloads go through a temporary
@@ -14,6 +16,7 @@
 
 import * as api from "./api.js";
 import { FileTree, fmtSize, fmtTime } from "./tree.js";
+import { DeskView, deskService } from "./desk.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -47,6 +50,7 @@ const FOLLOW_WAIT_MS = 10000;	// one output long-poll
 
 let fileTree = null;
 let termView = null;	// the Terminal tab (term.js), made on first use
+let deskView = null;	// the Desktop tab (desk.js)
 
 function el(tag, cls, text) {
 	const n = document.createElement(tag);
@@ -113,6 +117,8 @@ function signOut() {
 	clearProcs();
 	clearPreviews();
 	selectTab("run", false);
+	deskView.reset();
+	$("tab-desk").hidden = true;
 	$("who").textContent = "";
 	$("files-title").textContent = "Files";
 	setThreadControls(false);
@@ -251,7 +257,28 @@ async function pickThread(tid) {
 		loadProcs();
 	loadPreviews();
 	loadSnaps();
+	deskView.reset();
+	loadDesk(tid);
 	await fileTree.show(tid);
+}
+
+/* ---- the desktop (desk.js) -------------------------------------------- */
+
+// Show the Desktop tab when the thread's profile serves a desktop (a
+// service ready on DESK_PORT); else hide it, leaving it when it showed.
+async function loadDesk(tid) {
+	let has = false;
+	try {
+		has = !!deskService((await api.getThread(tid)).services);
+	} catch (err) {
+		if (tid === state.thread)
+			fail(err);
+	}
+	if (tid !== state.thread)
+		return;
+	$("tab-desk").hidden = !has;
+	if (state.tab === "desk")
+		has ? deskView.open(tid) : selectTab("run", false);
 }
 
 /* ---- viewer ----------------------------------------------------------- */
@@ -620,7 +647,7 @@ async function showProc(pid) {
 
 /* ---- tabs and the terminal ------------------------------------------- */
 
-const TABS = { run: "tab-run", term: "tab-term" };
+const TABS = { run: "tab-run", term: "tab-term", desk: "tab-desk" };
 
 // Show tab `name` ("run" or "term"); the terminal opens when its tab shows
 // and none runs yet (an ended or refused one waits for "New shell").
@@ -638,11 +665,13 @@ function selectTab(name, focus) {
 		openTerminal();
 	else if (name === "term" && termView)
 		termView.refit();
+	if (name === "desk" && state.thread)
+		deskView.open(state.thread);
 }
 
 // Left/Right (and Home/End) move between the tabs, as in a tab list.
 function tabKey(ev) {
-	const names = Object.keys(TABS);
+	const names = Object.keys(TABS).filter((n) => !$(TABS[n]).hidden);
 	let i = names.indexOf(state.tab);
 	if (ev.key === "ArrowRight")
 		i = (i + 1) % names.length;
@@ -1029,6 +1058,9 @@ async function start() {
 		$(id).addEventListener("keydown", tabKey);
 	}
 	$("term-close").addEventListener("click", closeTerminalTab);
+	deskView = new DeskView({ frame: $("desk-frame"), status: $("desk-status"),
+	    control: $("desk-control"), open: $("desk-open"), stop: $("desk-stop"),
+	    hint: $("desk-hint") }, { onError: fail });
 	$("term-restart").addEventListener("click", () => {
 		hideAlert();
 		openTerminal();

@@ -380,6 +380,11 @@ int	yx_h_procs_kill(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_output(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_stdin(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_resize(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_services_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_services_output(struct yx_wctx *, struct yx_http_req *, const char *);
+/* The states of the thread's profile services (keeper_req.c), for
+ * GET /api/threads/{id} and GET /api/services; NULL when it has none. */
+struct json_object *yx_services_json(struct yx_wctx *w, const struct yx_thread *t);
 int	yx_h_sessions_create(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_sessions_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_sessions_get(struct yx_wctx *, struct yx_http_req *, const char *);

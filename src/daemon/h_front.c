@@ -725,7 +725,7 @@ int
 yx_h_front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_remote_resp	 p;
-	struct json_object	*o = NULL, *rec, *sb;
+	struct json_object	*o = NULL, *rec, *sb, *svc;
 	struct yx_thread	 t;
 	struct yx_errctx	 e;
 	bool			 called;
@@ -746,6 +746,8 @@ yx_h_front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg
 		goto done;
 	}
 	json_object_object_add(rec, "sandbox", json_object_get(sb));
+	if (json_object_object_get_ex(o, "services", &svc))	/* the host's word */
+		json_object_object_add(rec, "services", json_object_get(svc));
 	rc = yx_http_send_obj(r, 200, rec);
 done:
 	json_object_put(o);

@@ -163,7 +163,7 @@ int
 yx_h_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_thread	 t;
-	struct json_object	*o;
+	struct json_object	*o, *svc;
 	int			 rc;
 
 	if ((rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK)
@@ -172,6 +172,8 @@ yx_h_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		return YX_E_NOMEM;
 	json_object_object_add(o, "sandbox", thread_sandbox_json(w, t.thread_id));
 	json_object_object_add(o, "disk", yx_disk_json(w, t.thread_id));
+	if ((svc = yx_services_json(w, &t)) != NULL)	/* its profile's */
+		json_object_object_add(o, "services", svc);
 	return yx_http_send_obj(r, 200, o);
 }
 

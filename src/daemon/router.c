@@ -80,6 +80,8 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/processes/{}/output",	"process_output", yx_h_procs_output,	PROC | YX_R_WAIT, NULL, NULL },
 	{ YX_M_POST,	"/api/processes/{}/stdin",	"process_stdin", yx_h_procs_stdin,	PROC | YX_R_STREAM | YX_R_SLOT, NULL, NULL },
 	{ YX_M_POST,	"/api/processes/{}/resize",	"process_resize", yx_h_procs_resize,	PROC | YX_R_JSON | YX_R_SLOT, NULL, NULL },
+	{ YX_M_GET,	"/api/services",		"services",	yx_h_services_list,	FWDQ, NULL, NULL },
+	{ YX_M_GET,	"/api/services/{}/output",	"service_output", yx_h_services_output,	FWDQ | YX_R_WAIT, NULL, NULL },
 	{ YX_M_POST,	"/api/sessions",		"session_create", yx_h_sessions_create,	FWDJ | YX_R_SLOT, NULL, NULL },
 	{ YX_M_GET,	"/api/sessions",		"session_list",	yx_h_sessions_list,	FWDQ | YX_R_SLOT, NULL, NULL },
 	{ YX_M_GET,	"/api/sessions/{}",		"session_get",	yx_h_sessions_get,	SESS | YX_R_SLOT, NULL, NULL },

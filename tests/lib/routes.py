@@ -69,6 +69,10 @@ def _sample(r, tid, path):
     if r["path"].startswith("/api/processes/{}"):
         url = r["path"].replace("{}", PROCESS_ID) + "?thread_id=" + tid
         return url, ({"data": b"pwned"} if m == "POST" else {})
+    if r["path"] == "/api/services":
+        return r["path"] + "?thread_id=" + tid, {}
+    if r["path"].startswith("/api/services/{}"):
+        return r["path"].replace("{}", "chromium") + "?thread_id=" + tid, {}
     if r["path"] == "/api/sessions":
         if m == "POST":
             return r["path"], {"json": body}

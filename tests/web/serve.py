@@ -50,7 +50,9 @@ def main():
         snap = yxsvc.Service(stem="yxwbn", overrides={
             "YUXI_THREAD_DISK_QUOTA": "128m", "YUXI_THREAD_DISK_FS": "btrfs"})
         also.append(snap)
-    info = lambda s: {"tokens": s.tokens, "cert": s.cert,
+    # the Desktop tab's test needs the browser profile's image
+    browser = yxsvc.image_present("yuxi-sandbox-browser:latest")
+    info = lambda s: {"tokens": s.tokens, "cert": s.cert, "browser_image": browser,
                       "site": {"url": site.url, "user": "alice",
                                "password": site.passwords["alice"]},
                       "snap": {"url": snap.url, "tokens": snap.tokens} if snap else None}
