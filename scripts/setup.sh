@@ -8,7 +8,9 @@
 #      answers on the socket (an engine that answers is left alone);
 #   3. configure and build the project out of tree in $BUILD_DIR (./build);
 #   4. build the sandbox images offline (test image always; the default image
-#      unless YUXI_SKIP_DEFAULT_IMAGE=1).
+#      unless YUXI_SKIP_DEFAULT_IMAGE=1; the browser image, ~3 minutes and
+#      1.2 GB the first time, unless YUXI_SKIP_BROWSER_IMAGE=1: the browser
+#      suite needs it, docs/browser.md).
 # Safe to run twice: every step checks before it acts.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +19,7 @@ DOCKER_SOCK=${YUXI_DOCKER_API_SOCKET:-/var/run/docker.sock}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libfcgi-dev libjson-c-dev
 libcurl4-openssl-dev libssl-dev libcriterion-dev nginx openssl curl wrk hyperfine
-docker.io busybox-static mmdebstrap python3 python3-pytest python3-requests
+docker.io busybox-static mmdebstrap btrfs-progs python3 python3-pytest python3-requests
 python3-docker valgrind clang libclang-rt-14-dev clang-format-14 chromium runsc
 python3-pytest-asyncio python3-wcmatch python3-typing-extensions python3-pip
 iptables iproute2"
@@ -186,6 +188,9 @@ images() {
 	"$top/images/test/build.sh"
 	if [ "${YUXI_SKIP_DEFAULT_IMAGE:-0}" != 1 ]; then
 		"$top/images/default/build.sh"
+	fi
+	if [ "${YUXI_SKIP_BROWSER_IMAGE:-0}" != 1 ]; then
+		"$top/images/browser/build.sh"
 	fi
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // web/api.js - the workbench's client of the yuxi-sandbox HTTP API
 // (docs/api: threads, viewer, execute and its stream form, background
-// processes, on a terminal too; previews). Same origin, paths relative to the
-// page (so the service may live under a URL prefix, e.g. /sandbox/). The
+// processes, on a terminal too; previews; services). Same origin, paths
+// relative to the page (so the service may live under a URL prefix, e.g.
+// /sandbox/). The
 // identity is the site's own sign-in (a cookie, basic auth, an SSO proxy:
 // credentials "same-origin") or, when one was pasted, a bearer token from
 // sessionStorage. Every failure becomes an ApiError carrying the HTTP status,
@@ -290,4 +291,47 @@ export async function createPreview(threadId, port) {
 export async function revokePreview(threadId, port) {
 	await send("DELETE", "api/threads/" + encodeURIComponent(threadId) +
 	    "/previews/" + encodeURIComponent(String(port)));
+}
+
+/* ---- snapshots (docs/api.md "Snapshots") ------------------------------- */
+
+function snapUrl(threadId, sid, tail) {
+	return "api/threads/" + encodeURIComponent(threadId) + "/snapshots" +
+	    (sid ? "/" + encodeURIComponent(sid) : "") + (tail || "");
+}
+
+export async function listSnapshots(threadId) {
+	const j = await (await send("GET", snapUrl(threadId))).json();
+	return Array.isArray(j.snapshots) ? j.snapshots : [];
+}
+
+export async function createSnapshot(threadId, name) {
+	return (await send("POST", snapUrl(threadId), name ? { name } : {})).json();
+}
+
+export async function restoreSnapshot(threadId, sid) {
+	return (await send("POST", snapUrl(threadId, sid, "/restore"))).json();
+}
+
+export async function deleteSnapshot(threadId, sid) {
+	await send("DELETE", snapUrl(threadId, sid));
+}
+
+// A new thread of the caller with the snapshot's files.
+export async function forkSnapshot(threadId, sid, newId) {
+	const body = { from_snapshot: { thread_id: threadId, snapshot_id: sid } };
+	if (newId)
+		body.thread_id = newId;
+	return (await send("POST", "api/threads", body)).json();
+}
+
+// A thread's record with its sandbox and its profile's services
+// (docs/api.md "GET /api/threads/{thread_id}", "Services").
+export async function getThread(threadId) {
+	return (await send("GET", "api/threads/" + encodeURIComponent(threadId))).json();
+}
+
+export async function listServices(threadId) {
+	const j = await (await send("GET", "api/services?" + qs({ thread_id: threadId }))).json();
+	return Array.isArray(j.services) ? j.services : [];
 }

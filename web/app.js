@@ -4,9 +4,11 @@
 // download any file, run a command in the thread and show its output live
 // (the stream form of execute), start background processes, list them with
 // their live output and stop them, open a terminal in the thread (the
-// Terminal tab, term.js, loaded on first use), and open a port of the
-// sandbox as a preview (its own origin, opened in a new tab: never framed
-// here, never given this page's token).
+// Terminal tab, term.js, loaded on first use), open a port of the sandbox
+// as a preview (its own origin, opened in a new tab, never given this
+// page's token), and watch the desktop of a thread whose profile serves one
+// (the Desktop tab, desk.js: noVNC framed from a preview of its port, the
+// only frame the page makes; docs/workbench.md "Desktop").
 // Data from the service is only ever rendered with textContent; images are
 // shown from Blob object URLs of the bytes fetched with the token (png, jpeg,
 // gif and webp only, never SVG); downloads go through a temporary
@@ -14,6 +16,7 @@
 
 import * as api from "./api.js";
 import { FileTree, fmtSize, fmtTime } from "./tree.js";
+import { DeskView, deskService } from "./desk.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -47,6 +50,7 @@ const FOLLOW_WAIT_MS = 10000;	// one output long-poll
 
 let fileTree = null;
 let termView = null;	// the Terminal tab (term.js), made on first use
+let deskView = null;	// the Desktop tab (desk.js)
 
 function el(tag, cls, text) {
 	const n = document.createElement(tag);
@@ -113,6 +117,8 @@ function signOut() {
 	clearProcs();
 	clearPreviews();
 	selectTab("run", false);
+	deskView.reset();
+	$("tab-desk").hidden = true;
 	$("who").textContent = "";
 	$("files-title").textContent = "Files";
 	setThreadControls(false);
@@ -213,6 +219,9 @@ function setThreadControls(on) {
 	$("previews-reload").disabled = !on;
 	$("preview-port").disabled = !on;
 	$("preview-btn").disabled = !on;
+	$("snaps-reload").disabled = !on;
+	$("snap-name").disabled = !on;
+	$("snap-btn").disabled = !on;
 	$("run-btn").disabled = !on || state.running;
 	$("tree-reload").disabled = !on;
 	$("files-hint").hidden = on;
@@ -235,6 +244,7 @@ async function pickThread(tid) {
 	$("run-result").hidden = true;
 	clearProcs();
 	clearPreviews();
+	clearSnaps();
 	setThreadControls(true);
 	$("files-title").replaceChildren("Files — ", el("span", "h-thread", tid));
 	// a terminal belongs to its thread: the old one is killed, and the
@@ -246,7 +256,29 @@ async function pickThread(tid) {
 	else
 		loadProcs();
 	loadPreviews();
+	loadSnaps();
+	deskView.reset();
+	loadDesk(tid);
 	await fileTree.show(tid);
+}
+
+/* ---- the desktop (desk.js) -------------------------------------------- */
+
+// Show the Desktop tab when the thread's profile serves a desktop (a
+// service ready on DESK_PORT); else hide it, leaving it when it showed.
+async function loadDesk(tid) {
+	let has = false;
+	try {
+		has = !!deskService((await api.getThread(tid)).services);
+	} catch (err) {
+		if (tid === state.thread)
+			fail(err);
+	}
+	if (tid !== state.thread)
+		return;
+	$("tab-desk").hidden = !has;
+	if (state.tab === "desk")
+		has ? deskView.open(tid) : selectTab("run", false);
 }
 
 /* ---- viewer ----------------------------------------------------------- */
@@ -615,7 +647,7 @@ async function showProc(pid) {
 
 /* ---- tabs and the terminal ------------------------------------------- */
 
-const TABS = { run: "tab-run", term: "tab-term" };
+const TABS = { run: "tab-run", term: "tab-term", desk: "tab-desk" };
 
 // Show tab `name` ("run" or "term"); the terminal opens when its tab shows
 // and none runs yet (an ended or refused one waits for "New shell").
@@ -633,11 +665,13 @@ function selectTab(name, focus) {
 		openTerminal();
 	else if (name === "term" && termView)
 		termView.refit();
+	if (name === "desk" && state.thread)
+		deskView.open(state.thread);
 }
 
 // Left/Right (and Home/End) move between the tabs, as in a tab list.
 function tabKey(ev) {
-	const names = Object.keys(TABS);
+	const names = Object.keys(TABS).filter((n) => !$(TABS[n]).hidden);
 	let i = names.indexOf(state.tab);
 	if (ev.key === "ArrowRight")
 		i = (i + 1) % names.length;
@@ -863,6 +897,130 @@ function cmdKey(ev) {
 
 /* ---- start ---------------------------------------------------------- */
 
+/* ---- snapshots ---------------------------------------------------------- */
+
+function clearSnaps() {
+	$("snap-list").replaceChildren();
+	$("snaps-empty").hidden = false;
+}
+
+function snapButton(label, aria, fn) {
+	const b = el("button", "small", label);
+	b.type = "button";
+	b.setAttribute("aria-label", aria);
+	b.addEventListener("click", () => fn(b));
+	return b;
+}
+
+function renderSnaps(list) {
+	const ul = $("snap-list");
+	ul.replaceChildren();
+	for (const s of list) {
+		const sid = String(s.snapshot_id);
+		const what = s.name ? String(s.name) : sid;
+		const li = el("li", "proc snap");
+		li.dataset.snapshot = sid;
+		const info = el("div", "proc-cmd");
+		info.append(el("span", "mono", what));
+		info.append(el("span", "pmeta", (s.created_at ? fmtTime(s.created_at) : "") +
+		    " · holds " + fmtSize(Number(s.size_bytes) || 0)));
+		li.append(info,
+		    snapButton("Restore", "Restore " + what, (b) => restoreSnap(sid, what, b)),
+		    snapButton("Fork", "Fork " + what + " into a new thread",
+			(b) => forkSnap(sid, b)),
+		    snapButton("Delete", "Delete " + what, (b) => deleteSnap(sid, b)));
+		ul.append(li);
+	}
+	$("snaps-empty").hidden = list.length !== 0;
+}
+
+async function loadSnaps() {
+	const tid = state.thread;
+	try {
+		const list = await api.listSnapshots(tid);
+		if (tid === state.thread)
+			renderSnaps(list);
+	} catch (err) {
+		if (tid === state.thread)
+			fail(err);
+	}
+}
+
+async function takeSnap(ev) {
+	ev.preventDefault();
+	hideAlert();
+	const btn = $("snap-btn");
+	btn.disabled = true;
+	try {
+		await api.createSnapshot(state.thread, $("snap-name").value.trim());
+		$("snap-name").value = "";
+		await loadSnaps();
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = !state.thread;
+	}
+}
+
+// Two clicks: the first asks (no dialog: the page opens none), the second
+// within 5 s restores.
+async function restoreSnap(sid, what, btn) {
+	hideAlert();
+	if (btn.dataset.armed !== "1") {
+		btn.dataset.armed = "1";
+		btn.textContent = "Sure?";
+		showAlert("Restore " + what + "? The thread's files become the snapshot's; " +
+		    "its sandbox, background processes and sessions end. Click “Sure?” " +
+		    "to go on.", "info");
+		setTimeout(() => {
+			btn.dataset.armed = "";
+			btn.textContent = "Restore";
+		}, 5000);
+		return;
+	}
+	btn.dataset.armed = "";
+	btn.textContent = "Restore";
+	btn.disabled = true;
+	try {
+		await api.restoreSnapshot(state.thread, sid);
+		showAlert("Restored " + what + ".", "info");
+		clearViewer();
+		await Promise.all([fileTree.refresh(), loadProcs(), loadSnaps()]);
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = false;
+	}
+}
+
+// A new thread (its id made up by the service) with the snapshot's files,
+// opened at once.
+async function forkSnap(sid, btn) {
+	hideAlert();
+	btn.disabled = true;
+	try {
+		const t = await api.forkSnapshot(state.thread, sid, "");
+		await loadThreads();
+		await pickThread(t.thread_id);
+	} catch (err) {
+		fail(err);
+	} finally {
+		btn.disabled = false;
+	}
+}
+
+async function deleteSnap(sid, btn) {
+	hideAlert();
+	btn.disabled = true;
+	try {
+		await api.deleteSnapshot(state.thread, sid);
+		await loadSnaps();
+	} catch (err) {
+		btn.disabled = false;
+		fail(err);
+	}
+}
+
 async function start() {
 	fileTree = new FileTree($("tree"), {
 		onFile: openFile,
@@ -883,6 +1041,11 @@ async function start() {
 		hideAlert();
 		loadProcs();
 	});
+	$("snap-form").addEventListener("submit", takeSnap);
+	$("snaps-reload").addEventListener("click", () => {
+		hideAlert();
+		loadSnaps();
+	});
 	$("cmd").addEventListener("keydown", cmdKey);
 	$("preview-form").addEventListener("submit", openPort);
 	$("previews-reload").addEventListener("click", () => {
@@ -895,6 +1058,9 @@ async function start() {
 		$(id).addEventListener("keydown", tabKey);
 	}
 	$("term-close").addEventListener("click", closeTerminalTab);
+	deskView = new DeskView({ frame: $("desk-frame"), status: $("desk-status"),
+	    control: $("desk-control"), open: $("desk-open"), stop: $("desk-stop"),
+	    hint: $("desk-hint") }, { onError: fail });
 	$("term-restart").addEventListener("click", () => {
 		hideAlert();
 		openTerminal();

@@ -3,7 +3,7 @@
 # $(pkgdatadir)/web; nginx serves it (`yuxi-sandbox nginx-conf`).
 webdir = $(pkgdatadir)/web
 dist_web_DATA = web/index.html web/app.css web/app.js web/api.js \
-	web/tree.js web/term.js web/xterm-csp.js web/favicon.svg
+	web/tree.js web/term.js web/desk.js web/xterm-csp.js web/favicon.svg
 # xterm.js for the Terminal tab, as published on npm (web/vendor/xterm/README.md);
 # its licences ship beside it
 webxtermdir = $(pkgdatadir)/web/vendor/xterm

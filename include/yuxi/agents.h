@@ -34,8 +34,10 @@
  * cpus, pids, tmp_size, exec_timeout ({"default": s, "max": s} or a number:
  * the default), workspace ("rw" | "ro"), network ("none" |
  * {"allow": ["host:port", ...], "allow_private": ["host", ...]},
- * include/yuxi/egress.h), env ({"NAME": "value"}); a key it does not set
- * takes the service configuration's value.
+ * include/yuxi/egress.h), env ({"NAME": "value"}), services ([{"name",
+ * "command", "ready": {"port"}}]: processes the in-sandbox agent starts with
+ * the box and keeps running, docs/browser.md); a key it does not set takes
+ * the service configuration's value.
  *
  * Keys starting with '_' are comments, "description" is ignored; any other
  * unknown key, a bad value, a duplicate id, an invalid name or a profile
@@ -64,12 +66,27 @@
 #define YX_PROFILES_MAX		64
 #define YX_PROFILE_ENV_MAX	32	/* variables of one profile */
 #define YX_PROFILE_ENV_LEN	4096	/* bytes of one "NAME=value" */
+#define YX_SERVICES_MAX		8	/* services of one profile */
+#define YX_SERVICE_NAME_MAX	12	/* [a-z][a-z0-9]{0,11} */
+#define YX_SERVICE_CMD_MAX	4096	/* bytes of one command */
 
 struct yx_agents;
 
 enum yx_workspace {
 	YX_WORKSPACE_RW,	/* user-data read-write (the default) */
 	YX_WORKSPACE_RO,	/* read-only but outputs/ and large_tool_results/ */
+};
+
+/*
+ * A service of a profile: `command` run by /bin/sh -c in the sandbox, with
+ * the commands' environment and working directory, started with the box
+ * and restarted when it exits (src/guest/agent_services.c); ready once
+ * something listens on 127.0.0.1:ready_port (0: once it runs).
+ */
+struct yx_service {
+	char	 name[YX_SERVICE_NAME_MAX + 1];
+	char	*command;	/* heap, freed with the registry */
+	int	 ready_port;	/* 1..65535, 0: none */
 };
 
 /* One sandbox profile; 0 / "" fields take the service configuration's. */
@@ -87,6 +104,8 @@ struct yx_profile {
 	struct yx_egress_policy	 net;			/* nallow 0: no network */
 	size_t			 nenv;
 	char			*env[YX_PROFILE_ENV_MAX];	/* "NAME=value" */
+	size_t			 nservices;
+	struct yx_service	 services[YX_SERVICES_MAX];
 	char			 fp[YX_SHA256_HEX];	/* of every field above but id */
 };
 

@@ -28,6 +28,13 @@ enum yx_exec_agent_mode {
 	YX_EXEC_AGENT_ONLY,	/* agent only (tests, benchmarks) */
 };
 
+/* YUXI_THREAD_DISK_FS: the filesystem of new per-thread disk images
+ * (docs/configuration.md "Snapshots"); btrfs gives snapshots. */
+enum yx_disk_fs {
+	YX_DISK_FS_EXT4,
+	YX_DISK_FS_BTRFS,
+};
+
 /* YUXI_MODE: one host, or one front and many sandbox hosts (docs/scaling.md). */
 enum yx_mode {
 	YX_MODE_STANDALONE,	/* the engine on this host (default) */
@@ -88,6 +95,8 @@ struct yx_config {
 	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
 	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */
 	int64_t		thread_disk_quota;		/* YUXI_THREAD_DISK_QUOTA bytes (0 = off) */
+	enum yx_disk_fs	disk_fs;			/* YUXI_THREAD_DISK_FS ext4|btrfs (ext4) */
+	int		snapshots_max;			/* YUXI_THREAD_SNAPSHOTS_MAX per thread (16; 0 = none) */
 	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR ($(localstatedir)/lib/yuxi-sandbox) */
 	char		skills_dir[YX_CFG_PATH];	/* YUXI_SKILLS_DIR ("" = no skills) */
 	char		agents_file[YX_CFG_PATH];	/* YUXI_AGENTS_FILE ("" = no agents) */

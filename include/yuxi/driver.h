@@ -160,6 +160,13 @@ struct yx_driver {
  * with another's is not the other's)?
  */
 bool	yx_driver_name_ours(const char *prefix, const char *name);
+/*
+ * Is it a transactional command's container of that instance,
+ * <prefix>tx-<16 lowercase hex> (docs/design.md §10)? Never in the
+ * instance's listings (no slot of the table is one), but an instance's
+ * own all the same: the orphans' search leaves it to its live instance.
+ */
+bool	yx_driver_name_tx(const char *prefix, const char *name);
 
 /*
  * Create the driver cfg->driver asks for. AUTO picks "api" when the socket

@@ -61,6 +61,9 @@
 	X(SESSION_BUSY,        409, "session_busy",        "session busy")         \
 	X(SESSION_LIMIT,       429, "session_limit",       "too many sessions")    \
 	X(PREVIEW_LIMIT,       409, "preview_limit",       "preview limit reached") \
+	X(THREAD_BUSY,         409, "thread_busy",         "thread busy")          \
+	X(SNAPSHOT_LIMIT,      409, "snapshot_limit",      "too many snapshots")   \
+	X(UNSUPPORTED,         409, "not_supported",       "not supported by the thread's storage") \
 	X(CLIENT_GONE,         499, "client_gone",         "client went away")
 
 enum yx_err {

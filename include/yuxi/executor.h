@@ -39,6 +39,13 @@ struct yx_driver;
 struct yx_table;
 struct yx_provider;
 
+/* A transactional command (docs/api.md "Transactions"). */
+enum yx_tx_mode {
+	YX_TX_NONE = 0,
+	YX_TX_COMMIT,		/* commit_on_success */
+	YX_TX_DISCARD,
+};
+
 struct yx_exec_request {
 	const char			*thread_id;	/* validated by the caller */
 	const char			*owner;		/* user that owns the thread */
@@ -86,6 +93,16 @@ struct yx_exec_request {
 	 * session's own) instead of a new /bin/sh -c. NULL: a command.
 	 */
 	const char			*session_id;
+	/*
+	 * A transaction: the command runs in a container of its own over a
+	 * copy-on-write layer of the thread's files; its changes are applied
+	 * (YX_TX_COMMIT, exit 0, no conflict) or dropped. The caller holds the
+	 * thread's transaction lock (yx_thread_txlock). Never with
+	 * session_id (the caller runs a session's transactional command as a
+	 * command in the session's directory); processes it leaves running
+	 * are killed with its container and the changes are not applied.
+	 */
+	enum yx_tx_mode			 tx;
 };
 
 /* What a session's command adds to its output (yx_exec_output). */
@@ -112,6 +129,11 @@ struct yx_exec_output {
 				 * reason, nothing ran); NULL otherwise */
 	struct yx_exec_session *session;	/* caller storage, filled for
 						 * a session's command; NULL */
+	/* a transaction's outcome: applied, and its reply fields as JSON
+	 * text ("applied", "changes", "changes_total", "conflicts"...; heap,
+	 * freed by _fini); NULL for a plain command */
+	bool	 tx_applied;
+	char	*tx_json;
 };
 
 struct yx_executor	*yx_executor_new(const struct yx_config *cfg, struct yx_table *table,
@@ -191,6 +213,14 @@ int	yx_executor_mask_rules(struct yx_executor *ex,
  */
 int	yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
     struct yx_errctx *err);
+
+/*
+ * Finish or undo a commit a crash interrupted (its journal), and remove a
+ * transaction's container and layer left behind, for thread tid. The
+ * caller holds the thread's transaction lock. YX_OK when there was a
+ * journal, YX_E_NOT_FOUND when not.
+ */
+int	yx_exec_tx_recover(struct yx_executor *ex, const char *tid);
 
 /* Fill the thread fields of req (id, owner, agent, user) from t. */
 void	yx_exec_request_thread(struct yx_exec_request *req,

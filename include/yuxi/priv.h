@@ -73,6 +73,68 @@ struct yx_priv_usage {
 };
 
 /*
+ * Snapshots and transaction layers (docs/design.md §10). A thread whose
+ * image is btrfs (YUXI_THREAD_DISK_FS=btrfs) has the image's top level
+ * mounted at <thread>/YX_PRIV_VOL (the service's, 0700, never in a
+ * container) holding the subvolume live/ (bound on user-data), read-only
+ * snapshots snap/<sid> and a transaction's layer tx/ (base: a read-only
+ * snapshot of live at its start, upper/ and work/ of an overlay). A
+ * thread without an image keeps its transaction's layer in <thread>/tx
+ * (upper over the live user-data). Either way the overlay is mounted on
+ * <thread>/YX_PRIV_TXM, which the transaction's container binds.
+ */
+#define YX_PRIV_VOL		"vol"
+#define YX_PRIV_TXM		"txm"
+#define YX_PRIV_TXDIR		"tx"
+#define YX_PRIV_SNAP_ID_LEN	17	/* "s" + 16 lowercase hex */
+#define YX_PRIV_SNAP_ID_SIZE	(YX_PRIV_SNAP_ID_LEN + 1)
+#define YX_PRIV_SNAP_LIST	(1100 * (YX_PRIV_SNAP_ID_LEN + 1))
+
+/* The kind of a thread's storage (yx_priv_tx_begin). */
+enum yx_priv_kind {
+	YX_PRIV_PLAIN = 1,	/* a directory on the saves filesystem */
+	YX_PRIV_BTRFS,		/* a btrfs image: snapshots */
+};
+
+struct yx_priv_snap {
+	uint64_t	excl;		/* bytes only this snapshot holds
+					 * (qgroup, as of the last commit) */
+	int64_t		otime;		/* created, unix seconds */
+	uint32_t	kind;		/* enum yx_priv_kind */
+};
+
+/* Is sid a snapshot id ("s" + 16 lowercase hex)? */
+bool	yx_priv_snap_id_valid(const char *sid);
+/* A read-only snapshot snap/<sid> of live (YX_E_UNSUPPORTED: the thread
+ * has no btrfs image; YX_E_FILE_EXISTS). */
+int	yx_priv_snap_create(const char *name, const char *sid,
+    struct yx_priv_snap *out, struct yx_errctx *err);
+/* Delete it (YX_E_NOT_FOUND when absent). */
+int	yx_priv_snap_delete(const char *name, const char *sid,
+    struct yx_errctx *err);
+/* Make live a writable snapshot of snap/<sid> and bind it on user-data in
+ * place of the old (one mount step: the new one beneath, the old taken
+ * off); the old live is deleted. No sandbox may use the thread meanwhile
+ * (the caller destroyed it). */
+int	yx_priv_snap_restore(const char *name, const char *sid,
+    struct yx_errctx *err);
+/* Does snap/<sid> exist; its figures. YX_E_NOT_FOUND. */
+int	yx_priv_snap_info(const char *name, const char *sid,
+    struct yx_priv_snap *out, struct yx_errctx *err);
+/* The snapshot ids, each followed by '\n', into buf. */
+int	yx_priv_snap_list(const char *name, char *buf, size_t len,
+    struct yx_errctx *err);
+/* A transaction's layer: made and its overlay mounted on YX_PRIV_TXM
+ * (YX_E_BUSY: one is there already; YX_E_UNSUPPORTED: an ext4 image). *kind
+ * says where its directory is. */
+int	yx_priv_tx_begin(const char *name, enum yx_priv_kind *kind,
+    struct yx_errctx *err);
+/* Unmount its overlay (YX_OK when none). */
+int	yx_priv_tx_unmount(const char *name, struct yx_errctx *err);
+/* Unmount and remove the layer (base, upper, work; the journal stays). */
+int	yx_priv_tx_clean(const char *name, struct yx_errctx *err);
+
+/*
  * Fork the helper for cfg->saves_dir (its threads/ must exist), then drop
  * CAP_SYS_ADMIN from this process. Without CAP_SYS_ADMIN (neither root
  * nor granted it) no helper starts: YX_OK when cfg->thread_disk_quota is
@@ -110,6 +172,9 @@ bool	yx_priv_running(void);
  * empty ext4 whose root belongs to uid:gid (both > 0). Never replaces. */
 int	yx_priv_create_image(const char *name, int64_t size, unsigned uid,
     unsigned gid, struct yx_errctx *err);
+/* The same with the filesystem of the image: ext4, or btrfs (snapshots). */
+int	yx_priv_create_image_fs(const char *name, int64_t size, unsigned uid,
+    unsigned gid, enum yx_disk_fs fs, struct yx_errctx *err);
 /* Mount the image of `name` on its user-data/ (YX_OK when it already is). */
 int	yx_priv_mount(const char *name, struct yx_errctx *err);
 /* Unmount it (YX_OK when nothing is mounted there). */

@@ -168,4 +168,39 @@ bool	yx_proc_keeps_alive(const struct yx_config *cfg,
 /* "running", "exited", "lost". */
 const char *yx_proc_state_name(int state);
 
+/*
+ * A profile's services (docs/api.md "Services", src/exec/services.c): the
+ * processes the in-sandbox agent starts with the box and keeps running.
+ * Their output is read as a background process's, from their keepers.
+ */
+struct yx_profile;
+struct yx_service;
+struct yx_svc_state {
+	const struct yx_service	*svc;		/* borrowed from the profile */
+	char			 process_id[24];	/* "svc-" + its name */
+	/* starting, running (no ready port), ready, backoff (it exited and
+	 * starts again soon), stopped (no sandbox), unknown (no word yet) */
+	char			 state[16];
+	int			 pid;		/* inside the sandbox; 0: none */
+	long			 restarts;
+	int			 exit_code;	/* its last exit; -1: none */
+	int64_t			 since;		/* unix ms of the state; 0 */
+};
+
+/* The states of p's services (p->nservices of them into out) in c's
+ * sandbox; running: the thread has a sandbox (else all "stopped"). */
+void	yx_svc_states(const struct yx_proc_ctx *c, const struct yx_profile *p,
+    bool running, struct yx_svc_state *out);
+/* The service `name` of p; NULL when p has none of that name. */
+const struct yx_service *yx_svc_find(const struct yx_profile *p,
+    const char *name);
+/*
+ * The output of p's service `name`, as yx_proc_output (out->proc: its
+ * keeper's state, "lost" when there is none now: no sandbox, or its keeper
+ * is starting again). YX_OK; YX_E_NOT_FOUND ("no such service").
+ */
+int	yx_svc_output(const struct yx_proc_ctx *c, const struct yx_profile *p,
+    const char *name, uint64_t offset, int wait_ms, size_t max,
+    struct yx_proc_chunk *out, struct yx_errctx *err);
+
 #endif /* YUXI_PROCS_H */

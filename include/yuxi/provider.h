@@ -350,4 +350,17 @@ const char *yx_acquire_outcome_name(int outcome);
  * YX_OK or YX_E_BAD_REQUEST / YX_E_INTERNAL. */
 int	yx_sandbox_id_derive(const char *thread_id, size_t len, char *out);
 
+/*
+ * A transactional command's container (provider_tx.c; docs/design.md §10):
+ * req's settings, uid and mounts (req->user_data_host: the transaction's
+ * overlay), named yx_provider_tx_name(thread), outside the table. Create
+ * removes a stale one of the name first; remove is NOT_FOUND-tolerant.
+ */
+#define YX_TX_NAME_MAX	(YX_CFG_PATH + 32)
+void	yx_provider_tx_name(const struct yx_provider *p, const char *thread_id,
+    char *buf, size_t len);
+int	yx_provider_tx_create(struct yx_provider *p, const struct yx_acquire_req *req,
+     const char *name, struct yx_container_info *info, struct yx_errctx *err);
+int	yx_provider_tx_remove(struct yx_provider *p, const char *name);
+
 #endif /* YUXI_PROVIDER_H */

@@ -58,6 +58,7 @@
 #include "yuxi/config.h"
 #include "yuxi/error.h"
 #include "yuxi/ident.h"
+#include "yuxi/priv.h"
 
 struct json_object;
 
@@ -107,6 +108,7 @@ struct yx_thread_store {
 	bool		chown_ok;	/* false when not root: skip fchown */
 	int64_t		remove_budget_ms; /* of one remove (request budget); 0 none */
 	int64_t		disk_quota;	/* bytes of a new thread's disk; 0 none */
+	int		disk_fs;	/* its filesystem: enum yx_disk_fs */
 };
 
 /* Start-up repair counts (yx_thread_store_reconcile). */
@@ -371,5 +373,53 @@ unsigned yx_thread_store_sweep(struct yx_thread_store *st);
  */
 unsigned yx_thread_store_sweep_trash(struct yx_thread_store *st,
     int64_t budget_ms, unsigned *leftp);
+
+/*
+ * Snapshots (threads_snap.c; docs/api.md "Snapshots"). A thread's
+ * snapshots need its user-data on a btrfs disk image
+ * (YUXI_THREAD_DISK_FS=btrfs); the privileged helper makes them. Each
+ * call takes a thread the caller looked up as its owner's.
+ */
+#define YX_SNAP_NAME_MAX	128
+
+struct yx_thread_snap {
+	char		id[YX_PRIV_SNAP_ID_SIZE];	/* "s" + 16 hex */
+	char		name[YX_SNAP_NAME_MAX + 1];	/* the caller's; may be "" */
+	int64_t		created_ms;
+	uint64_t	size_bytes;	/* held by it alone (as of the filesystem's
+					 * last commit) */
+};
+
+/* A new snapshot of t's user-data named `name` (may be NULL): YX_OK with
+ * *out; YX_E_SNAPSHOT_LIMIT with `max` of them already; YX_E_UNSUPPORTED
+ * (no btrfs image); YX_E_BAD_REQUEST (name); the helper's errors. */
+int	yx_thread_snap_create(struct yx_thread_store *st, const struct yx_thread *t,
+    const char *name, int max, struct yx_thread_snap *out, struct yx_errctx *err);
+/* Snapshot sid of t: YX_OK or YX_E_NOT_FOUND. */
+int	yx_thread_snap_get(struct yx_thread_store *st, const struct yx_thread *t,
+    const char *sid, struct yx_thread_snap *out, struct yx_errctx *err);
+/* All of t's, newest first: *vp heap (caller frees), *np entries (an empty
+ * list for a thread that cannot have any). */
+int	yx_thread_snap_list(struct yx_thread_store *st, const struct yx_thread *t,
+    struct yx_thread_snap **vp, size_t *np, struct yx_errctx *err);
+int	yx_thread_snap_delete(struct yx_thread_store *st, const struct yx_thread *t,
+    const char *sid, struct yx_errctx *err);
+/* Make t's user-data exactly snapshot sid's. No sandbox of t may run (the
+ * caller destroyed it, holding the transaction lock). */
+int	yx_thread_snap_restore(struct yx_thread_store *st, const struct yx_thread *t,
+    const char *sid, struct yx_errctx *err);
+/* Copy snapshot sid of src into dst's (new, empty) user-data, the files
+ * made dst's uid. YX_E_NOT_FOUND; YX_E_QUOTA_EXCEEDED; YX_E_IO. */
+int	yx_thread_snap_copy(struct yx_thread_store *st, const struct yx_thread *src,
+    const char *sid, const struct yx_thread *dst, struct yx_errctx *err);
+/* The thread's transaction lock (one transaction, restore at a time), not
+ * waited for: YX_OK with *fdp (close it to let go), YX_E_THREAD_BUSY. */
+int	yx_thread_txlock(struct yx_thread_store *st, const struct yx_thread *t,
+    int *fdp, struct yx_errctx *err);
+/* fn(arg, id) for each thread whose directory holds a transaction's
+ * journal or layer (what a crash leaves; the reaper recovers them).
+ * Returns how many. */
+unsigned yx_thread_tx_left(struct yx_thread_store *st,
+    void (*fn)(void *, const char *), void *arg);
 
 #endif /* YUXI_THREADS_H */

@@ -31,4 +31,12 @@ int	agentcfg_profiles_parse(struct json_object *a, struct yx_profile **vp,
      size_t *np, struct yx_errctx *err);
 void	agentcfg_profiles_free(struct yx_profile *v, size_t n);
 
+/*
+ * A profile's "services" (profile_svc.c): [{"name", "command", "ready"?:
+ * {"port"}}] into p->services. YX_OK; YX_E_BAD_REQUEST with the reason in
+ * why; YX_E_NOMEM. What was parsed stays in p for agentcfg_profiles_free.
+ */
+int	agentcfg_services_parse(struct json_object *v, struct yx_profile *p,
+    char *why, size_t whylen);
+
 #endif /* YUXI_AGENTCFG_INT_H */

@@ -317,6 +317,8 @@ prof_key(const char *key, struct json_object *v, struct yx_profile *p,
 		return prof_network(v, p, why, whylen);
 	else if (strcmp(key, "env") == 0)
 		return prof_env(v, p, why, whylen);
+	else if (strcmp(key, "services") == 0)
+		return agentcfg_services_parse(v, p, why, whylen);
 	if (rc != YX_OK)
 		snprintf(why, whylen, "%s", w);
 	return rc;
@@ -341,6 +343,10 @@ prof_finish(struct yx_profile *p)
 		rc = yx_egress_policy_text(&p->net, &b);
 	for (i = 0; rc == YX_OK && i < p->nenv; i++)
 		rc = yx_buf_printf(&b, "env %s\n", p->env[i]);
+	for (i = 0; rc == YX_OK && i < p->nservices; i++)
+		rc = yx_buf_printf(&b, "service %s %d %zu:%s\n", p->services[i].name,
+		    p->services[i].ready_port, strlen(p->services[i].command),
+		    p->services[i].command);
 	if (rc == YX_OK)
 		rc = yx_sha256_hex(b.data != NULL ? b.data : "", b.len, p->fp) ==
 			YX_OK ?
@@ -371,7 +377,7 @@ prof_parse_one(struct json_object *o, size_t idx, struct yx_profile *p,
 {
 	static const char *const known[] = { "id", "image", "runtime", "memory",
 		"cpus", "pids", "tmp_size", "exec_timeout", "workspace",
-		"network", "env", NULL };
+		"network", "env", "services", NULL };
 	char	where[YX_THREAD_ID_SIZE + 32], why[300];
 	int	rc;
 
@@ -454,9 +460,12 @@ agentcfg_profiles_free(struct yx_profile *v, size_t n)
 {
 	size_t i, j;
 
-	for (i = 0; v != NULL && i < n; i++)
+	for (i = 0; v != NULL && i < n; i++) {
 		for (j = 0; j < v[i].nenv; j++)
 			free(v[i].env[j]);
+		for (j = 0; j < v[i].nservices; j++)
+			free(v[i].services[j].command);
+	}
 	free(v);
 }
 

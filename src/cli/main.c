@@ -21,13 +21,14 @@
  *                          USER, exactly as POST /api/threads would)
  *   release THREAD|ID      move a sandbox to the warm pool
  *   destroy THREAD|ID      remove the container (user data is kept)
- *   gc [--all] [--json]    drop dead holds, reconcile with the engine
+ *   gc [--all] [--json]    drop dead holds, reconcile with the engine,
+ *                          recover interrupted transactions
  *                          (orphan containers adopted or removed), reap idle;
  *                          --all: then every sandbox (the package's prerm
  *                          on removal; refused while the service runs)
  *   nginx-conf [OPTIONS]   render the nginx snippets for an existing server
  *                          (cli_nginx.c; touches neither table nor engine)
- *   image build [default|test] [NAME]
+ *   image build [default|test|browser] [NAME]
  *                          build a sandbox image offline with the installed
  *                          recipe ($(pkgdatadir)/images/<recipe>/build.sh)
  * Exit codes: 0 success, 1 failure, 2 usage; exec returns the command's code.
@@ -621,9 +622,33 @@ cli_gc_orphans(struct cli *c, int argc, char **argv)
 	return rc == YX_OK ? 0 : 1;
 }
 
+struct cli_txgc {
+	struct cli	*c;
+	unsigned	 n;
+};
+
+/* gc: a thread with what a crashed transaction left (docs/design.md §10),
+ * recovered unless a transaction of it runs. */
+static void
+cli_gc_tx(void *arg, const char *tid)
+{
+	struct cli_txgc		*g = arg;
+	struct yx_thread	 t;
+	int			 lock = -1;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.thread_id, sizeof(t.thread_id), "%s", tid);
+	if (yx_thread_txlock(&g->c->store, &t, &lock, NULL) != YX_OK)
+		return;
+	if (yx_exec_tx_recover(g->c->ex, tid) == YX_OK)
+		g->n++;
+	close(lock);
+}
+
 static int
 cmd_gc(struct cli *c, int argc, char **argv)
 {
+	struct cli_txgc		 txgc = { c, 0 };
 	struct yx_provider	*p = yx_executor_provider(c->ex);
 	struct yx_errctx	 e;
 	unsigned		 dropped = 0, reaped = 0, all = 0;
@@ -648,29 +673,34 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	    (rc = yx_provider_reap(p, yx_now_ms(), &reaped, &e)) != YX_OK ||
 	    (everything && (rc = cli_gc_all(c, &all, &e)) != YX_OK))
 		return cli_err("gc", rc, &e);
+	if (c->store_ok)
+		(void)yx_thread_tx_left(&c->store, cli_gc_tx, &txgc);
 	if (c->json && everything)
 		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
-		       "\"all_destroyed\":%u}\n",
-		    dropped, reaped, all);
+		       "\"all_destroyed\":%u,\"transactions_recovered\":%u}\n",
+		    dropped, reaped, all, txgc.n);
 	else if (c->json)
-		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u}\n",
-		    dropped, reaped);
+		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
+		       "\"transactions_recovered\":%u}\n",
+		    dropped, reaped, txgc.n);
 	else if (everything)
 		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
-		       "others destroyed: %u\n",
-		    dropped, reaped, all);
+		       "others destroyed: %u; interrupted transactions recovered: %u\n",
+		    dropped, reaped, all, txgc.n);
 	else
-		printf("dead holds dropped: %u; idle sandboxes destroyed: %u\n",
-		    dropped, reaped);
+		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
+		       "interrupted transactions recovered: %u\n",
+		    dropped, reaped, txgc.n);
 	return 0;
 }
 
 /*
- * image build [default|test] [NAME] [--recipes DIR]: run the offline build
- * script of a sandbox image, DIR/<recipe>/build.sh (DIR: the installed
- * recipes, $(pkgdatadir)/images; a checkout's images/ for a build tree),
- * for NAME (default: YUXI_SANDBOX_IMAGE for the default recipe,
- * yuxi-sandbox-test:latest for the test one). This process becomes the
+ * image build [default|test|browser] [NAME] [--recipes DIR]: run the
+ * offline build script of a sandbox image, DIR/<recipe>/build.sh (DIR: the
+ * installed recipes, $(pkgdatadir)/images; a checkout's images/ for a
+ * build tree), for NAME (default: YUXI_SANDBOX_IMAGE for the default
+ * recipe, yuxi-sandbox-<recipe>:latest for the others: the browser
+ * profile's image, docs/browser.md). This process becomes the
  * script: its exit status is the command's. Needs no table or engine
  * connection of ours; the script talks to the engine through `docker`.
  */
@@ -683,8 +713,8 @@ cmd_image(struct cli *c, int argc, char **argv)
 
 	dir = cli_datadir(YX_IMAGES_DIR, "images", buf, sizeof(buf));
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
-		fprintf(stderr, "usage: yuxi-sandbox image build [default|test] "
-				"[NAME] [--recipes DIR]\n");
+		fprintf(stderr, "usage: yuxi-sandbox image build "
+				"[default|test|browser] [NAME] [--recipes DIR]\n");
 		return 2;
 	}
 	for (i = 2; i < argc; i++) {
@@ -700,15 +730,17 @@ cmd_image(struct cli *c, int argc, char **argv)
 		else
 			name = argv[i];
 	}
-	if (strcmp(recipe, "default") != 0 && strcmp(recipe, "test") != 0) {
+	if (strcmp(recipe, "default") != 0 && strcmp(recipe, "test") != 0 &&
+	    strcmp(recipe, "browser") != 0) {
 		fprintf(stderr, "yuxi-sandbox: image build: no recipe '%s' "
-				"(default or test)\n",
+				"(default, test or browser)\n",
 		    recipe);
 		return 2;
 	}
 	if (name == NULL)
 		name = strcmp(recipe, "default") == 0 ? c->cfg.image :
-							"yuxi-sandbox-test:latest";
+		    strcmp(recipe, "test") == 0	      ? "yuxi-sandbox-test:latest" :
+							"yuxi-sandbox-browser:latest";
 	if ((size_t)snprintf(script, sizeof(script), "%s/%s/build.sh", dir,
 		recipe) >= sizeof(script)) {
 		fprintf(stderr, "yuxi-sandbox: image build: --recipes: path too long\n");
@@ -794,7 +826,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "gc", "gc [--all] [--json] | gc --orphans [--remove] [--prefix P] [--json]", "drop dead holds, adopt or remove orphan containers, reap idle ones; --all: then remove every sandbox of this instance (refused while the service runs); --orphans: list the sandboxes of this service that no live instance on this host owns (a killed sandbox host's), --remove: and remove them, --prefix: only those whose name starts with P", cmd_gc },
 	{ "nginx-conf", "nginx-conf [--auth basic|request|header] [--htpasswd FILE] [--auth-url URL] [--trusted-proxy ADDR[,ADDR...]] [--user-header NAME] [--admin USER[,USER...]] [--web-root DIR] [--templates DIR] [--out DIR]", "render the nginx snippets for an existing server (docs/nginx.md)", cmd_nginx_conf },
 	{ "routes", "routes [--json]", "print the service's route table: method, path, operation and what each route needs (identity, JSON body, a user's slot, ...; docs/architecture.md)", cmd_routes },
-	{ "image", "image build [default|test] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test; --recipes DIR: another recipe directory)", cmd_image },
+	{ "image", "image build [default|test|browser] [NAME]", "build a sandbox image offline from the installed recipe (NAME: YUXI_SANDBOX_IMAGE, or yuxi-sandbox-test:latest for test, yuxi-sandbox-browser:latest for browser; --recipes DIR: another recipe directory)", cmd_image },
 	{ "help", "help [COMMAND]", "show help", cmd_help },
 };
 

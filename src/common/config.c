@@ -82,6 +82,9 @@
 	X(SIZE, "YUXI_SANDBOX_OUTPUT_LIMIT", output_limit, 256 << 10, 1024, 64LL << 20)     \
 	X(SIZE, "YUXI_SANDBOX_TMP_SIZE", tmp_size, 64LL << 20, 1LL << 20, 16LL << 30)       \
 	X(FN, "YUXI_THREAD_DISK_QUOTA", thread_disk_quota, 0, cfg_disk_quota, 0)            \
+	X(ENUM, "YUXI_THREAD_DISK_FS", disk_fs, YX_DISK_FS_EXT4, cfg_disk_fs,               \
+	    "expected ext4 or btrfs")                                                       \
+	X(INT, "YUXI_THREAD_SNAPSHOTS_MAX", snapshots_max, 16, 0, 1024)                     \
 	X(PATH, "YUXI_SAVES_DIR", saves_dir, YX_STATE_DIR, 0, 0)                            \
 	X(PATH, "YUXI_SKILLS_DIR", skills_dir, "", 0, 0)                                    \
 	X(PATH, "YUXI_AGENTS_FILE", agents_file, "", 0, 0)                                  \
@@ -470,6 +473,8 @@ static const struct cfg_word cfg_drivers[] = { { "auto", YX_DRIVER_AUTO },
 	{ "api", YX_DRIVER_API }, { "cli", YX_DRIVER_CLI }, { NULL, 0 } };
 static const struct cfg_word cfg_policies[] = { { "strict", YX_CMD_POLICY_STRICT },
 	{ "off", YX_CMD_POLICY_OFF }, { NULL, 0 } };
+static const struct cfg_word cfg_disk_fs[] = { { "ext4", YX_DISK_FS_EXT4 },
+	{ "btrfs", YX_DISK_FS_BTRFS }, { NULL, 0 } };
 static const struct cfg_word cfg_agent_modes[] = { { "auto", YX_EXEC_AGENT_AUTO },
 	{ "1", YX_EXEC_AGENT_AUTO }, { "off", YX_EXEC_AGENT_OFF },
 	{ "0", YX_EXEC_AGENT_OFF }, { "only", YX_EXEC_AGENT_ONLY }, { NULL, 0 } };

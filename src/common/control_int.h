@@ -45,7 +45,12 @@
  * would listen, instead of the ingress's socket in a directory only the
  * service writes), previewproxy (the worker fetches a preview's response
  * itself, holding itself for the whole of it, as a worker-proxied design
- * would, before answering nginx's check). The broker's own
+ * would, before answering nginx's check), txresolve (a transaction's
+ * commit opens the thread's paths with plain openat: a symlink the
+ * sandbox put in a directory's place is followed), snapcopy (a fork
+ * copies a snapshot following its symlinks), svcstate (the host reads a
+ * service's state file with a plain open that follows symlinks,
+ * src/exec/services.c). The broker's own
  * control build
  * (YX_BROKER_CONTROL_UNSAFE) is a second control binary,
  * tests/security/yuxi-sandboxd-control-broker.

@@ -339,6 +339,16 @@ int	yx_h_threads_create(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_get(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_threads_delete(struct yx_wctx *, struct yx_http_req *, const char *);
+/* h_snap.c: a thread's snapshots (docs/api.md "Snapshots") */
+int	yx_h_snap_create(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_snap_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_snap_delete(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_snap_restore(struct yx_wctx *, struct yx_http_req *, const char *);
+/* A thread create's "from_snapshot": YX_OK with the source thread in src
+ * and the snapshot's id in sid ("" when the body has none), or the error
+ * sent (404 for another user's thread or snapshot). */
+int	yx_snap_fork_source(struct yx_wctx *w, struct yx_http_req *r,
+    struct yx_thread *src, char *sid, size_t slen);
 int	yx_h_threads_patch(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
@@ -370,6 +380,11 @@ int	yx_h_procs_kill(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_output(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_stdin(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_procs_resize(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_services_list(struct yx_wctx *, struct yx_http_req *, const char *);
+int	yx_h_services_output(struct yx_wctx *, struct yx_http_req *, const char *);
+/* The states of the thread's profile services (keeper_req.c), for
+ * GET /api/threads/{id} and GET /api/services; NULL when it has none. */
+struct json_object *yx_services_json(struct yx_wctx *w, const struct yx_thread *t);
 int	yx_h_sessions_create(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_sessions_list(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_sessions_get(struct yx_wctx *, struct yx_http_req *, const char *);

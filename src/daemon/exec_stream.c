@@ -86,6 +86,10 @@ yx_exec_fields(const struct yx_exec_output *out, struct yx_buf *b)
 	    (rc = yx_buf_printf(b, ",\"refused\":\"%s\"",
 		 out->refused)) != YX_OK)
 		return rc;
+	/* a transaction's outcome (docs/api.md "Transactions") */
+	if (out->tx_json != NULL &&
+	    ((rc = yx_buf_puts(b, ",")) != YX_OK || (rc = yx_buf_puts(b, out->tx_json)) != YX_OK))
+		return rc;
 	/* a session's command: where its shell is now, and whether it ended */
 	if (out->session != NULL &&
 	    ((rc = yx_buf_puts(b, ",\"cwd\":")) != YX_OK ||

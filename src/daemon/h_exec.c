@@ -30,6 +30,7 @@
 #include "yuxi/buf.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
+#include "yuxi/path.h"
 #include "yuxi/sessions.h"
 #include "yuxi/text.h"
 
@@ -52,6 +53,35 @@ exec_body(const struct yx_exec_output *out, struct yx_buf *b)
 	    (rc = yx_exec_fields(out, b)) != YX_OK)
 		return rc;
 	return yx_buf_puts(b, "}");
+}
+
+/* The body's "transaction" (docs/api.md "Transactions"): YX_OK with *mode,
+ * else the 400 sent. */
+static int
+exec_tx_parse(struct yx_http_req *r, struct json_object *body, enum yx_tx_mode *mode)
+{
+	struct json_object	*v;
+	const char		*s;
+
+	*mode = YX_TX_NONE;
+	if (!json_object_object_get_ex(body, "transaction", &v) ||
+	    json_object_is_type(v, json_type_null))
+		return YX_OK;
+	if (json_object_is_type(v, json_type_boolean)) {
+		*mode = json_object_get_boolean(v) ? YX_TX_COMMIT : YX_TX_NONE;
+		return YX_OK;
+	}
+	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (strcmp(s, "commit_on_success") == 0)
+		*mode = YX_TX_COMMIT;
+	else if (strcmp(s, "discard") == 0)
+		*mode = YX_TX_DISCARD;
+	else {
+		yx_http_send_error(r, YX_E_BAD_REQUEST,
+		    "transaction must be \"commit_on_success\", true or \"discard\"");
+		return YX_E_BAD_REQUEST;
+	}
+	return YX_OK;
 }
 
 /* Parse the body: thread id, command, timeout, stream. Sends errors
@@ -139,13 +169,15 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_errctx	 e;
 	const char		*tid = NULL, *cmd = NULL;
 	const char		*sid = arg != NULL && arg[0] != '\0' ? arg : NULL;
+	enum yx_tx_mode		 tx;
 	bool			 stream;
-	int			 timeout, rc, tdir = -1;
+	int			 timeout, rc, tdir = -1, txlock = -1;
 
 	yx_errctx_clear(&e);
 	memset(&out, 0, sizeof(out));
 	yx_buf_init(&reply, YX_REPLY_MAX);
-	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK)
+	if ((rc = exec_parse(r, body, &tid, &cmd, &timeout, &stream)) != YX_OK ||
+	    (rc = exec_tx_parse(r, body, &tx)) != YX_OK)
 		goto done;
 	yx_audit_note_command(&w->note, cmd, strlen(cmd));
 	if (sid != NULL) {	/* POST /api/sessions/{id}/execute */
@@ -169,12 +201,27 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		if ((rc = yx_exec_opts_parse(r, body, req.profile, &opts)) != YX_OK)
 			goto done;
 		yx_exec_opts_apply(&opts, &req);
+	} else if (tx != YX_TX_NONE) {
+		/* a session's transactional command runs in the session's
+		 * directory, not in its shell (docs/api.md "Transactions") */
+		struct yx_vpath vp;
+
+		if (yx_path_resolve(sres.cwd, strlen(sres.cwd), &vp) == YX_OK &&
+		    vp.root == YX_ROOT_USER_DATA)
+			req.cwd = sres.cwd;
 	} else {
 		req.session_id = sid;
 		out.session = &sres;
 	}
 	req.command = cmd;
 	req.timeout_sec = timeout;
+	req.tx = tx;
+	/* one transaction of a thread at a time: a second is 409 */
+	if (tx != YX_TX_NONE &&
+	    (rc = yx_thread_txlock(&w->store, &t, &txlock, &e)) != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
 	if (stream) {
 		rc = yx_exec_stream(w, r, &req, &out);
 		goto done;
@@ -192,6 +239,8 @@ yx_h_execute(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	rc = yx_http_send_raw(r, 200, YX_CT_JSON, reply.data, reply.len);
 done:
+	if (txlock != -1)
+		close(txlock);
 	if (tdir != -1) {
 		/* the session's record takes the use (and the end) */
 		if (out.session != NULL)

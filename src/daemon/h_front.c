@@ -182,7 +182,7 @@ front_host_call(struct yx_wctx *w, size_t i, const struct yx_remote_req *q,
  */
 static int
 front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t, const char *rid,
-    struct yx_remote_resp *p, struct yx_errctx *e)
+    struct json_object *fork, struct yx_remote_resp *p, struct yx_errctx *e)
 {
 	struct yx_remote_req	 q;
 	struct json_object	*o;
@@ -202,6 +202,9 @@ front_register(struct yx_wctx *w, size_t i, const struct yx_thread *t, const cha
 	 * stays the front's */
 	if (t->idle_timeout > 0)
 		json_object_object_add(o, "idle_timeout", json_object_new_int(t->idle_timeout));
+	/* a fork: the host copies the snapshot (it has it: the same host) */
+	if (fork != NULL)
+		json_object_object_add(o, "from_snapshot", json_object_get(fork));
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	memset(&q, 0, sizeof(q));
 	q.method = "POST";
@@ -240,7 +243,7 @@ front_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t, 
 		  "there, if any, are gone)",
 	    t->thread_id, t->host);
 	yx_remote_resp_init(&reg);
-	rc = front_register(w, i, t, q->request_id, &reg, e);
+	rc = front_register(w, i, t, q->request_id, NULL, &reg, e);
 	if (rc == YX_OK && (reg.status == 200 || reg.status == 201)) {
 		if (q->read != NULL)
 			log_warnx("thread %s: upload not repeated", t->thread_id);
@@ -327,6 +330,7 @@ fwd_check(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct fwd_
 {
 	const unsigned	 needs = fq->route->needs;
 	const char	*tid = NULL, *cmd;
+	char		 ptid[YX_THREAD_ID_SIZE];
 	size_t		 tl = 0;
 	int		 rc, cmd_timeout;
 
@@ -334,6 +338,13 @@ fwd_check(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct fwd_
 		if (yx_json_opt_str(w->body, "thread_id", &tid) != YX_OK)
 			tid = NULL;
 		tl = tid != NULL ? strlen(tid) : 0;
+	}
+	if (tid == NULL && strncmp(fq->route->pattern, "/api/threads/{}", 15) == 0) {
+		/* the thread in the path (snapshots): the first capture */
+		tl = strcspn(arg, "/");
+		snprintf(ptid, sizeof(ptid), "%.*s", (int)(tl < sizeof(ptid) ? tl : 0), arg);
+		tid = ptid;
+		tl = strlen(ptid);
 	}
 	if (tid == NULL)	/* a JSON route may name it in the query too */
 		tid = yx_query_get(&r->query, "thread_id", &tl);
@@ -439,9 +450,20 @@ front_sink(void *arg, const struct yx_remote_resp *p, const char *data, size_t l
 static void
 fwd_proc_path(char *buf, size_t len, const char *pattern, const char *arg)
 {
-	const char *brace = strstr(pattern, "{}");
+	const char	*brace;
+	size_t		 n = 0, k;
 
-	snprintf(buf, len, "%.*s%s%s", (int)(brace - pattern), pattern, arg, brace + 2);
+	/* each "{}" takes the next of arg's captures (joined by '/') */
+	buf[0] = '\0';
+	while ((brace = strstr(pattern, "{}")) != NULL && n < len) {
+		k = strcspn(arg, "/");
+		n += (size_t)snprintf(buf + n, len - n, "%.*s%.*s", (int)(brace - pattern),
+		    pattern, (int)k, arg);
+		pattern = brace + 2;
+		arg += k + (arg[k] == '/');
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, "%s", pattern);
 }
 
 /*
@@ -491,7 +513,7 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	struct yx_errctx	 e;
 	struct yx_buf		 qs;
 	const char		*wait;
-	char			 path[64];
+	char			 path[320 + YX_THREAD_ID_SIZE];
 	size_t			 host;
 	unsigned		 needs;
 	int			 rc;
@@ -515,7 +537,7 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	memset(&q, 0, sizeof(q));
 	q.method = yx_http_method_name(fq.route->method);
 	q.path = fq.route->pattern;
-	if ((needs & (YX_R_PROC | YX_R_SESS)) != 0) {
+	if ((needs & (YX_R_PROC | YX_R_SESS)) != 0 || strstr(fq.route->pattern, "{}") != NULL) {
 		fwd_proc_path(path, sizeof(path), fq.route->pattern, arg);
 		q.path = path;
 	}
@@ -537,7 +559,7 @@ yx_h_front_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		q.read_arg = r;
 		q.read_len = r->content_length > 0 ? r->content_length : 0;
 		q.content_type = "application/octet-stream";
-	} else if ((needs & YX_R_JSON) != 0) {
+	} else if ((needs & (YX_R_JSON | YX_R_JSON_OPT)) != 0) {
 		q.body = w->raw.data;
 		q.body_len = w->raw.len;
 	}
@@ -591,8 +613,9 @@ yx_h_front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *
 {
 	const struct yx_hostlist	*hl = yx_remote_hosts(w->remote->rm);
 	struct yx_remote_resp		 p;
-	struct yx_thread		 want, t;
+	struct yx_thread		 want, t, src;
 	struct yx_errctx		 e;
+	struct json_object		*fork = NULL, *v;
 	size_t				 cand[YX_HOSTS_MAX], n, i;
 	bool				 created = false;
 	int				 rc;
@@ -601,8 +624,26 @@ yx_h_front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *
 	yx_remote_resp_init(&p);
 	if ((rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
 		goto done;
+	/* a fork (docs/api.md "Snapshots"): on the source thread's host, the
+	 * source the caller's (404 otherwise); the host checks the snapshot */
+	if (json_object_object_get_ex(w->body, "from_snapshot", &fork) &&
+	    !json_object_is_type(fork, json_type_null)) {
+		if (!json_object_is_type(fork, json_type_object) ||
+		    !json_object_object_get_ex(fork, "thread_id", &v) ||
+		    !json_object_is_type(v, json_type_string)) {
+			rc = yx_http_send_error(r, YX_E_BAD_REQUEST,
+			    "from_snapshot must be {\"thread_id\": ..., \"snapshot_id\": ...}");
+			goto done;
+		}
+		if ((rc = yx_load_thread(w, r, json_object_get_string(v),
+			 (size_t)json_object_get_string_len(v), &src)) != YX_OK ||
+		    (rc = yx_front_host(w, r, &src, &cand[0])) != YX_OK)
+			goto done;
+		n = 1;
+	} else
+		fork = NULL;
 	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
-	if ((n = front_candidates(w, want.thread_id, cand)) == 0) {
+	if (fork == NULL && (n = front_candidates(w, want.thread_id, cand)) == 0) {
 		rc = yx_http_send_error_hdr(r, YX_E_BACKEND_UNAVAILABLE,
 		    "no sandbox host takes new threads (all are draining)", FRONT_RETRY_HDR);
 		goto done;
@@ -615,11 +656,16 @@ yx_h_front_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *
 			yx_send_errctx(r, rc, &e);
 			goto done;
 		}
+		if (!created && fork != NULL) {
+			rc = yx_http_send_error(r, YX_E_THREAD_EXISTS,
+			    "a fork makes a new thread: this one exists");
+			goto done;
+		}
 		if (!created) {	/* the caller's own, placed before */
 			rc = yx_http_send_obj(r, 200, yx_thread_json(&t));
 			goto done;
 		}
-		rc = front_register(w, cand[i], &t, r->request_id, &p, &e);
+		rc = front_register(w, cand[i], &t, r->request_id, fork, &p, &e);
 		if (rc == YX_OK && (p.status == 201 || p.status == 200)) {
 			log_info("thread %s placed on host %s", t.thread_id, t.host);
 			rc = yx_http_send_obj(r, 201, yx_thread_json(&t));
@@ -679,7 +725,7 @@ int
 yx_h_front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_remote_resp	 p;
-	struct json_object	*o = NULL, *rec, *sb;
+	struct json_object	*o = NULL, *rec, *sb, *svc;
 	struct yx_thread	 t;
 	struct yx_errctx	 e;
 	bool			 called;
@@ -700,6 +746,8 @@ yx_h_front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg
 		goto done;
 	}
 	json_object_object_add(rec, "sandbox", json_object_get(sb));
+	if (json_object_object_get_ex(o, "services", &svc))	/* the host's word */
+		json_object_object_add(rec, "services", json_object_get(svc));
 	rc = yx_http_send_obj(r, 200, rec);
 done:
 	json_object_put(o);

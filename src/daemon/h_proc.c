@@ -4,7 +4,10 @@
  * processes"): POST /api/processes, GET /api/processes, GET and DELETE
  * /api/processes/{id}, GET /api/processes/{id}/output (long-poll),
  * POST /api/processes/{id}/stdin and POST /api/processes/{id}/resize (a
- * terminal's), over include/yuxi/procs.h.
+ * terminal's), over include/yuxi/procs.h; and a profile's services, whose
+ * output is a background process's: GET /api/services and
+ * GET /api/services/{name}/output (long-poll), their states in
+ * GET /api/threads/{id} (keeper_req.c).
  *
  * Checks as for execute, in this order: identity (401), thread id (400),
  * the caller's thread (404 for an unknown and for another user's thread
@@ -383,5 +386,75 @@ yx_h_procs_resize(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		rc = yx_http_send_obj(r, 200, o);
 	}
 	yx_keeper_close(&p);
+	return rc;
+}
+
+/* GET /api/services?thread_id=: {"services": [...]} ([] without any). */
+int
+yx_h_services_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct json_object	*o, *a;
+	struct yx_thread	 t;
+	const char		*tid;
+	size_t			 tl = 0;
+	int			 rc;
+
+	(void)arg;
+	tid = yx_query_get(&r->query, "thread_id", &tl);
+	if ((rc = yx_keeper_thread(w, r, tid, tl, &t)) != YX_OK)
+		return rc;
+	if ((a = yx_services_json(w, &t)) == NULL)
+		a = json_object_new_array();
+	if ((o = json_object_new_object()) != NULL)
+		json_object_object_add(o, "services", a);
+	else
+		json_object_put(a);
+	return yx_http_send_obj(r, 200, o);
+}
+
+/*
+ * GET /api/services/{name}/output?thread_id=&offset=&wait_ms=&max_bytes=:
+ * a service's output, read from its keeper as a background process's
+ * (the same answer; "state" is "lost" while it has no keeper: no
+ * sandbox, or its keeper is starting again).
+ */
+int
+yx_h_services_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	struct yx_proc_chunk	 c;
+	struct yx_buf		 b;
+	struct yx_keeper_req	 p;
+	struct yx_errctx	 e;
+	unsigned long long	 off, wait, max;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	memset(&c, 0, sizeof(c));
+	yx_buf_init(&b, SIZE_MAX);
+	if ((rc = yx_keeper_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
+		goto out;
+	if ((rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
+	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
+	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
+		 &max)) != YX_OK)
+		goto done;
+	if (wait > YX_PROC_WAIT_MAX_MS)
+		wait = YX_PROC_WAIT_MAX_MS;
+	if (max == 0)
+		max = YX_PROC_READ_DEFAULT;
+	rc = yx_svc_output(&p.c, p.req.profile, arg, off, w->waiting ? (int)wait : 0,
+	    (size_t)max, &c, &e);
+	if (rc != YX_OK) {
+		yx_send_errctx(r, rc, &e);
+		goto done;
+	}
+	if ((rc = proc_output_body(&c, wait > 0 && !w->waiting, &b)) != YX_OK)
+		goto done;
+	rc = yx_http_send_raw(r, 200, YX_CT_JSON, b.data, b.len);
+done:
+	yx_keeper_close(&p);
+out:
+	yx_proc_chunk_fini(&c);
+	yx_buf_fini(&b);
 	return rc;
 }

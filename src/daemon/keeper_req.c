@@ -4,7 +4,9 @@
  * owners of its background processes (h_proc.c) and sessions
  * (h_session.c): the caller's thread, its directory, its agent directory,
  * its output masks and the request's budget with the keepers
- * (daemon_int.h "Keepers").
+ * (daemon_int.h "Keepers"); and the states of the thread's profile
+ * services, whose keepers the in-sandbox agent starts (yx_services_json,
+ * for GET /api/threads/{id} and GET /api/services).
  *
  * Bounded time: a request talks to the keepers for at most PROC_BUDGET_MS
  * (a long-poll: its wait and that), whatever the sandbox does (a keeper
@@ -25,10 +27,13 @@
 
 #include "daemon_int.h"
 #include "common/control_int.h"
+#include "yuxi/agents.h"
 #include "yuxi/clock.h"
 #include "yuxi/executor.h"
 #include "yuxi/log.h"
 #include "yuxi/procs.h"
+#include "yuxi/provider.h"
+#include "yuxi/text.h"
 
 #define PROC_BUDGET_MS	3000	/* a request's time with the keepers, past its wait */
 #define PROC_STALL_MS	10000	/* how long a sandbox stays marked stalled */
@@ -188,4 +193,64 @@ yx_keeper_list(struct yx_wctx *w, struct yx_http_req *r,
 	l->free(v, n);
 	yx_keeper_close(&p);
 	return rc;
+}
+
+/*
+ * A profile's services (docs/api.md "Services"): their states, read from
+ * the files the in-sandbox agent keeps beside its socket (no keeper is
+ * asked: bounded by a few small reads), as GET /api/threads/{id} and
+ * GET /api/services show them. NULL when the profile has none (or on
+ * ENOMEM).
+ */
+struct json_object *
+yx_services_json(struct yx_wctx *w, const struct yx_thread *t)
+{
+	const struct yx_profile	*prof;
+	struct yx_svc_state	 st[YX_SERVICES_MAX];
+	struct yx_exec_request	 req;
+	struct yx_shm_slot	 slot;
+	struct yx_proc_ctx	 c;
+	struct json_object	*a, *o;
+	bool			 running;
+	size_t			 i;
+
+	prof = yx_agents_profile(w->agents, t->agent_id, t->agent_config_id);
+	if (prof->nservices == 0 || (a = json_object_new_array()) == NULL)
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	c.rundir = -1;
+	memset(&slot, 0, sizeof(slot));
+	running = yx_provider_slot(w->table, t->thread_id, YX_SLOT_BY_THREAD,
+		      &slot, NULL) == YX_OK &&
+	    (slot.state == YX_SLOT_ACTIVE || slot.state == YX_SLOT_WARM);
+	memset(&req, 0, sizeof(req));
+	yx_exec_request_thread(&req, t);
+	req.profile = prof;
+	if (running && w->exec != NULL &&
+	    yx_executor_rundir(w->exec, &req, &c.rundir, &c.uid, NULL) != YX_OK)
+		c.rundir = -1;
+	yx_svc_states(&c, prof, running, st);
+	if (c.rundir != -1)
+		close(c.rundir);
+	for (i = 0; i < prof->nservices; i++) {
+		if ((o = json_object_new_object()) == NULL)
+			break;
+		json_object_object_add(o, "name", json_object_new_string(st[i].svc->name));
+		json_object_object_add(o, "process_id",
+		    json_object_new_string(st[i].process_id));
+		json_object_object_add(o, "state", json_object_new_string(st[i].state));
+		json_object_object_add(o, "ready_port",
+		    st[i].svc->ready_port > 0 ? json_object_new_int(st[i].svc->ready_port) :
+						NULL);
+		json_object_object_add(o, "restarts", json_object_new_int64(st[i].restarts));
+		json_object_object_add(o, "pid",
+		    st[i].pid > 0 ? json_object_new_int(st[i].pid) : NULL);
+		json_object_object_add(o, "last_exit_code",
+		    st[i].exit_code >= 0 ? json_object_new_int(st[i].exit_code) : NULL);
+		json_object_object_add(o, "since", yx_json_time(st[i].since));
+		json_object_object_add(o, "command",
+		    yx_json_text(st[i].svc->command, strlen(st[i].svc->command)));
+		json_object_array_add(a, o);
+	}
+	return a;
 }

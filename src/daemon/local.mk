@@ -11,7 +11,7 @@ libyuxi_a_SOURCES += \
 	src/daemon/router.c \
 	src/daemon/h_common.c \
 	src/daemon/slots.c \
-	src/daemon/h_threads.c \
+	src/daemon/h_threads.c src/daemon/h_snap.c \
 	src/daemon/thread_req.c \
 	src/daemon/h_ops.c \
 	src/daemon/ready_reply.c \

@@ -25,9 +25,11 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon_int.h"
 #include "yuxi/agents.h"
@@ -90,6 +92,42 @@ reaper_sweep(const struct yx_config *cfg, struct yx_thread_store *st)
 }
 
 /* Start pool boxes until the pool is full. */
+struct reaper_txctx {
+	struct yx_executor	*ex;
+	struct yx_thread_store	*st;
+};
+
+/* One thread with a transaction's leftovers: recovered unless a
+ * transaction of it runs (its lock is held). */
+static void
+reaper_tx_one(void *arg, const char *tid)
+{
+	struct reaper_txctx	*c = arg;
+	struct yx_thread	 t;
+	int			 lock = -1;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.thread_id, sizeof(t.thread_id), "%s", tid);
+	if (yx_thread_txlock(c->st, &t, &lock, NULL) != YX_OK)
+		return;
+	(void)yx_exec_tx_recover(c->ex, tid);
+	close(lock);
+}
+
+/* What crashed transactions left: journals finished or undone, layers
+ * and containers removed (docs/design.md §10 "Crashes"). */
+static void
+reaper_tx(struct yx_executor *ex, struct yx_thread_store *st)
+{
+	struct reaper_txctx	c = { ex, st };
+	unsigned		n;
+
+	if (ex == NULL || st->dirfd == -1)
+		return;
+	if ((n = yx_thread_tx_left(st, reaper_tx_one, &c)) > 0)
+		log_info("reaper: %u thread(s) with an interrupted transaction looked at", n);
+}
+
 static void
 reaper_pool_fill(struct yx_executor *ex)
 {
@@ -254,17 +292,18 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 	reaper_ready(cfg, table, drv);
 	if (yx_provider_discover_all(&p, &e) != YX_OK)
 		log_warnx("reaper: discover: %s", e.msg);
-	if (cfg->pool_size > 0 &&
-	    (ex = yx_executor_new(cfg, table, drv, &e)) == NULL)
-		log_warnx("reaper: no pool: %s", e.msg);
-	if (ex != NULL)
+	/* the executor: the pool's boxes and interrupted transactions */
+	if ((ex = yx_executor_new(cfg, table, drv, &e)) == NULL)
+		log_warnx("reaper: no pool, no transaction recovery: %s", e.msg);
+	reaper_tx(ex, &st);
+	if (ex != NULL && cfg->pool_size > 0)
 		reaper_pool_sweep(&p);
 	next = yx_mono_ms() + (int64_t)cfg->idle_check_interval * 1000;
 	while (!yx_child_stop) {
-		if (ex != NULL)
+		if (ex != NULL && cfg->pool_size > 0)
 			reaper_pool_fill(ex);
 		wait_ms = next - yx_mono_ms();
-		if (ex != NULL && wait_ms > REAPER_POOL_TICK_MS)
+		if (ex != NULL && cfg->pool_size > 0 && wait_ms > REAPER_POOL_TICK_MS)
 			wait_ms = REAPER_POOL_TICK_MS;
 		if (wait_ms < 0)
 			wait_ms = 0;
@@ -284,7 +323,8 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 		reaper_pass(&p);
 		reaper_orphans(cfg);
 		reaper_sweep(cfg, &st);
-		if (ex != NULL)
+		reaper_tx(ex, &st);
+		if (ex != NULL && cfg->pool_size > 0)
 			reaper_pool_sweep(&p);
 	}
 	yx_executor_free(ex);

@@ -4,7 +4,8 @@
  * "Threads"): the API view of a record, and the bodies of a create and of
  * a PATCH checked into a record and a change (the standalone handlers in
  * h_threads.c, a front's in h_front.c, a provisioner's registration in
- * h_prov.c). Each parser answers its 400 itself.
+ * h_prov.c), and a fork's source (its "from_snapshot"). Each parser
+ * answers its 400 itself.
  */
 #include "config.h"
 
@@ -162,4 +163,38 @@ yx_parse_thread_patch(struct yx_wctx *w, struct yx_thread_patch *p,
 	}
 	rc = thread_idle_field(w->cfg, body, &p->set_idle, &p->idle_timeout, e);
 	return rc;
+}
+
+/* A fork's source (docs/api.md "Snapshots"): see daemon_int.h. */
+int
+yx_snap_fork_source(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread *src,
+    char *sid, size_t slen)
+{
+	struct yx_thread_snap	 s;
+	struct json_object	*fs, *v;
+	struct yx_errctx	 e;
+	const char		*tid = NULL, *id = NULL;
+	int			 rc;
+
+	yx_errctx_clear(&e);
+	sid[0] = '\0';
+	if (!json_object_object_get_ex(w->body, "from_snapshot", &fs) ||
+	    json_object_is_type(fs, json_type_null))
+		return YX_OK;
+	if (!json_object_is_type(fs, json_type_object) ||
+	    !json_object_object_get_ex(fs, "thread_id", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    (tid = json_object_get_string(v)) == NULL ||
+	    !json_object_object_get_ex(fs, "snapshot_id", &v) ||
+	    !json_object_is_type(v, json_type_string) || (id = json_object_get_string(v)) == NULL)
+		return yx_http_send_error(r, YX_E_BAD_REQUEST,
+			   "from_snapshot must be {\"thread_id\": ..., \"snapshot_id\": ...}"),
+		       YX_E_BAD_REQUEST;
+	/* another user's thread or snapshot: 404, as a missing one */
+	if ((rc = yx_load_thread(w, r, tid, strlen(tid), src)) != YX_OK)
+		return rc;
+	if ((rc = yx_thread_snap_get(&w->store, src, id, &s, &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	snprintf(sid, slen, "%s", id);
+	return YX_OK;
 }

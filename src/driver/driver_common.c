@@ -178,6 +178,16 @@ yx_driver_name_ours(const char *prefix, const char *name)
 	return hl >= 8 && hl <= 64 && name[plen + hl] == '\0';
 }
 
+bool
+yx_driver_name_tx(const char *prefix, const char *name)
+{
+	size_t plen = strlen(prefix);
+
+	/* <prefix>tx-<16 lowercase hex>: a transaction's (provider_tx.c) */
+	return strncmp(name, prefix, plen) == 0 && strncmp(name + plen, "tx-", 3) == 0 &&
+	    strspn(name + plen + 3, "0123456789abcdef") == 16 && name[plen + 19] == '\0';
+}
+
 size_t
 yx_driver_list_filter(const struct yx_config *cfg,
     struct yx_container_info *v, size_t n)

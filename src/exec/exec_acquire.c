@@ -32,12 +32,10 @@
 
 #define YX_EXEC_EXTRA_MAX	10	/* exec_extra_mounts */
 
-/* A new container's command when the agent is used. */
+/* A new container's command when the agent is used (a profile with
+ * network or services: exec_svc_agent_argv). */
 const char *const exec_acquire_init_argv[] = { YX_AGENT_TARGET, "--init",
 	"--socket", YX_AGENT_SOCK_TARGET, NULL };
-/* ... and for a profile with network, with the egress relay. */
-static const char *const exec_agent_init_relay_argv[] = { YX_AGENT_TARGET,
-	"--init", "--socket", YX_AGENT_SOCK_TARGET, "--relay", YX_RELAY_ARG, NULL };
 
 /* What the pool_adopt hook needs. */
 struct exec_adopt {
@@ -141,8 +139,8 @@ exec_spec_fp(const struct yx_executor *ex, const struct yx_exec_request *req,
  * sandboxes' /etc/hosts (etc_hosts.c; with it the driver skips the engine's
  * network setup). Returns the count.
  */
-static size_t
-exec_extra_mounts(const struct yx_executor *ex, const struct exec_run *run,
+size_t
+exec_acquire_extra(const struct yx_executor *ex, const struct exec_run *run,
     struct yx_mount *extra)
 {
 	size_t n = 1, i;
@@ -209,6 +207,9 @@ exec_before_create(void *arg, struct yx_errctx *err)
 	}
 	if (run->rundir_fd != -1)
 		exec_prepare_rundir_reset(run);
+	if (run->rundir_fd != -1 && run->prof->nservices > 0 &&
+	    (rc = exec_svc_write_conf(run)) != YX_OK)
+		return yx_fail(err, rc, "cannot write the services' configuration");
 	if (run->prof->workspace != YX_WORKSPACE_RO)
 		return YX_OK;
 	if (YX_CONTROL_OFF("rolayout"))
@@ -243,6 +244,7 @@ exec_pool_fits(const struct yx_executor *ex, const struct exec_run *run)
 	char spec[sizeof(ex->pool_spec)];
 
 	if (ex->cfg->pool_size <= 0 || run->egress[0] != '\0' ||
+	    run->prof->nservices > 0 ||
 	    run->prof->workspace != YX_WORKSPACE_RW ||
 	    ((run->uid != ex->cfg->uid || ex->cfg->uid_count > 0) &&
 		run->rundir_fd == -1))
@@ -290,11 +292,12 @@ exec_acquire_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	ar.gid = run->gid;
 	ar.idle_timeout = req->idle_timeout;
 	ar.extra = extra;
-	ar.nextra = exec_extra_mounts(ex, run, extra);
+	ar.nextra = exec_acquire_extra(ex, run, extra);
 	ar.settings = &run->eff;
-	if (run->rundir_fd != -1)	/* the agent starts with the container */
-		ar.cmd = run->egress[0] != '\0' ? exec_agent_init_relay_argv :
-						  exec_acquire_init_argv;
+	if (run->rundir_fd != -1) {	/* the agent starts with the container */
+		exec_svc_agent_argv(run, "--init", run->agent_argv);
+		ar.cmd = run->agent_argv;
+	}
 	ar.before_create = exec_before_create;
 	ar.before_bind = exec_before_bind;
 	ar.before_create_arg = run;

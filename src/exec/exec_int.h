@@ -114,6 +114,8 @@ struct yx_executor {
 
 /* Per-run state (exec_prepare.c fills it), shared by every step and with
  * the spill callback. */
+#define EXEC_SVC_ARGV	10	/* the agent's command line (exec_svc.c) */
+
 struct exec_run {
 	struct yx_broker	 broker;
 	unsigned		 uid, gid;	/* the thread's sandbox user */
@@ -146,6 +148,8 @@ struct exec_run {
 	int			(*tick)(void *);
 	void			*sink_arg;
 	struct yx_spawn		*bg;		/* a background process; NULL */
+	/* the agent's command line in a new container (exec_svc.c) */
+	const char		*agent_argv[EXEC_SVC_ARGV];
 	/* a session's command (req->session_id; NULL: none) and its part
 	 * of the outcome */
 	const char		*sess;
@@ -167,27 +171,58 @@ struct exec_cmd {
 
 #define EXEC_SH_ARGV	6	/* argv + 6 = "/bin/sh", "-c", CMD */
 
+/*
+ * exec_svc.c: a profile's services, the executor's part (docs/agent.md
+ * "Services"). The agent's command line, `mode` "--init" (a new
+ * container's command) or "--daemon" (started by an engine exec), with
+ * the egress relay and the services as the profile has them, into argv
+ * (EXEC_SVC_ARGV entries, NULL-terminated; static strings).
+ */
+void	exec_svc_agent_argv(const struct exec_run *run, const char *mode,
+    const char **argv);
+/*
+ * Before a new container of a profile with services starts (its agent
+ * directory just emptied): write services.conf there, what the agent's
+ * supervisor runs. YX_OK; YX_E_IO (logged).
+ */
+int	exec_svc_write_conf(const struct exec_run *run);
+
 /* exec_prepare.c: the base environment of commands (HOME, PATH, LANG, USER) */
 extern const char *const exec_prepare_env[];
+/*
+ * The environment of profile p's commands before a request's own: the
+ * base where p does not set the same name, p's variables, the proxy
+ * variables when it has network; into env (YX_EXEC_ENV_MAX entries at
+ * least), pointers borrowed from p and static storage. The count.
+ */
+size_t	exec_prepare_env_profile(const struct yx_profile *p, const char **env);
 int	exec_prepare_init(struct yx_executor *ex,
-			 const struct yx_exec_request *req, struct exec_run *run,
-			 struct yx_errctx *err);
+       const struct yx_exec_request *req, struct exec_run *run,
+       struct yx_errctx *err);
 int	exec_prepare_run(struct yx_executor *ex,
-			 const struct yx_exec_request *req, struct exec_run *run,
-			 struct yx_errctx *err);
+       const struct yx_exec_request *req, struct exec_run *run,
+       struct yx_errctx *err);
 void	exec_prepare_note_su(struct exec_run *run);
 void	exec_prepare_rundir_reset(const struct exec_run *run);
 size_t	exec_prepare_mask_rules(const struct yx_executor *ex,
-		      const struct exec_run *run, struct yx_mask_rule rules[EXEC_MASK_RULES]);
+    const struct exec_run *run, struct yx_mask_rule rules[EXEC_MASK_RULES]);
 
 /* exec_acquire.c: a new container's command when the agent is used */
 extern const char *const exec_acquire_init_argv[];
 void	exec_acquire_spec_str(const struct yx_executor *ex,
 			const struct yx_config *c, const struct yx_profile *prof, char *spec,
 			size_t len);
+/* The mounts besides user-data and skills into extra[10] (extra[0]: the
+ * runner, set by the caller); their count. */
+size_t	exec_acquire_extra(const struct yx_executor *ex, const struct exec_run *run,
+    struct yx_mount *extra);
+/* exec_tx.c: a transactional command (req->tx), the outcome into out */
+int	exec_tx_run(struct yx_executor *ex, const struct yx_exec_request *req,
+    struct exec_run *run, int timeout, struct yx_exec_result *res,
+    struct yx_exec_output *out, struct yx_errctx *err);
 int	exec_acquire_run(struct yx_executor *ex,
-			 const struct yx_exec_request *req, struct exec_run *run, int timeout,
-			 struct yx_exec_result *res, struct yx_errctx *err);
+    const struct yx_exec_request *req, struct exec_run *run, int timeout,
+    struct yx_exec_result *res, struct yx_errctx *err);
 
 /*
  * Keepers (keeper_rec.c): the records of background processes (proc.c)
@@ -265,6 +300,16 @@ void	exec_keeper_forget_exit(const struct yx_proc_ctx *c, const char *id);
 int	exec_keeper_op(const struct yx_proc_ctx *c, const char *id, int op,
     const char *payload, size_t len, int wait_ms, yx_output_fn sink,
     void *arg, char *status, struct yx_errctx *err);
+
+/*
+ * proc.c: the output of keeper id from offset (yx_proc_output without the
+ * record): out->data, offset, next_offset and dropped filled, *ks the
+ * keeper's last status; *gone when the keeper is not there (nothing
+ * filled). YX_OK, or the keeper operation's error.
+ */
+int	exec_keeper_output(const struct yx_proc_ctx *c, const char *id,
+    uint64_t offset, int wait_ms, size_t max, struct yx_proc_chunk *out,
+    struct exec_kstatus *ks, bool *gone, struct yx_errctx *err);
 
 /* exec_lease.c */
 void	exec_lease_cmd_init(struct exec_cmd *c, const struct exec_run *run,

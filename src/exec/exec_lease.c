@@ -85,16 +85,13 @@ static int
 exec_agent_start(struct yx_executor *ex, const struct yx_lease *lease,
     const struct exec_run *run, struct yx_errctx *err)
 {
-	const char		*argv[] = { YX_AGENT_TARGET, "--daemon", "--socket",
-			  YX_AGENT_SOCK_TARGET, NULL, NULL, NULL };
+	const char		*argv[EXEC_SVC_ARGV];
 	struct yx_exec_req	 xr;
 	struct yx_exec_result	 res;
 	int			 rc;
 
-	if (run->egress[0] != '\0') {	/* and its relay (docs/agent.md) */
-		argv[4] = "--relay";
-		argv[5] = YX_RELAY_ARG;
-	}
+	/* with its relay and the profile's services (docs/agent.md) */
+	exec_svc_agent_argv(run, "--daemon", argv);
 	memset(&xr, 0, sizeof(xr));
 	xr.argv = argv;
 	xr.env = exec_prepare_env;

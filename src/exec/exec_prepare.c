@@ -223,29 +223,35 @@ exec_env_same(const char *a, const char *b)
 	return strncmp(a, b, n) == 0 && b[n] == '=';
 }
 
-/*
- * The environment of the profile's commands: the base (HOME, PATH, LANG,
- * USER) where the profile does not set the same name, the profile's
- * variables, and the proxy variables when it has network; then the
- * request's own, each replacing a variable of the same name (the caller
- * refused the proxy variables of a profile with network).
- */
-static void
-exec_env_build(struct exec_run *run, const struct yx_exec_request *req)
+size_t
+exec_prepare_env_profile(const struct yx_profile *p, const char **env)
 {
-	const struct yx_profile	*p = run->prof;
-	size_t			 n = 0, i, j;
+	size_t n = 0, i, j;
 
 	for (i = 0; exec_prepare_env[i] != NULL; i++) {
 		for (j = 0; j < p->nenv && !exec_env_same(exec_prepare_env[i], p->env[j]); j++)
 			;
 		if (j == p->nenv)
-			run->env[n++] = exec_prepare_env[i];
+			env[n++] = exec_prepare_env[i];
 	}
 	for (j = 0; j < p->nenv; j++)
-		run->env[n++] = p->env[j];
+		env[n++] = p->env[j];
 	for (i = 0; p->net.nallow > 0 && exec_proxy_env[i] != NULL; i++)
-		run->env[n++] = exec_proxy_env[i];
+		env[n++] = exec_proxy_env[i];
+	return n;
+}
+
+/*
+ * The environment of the profile's commands (exec_prepare_env_profile),
+ * then the request's own, each replacing a variable of the same name (the
+ * caller refused the proxy variables of a profile with network).
+ */
+static void
+exec_env_build(struct exec_run *run, const struct yx_exec_request *req)
+{
+	size_t n, i, j;
+
+	n = exec_prepare_env_profile(run->prof, run->env);
 	for (i = 0; i < req->nenv && i < YX_EXEC_USER_ENV_MAX; i++) {
 		for (j = 0; j < n && !exec_env_same(req->env[i], run->env[j]); j++)
 			;
@@ -328,5 +334,9 @@ exec_prepare_run(struct yx_executor *ex, const struct yx_exec_request *req,
 	    (rc = exec_prepare_host(ex, req, run, err)) != YX_OK ||
 	    (rc = exec_prepare_agent(ex, req, run, err)) != YX_OK)
 		return rc;
+	if (run->prof->nservices > 0 && run->rundir_fd == -1)
+		return yx_fail(err, YX_E_BACKEND_UNAVAILABLE, "the services of "
+							      "this profile need the in-sandbox agent, which "
+							      "is unavailable (details in the server log)");
 	return exec_prepare_egress(ex, req, run, err);
 }

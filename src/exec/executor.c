@@ -146,6 +146,8 @@ yx_exec_output_fini(struct yx_exec_output *out)
 	free(out->output);
 	out->output = NULL;
 	out->len = 0;
+	free(out->tx_json);
+	out->tx_json = NULL;
 }
 
 static int
@@ -314,8 +316,12 @@ yx_executor_run(struct yx_executor *ex, const struct yx_exec_request *req,
 		goto done;
 	}
 	st.ms.nrules = exec_prepare_mask_rules(ex, &run, rules);
-	rc = exec_acquire_run(ex, req, &run,
-	    yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec), &res, err);
+	if (req->tx != YX_TX_NONE)
+		rc = exec_tx_run(ex, req, &run,
+		    yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec), &res, out, err);
+	else
+		rc = exec_acquire_run(ex, req, &run,
+		    yx_profile_timeout(run.prof, ex->cfg, req->timeout_sec), &res, err);
 	/* the stream form: what masking held back */
 	if (rc == YX_OK && req->on_stream != NULL)
 		rc = yx_outstream_flush(&st);

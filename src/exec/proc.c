@@ -427,19 +427,51 @@ proc_read_once(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 }
 
 int
+exec_keeper_output(const struct yx_proc_ctx *c, const char *id,
+    uint64_t offset, int wait_ms, size_t max, struct yx_proc_chunk *out,
+    struct exec_kstatus *ks, bool *gone, struct yx_errctx *err)
+{
+	struct yx_buf	raw;
+	int64_t		deadline = yx_mono_ms() + wait_ms;
+	uint64_t	have = offset;
+	size_t		used;
+	int		rc, left;
+
+	*gone = false;
+	yx_buf_init(&raw, (size_t)max + YX_AGENT_OUT_MAX);
+	for (;;) {
+		left = (int)(deadline - yx_mono_ms());
+		rc = proc_read_once(c, id, offset, have, left > 0 ? left : 0, max,
+		    &raw, ks, err);
+		if (rc == YX_E_NOT_FOUND) {
+			rc = YX_OK;
+			*gone = true;
+			break;
+		}
+		if (rc != YX_OK)
+			break;
+		used = proc_mask(c, &raw, ks, out);
+		out->offset = ks->from;
+		out->next_offset = ks->from + used;
+		out->dropped = ks->from > offset ? ks->from - offset : 0;
+		if (used > 0 || raw.len == 0 || !ks->run || yx_mono_ms() >= deadline)
+			break;
+		have = ks->to;	/* only a held-back tail: wait for more */
+	}
+	yx_buf_fini(&raw);
+	return rc;
+}
+
+int
 yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
     int wait_ms, size_t max, struct yx_proc_chunk *out, struct yx_errctx *err)
 {
 	struct exec_kstatus	ks;
-	struct yx_buf		raw;
-	int64_t			deadline;
-	uint64_t		have = offset;
-	size_t			used;
-	int			dfd, rc, left;
+	bool			gone;
+	int			dfd, rc;
 
 	memset(out, 0, sizeof(*out));
 	yx_buf_init(&out->data, SIZE_MAX);
-	yx_buf_init(&raw, (size_t)max + YX_AGENT_OUT_MAX);
 	out->offset = out->next_offset = offset;
 	if ((dfd = exec_rec_dir(c->tdir, PROC_DIR, false)) == -1)
 		return yx_fail(err, YX_E_NOT_FOUND, "no such process");
@@ -447,33 +479,12 @@ yx_proc_output(const struct yx_proc_ctx *c, const char *id, uint64_t offset,
 	if ((rc = proc_record_read(dfd, id, &out->proc, err)) != YX_OK ||
 	    out->proc.state == YX_PROC_LOST)
 		goto done;
-	deadline = yx_mono_ms() + wait_ms;
-	for (;;) {
-		left = (int)(deadline - yx_mono_ms());
-		rc = proc_read_once(c, id, offset, have, left > 0 ? left : 0, max,
-		    &raw, &ks, err);
-		if (rc == YX_E_NOT_FOUND) {
-			rc = YX_OK;
-			if (proc_gone(c, &out->proc))
-				(void)proc_record_write(dfd, &out->proc, false);
-			break;
-		}
-		if (rc != YX_OK)
-			break;
-		if (proc_apply(&out->proc, &ks))
-			(void)proc_record_write(dfd, &out->proc, false);
-		used = proc_mask(c, &raw, &ks, out);
-		out->offset = ks.from;
-		out->next_offset = ks.from + used;
-		out->dropped = ks.from > offset ? ks.from - offset : 0;
-		if (used > 0 || raw.len == 0 || !ks.run || yx_mono_ms() >= deadline)
-			break;
-		have = ks.to;	/* only a held-back tail: wait for more */
-	}
+	rc = exec_keeper_output(c, id, offset, wait_ms, max, out, &ks, &gone, err);
+	if (rc == YX_OK && (gone ? proc_gone(c, &out->proc) : proc_apply(&out->proc, &ks)))
+		(void)proc_record_write(dfd, &out->proc, false);
 done:
 	yx_proc_fini(&out->proc);
 	close(dfd);
-	yx_buf_fini(&raw);
 	return rc;
 }
 

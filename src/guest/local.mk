@@ -26,7 +26,8 @@ yuxi_agent_SOURCES = src/guest/yuxi-agent.c src/guest/agent_proto.h \
 	src/guest/agent_session.c src/guest/keeper_int.h src/guest/keeper_io.c \
 	src/guest/agent_prime.c src/guest/agent_prime.h \
 	src/guest/relay.c src/guest/relay.h \
-	src/guest/agent_ingress.c src/guest/agent_ingress.h $(GUEST_CORE)
+	src/guest/agent_ingress.c src/guest/agent_ingress.h \
+	src/guest/agent_services.c src/guest/agent_services.h $(GUEST_CORE)
 yuxi_agent_CPPFLAGS = $(GUEST_CPPFLAGS)
 yuxi_agent_CFLAGS = $(GUEST_CFLAGS)
 yuxi_agent_LDADD =

@@ -71,6 +71,7 @@
 #include "guest/agent_keeper.h"
 #include "guest/agent_prime.h"
 #include "guest/agent_proto.h"
+#include "guest/agent_services.h"
 #include "guest/relay.h"
 #include "guest/run_core.h"
 
@@ -709,8 +710,8 @@ agent_serve(int lfd)
 			;
 		dead = 0;
 		while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-			if (relay_reaped(pid))	/* restarted */
-				continue;
+			if (relay_reaped(pid) || svc_reaped(pid, st))
+				continue;	/* restarted */
 			if (WIFEXITED(st))
 				refill = 0;	/* a handler is done: refill now */
 			else
@@ -768,8 +769,12 @@ agent_daemonize(const char *path)
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGPIPE, SIG_IGN);
 	lfd = agent_listen(path);
-	if (lfd >= 0)	/* the egress relay, with --relay (relay.h) */
+	if (lfd >= 0) {	/* the egress relay, with --relay (relay.h) */
 		(void)relay_start((int[]){ lfd, agent_lockfd }, 2);
+		/* the profile's services, with --services (agent_services.h) */
+		(void)svc_start(agent_sockdir, agent_dirfd,
+		    (int[]){ lfd, agent_lockfd }, 2, agent_sweep);
+	}
 	ok = lfd >= 0 ? 'R' : lfd == -2 ? 'A' :
 					  'E';
 	(void)!write(p[1], &ok, 1);
@@ -785,6 +790,8 @@ main(int argc, char *argv[])
 	const char	*path = NULL;
 	int		 i, daemon = 0, init = 0, lfd;
 
+	if (argc > 1 && strcmp(argv[1], "--service") == 0)
+		return svc_loop_main(argc - 1, argv + 1);	/* a service's loop */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--daemon") == 0)
 			daemon = 1;
@@ -795,12 +802,15 @@ main(int argc, char *argv[])
 		else if (strcmp(argv[i], "--relay") == 0 && i + 1 < argc &&
 		    relay_set(argv[i + 1]) == 0)
 			i++;
+		else if (strcmp(argv[i], "--services") == 0 && i + 1 < argc &&
+		    svc_set(argv[i + 1], argv[0]) == 0)
+			i++;
 		else
 			path = NULL, i = argc;
 	}
 	if (path == NULL || path[0] != '/') {
 		agent_msg("usage: yuxi-agent [--daemon | --init] --socket ABSPATH "
-			  "[--relay PORT:ABSPATH]",
+			  "[--relay PORT:ABSPATH] [--services ABSPATH]",
 		    "");
 		return 125;
 	}
@@ -826,5 +836,7 @@ main(int argc, char *argv[])
 		return lfd == -2 ? 0 : 1;
 	}
 	(void)relay_start((int[]){ lfd, agent_lockfd }, 2);
+	(void)svc_start(agent_sockdir, agent_dirfd, (int[]){ lfd, agent_lockfd },
+	    2, agent_sweep);
 	agent_serve(lfd);
 }

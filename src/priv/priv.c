@@ -238,6 +238,10 @@ priv_start(const struct yx_config *cfg, bool drop, struct yx_errctx *err)
 			    "granted to the service)");
 		return rc;
 	}
+	if (cfg->thread_disk_quota > 0 && cfg->disk_fs == YX_DISK_FS_BTRFS &&
+	    access(YX_MKFS_BTRFS, X_OK) == -1)
+		return yx_fail(err, YX_E_FORBIDDEN,
+		    "YUXI_THREAD_DISK_FS=btrfs needs %s (btrfs-progs)", YX_MKFS_BTRFS);
 	priv.cfg = cfg;
 	if (cfg->pool_size > 0) {
 		/* the pool root: a shared mount, so that binds made below it
@@ -471,6 +475,13 @@ int
 yx_priv_create_image(const char *name, int64_t size, unsigned uid,
     unsigned gid, struct yx_errctx *err)
 {
+	return yx_priv_create_image_fs(name, size, uid, gid, YX_DISK_FS_EXT4, err);
+}
+
+int
+yx_priv_create_image_fs(const char *name, int64_t size, unsigned uid,
+    unsigned gid, enum yx_disk_fs fs, struct yx_errctx *err)
+{
 	struct priv_req	rq;
 	struct priv_rep	rep;
 	int		rc;
@@ -480,6 +491,7 @@ yx_priv_create_image(const char *name, int64_t size, unsigned uid,
 	rq.size = size > 0 ? (uint64_t)size : 0;
 	rq.uid = uid;
 	rq.gid = gid;
+	rq.fs = (uint32_t)fs;
 	return priv_call(&rq, &rep, err);
 }
 
@@ -580,4 +592,114 @@ int
 yx_priv_pool_unbind(const char *box, struct yx_errctx *err)
 {
 	return priv_pool_call(PRIV_POOL_UNBIND, NULL, box, err);
+}
+
+bool
+yx_priv_snap_id_valid(const char *sid)
+{
+	return priv_snap_id_valid(sid);
+}
+
+/* A snapshot request: thread directory `name`, snapshot `sid` (NULL: none). */
+static int
+priv_snap_call(enum priv_op op, const char *name, const char *sid,
+    struct priv_rep *rep, struct yx_errctx *err)
+{
+	struct priv_req	rq;
+	int		rc;
+
+	if ((rc = priv_req_init(&rq, op, name, err)) != YX_OK)
+		return rc;
+	if (sid != NULL) {
+		if (!priv_snap_id_valid(sid))
+			return yx_fail(err, YX_E_BAD_REQUEST, "invalid snapshot id");
+		memcpy(rq.arg, sid, strlen(sid) + 1);
+	}
+	return priv_call(&rq, rep, err);
+}
+
+int
+yx_priv_snap_create(const char *name, const char *sid, struct yx_priv_snap *out,
+    struct yx_errctx *err)
+{
+	struct priv_rep	rep;
+	int		rc;
+
+	if ((rc = priv_snap_call(PRIV_SNAP_CREATE, name, sid, &rep, err)) == YX_OK &&
+	    out != NULL)
+		*out = rep.snap;
+	return rc;
+}
+
+int
+yx_priv_snap_delete(const char *name, const char *sid, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_snap_call(PRIV_SNAP_DELETE, name, sid, &rep, err);
+}
+
+int
+yx_priv_snap_restore(const char *name, const char *sid, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_snap_call(PRIV_SNAP_RESTORE, name, sid, &rep, err);
+}
+
+int
+yx_priv_snap_info(const char *name, const char *sid, struct yx_priv_snap *out,
+    struct yx_errctx *err)
+{
+	struct priv_rep	rep;
+	int		rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = priv_snap_call(PRIV_SNAP_INFO, name, sid, &rep, err)) == YX_OK)
+		*out = rep.snap;
+	return rc;
+}
+
+int
+yx_priv_snap_list(const char *name, char *buf, size_t len, struct yx_errctx *err)
+{
+	struct priv_rep	rep;
+	int		rc;
+
+	if (len > 0)
+		buf[0] = '\0';
+	if ((rc = priv_snap_call(PRIV_SNAP_LIST, name, NULL, &rep, err)) == YX_OK) {
+		rep.list[sizeof(rep.list) - 1] = '\0';
+		if (strlen(rep.list) >= len)
+			return yx_fail(err, YX_E_INTERNAL, "snapshot list too long");
+		memcpy(buf, rep.list, strlen(rep.list) + 1);
+	}
+	return rc;
+}
+
+int
+yx_priv_tx_begin(const char *name, enum yx_priv_kind *kind, struct yx_errctx *err)
+{
+	struct priv_rep	rep;
+	int		rc;
+
+	if ((rc = priv_snap_call(PRIV_TX_BEGIN, name, NULL, &rep, err)) == YX_OK)
+		*kind = (enum yx_priv_kind)rep.snap.kind;
+	return rc;
+}
+
+int
+yx_priv_tx_unmount(const char *name, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_snap_call(PRIV_TX_UNMOUNT, name, NULL, &rep, err);
+}
+
+int
+yx_priv_tx_clean(const char *name, struct yx_errctx *err)
+{
+	struct priv_rep rep;
+
+	return priv_snap_call(PRIV_TX_CLEAN, name, NULL, &rep, err);
 }

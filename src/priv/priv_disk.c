@@ -53,7 +53,6 @@
 #define PRIV_USERDATA		"user-data"
 #define PRIV_LOOP_TRIES		16	/* LOOP_CTL_GET_FREE races lost in a row */
 #define PRIV_LOOP_SCAN_MAX	65536	/* /sys/block entries looked at */
-#define PRIV_MKFS_MS		120000	/* mke2fs may take this long */
 #define PRIV_LOOP_XATTR		"trusted.yuxi.loop"	/* "loopN" attached */
 /* not noexec: commands run scripts and programs from the workspace */
 #define PRIV_MOUNT_FLAGS	(MS_NOSUID | MS_NODEV)
@@ -64,25 +63,6 @@
 #ifndef YX_MKE2FS
 #define YX_MKE2FS		"/sbin/mke2fs"
 #endif
-
-int
-priv_openat(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
-{
-	struct open_how	how;
-	int		fd, i;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.mode = (flags & O_CREAT) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | (xdev ? 0 : RESOLVE_NO_XDEV);
-	for (i = 0; i < 16; i++) {
-		fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-		if (fd >= 0 || errno != EAGAIN)
-			return fd;
-	}
-	return -1;
-}
 
 /* errno -> error with a caller-safe message about `what`. */
 static int
@@ -142,20 +122,6 @@ priv_userdata(int tfd, int *fdp)
 	return 1;
 }
 
-/* Does LOOP_GET_STATUS64 of the loop device fd name the file img? */
-static bool
-priv_loop_backs(int fd, const struct stat *img)
-{
-	struct loop_info64 li;
-
-	memset(&li, 0, sizeof(li));
-	if (ioctl(fd, LOOP_GET_STATUS64, &li) == -1)
-		return false;
-	return li.lo_inode == (uint64_t)img->st_ino &&
-	    major((dev_t)li.lo_device) == major(img->st_dev) &&
-	    minor((dev_t)li.lo_device) == minor(img->st_dev);
-}
-
 /*
  * Open the loop device node named `base` ("loopN") read-only and check that
  * it is the block device `want` (0: any loop device). fd or -1.
@@ -206,7 +172,7 @@ priv_backed_by(int mfd, const struct stat *img)
 	base = strrchr(link, '/') != NULL ? strrchr(link, '/') + 1 : link;
 	if ((fd = priv_loop_node(base, st.st_dev)) == -1)
 		return false;
-	ok = priv_loop_backs(fd, img);
+	ok = priv_loop_backs_fd(fd, img);
 	close(fd);
 	return ok;
 }
@@ -235,7 +201,7 @@ priv_loop_scan(const struct stat *img, char *dev, size_t devlen)
 		if (access(bound, F_OK) == -1 ||
 		    (fd = priv_loop_node(de->d_name, 0)) == -1)
 			continue;
-		if (priv_loop_backs(fd, img))
+		if (priv_loop_backs_fd(fd, img))
 			snprintf(dev, devlen, "/dev/%s", de->d_name);
 		else {
 			close(fd);
@@ -273,7 +239,7 @@ priv_loop_find(int imgfd, const struct stat *img, char *dev, size_t devlen)
 	name[n] = '\0';
 	if ((fd = priv_loop_node(name, 0)) == -1)
 		return -1;
-	if (!priv_loop_backs(fd, img)) {
+	if (!priv_loop_backs_fd(fd, img)) {
 		close(fd);
 		return -1;
 	}
@@ -324,54 +290,12 @@ priv_loop_attach(int imgfd, char *dev, size_t devlen)
 	return lfd;
 }
 
-/* In the mke2fs child: wire descriptors, exec; never returns. */
-static void __attribute__((noreturn))
-priv_mkfs_child(char *const argv[], char *const envp[], int img, int devnull,
-    int failw)
-{
-	int e;
-
-	yx_signals_default();
-	/* above 3 first, so that the dup2s below cannot clobber each other */
-	if ((img = fcntl(img, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (devnull = fcntl(devnull, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (failw = fcntl(failw, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    dup2(devnull, 0) == -1 || dup2(devnull, 1) == -1 ||
-	    dup2(img, 3) == -1 ||
-	    close_range(4, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
-		goto fail;
-	execve(YX_MKE2FS, argv, envp);
-fail:
-	e = errno;
-	(void)!write(failw, &e, sizeof(e));
-	_exit(127);
-}
-
-/* Wait for pid at most PRIV_MKFS_MS, then kill it. Its wait status or -1. */
-static int
-priv_wait(pid_t pid)
-{
-	int64_t	deadline = yx_mono_ms() + PRIV_MKFS_MS;
-	int	ws;
-	pid_t	r;
-
-	while ((r = waitpid(pid, &ws, WNOHANG)) == 0 && yx_mono_ms() < deadline)
-		(void)poll(NULL, 0, 5);
-	if (r == 0) {
-		log_warnx("mke2fs took over %d ms: killed", PRIV_MKFS_MS);
-		kill(pid, SIGKILL);
-		r = waitpid(pid, &ws, 0);
-	}
-	return r == pid ? ws : -1;
-}
-
 /*
  * Format the image through the loop device open on fd: mke2fs with a fixed
- * argv and a clean environment on /proc/self/fd/3 (this very device);
- * exec failures come back over a close-on-exec pipe. On the device, not
- * the file: for a regular file mke2fs asks every loop device in the
- * system whether the file backs it (0.3-3 s with 7,000 threads), for a
- * block device it only reads the mount table.
+ * argv and a clean environment on /proc/self/fd/3 (this very device). On
+ * the device, not the file: for a regular file mke2fs asks every loop
+ * device in the system whether the file backs it (0.3-3 s with 7,000
+ * threads), for a block device it only reads the mount table.
  */
 static int
 priv_mkfs(int fd, unsigned uid, unsigned gid, struct yx_errctx *e)
@@ -379,47 +303,12 @@ priv_mkfs(int fd, unsigned uid, unsigned gid, struct yx_errctx *e)
 	char	 ext[128];
 	char	*argv[] = { "mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-E",
 		ext, "/proc/self/fd/3", NULL };
-	char	*envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
-		NULL };
-	int	 pfd[2] = { -1, -1 }, devnull = -1, en = 0, ws, rc;
-	pid_t	 pid;
 
 	/* lazy: a sparse file reads as zeroes, nothing needs writing */
 	snprintf(ext, sizeof(ext), "root_owner=%u:%u,nodiscard,"
 				   "lazy_itable_init=1,lazy_journal_init=1",
 	    uid, gid);
-	if (pipe2(pfd, O_CLOEXEC) == -1 ||
-	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
-		rc = priv_fail_errno(e, errno, "mke2fs");
-		goto done;
-	}
-	if ((pid = fork()) == -1) {
-		rc = priv_fail_errno(e, errno, "mke2fs");
-		goto done;
-	}
-	if (pid == 0)
-		priv_mkfs_child(argv, envp, fd, devnull, pfd[1]);
-	close(pfd[1]);
-	pfd[1] = -1;
-	if (read(pfd[0], &en, sizeof(en)) != (ssize_t)sizeof(en))
-		en = 0;		/* EOF: the exec happened */
-	ws = priv_wait(pid);
-	if (en != 0) {
-		log_warnx("cannot run %s: %s", YX_MKE2FS, strerror(en));
-		rc = yx_fail(e, YX_E_IO, "cannot format the disk image");
-	} else if (ws == -1 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		log_warnx("%s failed (wait status %d)", YX_MKE2FS, ws);
-		rc = yx_fail(e, YX_E_IO, "cannot format the disk image");
-	} else
-		rc = YX_OK;
-done:
-	if (pfd[0] != -1)
-		close(pfd[0]);
-	if (pfd[1] != -1)
-		close(pfd[1]);
-	if (devnull != -1)
-		close(devnull);
-	return rc;
+	return priv_exec_on(YX_MKE2FS, argv, fd, e);
 }
 
 /*
@@ -450,7 +339,7 @@ priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
 }
 
 int
-priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
+priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid, bool btrfs,
     struct yx_errctx *e)
 {
 	char	dev[PATH_MAX];
@@ -468,7 +357,9 @@ priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
 	else if ((lfd = priv_loop_attach(fd, dev, sizeof(dev))) == -1) {
 		log_warn("no loop device to format an image");
 		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
-	} else
+	} else if (btrfs)
+		rc = priv_btrfs_format(tfd, lfd, dev, uid, gid, e);
+	else
 		rc = priv_mkfs(lfd, uid, gid, e);
 	if (lfd != -1) {
 		/* closed, the device goes (autoclear): no record of it */
@@ -536,7 +427,8 @@ priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 		goto done;
 	}
 	if (r == 1) {	/* mounted already: fine if it is this image */
-		if (!priv_backed_by(d.ufd, &d.img))
+		if (!priv_backed_by(d.ufd, &d.img) &&
+		    !priv_btrfs_backed_by(d.ufd, &d.img))
 			rc = yx_fail(e, YX_E_BUSY,
 			    "another filesystem is mounted on user-data");
 		goto done;
@@ -545,6 +437,10 @@ priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 	    (lfd = priv_loop_attach(d.imgfd, dev, sizeof(dev))) == -1) {
 		log_warn("thread %s: no loop device", name);
 		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
+		goto done;
+	}
+	if (priv_image_is_btrfs(d.imgfd)) {
+		rc = priv_btrfs_mount(tfd, d.ufd, dev, name, &d.img, e);
 		goto done;
 	}
 	snprintf(tgt, sizeof(tgt), "/proc/self/fd/%d", d.ufd);
@@ -569,6 +465,11 @@ priv_image_unmount(int tfd, const char *name, struct yx_errctx *e)
 	char			tgt[40];
 	int			r, rc = YX_OK;
 
+	if ((d.imgfd = priv_image_open(tfd, &d.img)) != -1 &&
+	    priv_image_is_btrfs(d.imgfd)) {
+		rc = priv_btrfs_unmount(tfd, &d.img, name, e);
+		goto done;
+	}
 	if ((r = priv_userdata(tfd, &d.ufd)) == -1) {
 		if (errno != ENOENT)
 			rc = priv_fail_errno(e, errno, "user-data");
@@ -576,8 +477,7 @@ priv_image_unmount(int tfd, const char *name, struct yx_errctx *e)
 	}
 	if (r == 0)	/* nothing mounted */
 		goto done;
-	if ((d.imgfd = priv_image_open(tfd, &d.img)) == -1 ||
-	    !priv_backed_by(d.ufd, &d.img)) {
+	if (d.imgfd == -1 || !priv_backed_by(d.ufd, &d.img)) {
 		rc = yx_fail(e, YX_E_BUSY,
 		    "user-data is not mounted from the thread's disk image");
 		goto done;
@@ -617,7 +517,8 @@ priv_image_usage(int tfd, struct yx_priv_usage *u, struct yx_errctx *e)
 	memset(u, 0, sizeof(*u));
 	if (priv_userdata(tfd, &d.ufd) != 1 ||
 	    (d.imgfd = priv_image_open(tfd, &d.img)) == -1 ||
-	    !priv_backed_by(d.ufd, &d.img)) {
+	    (!priv_backed_by(d.ufd, &d.img) &&
+		!priv_btrfs_backed_by(d.ufd, &d.img))) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "no disk image mounted");
 		goto done;
 	}

@@ -123,7 +123,8 @@ priv_handle(const struct priv_fds *fds, const struct priv_req *rq,
 	}
 	switch (rq->op) {
 	case PRIV_CREATE_IMAGE:
-		rc = priv_image_create(tfd, rq->size, rq->uid, rq->gid, &e);
+		rc = priv_image_create(tfd, rq->size, rq->uid, rq->gid,
+		    rq->fs == YX_DISK_FS_BTRFS, &e);
 		break;
 	case PRIV_MOUNT:
 		rc = priv_image_mount(tfd, rq->name, &e);
@@ -136,6 +137,22 @@ priv_handle(const struct priv_fds *fds, const struct priv_req *rq,
 		break;
 	case PRIV_USAGE:
 		rc = priv_image_usage(tfd, &rep->usage, &e);
+		break;
+	case PRIV_SNAP_CREATE:
+	case PRIV_SNAP_DELETE:
+	case PRIV_SNAP_RESTORE:
+	case PRIV_SNAP_INFO:
+	case PRIV_SNAP_LIST:
+		/* the id is checked there, before it names anything */
+		if (memchr(rq->arg, '\0', sizeof(rq->arg)) == NULL)
+			rc = yx_fail(&e, YX_E_BAD_REQUEST, "bad snapshot id");
+		else
+			rc = priv_snap_op(tfd, (int)rq->op, rq->arg, rep, &e);
+		break;
+	case PRIV_TX_BEGIN:
+	case PRIV_TX_UNMOUNT:
+	case PRIV_TX_CLEAN:
+		rc = priv_tx_op(tfd, (int)rq->op, rep, &e);
 		break;
 	default:
 		rc = yx_fail(&e, YX_E_BAD_REQUEST, "unknown request");

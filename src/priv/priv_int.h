@@ -13,6 +13,7 @@
 #ifndef YUXI_PRIV_INT_H
 #define YUXI_PRIV_INT_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <stdbool.h>
@@ -22,6 +23,9 @@
 #include "yuxi/priv.h"
 
 #define PRIV_MAGIC	0x79787076u	/* "yxpv" */
+#ifndef YX_MKFS_BTRFS			/* configure's, else Debian's */
+#define YX_MKFS_BTRFS	"/sbin/mkfs.btrfs"
+#endif
 #define PRIV_NAME_MAX	160		/* bytes of a name, NUL excluded */
 #define PRIV_MSG_MAX	200		/* bytes of a reply's message */
 
@@ -40,6 +44,14 @@ enum priv_op {
 	PRIV_POOL_SKILL,	/* name: skill, arg: box */
 	PRIV_POOL_CLEAR,	/* arg: box */
 	PRIV_POOL_UNBIND,	/* arg: box (control builds: mounts only) */
+	PRIV_SNAP_CREATE,	/* name: thread dir, arg: snapshot id */
+	PRIV_SNAP_DELETE,	/* ... */
+	PRIV_SNAP_RESTORE,	/* ... */
+	PRIV_SNAP_INFO,		/* ... */
+	PRIV_SNAP_LIST,		/* name: thread dir; the ids in msg */
+	PRIV_TX_BEGIN,		/* name: thread dir */
+	PRIV_TX_UNMOUNT,	/* ... */
+	PRIV_TX_CLEAN,		/* ... */
 };
 
 struct priv_req {
@@ -47,6 +59,7 @@ struct priv_req {
 	uint32_t	op;		/* enum priv_op */
 	uint64_t	size;		/* CREATE_IMAGE: bytes */
 	uint32_t	uid, gid;	/* CREATE_IMAGE: owner of the root */
+	uint32_t	fs;		/* CREATE_IMAGE: enum yx_disk_fs */
 	char		name[PRIV_NAME_MAX + 1];
 	char		arg[PRIV_NAME_MAX + 1];	/* POOL_*: the box */
 };
@@ -55,7 +68,10 @@ struct priv_rep {
 	uint32_t		magic;
 	int32_t			rc;		/* enum yx_err */
 	struct yx_priv_usage	usage;		/* USAGE */
+	struct yx_priv_snap	snap;		/* SNAP_INFO, SNAP_CREATE; TX_BEGIN:
+						 * its kind */
 	char			msg[PRIV_MSG_MAX];	/* caller-safe; "" = none */
+	char			list[YX_PRIV_SNAP_LIST];	/* SNAP_LIST */
 };
 
 /* ---- priv.c -------------------------------------------------------------- */
@@ -111,10 +127,40 @@ int	priv_pool_unbind(int pool_fd, const char *box, struct yx_errctx *e);
 int	priv_openat(int dirfd, const char *name, int flags, mode_t mode,
     bool xdev);
 int	priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
-    struct yx_errctx *e);
+    bool btrfs, struct yx_errctx *e);
 int	priv_image_mount(int tfd, const char *name, struct yx_errctx *e);
 int	priv_image_unmount(int tfd, const char *name, struct yx_errctx *e);
 int	priv_image_remove(int tfd, const char *name, struct yx_errctx *e);
 int	priv_image_usage(int tfd, struct yx_priv_usage *u, struct yx_errctx *e);
+/* Does the loop device open as fd have img as its backing file? */
+bool	priv_loop_backs_fd(int fd, const struct stat *img);
+/* Run the program at path (argv, a clean environment) with fd as its
+ * descriptor 3, bounded in time; YX_OK when it exits 0, else YX_E_IO. */
+int	priv_exec_on(const char *path, char *const argv[], int fd,
+    struct yx_errctx *e);
+
+/* ---- priv_snap.c: btrfs images, snapshots, transaction layers --------- */
+
+/* Is the image open as fd formatted btrfs (its superblock's magic)? */
+bool	priv_image_is_btrfs(int imgfd);
+/* mkfs.btrfs on the loop device open as lfd, then the layout (live/ of
+ * uid:gid, snap/, tx/) made on a mount of it at <tfd>/vol. */
+int	priv_btrfs_format(int tfd, int lfd, const char *dev, unsigned uid,
+    unsigned gid, struct yx_errctx *e);
+/* Is the filesystem of fd (any descriptor of a mount's directory) a btrfs
+ * on a loop device backed by img? */
+bool	priv_btrfs_backed_by(int fd, const struct stat *img);
+/* Mount the btrfs image (loop device dev) at vol/ and bind vol/live on
+ * user-data (ufd, nothing mounted on it). */
+int	priv_btrfs_mount(int tfd, int ufd, const char *dev, const char *name,
+    const struct stat *img, struct yx_errctx *e);
+/* Unmount user-data and vol/ when they are the image's (YX_OK when not
+ * mounted). */
+int	priv_btrfs_unmount(int tfd, const struct stat *img, const char *name,
+     struct yx_errctx *e);
+bool	priv_snap_id_valid(const char *sid);
+int	priv_snap_op(int tfd, int op, const char *sid, struct priv_rep *rep,
+     struct yx_errctx *e);
+int	priv_tx_op(int tfd, int op, struct priv_rep *rep, struct yx_errctx *e);
 
 #endif /* YUXI_PRIV_INT_H */

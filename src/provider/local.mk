@@ -7,4 +7,5 @@ libyuxi_a_SOURCES += \
 	src/provider/shm_table.c src/provider/provider.c \
 	src/provider/provider_evict.c src/provider/provider_maint.c \
 	src/provider/provider_mounts.c src/provider/provider_box.c \
+	src/provider/provider_tx.c \
 	src/provider/provider_pool.c src/provider/provider_view.c src/provider/provider_orphans.c

@@ -51,7 +51,8 @@ orphan_owned(const struct orphan_live *lv, const char *name)
 	size_t i;
 
 	for (i = 0; i < lv->n; i++)
-		if (yx_driver_name_ours(lv->prefix[i], name))
+		if (yx_driver_name_ours(lv->prefix[i], name) ||
+		    yx_driver_name_tx(lv->prefix[i], name))
 			return true;
 	return false;
 }

@@ -102,6 +102,7 @@ yx_thread_store_init(struct yx_thread_store *st, const struct yx_config *cfg,
 		st->uid_count = 0;
 	st->remove_budget_ms = cfg->request_budget_ms;
 	st->disk_quota = cfg->thread_disk_quota;
+	st->disk_fs = (int)cfg->disk_fs;
 	if (mkdir(saves, 0755) == -1 && errno != EEXIST) {
 		rc = yx_fail(err, yx_err_from_errno(errno), "cannot create %s: %s",
 		    saves, strerror(errno));

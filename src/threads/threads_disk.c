@@ -68,8 +68,8 @@ thread_disk_make(struct yx_thread_store *st, int tfd, const char *name,
 	/* the mount point: the service's, empty, below the image */
 	if (mkdirat(tfd, THREAD_USER_DATA, 0755) == -1 && errno != EEXIST)
 		return yx_err_from_errno(errno);
-	if ((rc = yx_priv_create_image(name, st->disk_quota, t->uid, t->gid,
-		 &e)) != YX_OK ||
+	if ((rc = yx_priv_create_image_fs(name, st->disk_quota, t->uid, t->gid,
+		 (enum yx_disk_fs)st->disk_fs, &e)) != YX_OK ||
 	    (rc = yx_priv_mount(name, &e)) != YX_OK)
 		log_warnx("thread %s: disk image: %s", t->thread_id, e.msg);
 	return rc;

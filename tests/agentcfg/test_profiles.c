@@ -193,6 +193,42 @@ Test(profiles, refused_with_path_and_key)
 		{ "{\"agents\":[],\"extra\":1}", "$.extra: unknown key" },
 		{ "{\"agents\":[],\n\"profiles\":[\n{\"id\" \"p\"}]}",
 		    "line 3 column " },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":{}}],\"agents\":[]}",
+		    ".services: expected an array" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\"}]}],"
+		  "\"agents\":[]}",
+		    ".services: [0]: expected {\"name\", \"command\"" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"Web\","
+		  "\"command\":\"x\"}]}],\"agents\":[]}",
+		    ".services: [0].name: must match [a-z][a-z0-9]{0,11}" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"abcdefghijklm\","
+		  "\"command\":\"x\"}]}],\"agents\":[]}",
+		    ".services: [0].name: must match" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"x\"},"
+		  "{\"name\":\"a\",\"command\":\"y\"}]}],\"agents\":[]}",
+		    ".services: [1].name: duplicate service a" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"\"}]}],"
+		  "\"agents\":[]}",
+		    ".services: [0].command: expected a string without NUL" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"x\\u0000y\"}]}],"
+		  "\"agents\":[]}",
+		    ".services: [0].command: expected a string without NUL" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"x\","
+		  "\"ready\":{\"port\":0}}]}],\"agents\":[]}",
+		    ".services: [0].ready: expected {\"port\": 1..65535}" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"x\","
+		  "\"ready\":{\"port\":80,\"path\":\"/\"}}]}],\"agents\":[]}",
+		    ".services: [0].ready: expected" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"x\","
+		  "\"restart\":\"always\"}]}],\"agents\":[]}",
+		    ".services: [0].restart: unknown key" },
+		{ "{\"profiles\":[{\"id\":\"p\",\"services\":[{\"name\":\"a\",\"command\":\"1\"},"
+		  "{\"name\":\"b\",\"command\":\"1\"},{\"name\":\"c\",\"command\":\"1\"},"
+		  "{\"name\":\"d\",\"command\":\"1\"},{\"name\":\"e\",\"command\":\"1\"},"
+		  "{\"name\":\"f\",\"command\":\"1\"},{\"name\":\"g\",\"command\":\"1\"},"
+		  "{\"name\":\"h\",\"command\":\"1\"},{\"name\":\"i\",\"command\":\"1\"}]}],"
+		  "\"agents\":[]}",
+		    ".services: more than 8 services" },
 		/* the line of a key, found after its object's id (the same key
 		 * names a valid field of an earlier profile) */
 		{ "{\"profiles\":[\n{\"id\":\"a\",\n\"memroy\":\"1g\"},\n"
@@ -234,11 +270,16 @@ Test(profiles, fingerprint_covers_every_field)
 		"\"network\":{\"allow\":[\"pypi.example:444\"]}",
 		"\"network\":{\"allow\":[\"pypi.example:443\"],\"allow_private\":[\"pypi.example\"]}",
 		"\"env\":{\"FOO\":\"baz\"}",
+		"\"services\":[{\"name\":\"web\",\"command\":\"serve\",\"ready\":{\"port\":80}}]",
+		"\"services\":[{\"name\":\"web\",\"command\":\"serve \",\"ready\":{\"port\":8080}}]",
+		"\"services\":[{\"name\":\"web2\",\"command\":\"serve\",\"ready\":{\"port\":8080}}]",
+		"\"services\":[{\"name\":\"web\",\"command\":\"serve\"}]",
 	};
 	const char *basep = "\"image\":\"img:1\",\"runtime\":\"runsc\",\"memory\":\"256m\","
 				  "\"cpus\":1,\"pids\":64,\"tmp_size\":\"32m\","
 				  "\"exec_timeout\":{\"default\":30,\"max\":90},\"workspace\":\"ro\","
-				  "\"network\":{\"allow\":[\"pypi.example:443\"]},\"env\":{\"FOO\":\"bar\"}";
+				  "\"network\":{\"allow\":[\"pypi.example:443\"]},\"env\":{\"FOO\":\"bar\"},"
+				  "\"services\":[{\"name\":\"web\",\"command\":\"serve\",\"ready\":{\"port\":8080}}]";
 	char			 text[2048], fp0[YX_SHA256_HEX];
 	struct yx_agents	*ag;
 	size_t			 i;
@@ -317,5 +358,37 @@ Test(profiles, example_file)
 	cr_assert_eq(yx_agents_profile(ag, "fetcher", NULL)->net.allow[0].port, 80);
 	cr_assert_eq(yx_agents_profile(ag, "fetcher", NULL)->net.allow[1].port, 443);
 	cr_assert_eq(yx_agents_profile(ag, "coder", NULL), yx_profile_default());
+	/* the browser: its image and four services, Chromium ready on 9222 */
+	cr_assert_str_eq(yx_agents_profile(ag, "browser", NULL)->image,
+	    "yuxi-sandbox-browser:latest");
+	cr_assert_eq(yx_agents_profile(ag, "browser", NULL)->nservices, 4);
+	cr_assert_str_eq(yx_agents_profile(ag, "browser", NULL)->services[1].name,
+	    "chromium");
+	cr_assert_eq(yx_agents_profile(ag, "browser", NULL)->services[1].ready_port, 9222);
+	cr_assert_eq(yx_agents_profile(ag, "browser", NULL)->services[3].ready_port, 6080);
+	yx_agents_free(ag);
+}
+
+/* A profile's services as parsed: names, commands, ready ports, order. */
+Test(profiles, services)
+{
+	struct yx_agents	*ag = load_ok(
+	    "{\"profiles\":[{\"id\":\"p\",\"services\":["
+	    "{\"name\":\"display\",\"command\":\"Xvfb :99\",\"_c\":1},"
+	    "{\"name\":\"web8\",\"command\":\"exec srv --port 8080\","
+	    "\"ready\":{\"port\":8080},\"description\":\"d\"}]},"
+	    "{\"id\":\"none\",\"services\":[]}],"
+	    "\"agents\":[{\"id\":\"a\",\"profile\":\"p\"},{\"id\":\"b\",\"profile\":\"none\"}]}");
+	const struct yx_profile	*p = yx_agents_profile(ag, "a", NULL);
+
+	cr_assert_eq(p->nservices, 2);
+	cr_assert_str_eq(p->services[0].name, "display");
+	cr_assert_str_eq(p->services[0].command, "Xvfb :99");
+	cr_assert_eq(p->services[0].ready_port, 0);
+	cr_assert_str_eq(p->services[1].name, "web8");
+	cr_assert_str_eq(p->services[1].command, "exec srv --port 8080");
+	cr_assert_eq(p->services[1].ready_port, 8080);
+	cr_assert_eq(yx_agents_profile(ag, "b", NULL)->nservices, 0);
+	cr_assert_eq(yx_profile_default()->nservices, 0);
 	yx_agents_free(ag);
 }

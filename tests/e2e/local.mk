@@ -7,6 +7,8 @@ EXTRA_DIST += tests/e2e/run-e2e.sh tests/e2e/conftest.py \
 	tests/e2e/test_namespace.py \
 	tests/e2e/test_lifecycle.py tests/e2e/test_capacity.py tests/e2e/test_downloads.py \
 	tests/e2e/test_quota.py tests/e2e/test_limits.py tests/e2e/test_observe.py \
+	tests/e2e/test_snapshots.py tests/e2e/test_tx.py tests/e2e/test_tx_kill.py \
+	tests/e2e/test_tx_tiers.py \
 	tests/e2e/test_pool.py tests/e2e/test_pool_killloop.py \
 	tests/e2e/test_nginx_conf.py tests/e2e/test_recipes.py tests/e2e/test_site.py \
 	tests/e2e/test_profiles.py tests/e2e/test_network.py tests/e2e/test_primed.py \

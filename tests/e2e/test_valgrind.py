@@ -230,6 +230,17 @@ def test_worker_paths_are_valgrind_clean(logdir):
                 json={"thread_id": tid, "command": "true", "pty": {"cols": 0}})
             req("alice", "POST", "/api/processes/p0123456789abcdef/resize", {404},
                 params={"thread_id": tid}, json={"cols": 80, "rows": 24})
+            # a profile's services (a browser thread without its sandbox:
+            # the states from no files, the output from no keeper)
+            btid = s.new_thread("alice", agent_id="browser")
+            r = req("alice", "GET", "/api/threads/" + btid, {200})
+            assert [x["state"] for x in r.json()["services"]] == ["stopped"] * 4, r.text
+            req("alice", "GET", "/api/services", {200}, params={"thread_id": btid})
+            req("alice", "GET", "/api/services/chromium/output", {200},
+                params={"thread_id": btid, "wait_ms": "100"})
+            req("alice", "GET", "/api/services/nope/output", {404}, params={"thread_id": btid})
+            req("bob", "GET", "/api/services", {404}, params={"thread_id": btid})
+            req("alice", "DELETE", "/api/threads/" + btid, {204})
             req("alice", "DELETE", "/api/threads/" + tid, {204})
         assert s.halt() == 0, s.read_log()
         reps = reports(logdir)

@@ -20,6 +20,7 @@ import yxsvc
 
 PROCESS_ID = "p0123456789abcdef"	# a valid id nobody has
 SESSION_ID = "s0123456789abcdef"	# ... a session's
+SNAPSHOT_ID = "s00000000000000aa"	# ... a snapshot's
 
 
 class RouteGap(AssertionError):
@@ -53,6 +54,9 @@ def _sample(r, tid, path):
     if r["path"] == "/api/threads/{}":
         url = "/api/threads/" + tid
         return url, ({"json": {"metadata": {"k": "pwned"}}} if m == "PATCH" else {})
+    if r["path"].startswith("/api/threads/{}/snapshots"):
+        url = r["path"].replace("{}", tid, 1).replace("{}", SNAPSHOT_ID)
+        return url, ({"json": {"name": "pwned"}} if m == "POST" else {})
     if r["path"] == "/api/execute":
         return r["path"], {"json": dict(body, command="true")}
     if r["path"] == "/api/processes":
@@ -65,6 +69,10 @@ def _sample(r, tid, path):
     if r["path"].startswith("/api/processes/{}"):
         url = r["path"].replace("{}", PROCESS_ID) + "?thread_id=" + tid
         return url, ({"data": b"pwned"} if m == "POST" else {})
+    if r["path"] == "/api/services":
+        return r["path"] + "?thread_id=" + tid, {}
+    if r["path"].startswith("/api/services/{}"):
+        return r["path"].replace("{}", "chromium") + "?thread_id=" + tid, {}
     if r["path"] == "/api/sessions":
         if m == "POST":
             return r["path"], {"json": body}

@@ -13,4 +13,5 @@ EXTRA_DIST += tests/remote/run-remote.sh tests/remote/conftest.py \
 	tests/remote/test_remote.py tests/remote/test_remote_security.py \
 	tests/remote/test_remote_faults.py tests/remote/netfault.py \
 	tests/remote/test_remote_mcp.py \
+	tests/remote/test_remote_snap.py \
 	nginx/provisioner.conf.in scripts/remote-nginx-conf.sh

@@ -42,5 +42,6 @@ EXTRA_DIST += tests/security/run-security.sh tests/security/run-security-soak.sh
 	tests/security/test_crosssite.py \
 	tests/security/test_procs.py tests/security/test_sessions.py \
 	tests/security/test_egress.py tests/security/test_profiles.py \
+	tests/security/test_snapshots.py \
 	docs/security.md
 CLEANFILES += tests/security/results.json

@@ -11,7 +11,8 @@ A second instance is the site case (docs/nginx.md): a site nginx with
 the snippets of `yuxi-sandbox nginx-conf --auth basic` under the URL
 prefix /sandbox, where the site signs the user in (HTTP basic auth) and
 the workbench needs no token; its URL, user and password are "site" in
-the info.
+the info. A third, "snap" (its URL and tokens), has threads on btrfs
+images, for the snapshot list; null where mkfs.btrfs or root is missing.
 
 usage: serve.py INFO_JSON   writes {"url","tokens","cert","site",...} to
 INFO_JSON once /healthz and / answer, then runs until SIGTERM/SIGINT and
@@ -41,11 +42,22 @@ def main():
     site = yxsvc.SiteService("basic", url_prefix="/sandbox", stem="yxwbs",
                              passwords={"alice": secrets.token_hex(8)},
                              server_extra='\t\tlocation / { return 200 "the site\\n"; }\n')
-    info = lambda s: {"tokens": s.tokens, "cert": s.cert,
+    also = [site]
+    # snapshots (docs/api.md "Snapshots") need btrfs images: an instance
+    # of its own, when the machine can make them
+    snap = None
+    if os.geteuid() == 0 and os.path.exists("/sbin/mkfs.btrfs"):
+        snap = yxsvc.Service(stem="yxwbn", overrides={
+            "YUXI_THREAD_DISK_QUOTA": "128m", "YUXI_THREAD_DISK_FS": "btrfs"})
+        also.append(snap)
+    # the Desktop tab's test needs the browser profile's image
+    browser = yxsvc.image_present("yuxi-sandbox-browser:latest")
+    info = lambda s: {"tokens": s.tokens, "cert": s.cert, "browser_image": browser,
                       "site": {"url": site.url, "user": "alice",
-                               "password": site.passwords["alice"]}}
+                               "password": site.passwords["alice"]},
+                      "snap": {"url": snap.url, "tokens": snap.tokens} if snap else None}
     sys.exit(yxsvc.serve(svc, sys.argv[1], info, check=check_page,
-                         keep=os.environ.get("YUXI_WEB_KEEP") == "1", also=(site,)))
+                         keep=os.environ.get("YUXI_WEB_KEEP") == "1", also=tuple(also)))
 
 
 if __name__ == "__main__":

@@ -24,9 +24,13 @@ const INFO = JSON.parse(fs.readFileSync(process.env.YUXI_WEB_INFO, "utf8"));
 const URL0 = INFO.url + "/";
 const ART = process.env.YUXI_WEB_ARTIFACTS || path.join(HERE, "artifacts");
 const CHROMIUM = process.env.YUXI_CHROMIUM || "/usr/bin/chromium";
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; " +
+// the dev run frames the previews' origins (the Desktop tab), the site
+// case (previews off) none
+const cspWith = (frames) => "default-src 'self'; script-src 'self'; style-src 'self'; " +
     "img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; " +
-    "frame-ancestors 'none'; form-action 'self'";
+    "frame-src " + frames + "; frame-ancestors 'none'; form-action 'self'";
+const CSP = cspWith("https://*.preview.localhost:" + new URL(INFO.url).port);
+const CSP_SITE = cspWith("'none'");
 const HOSTILE = "<img src=x onerror=alert(1)>.txt";
 const HOSTILE_DIR = "<b onclick=alert(2)>bold<svg onload=alert(2)>";
 const SCRIPT_TEXT = "<script>window.__pwned=1;alert(3)</script>\n<img src=x onerror=\"window.__pwned=2\">\n";
@@ -311,7 +315,7 @@ test("the page is served same-origin with its security headers", async () => {
 	assert.equal(h["content-security-policy"], CSP);
 	assert.equal(h["x-content-type-options"], "nosniff");
 	assert.equal(h["referrer-policy"], "no-referrer");
-	for (const f of ["app.js", "api.js", "tree.js", "term.js", "xterm-csp.js", "app.css",
+	for (const f of ["app.js", "api.js", "tree.js", "term.js", "desk.js", "xterm-csp.js", "app.css",
 	    "vendor/xterm/xterm.js", "vendor/xterm/addon-fit.js", "vendor/xterm/xterm.css"]) {
 		const r = await page.request.get(URL0 + f);
 		assert.equal(r.status(), 200, f);
@@ -852,6 +856,198 @@ test("a refused terminal says why: process_limit (real) and agent_unavailable", 
 	await assertClean(alice);
 });
 
+test("snapshots: taken, listed, restored in two clicks, forked into a new thread", {
+	skip: INFO.snap ? false : "no btrfs images here (root and mkfs.btrfs)",
+}, async () => {
+	const page = await openPage();
+	const run = async (cmd) => {
+		await page.fill("#cmd", cmd);
+		await page.click("#run-btn");
+		await page.waitForSelector("#run-meta.ok, #run-meta.bad", { timeout: 90000 });
+		const out = await page.textContent("#run-output");
+		await page.evaluate(() => { document.querySelector("#run-meta").className = ""; });
+		return out;
+	};
+	await page.goto(INFO.snap.url + "/");
+	await page.waitForSelector("body[data-ready='1']");
+	await page.fill("#token", INFO.snap.tokens.alice);
+	await page.click("#signin-btn");
+	await page.waitForSelector("#bench:not([hidden])");
+	await page.fill("#nt-id", THREAD + "-s");
+	await page.click("#newthread-btn");
+	await page.waitForSelector(`button.thread[data-thread="${THREAD}-s"][aria-current="true"]`);
+	await run("echo one > " + WS + "/f");
+	assert.equal(await page.isVisible("#snaps-empty"), true);
+	await page.fill("#snap-name", "first <b>one</b>");
+	await page.click("#snap-btn");
+	const item = page.locator("#snap-list li.snap");
+	await item.first().waitFor();
+	assert.match(await item.first().textContent(), /first <b>one<\/b>.*holds/s);
+	await run("echo two > " + WS + "/f");
+	// the first click only asks; the second restores
+	await item.first().locator("button", { hasText: "Restore" }).click();
+	assert.match(await alertText(page), /Restore first/);
+	await item.first().locator("button", { hasText: "Sure?" }).click();
+	await page.waitForFunction(() => /Restored/.test(document.querySelector("#alert-text").textContent));
+	assert.equal(await run("cat " + WS + "/f"), "one\n");
+	await shot(page, "snapshots-1280");
+	// the fork opens a new thread with the snapshot's files
+	await item.first().locator("button", { hasText: "Fork" }).click();
+	await page.waitForFunction((t) => {
+		const b = document.querySelector("button.thread[aria-current='true']");
+		return b && b.dataset.thread !== t;
+	}, THREAD + "-s");
+	assert.equal(await run("cat " + WS + "/f"), "one\n");
+	await assertClean(page);
+	await page.context().close();
+});
+
+// ---- the desktop --------------------------------------------------------------
+
+// Run a command in thread tid as alice (the API): its output.
+async function sh(page, tid, command) {
+	const r = await apiAs(page, "alice", "POST", "/api/execute", { thread_id: tid, command });
+	assert.equal(r.status, 200, JSON.stringify(r.body));
+	return r.body.output;
+}
+
+// The share of the noVNC canvas's pixels near rgb (the remote screen).
+async function canvasShare(frame, rgb) {
+	return frame.evaluate(([r, g, b]) => {
+		const c = document.querySelector("#noVNC_container canvas, canvas");
+		if (!c || !c.width)
+			return 0;
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 0; i < d.length; i += 16)
+			if (Math.abs(d[i] - r) < 24 && Math.abs(d[i + 1] - g) < 24 && Math.abs(d[i + 2] - b) < 24)
+				n++;
+		return n / (d.length / 16);
+	}, rgb);
+}
+
+// The Desktop tab's frame once noVNC is connected in it.
+async function deskFrame(page, src) {
+	await page.waitForSelector("#desk-frame iframe");
+	for (let i = 0; i < 600; i++) {
+		const fr = page.frames().find((x) => x.url() === src);
+		if (fr) {
+			await fr.waitForFunction(() => /^Connected/.test(
+			    document.getElementById("status").textContent), null, { timeout: 60000 });
+			return fr;
+		}
+		await page.waitForTimeout(100);
+	}
+	assert.fail("no noVNC frame at " + src);
+}
+
+const INPUT_PAGE = "data:text/html,<body style='margin:0;background:%23ff6600'>" +
+    "<input id=i autofocus style='position:fixed;left:10%;top:10%;width:80%;height:80%;" +
+    "font-size:60px;background:%23ff6600;border:0'>";
+
+// The value of the input of the box's page, over DevTools (inside the box).
+const VALUE_PY = `import json, urllib.request, websocket
+o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+t = [x for x in json.load(o.open("http://127.0.0.1:9222/json/list")) if x["type"] == "page"][0]
+w = websocket.create_connection(t["webSocketDebuggerUrl"], suppress_origin=True)
+w.send(json.dumps({"id": 1, "method": "Runtime.evaluate", "params": {
+    "expression": "document.getElementById('i').value", "returnByValue": True}}))
+print(json.loads(w.recv())["result"]["result"]["value"])
+`;
+
+test("the Desktop tab shows a browser thread's desktop: view only, take control, stop sharing", async (t) => {
+	if (!INFO.browser_image) {
+		if (process.env.YUXI_TEST_REQUIRE_BROWSER === "1")
+			assert.fail("the browser image is not built and YUXI_TEST_REQUIRE_BROWSER=1");
+		t.skip("the browser image (yuxi-sandbox-browser) is not built");
+		return;
+	}
+	// a thread of another profile has no Desktop tab
+	assert.equal(await alice.isVisible("#tab-desk"), false);
+	const tid = "desk-" + crypto.randomBytes(4).toString("hex");
+	const token = INFO.tokens.alice;
+	const toPreview = [];
+	alice.on("request", (r) => {
+		const u = new URL(r.url());
+		if (u.hostname.endsWith(".preview.localhost"))
+			toPreview.push({ url: r.url(), auth: r.headers()["authorization"] || "" });
+	});
+	await alice.fill("#nt-id", tid);
+	await alice.fill("#nt-agent", "browser");
+	await alice.click("#newthread-btn");
+	await alice.waitForSelector("#tab-desk:not([hidden])");
+	await alice.click("#tab-desk");
+	assert.equal(await alice.getAttribute("#tab-desk", "aria-selected"), "true");
+	await alice.waitForFunction(() => document.querySelector("#desk-status").textContent ===
+	    "Watching (view only)", null, { timeout: 90000 });
+	const src = await alice.getAttribute("#desk-frame iframe", "src");
+	assert.match(src, /^https:\/\/[a-z2-7]{32}\.preview\.localhost:\d+\/vnc_lite\.html\?/);
+	assert.match(src, /view_only=1/);
+	assert.match(await alice.getAttribute("#desk-open", "href"), /\/vnc\.html\?.*view_only=true/);
+	let frame = await deskFrame(alice, src);
+	// the box's Chromium shows an orange page: so does the desktop
+	assert.equal((await apiAs(alice, "alice", "POST", "/api/filesystem/write",
+	    { thread_id: tid, path: WS + "/value.py", content: VALUE_PY })).status, 201);
+	await sh(alice, tid, "yuxi-cdp goto \"" + INPUT_PAGE + "\"");
+	let share = 0;
+	for (let i = 0; i < 100 && share < 0.5; i++) {
+		await alice.waitForTimeout(200);
+		share = await canvasShare(frame, [0xff, 0x66, 0x00]);
+	}
+	assert.ok(share >= 0.5, "orange share of the desktop " + share);
+	await shot(alice, "desktop-1280");
+	// view only: keys and clicks reach nothing
+	await alice.click("#desk-frame iframe");
+	await alice.keyboard.type("seen");
+	await alice.waitForTimeout(1000);
+	// what the box's page holds, read over DevTools in the box
+	const value = async () => (await sh(alice, tid, "python3 value.py")).trim();
+	assert.equal(await value(), "");
+	// take control: the same keys now type into the box's page
+	await alice.click("#desk-control");
+	assert.equal(await alice.getAttribute("#desk-control", "aria-pressed"), "true");
+	const src2 = await alice.getAttribute("#desk-frame iframe", "src");
+	assert.doesNotMatch(src2, /view_only/);
+	frame = await deskFrame(alice, src2);
+	await alice.waitForTimeout(500);
+	const box = await alice.locator("#desk-frame iframe").boundingBox();
+	await alice.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+	await alice.keyboard.type("typed");
+	let typed = "";
+	for (let i = 0; i < 50 && typed !== "typed"; i++) {
+		await alice.waitForTimeout(200);
+		typed = await value();
+	}
+	assert.equal(typed, "typed");
+	// the preview's origin never got the page's token
+	assert.ok(toPreview.length > 0);
+	for (const r of toPreview) {
+		assert.equal(r.auth, "", r.url);
+		assert.ok(!r.url.includes(token), r.url);
+	}
+	const url = src.replace(/vnc_lite\.html.*$/, "");
+	assert.ok(toPreview.every((r) => r.url.startsWith(url)), JSON.stringify(toPreview.slice(0, 3)));
+	// stop sharing: the frame goes, the URL no longer answers
+	await alice.click("#desk-stop");
+	await alice.waitForFunction(() => !document.querySelector("#desk-frame iframe"));
+	const gone = await alice.context().newPage();
+	assert.equal((await gone.goto(url + "vnc.html")).status(), 404);
+	await gone.close();
+	await assertClean(alice);
+	// back to the suite's thread: the Desktop tab goes, the first tab shows
+	await alice.click(`button.thread[data-thread="${THREAD}"]`);
+	await alice.waitForSelector("#tab-desk", { state: "hidden" });
+	assert.equal(await alice.getAttribute("#tab-run", "aria-selected"), "true");
+	assert.equal((await apiAs(alice, "alice", "DELETE", "/api/threads/" + tid)).status, 204);
+	// bob gets no preview of alice's thread, by any route
+	await apiAs(alice, "alice", "POST", "/api/threads", { thread_id: tid + "b", agent_id: "browser" });
+	for (const [m, p, d] of [["POST", "/api/threads/" + tid + "b/previews", { port: 6080 }],
+	    ["GET", "/api/threads/" + tid + "b/previews"], ["DELETE", "/api/threads/" + tid + "b/previews/6080"],
+	    ["GET", "/api/services?thread_id=" + tid + "b"]])
+		assert.equal((await apiAs(alice, "bob", m, p, d)).status, 404, m + " " + p);
+	assert.equal((await apiAs(alice, "alice", "DELETE", "/api/threads/" + tid + "b")).status, 204);
+});
+
 test("service errors are shown as readable messages", async () => {
 	const json = (status, code, msg, extra) => ({
 		status,
@@ -998,7 +1194,7 @@ test("signed in by the site (basic auth, under /sandbox): the bench opens withou
 	});
 	const res = await page.goto(base);
 	assert.equal(res.status(), 200);
-	assert.equal(res.headers()["content-security-policy"], CSP);
+	assert.equal(res.headers()["content-security-policy"], CSP_SITE);
 	await page.waitForSelector("#bench:not([hidden])");
 	assert.equal(await page.isVisible("#signin-view"), false);
 	// the site's session: no token, nothing to sign out of here
