@@ -89,7 +89,9 @@ def test_server_sent_events_arrive_one_by_one(pv):
         [["event", str(i)] for i in range(5)], seen
     gaps = [b[0] - a[0] for a, b in zip(seen, seen[1:])]
     print("event arrival gaps: %s" % ", ".join("%.2f" % g for g in gaps))
-    assert all(g > 0.25 for g in gaps), gaps	# not buffered into one piece
+    # not buffered into one piece: the events 0.4 s apart at the box arrive
+    # spread out (one late and the next early is a loaded machine's jitter)
+    assert sum(gaps) > 1.0 and all(g > 0.1 for g in gaps), gaps
 
 
 def test_100mb_download_is_byte_exact(pv):
