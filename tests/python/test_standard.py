@@ -29,8 +29,10 @@ try:
     from langchain_tests.integration_tests import SandboxIntegrationTests
     from yuxi_sandbox.deepagents import YuxiSandbox
 except ImportError as e:	# the kit is absent: one skipped test says so
+    WHY = "the standard suite's kit is not importable from %s: %s" % (KIT, e)
+
     def test_standard_suite_kit():
-        pytest.skip("the standard suite's kit is not importable from %s: %s" % (KIT, e))
+        pytest.skip(WHY)
 else:
     WRITE = ("deepagents 0.7.8's protocol: write creates or overwrites "
              "(BackendProtocol.write, BaseSandbox.write); this older suite expects a "
