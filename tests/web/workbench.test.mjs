@@ -1195,7 +1195,9 @@ test("signed in by the site (basic auth, under /sandbox): the bench opens withou
 	const res = await page.goto(base);
 	assert.equal(res.status(), 200);
 	assert.equal(res.headers()["content-security-policy"], CSP_SITE);
-	await page.waitForSelector("#bench:not([hidden])");
+	// the site's first answers come from a third instance: 15 s was short
+	// on CI's loaded machine
+	await page.waitForSelector("#bench:not([hidden])", { timeout: 60000 });
 	assert.equal(await page.isVisible("#signin-view"), false);
 	// the site's session: no token, nothing to sign out of here
 	assert.equal(await page.isVisible("#signout"), false);
