@@ -122,7 +122,9 @@ void	yx_preview_sock_name(const char *tid, int port, char *name);
 /* Is s a token (YX_PREVIEW_TOKEN_LEN characters of [a-z2-7])? */
 bool	yx_preview_token_valid(const char *s, size_t len);
 /* Remove the index entries whose preview is gone (expired, revoked,
- * replaced, its thread deleted); the reaper's. The count removed. */
+ * replaced, its thread deleted); the reaper's. An entry without its
+ * record written in the last minute (wall clock now_ms) is a create under
+ * way and stays. The count removed. */
 unsigned yx_preview_sweep(struct yx_thread_store *st, const struct yx_config *cfg,
     int64_t now_ms, int budget_ms);
 

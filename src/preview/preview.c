@@ -48,6 +48,9 @@
 #define PV_THREAD_DIR	"previews"	/* <saves>/threads/<tid>/previews */
 #define PV_IDX_DIR	"idx"		/* <saves>/preview/idx */
 #define PV_LINE_MAX	512
+/* An index entry younger than this may be a create under way (its record
+ * is written next, after the index's): the sweep leaves it. */
+#define PV_CREATE_GRACE_MS	60000
 #define PV_B32		"abcdefghijklmnopqrstuvwxyz234567"
 
 bool
@@ -483,6 +486,23 @@ done:
 	return rc;
 }
 
+/*
+ * True when index entry name of ifd was written less than
+ * PV_CREATE_GRACE_MS before now_ms: a create writes the index first and
+ * its record next, so until then "no record" is no orphan (removing the
+ * entry then would kill the preview being made: its URL 404 forever).
+ */
+static bool
+pv_fresh(int ifd, const char *name, int64_t now_ms)
+{
+	struct stat sb;
+
+	if (fstatat(ifd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
+		return false;
+	return (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000 >
+	    now_ms - PV_CREATE_GRACE_MS;
+}
+
 unsigned
 yx_preview_sweep(struct yx_thread_store *st, const struct yx_config *cfg,
     int64_t now_ms, int budget_ms)
@@ -525,7 +545,8 @@ yx_preview_sweep(struct yx_thread_store *st, const struct yx_config *cfg,
 				(void)unlinkat(dfd, name, 0);	/* expired */
 			close(dfd);
 		}
-		if (!live && unlinkat(ifd, de->d_name, 0) == 0)
+		if (!live && !pv_fresh(ifd, de->d_name, now_ms) &&
+		    unlinkat(ifd, de->d_name, 0) == 0)
 			n++;
 	}
 	closedir(d);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "yuxi/clock.h"
@@ -152,9 +153,36 @@ Test(records, replaced_revoked_expired_and_gone_with_the_thread)
 		cr_assert_eq(yx_thread_create(&st, &t, &got, &created, NULL), YX_OK);
 	}
 	cr_assert_eq(yx_preview_lookup(&st, &cfg, ha, tid, &q), YX_E_NOT_FOUND);
-	/* the sweep drops every index entry that names nothing any more */
-	cr_assert_geq(yx_preview_sweep(&st, &cfg, yx_now_ms(), 1000), 1);
+	/* the sweep drops every index entry that names nothing any more,
+	 * once it is older than a create takes */
+	cr_assert_geq(yx_preview_sweep(&st, &cfg, yx_now_ms() + 61000, 1000), 1);
+	cr_assert_eq(yx_preview_sweep(&st, &cfg, yx_now_ms() + 61000, 1000), 0);
+}
+
+/*
+ * A create writes the index entry, then the record: a sweep between the
+ * two must not take the entry (CI saw a just-made URL 404 for good when
+ * the reaper swept while a loaded machine fsynced the record).
+ */
+Test(records, a_create_under_way_is_no_orphan)
+{
+	char	path[512];
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "%s/saves/preview", base);
+	(void)mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/saves/preview/idx", base);
+	(void)mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/saves/preview/idx/%064d", base, 7);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f, "v1 t2 9000 %lld\n", (long long)yx_now_ms() + 60000);
+	fclose(f);
+	/* its record not written yet: the entry stays */
 	cr_assert_eq(yx_preview_sweep(&st, &cfg, yx_now_ms(), 1000), 0);
+	cr_assert_eq(access(path, F_OK), 0);
+	/* a minute on and still no record: an orphan, removed */
+	cr_assert_eq(yx_preview_sweep(&st, &cfg, yx_now_ms() + 61000, 1000), 1);
+	cr_assert_eq(access(path, F_OK), -1);
 }
 
 Test(records, the_limit_counts_live_previews_of_other_ports)
