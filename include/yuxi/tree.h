@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * yuxi/tree.h - removing a directory tree that a sandbox controls (a
- * thread's data, its agent directory), and random hidden names.
+ * yuxi/tree.h - opening and removing within a directory tree that a
+ * sandbox controls (a thread's data, its agent directory), and random
+ * hidden names.
  *
  * The sandbox can shape the tree at will - any depth, symlinks anywhere,
  * names swapped while the host works - so removal never follows a symlink
@@ -12,8 +13,22 @@
 #ifndef YUXI_TREE_H
 #define YUXI_TREE_H
 
+#include <sys/types.h>
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * openat2(2) of name beneath dirfd, no symlink followed anywhere on the
+ * way nor at the end (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS, O_NOFOLLOW | O_CLOEXEC added to flags), and
+ * without crossing a mount unless xdev; mode with O_CREAT. Retried while
+ * the kernel answers EAGAIN (a rename elsewhere raced the lookup). The
+ * fd, or -1 with errno (EXDEV: an escape was refused).
+ */
+int	yx_openat_beneath(int dirfd, const char *name, int flags, mode_t mode,
+    bool xdev);
 
 /*
  * Remove the tree `name` beneath directory `dirfd` without following any

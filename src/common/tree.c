@@ -9,8 +9,10 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <dirent.h>
+#include <linux/openat2.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +25,25 @@
 #include "yuxi/clock.h"
 #include "yuxi/error.h"
 #include "yuxi/tree.h"
+
+int
+yx_openat_beneath(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
+{
+	struct open_how	how;
+	int		fd, i;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
+	how.mode = (flags & O_CREAT) ? mode : 0;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS | (xdev ? 0 : RESOLVE_NO_XDEV);
+	for (i = 0; i < 16; i++) {
+		fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+		if (fd >= 0 || errno != EAGAIN)
+			return fd;
+	}
+	return -1;
+}
 
 #define YX_TREE_FDS		32	/* directories open at once in a removal */
 

@@ -111,17 +111,10 @@ struct tx_ctx {
 static int
 tx_openat(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
 {
-	struct open_how how;
-
 	/* control: the naive open, symlinks on the way followed */
 	if (YX_CONTROL_OFF("txresolve"))
 		return openat(dirfd, name, flags | O_CLOEXEC, mode);
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.mode = (flags & O_CREAT) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-	    (xdev ? 0 : RESOLVE_NO_XDEV);
-	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+	return yx_openat_beneath(dirfd, name, flags, mode, xdev);
 }
 
 /* The kill tests (control build only): SIGKILL this process at step n. */

@@ -5,7 +5,7 @@
  * only (CAP_SYS_ADMIN). Every function takes the thread's directory as an
  * O_PATH descriptor that the helper opened and checked, and reaches the
  * two names it works on, YX_PRIV_IMAGE and user-data, beneath it with
- * priv_openat(): no symlink followed, no mount crossed on the way.
+ * yx_openat_beneath(): no symlink followed, no mount crossed on the way.
  *
  * A filesystem on user-data is the thread's own only when user-data is the
  * root of a mount whose device is a loop device backed by exactly this
@@ -48,6 +48,7 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/sig.h"
+#include "yuxi/tree.h"
 #include "priv/priv_int.h"
 
 #define PRIV_USERDATA		"user-data"
@@ -83,7 +84,7 @@ priv_image_open(int tfd, struct stat *st)
 {
 	int fd, fl;
 
-	if ((fd = priv_openat(tfd, YX_PRIV_IMAGE, O_RDWR | O_NONBLOCK, 0,
+	if ((fd = yx_openat_beneath(tfd, YX_PRIV_IMAGE, O_RDWR | O_NONBLOCK, 0,
 		 false)) == -1)
 		return -1;
 	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode) ||
@@ -108,14 +109,14 @@ priv_userdata(int tfd, int *fdp)
 {
 	int fd;
 
-	fd = priv_openat(tfd, PRIV_USERDATA, O_PATH | O_DIRECTORY, 0, false);
+	fd = yx_openat_beneath(tfd, PRIV_USERDATA, O_PATH | O_DIRECTORY, 0, false);
 	if (fd != -1) {
 		*fdp = fd;
 		return 0;
 	}
 	if (errno != EXDEV)	/* RESOLVE_NO_XDEV: a mount is on it */
 		return -1;
-	fd = priv_openat(tfd, PRIV_USERDATA, O_PATH | O_DIRECTORY, 0, true);
+	fd = yx_openat_beneath(tfd, PRIV_USERDATA, O_PATH | O_DIRECTORY, 0, true);
 	if (fd == -1)
 		return -1;
 	*fdp = fd;
@@ -322,7 +323,7 @@ priv_thread_dir(int threads_fd, const char *name, struct yx_errctx *e)
 	struct stat	st;
 	int		fd;
 
-	if ((fd = priv_openat(threads_fd, name, O_PATH | O_DIRECTORY, 0,
+	if ((fd = yx_openat_beneath(threads_fd, name, O_PATH | O_DIRECTORY, 0,
 		 false)) == -1) {
 		(void)yx_fail(e, errno == ENOENT ? YX_E_NOT_FOUND : YX_E_BAD_REQUEST,
 		    "no such thread directory");
@@ -346,7 +347,7 @@ priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid, bool btrfs
 	int	fd, lfd = -1, rc;
 
 	size = (size + 4095) & ~(uint64_t)4095;
-	fd = priv_openat(tfd, YX_PRIV_IMAGE, O_RDWR | O_CREAT | O_EXCL, 0600,
+	fd = yx_openat_beneath(tfd, YX_PRIV_IMAGE, O_RDWR | O_CREAT | O_EXCL, 0600,
 	    false);
 	if (fd == -1)
 		return errno == EEXIST ? yx_fail(e, YX_E_FILE_EXISTS,
@@ -383,7 +384,7 @@ priv_tidy_root(int tfd)
 	struct stat	st;
 	int		rfd;
 
-	rfd = priv_openat(tfd, PRIV_USERDATA, O_RDONLY | O_DIRECTORY, 0, true);
+	rfd = yx_openat_beneath(tfd, PRIV_USERDATA, O_RDONLY | O_DIRECTORY, 0, true);
 	if (rfd == -1)
 		return;
 	if (fstatat(rfd, "lost+found", &st, AT_SYMLINK_NOFOLLOW) == 0 &&

@@ -122,10 +122,6 @@ int	priv_pool_unbind(int pool_fd, const char *box, struct yx_errctx *e);
 
 /* ---- priv_disk.c: each takes the thread directory (O_PATH, checked) --- */
 
-/* openat2 beneath dirfd, no symlink, no magic link, no mount crossed
- * unless xdev. Returns the fd or -1 with errno. */
-int	priv_openat(int dirfd, const char *name, int flags, mode_t mode,
-    bool xdev);
 int	priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid,
     bool btrfs, struct yx_errctx *e);
 int	priv_image_mount(int tfd, const char *name, struct yx_errctx *e);

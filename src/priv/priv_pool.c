@@ -9,7 +9,7 @@
  * visible skill there; the binds propagate into the running container.
  * Every path is reached by descriptor: the box directory beneath the pool
  * root, the thread's directory beneath threads/, a skill beneath the skills
- * root, each with priv_openat (no symlink, no magic link); the box's own
+ * root, each with yx_openat_beneath (no symlink, no magic link); the box's own
  * mount points without crossing a mount, so nothing is stacked twice. The
  * mounts are made detached (open_tree OPEN_TREE_CLONE), given their flags
  * (nosuid, nodev; read-only for a skill) before they are attached with
@@ -82,7 +82,7 @@ pool_box_dir(int pool_fd, const char *box, struct yx_errctx *e)
 		(void)yx_fail(e, YX_E_BAD_REQUEST, "no pool directory");
 		return -1;
 	}
-	if ((fd = priv_openat(pool_fd, box, O_PATH | O_DIRECTORY, 0, false)) ==
+	if ((fd = yx_openat_beneath(pool_fd, box, O_PATH | O_DIRECTORY, 0, false)) ==
 	    -1) {
 		(void)yx_fail(e, errno == ENOENT ? YX_E_NOT_FOUND : YX_E_BAD_REQUEST,
 		    "no such pool box");
@@ -109,7 +109,7 @@ pool_box_uid(int bfd, unsigned *uid, struct yx_errctx *e)
 	int		fd, rc = YX_OK;
 
 	*uid = 0;
-	if ((fd = priv_openat(bfd, YX_PRIV_BOX_UID, O_RDONLY | O_NONBLOCK, 0, false)) ==
+	if ((fd = yx_openat_beneath(bfd, YX_PRIV_BOX_UID, O_RDONLY | O_NONBLOCK, 0, false)) ==
 	    -1)	/* a symlink there: ELOOP, refused */
 		return errno == ENOENT ? YX_OK :
 					 yx_fail(e, errno == ELOOP ? YX_E_BAD_REQUEST : yx_err_from_errno(errno),
@@ -226,7 +226,7 @@ pool_target(int dirfd, const char *name, struct yx_errctx *e)
 	int fd;
 
 	/* no xdev: a mount point already covered does not open */
-	if ((fd = priv_openat(dirfd, name, O_PATH | O_DIRECTORY, 0, false)) ==
+	if ((fd = yx_openat_beneath(dirfd, name, O_PATH | O_DIRECTORY, 0, false)) ==
 	    -1) {
 		(void)yx_fail(e, errno == EXDEV ? YX_E_BUSY : YX_E_NOT_FOUND,
 		    "pool box mount point %s", errno == EXDEV ? "in use" : "missing");
@@ -249,7 +249,7 @@ priv_pool_bind(int threads_fd, int pool_fd, const char *tid, const char *box,
 		goto done;
 	}
 	/* xdev: user-data may be the root of the thread's disk image */
-	if ((src = priv_openat(tfd, POOL_USERDATA, O_PATH | O_DIRECTORY, 0,
+	if ((src = yx_openat_beneath(tfd, POOL_USERDATA, O_PATH | O_DIRECTORY, 0,
 		 true)) == -1 ||
 	    fstat(src, &st) == -1) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "thread has no user-data");
@@ -306,12 +306,12 @@ priv_pool_skill(int skills_fd, int pool_fd, const char *skill,
 		rc = e->code;
 		goto done;
 	}
-	if ((src = priv_openat(skills_fd, skill, O_PATH | O_DIRECTORY, 0,
+	if ((src = yx_openat_beneath(skills_fd, skill, O_PATH | O_DIRECTORY, 0,
 		 false)) == -1) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "no such skill");
 		goto done;
 	}
-	if ((sfd = priv_openat(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
+	if ((sfd = yx_openat_beneath(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
 		 false)) == -1) {
 		rc = yx_fail(e, YX_E_NOT_FOUND, "pool box has no skills directory");
 		goto done;
@@ -346,7 +346,7 @@ pool_unmount(int dirfd, const char *name)
 	int	fd, r, i;
 
 	for (i = 0; i < 16; i++) {
-		if ((fd = priv_openat(dirfd, name, O_PATH | O_DIRECTORY, 0,
+		if ((fd = yx_openat_beneath(dirfd, name, O_PATH | O_DIRECTORY, 0,
 			 true)) == -1)
 			return errno == ENOENT ? 0 : -1;
 		if ((r = pool_mount_root(fd)) == 1) {
@@ -373,7 +373,7 @@ pool_unbind_all(int bfd, struct yx_errctx *e)
 	if (pool_unmount(bfd, POOL_USERDATA) == -1)
 		return yx_fail(e, YX_E_IO, "cannot unmount user-data: %s",
 		    strerror(errno));
-	if ((sfd = priv_openat(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
+	if ((sfd = yx_openat_beneath(bfd, POOL_SKILLS, O_RDONLY | O_DIRECTORY, 0,
 		 false)) == -1)
 		return YX_OK;
 	if ((d = fdopendir(sfd)) == NULL) {

@@ -7,7 +7,7 @@
  * their restore, and a transaction's overlay layer.
  *
  * Everything is reached beneath the thread's directory (an O_PATH fd the
- * helper opened and checked) with priv_openat(): vol/ is the one mount
+ * helper opened and checked) with yx_openat_beneath(): vol/ is the one mount
  * crossed, and only after its filesystem was checked to be a btrfs on a
  * loop device backed by the thread's own image (BTRFS_IOC_FS_INFO,
  * BTRFS_IOC_DEV_INFO, then LOOP_GET_STATUS64 as priv_disk.c does). A
@@ -185,7 +185,7 @@ snap_vol(int tfd, struct yx_errctx *e)
 	struct stat	img;
 	int		imgfd, fd = -1, rfd = -1;
 
-	imgfd = priv_openat(tfd, YX_PRIV_IMAGE, O_RDONLY | O_NONBLOCK, 0, false);
+	imgfd = yx_openat_beneath(tfd, YX_PRIV_IMAGE, O_RDONLY | O_NONBLOCK, 0, false);
 	if (imgfd == -1 || fstat(imgfd, &img) == -1 || !S_ISREG(img.st_mode) ||
 	    img.st_uid != geteuid() || img.st_nlink != 1 ||
 	    !priv_image_is_btrfs(imgfd)) {
@@ -195,9 +195,9 @@ snap_vol(int tfd, struct yx_errctx *e)
 		goto done;
 	}
 	/* a mount is on vol/: RESOLVE_NO_XDEV refuses it, so cross once */
-	if ((fd = priv_openat(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, false)) != -1 ||
+	if ((fd = yx_openat_beneath(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, false)) != -1 ||
 	    errno != EXDEV ||
-	    (fd = priv_openat(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, true)) == -1 ||
+	    (fd = yx_openat_beneath(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, true)) == -1 ||
 	    !priv_btrfs_backed_by(fd, &img) || (rfd = snap_reopen(fd)) == -1) {
 		(void)yx_fail(e, YX_E_UNSUPPORTED, "the thread's disk image is not mounted");
 		goto done;
@@ -218,7 +218,7 @@ snap_subdir(int dfd, const char *name, bool create)
 
 	if (create && mkdirat(dfd, name, 0700) == -1 && errno != EEXIST)
 		return -1;
-	fd = priv_openat(dfd, name, O_RDONLY | O_DIRECTORY, 0, false);
+	fd = yx_openat_beneath(dfd, name, O_RDONLY | O_DIRECTORY, 0, false);
 	return fd;
 }
 
@@ -256,9 +256,9 @@ priv_btrfs_format(int tfd, int lfd, const char *dev, unsigned uid,
 		goto done;
 	}
 	/* the mount now covers the directory vfd names */
-	if ((rfd = priv_openat(tfd, YX_PRIV_VOL, O_RDONLY | O_DIRECTORY, 0, true)) == -1 ||
+	if ((rfd = yx_openat_beneath(tfd, YX_PRIV_VOL, O_RDONLY | O_DIRECTORY, 0, true)) == -1 ||
 	    snap_subvol_create(rfd, SNAP_LIVE) == -1 ||
-	    (lv = priv_openat(rfd, SNAP_LIVE, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
+	    (lv = yx_openat_beneath(rfd, SNAP_LIVE, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
 	    fchown(lv, uid, gid) == -1 || fchmod(lv, 0755) == -1 ||
 	    mkdirat(rfd, SNAP_DIR, 0700) == -1 || mkdirat(rfd, YX_PRIV_TXDIR, 0700) == -1)
 		rc = snap_errno(e, errno, "lay out the new image");
@@ -286,9 +286,9 @@ priv_btrfs_mount(int tfd, int ufd, const char *dev, const char *name,
 
 	if (mkdirat(tfd, YX_PRIV_VOL, 0700) == -1 && errno != EEXIST)
 		return snap_errno(e, errno, "vol");
-	vfd = priv_openat(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, false);
+	vfd = yx_openat_beneath(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, false);
 	if (vfd == -1 && errno == EXDEV) {	/* mounted: ours? */
-		vfd = priv_openat(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, true);
+		vfd = yx_openat_beneath(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, true);
 		if (vfd == -1 || !priv_btrfs_backed_by(vfd, img)) {
 			rc = yx_fail(e, YX_E_BUSY, "another filesystem is mounted on vol");
 			goto done;
@@ -304,13 +304,13 @@ priv_btrfs_mount(int tfd, int ufd, const char *dev, const char *name,
 			goto done;
 		}
 		close(vfd);
-		vfd = priv_openat(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, true);
+		vfd = yx_openat_beneath(tfd, YX_PRIV_VOL, O_PATH | O_DIRECTORY, 0, true);
 		if (vfd == -1) {
 			rc = snap_errno(e, errno, "vol");
 			goto done;
 		}
 	}
-	if ((lv = priv_openat(vfd, SNAP_LIVE, O_PATH | O_DIRECTORY, 0, false)) == -1) {
+	if ((lv = yx_openat_beneath(vfd, SNAP_LIVE, O_PATH | O_DIRECTORY, 0, false)) == -1) {
 		rc = snap_errno(e, errno, "the image's live subvolume");
 		goto done;
 	}
@@ -337,13 +337,13 @@ snap_umount_one(int tfd, const char *what, const struct stat *img,
 	char	tgt[40];
 	int	fd, rc = YX_OK;
 
-	fd = priv_openat(tfd, what, O_PATH | O_DIRECTORY, 0, false);
+	fd = yx_openat_beneath(tfd, what, O_PATH | O_DIRECTORY, 0, false);
 	if (fd != -1 || errno != EXDEV) {	/* nothing mounted */
 		if (fd != -1)
 			close(fd);
 		return YX_OK;
 	}
-	if ((fd = priv_openat(tfd, what, O_PATH | O_DIRECTORY, 0, true)) == -1)
+	if ((fd = yx_openat_beneath(tfd, what, O_PATH | O_DIRECTORY, 0, true)) == -1)
 		return snap_errno(e, errno, what);
 	if (!priv_btrfs_backed_by(fd, img))
 		rc = yx_fail(e, YX_E_BUSY, "%s is not mounted from the thread's disk image",
@@ -422,7 +422,7 @@ snap_list(int vfd, char *buf, size_t len, struct yx_errctx *e)
 	int		 fd;
 
 	buf[0] = '\0';
-	if ((fd = priv_openat(vfd, SNAP_DIR, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
+	if ((fd = yx_openat_beneath(vfd, SNAP_DIR, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
 	    (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
@@ -451,7 +451,7 @@ snap_restore(int tfd, int vfd, int sdir, const char *sid, struct yx_errctx *e)
 	int	src = -1, nl = -1, ufd = -1, tree = -1, rc = YX_OK;
 
 	(void)snap_subvol_delete(vfd, SNAP_NEXT);	/* a stale one */
-	if ((src = priv_openat(sdir, sid, O_RDONLY | O_DIRECTORY, 0, false)) == -1) {
+	if ((src = yx_openat_beneath(sdir, sid, O_RDONLY | O_DIRECTORY, 0, false)) == -1) {
 		rc = snap_errno(e, errno, "snapshot");
 		goto done;
 	}
@@ -463,8 +463,8 @@ snap_restore(int tfd, int vfd, int sdir, const char *sid, struct yx_errctx *e)
 		rc = snap_errno(e, errno, "exchange");
 		goto done;
 	}
-	if ((nl = priv_openat(vfd, SNAP_LIVE, O_PATH | O_DIRECTORY, 0, false)) == -1 ||
-	    (ufd = priv_openat(tfd, "user-data", O_PATH | O_DIRECTORY, 0, true)) == -1) {
+	if ((nl = yx_openat_beneath(vfd, SNAP_LIVE, O_PATH | O_DIRECTORY, 0, false)) == -1 ||
+	    (ufd = yx_openat_beneath(tfd, "user-data", O_PATH | O_DIRECTORY, 0, true)) == -1) {
 		rc = snap_errno(e, errno, "live");
 		goto done;
 	}
@@ -508,13 +508,13 @@ priv_snap_op(int tfd, int op, const char *sid, struct priv_rep *rep,
 	}
 	switch (op) {
 	case PRIV_SNAP_CREATE:
-		if ((lv = priv_openat(vfd, SNAP_LIVE, O_RDONLY | O_DIRECTORY, 0, false)) ==
+		if ((lv = yx_openat_beneath(vfd, SNAP_LIVE, O_RDONLY | O_DIRECTORY, 0, false)) ==
 			-1 ||
 		    snap_snapshot(lv, sdir, sid, true) == -1) {
 			rc = snap_errno(e, errno, "snapshot");
 			break;
 		}
-		if ((sfd = priv_openat(sdir, sid, O_RDONLY | O_DIRECTORY, 0, false)) != -1)
+		if ((sfd = yx_openat_beneath(sdir, sid, O_RDONLY | O_DIRECTORY, 0, false)) != -1)
 			(void)snap_figures(vfd, sfd, &rep->snap);
 		break;
 	case PRIV_SNAP_DELETE:
@@ -522,7 +522,7 @@ priv_snap_op(int tfd, int op, const char *sid, struct priv_rep *rep,
 			rc = snap_errno(e, errno, "snapshot");
 		break;
 	case PRIV_SNAP_INFO:
-		if ((sfd = priv_openat(sdir, sid, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
+		if ((sfd = yx_openat_beneath(sdir, sid, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
 		    snap_figures(vfd, sfd, &rep->snap) == -1)
 			rc = snap_errno(e, errno, "snapshot");
 		break;
@@ -570,7 +570,7 @@ tx_dir(int tfd, int *vfdp, enum yx_priv_kind *kind, bool create,
 			(void)snap_errno(e, errno, "transaction directory");
 		return fd;
 	}
-	if ((fd = priv_openat(tfd, YX_PRIV_IMAGE, O_PATH, 0, false)) != -1) {
+	if ((fd = yx_openat_beneath(tfd, YX_PRIV_IMAGE, O_PATH, 0, false)) != -1) {
 		close(fd);
 		(void)yx_fail(e, YX_E_UNSUPPORTED,
 		    "transactions need user-data as a plain directory or on a btrfs "
@@ -591,13 +591,13 @@ tx_unmount(int tfd, struct yx_errctx *e)
 	char		tgt[40];
 	int		fd, rc = YX_OK;
 
-	fd = priv_openat(tfd, YX_PRIV_TXM, O_PATH | O_DIRECTORY, 0, false);
+	fd = yx_openat_beneath(tfd, YX_PRIV_TXM, O_PATH | O_DIRECTORY, 0, false);
 	if (fd != -1 || errno != EXDEV) {
 		if (fd != -1)
 			close(fd);
 		return YX_OK;
 	}
-	if ((fd = priv_openat(tfd, YX_PRIV_TXM, O_PATH | O_DIRECTORY, 0, true)) == -1)
+	if ((fd = yx_openat_beneath(tfd, YX_PRIV_TXM, O_PATH | O_DIRECTORY, 0, true)) == -1)
 		return snap_errno(e, errno, YX_PRIV_TXM);
 	if (fstatfs(fd, &sf) == -1 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
 		rc = yx_fail(e, YX_E_BUSY, "something else is mounted on the layer's mount point");
@@ -628,30 +628,30 @@ tx_begin(int tfd, struct priv_rep *rep, struct yx_errctx *e)
 	}
 	if (kind == YX_PRIV_BTRFS) {
 		(void)snap_subvol_delete(txd, "base");	/* a stale one */
-		if ((lv = priv_openat(vfd, SNAP_LIVE, O_RDONLY | O_DIRECTORY, 0, false)) ==
+		if ((lv = yx_openat_beneath(vfd, SNAP_LIVE, O_RDONLY | O_DIRECTORY, 0, false)) ==
 			-1 ||
 		    snap_snapshot(lv, txd, "base", true) == -1 ||
-		    (lower = priv_openat(txd, "base", O_RDONLY | O_DIRECTORY, 0, false)) ==
+		    (lower = yx_openat_beneath(txd, "base", O_RDONLY | O_DIRECTORY, 0, false)) ==
 			-1) {
 			rc = snap_errno(e, errno, "the transaction's base");
 			goto done;
 		}
-	} else if ((lower = priv_openat(tfd, "user-data", O_RDONLY | O_DIRECTORY, 0,
+	} else if ((lower = yx_openat_beneath(tfd, "user-data", O_RDONLY | O_DIRECTORY, 0,
 			false)) == -1) {
 		rc = snap_errno(e, errno, "user-data");
 		goto done;
 	}
 	if (fstat(lower, &st) == -1 || mkdirat(txd, "upper", 0700) == -1 ||
-	    (up = priv_openat(txd, "upper", O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
+	    (up = yx_openat_beneath(txd, "upper", O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
 	    fchown(up, st.st_uid, st.st_gid) == -1 ||
 	    fchmod(up, st.st_mode & 07777) == -1 ||
 	    (mkdirat(txd, "work", 0700) == -1 && errno != EEXIST) ||
-	    (wk = priv_openat(txd, "work", O_PATH | O_DIRECTORY, 0, false)) == -1 ||
+	    (wk = yx_openat_beneath(txd, "work", O_PATH | O_DIRECTORY, 0, false)) == -1 ||
 	    (mkdirat(tfd, YX_PRIV_TXM, 0755) == -1 && errno != EEXIST)) {
 		rc = snap_errno(e, errno, "the transaction's layer");
 		goto done;
 	}
-	if ((mfd = priv_openat(tfd, YX_PRIV_TXM, O_PATH | O_DIRECTORY, 0, false)) == -1) {
+	if ((mfd = yx_openat_beneath(tfd, YX_PRIV_TXM, O_PATH | O_DIRECTORY, 0, false)) == -1) {
 		rc = errno == EXDEV ? yx_fail(e, YX_E_BUSY, "a layer is mounted already") :
 				      snap_errno(e, errno, YX_PRIV_TXM);
 		goto done;

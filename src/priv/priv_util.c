@@ -27,28 +27,10 @@
 #include "yuxi/clock.h"
 #include "yuxi/log.h"
 #include "yuxi/sig.h"
+#include "yuxi/tree.h"
 #include "priv/priv_int.h"
 
 #define PRIV_MKFS_MS		120000	/* mkfs may take this long */
-
-int
-priv_openat(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
-{
-	struct open_how	how;
-	int		fd, i;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.mode = (flags & O_CREAT) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | (xdev ? 0 : RESOLVE_NO_XDEV);
-	for (i = 0; i < 16; i++) {
-		fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-		if (fd >= 0 || errno != EAGAIN)
-			return fd;
-	}
-	return -1;
-}
 
 /* Does LOOP_GET_STATUS64 of the loop device fd name the file img? */
 bool

@@ -55,17 +55,10 @@
 static int
 snap_openat(int dirfd, const char *name, int flags, mode_t mode, bool xdev)
 {
-	struct open_how how;
-
 	/* control: the naive open, symlinks followed */
 	if (YX_CONTROL_OFF("snapcopy"))
 		return openat(dirfd, name, flags | O_CLOEXEC, mode);
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.mode = (flags & O_CREAT) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-	    (xdev ? 0 : RESOLVE_NO_XDEV);
-	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+	return yx_openat_beneath(dirfd, name, flags, mode, xdev);
 }
 
 /*
