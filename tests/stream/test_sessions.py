@@ -359,8 +359,11 @@ def test_engine_only_service_refuses_clearly(factory):
 
 
 def test_process_on_a_terminal(svc, thread):
-    r = proc_start(svc, thread, "tty; stty size; sh -c 'trap \"stty size\" WINCH; "
-                   "echo ready; sleep 3 & wait; echo done'", pty={"cols": 101, "rows": 33})
+    # the resize's SIGWINCH prints the new size and ends it (a 30 s wait
+    # for it: under gVisor on a loaded machine the resize may come late)
+    r = proc_start(svc, thread, "tty; stty size; sh -c 'trap \"stty size; echo done; "
+                   "kill $! 2>/dev/null; exit\" WINCH; echo ready; sleep 30 & wait; "
+                   "echo no-winch'", pty={"cols": 101, "rows": 33})
     assert r.status_code == 201 and r.json()["pty"] == {"cols": 101, "rows": 33}, r.text
     pid = r.json()["process_id"]
     assert "ready" in proc_read_until(svc, thread, pid, lambda t: "ready" in t)
@@ -370,7 +373,9 @@ def test_process_on_a_terminal(svc, thread):
     text = proc_read_until(svc, thread, pid, lambda t: "done" in t)
     lines = text.replace("\r\n", "\n").split("\n")
     assert lines[0].startswith("/dev/pts/") and lines[1] == "33 101", lines
-    assert "40 120" in lines and "done" in lines, lines
+    assert "40 120" in lines and "done" in lines and "no-winch" not in lines, lines
+    assert wait_for(lambda: svc.request("alice", "GET", proc_url(thread, pid)).json()["state"]
+                    == "exited", 20, 0.1)
     # resizing an ended process, or one on pipes, is refused
     r = svc.request("alice", "POST", proc_url(thread, pid, "/resize"), json={"cols": 1, "rows": 1})
     assert r.status_code == 409, r.text
@@ -391,9 +396,9 @@ def test_terminal_job_control_and_interrupt(bsvc, bthread):
     typed(b"echo $((6*7))\n")
     assert "42" in proc_read_until(svc, thread, pid, lambda t: "\n42" in t.replace("\r", ""))
     typed(b"sleep 1007\n")
-    assert wait_for(lambda: "sleep 1007" in sandbox_ps(svc, thread), 5, 0.05)
+    assert wait_for(lambda: "sleep 1007" in sandbox_ps(svc, thread), 20, 0.05)
     typed(b"\x03")		# ^C: the foreground job's group, not the shell
-    assert wait_for(lambda: "sleep 1007" not in sandbox_ps(svc, thread), 5, 0.05)
+    assert wait_for(lambda: "sleep 1007" not in sandbox_ps(svc, thread), 20, 0.05)
     typed(b"echo alive-$((1+1))\n")
     assert "alive-2" in proc_read_until(svc, thread, pid, lambda t: "alive-2" in t)
     # DELETE kills the whole terminal session, job-control groups included
