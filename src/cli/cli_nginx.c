@@ -685,7 +685,8 @@ ngx_write(const char *dir, const char *name, const struct yx_buf *b, bool quiet)
 	if (fchmod(fd, 0644) != 0 || (f = fdopen(fd, "w")) == NULL)
 		goto fail;
 	fd = -1;	/* f owns it */
-	if (fwrite(b->data, 1, b->len, f) != b->len || fflush(f) != 0 ||
+	/* an empty buffer may have no data at all: fwrite's is nonnull */
+	if ((b->len > 0 && fwrite(b->data, 1, b->len, f) != b->len) || fflush(f) != 0 ||
 	    fsync(fileno(f)) != 0)
 		goto fail;
 	rc = fclose(f);
