@@ -56,6 +56,15 @@ stop_pidfiles() {
 			while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do
 				sleep 0.2; i=$((i + 1))
 			done
+			# 30 s and still there (a loaded host): a stop stops
+			if kill -0 "$pid" 2>/dev/null; then
+				echo "run-service: pid $pid still running after 30 s: SIGKILL" >&2
+				kill -KILL "$pid" 2>/dev/null
+				i=0
+				while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do
+					sleep 0.2; i=$((i + 1))
+				done
+			fi
 		fi
 		rm -f "$f"
 	done
