@@ -318,8 +318,10 @@ maint_sync_one(struct yx_provider *p, const struct yx_container_info *c,
 	}
 	yx_table_unlock(p->table);
 	log_escape(name, sizeof(name), c->name, strlen(c->name));
+	/* routine (every start, every CLI command after a stop: the count is
+	 * in /metrics' reconcile_adopted); a debug line, not the CLI's stderr */
 	if (adopted)
-		log_info("reconcile: adopted %s as warm", name);
+		log_debug("reconcile: adopted %s as warm", name);
 	if (!act)
 		return YX_OK;
 	log_info("reconcile: removing %s (%s)", name, c->running ? "not adoptable" : "stopped");
