@@ -37,6 +37,9 @@ try {
 	const page = await ctx.newPage();
 	if (job.mode === "storage") {
 		await page.goto(job.workbench, { waitUntil: "load" });
+		// the page's own start first: without a token it signs out, which
+		// clears sessionStorage (a slow 401 came after the token was set)
+		await page.waitForSelector("body[data-ready='1']", { timeout: 60000 });
 		await page.evaluate((t) => {
 			sessionStorage.setItem("yuxi.token", t);
 			localStorage.setItem("yuxi.marker", "workbench");
