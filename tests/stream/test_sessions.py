@@ -358,6 +358,14 @@ def test_engine_only_service_refuses_clearly(factory):
     assert s.request("alice", "GET", sess_url(tid)).json()["sessions"] == []
 
 
+# gVisor's terminals generate no signals (docs/api.md "resize"): measured
+# with pty.fork() in a runsc container, no SIGWINCH on a resize, ^C a byte
+GVISOR_NO_TTY_SIGNALS = pytest.mark.skipif(
+    os.environ.get("YUXI_TEST_RUNTIME") == "runsc",
+    reason="gVisor's pty line discipline sends no SIGWINCH/SIGINT (docs/api.md)")
+
+
+@GVISOR_NO_TTY_SIGNALS
 def test_process_on_a_terminal(svc, thread):
     # the resize's SIGWINCH prints the new size and ends it (a 30 s wait
     # for it: under gVisor on a loaded machine the resize may come late)
@@ -386,6 +394,7 @@ def test_process_on_a_terminal(svc, thread):
     assert proc_start(svc, thread, "true", pty={"cols": 5}).status_code == 400
 
 
+@GVISOR_NO_TTY_SIGNALS
 def test_terminal_job_control_and_interrupt(bsvc, bthread):
     svc, thread = bsvc, bthread
     pid = proc_start(svc, thread, "bash --norc -i", pty={"cols": 80, "rows": 24}).json()["process_id"]
