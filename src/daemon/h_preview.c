@@ -171,7 +171,8 @@ yx_h_preview_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	}
 	for (i = 0; i < n; i++)
 		json_object_array_add(a, pv_json(w->cfg, &v[i]));
-	explicit_bzero(v, n * sizeof(*v));
+	if (v != NULL)	/* none yet: no array (explicit_bzero's is nonnull) */
+		explicit_bzero(v, n * sizeof(*v));
 	free(v);
 	return yx_http_send_obj(r, 200, o);
 }
