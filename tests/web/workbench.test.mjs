@@ -143,6 +143,20 @@ async function openPage(viewport, extra) {
 	}, extra || {}));
 	ctx.setDefaultTimeout(15000);
 	const page = await ctx.newPage();
+	// Chromium aborts a navigation when the host's interfaces change
+	// (net::ERR_NETWORK_CHANGED): the engine adds a veth for every new
+	// sandbox, other suites' too. Such a goto is tried again.
+	const goto = page.goto.bind(page);
+	page.goto = async (url, opts) => {
+		for (let i = 0; ; i++) {
+			try {
+				return await goto(url, opts);
+			} catch (e) {
+				if (i >= 3 || !/ERR_NETWORK_CHANGED/.test(String(e)))
+					throw e;
+			}
+		}
+	};
 	const rec = { dialogs: [], errors: [], cspConsole: [] };
 	page.on("dialog", (d) => {
 		rec.dialogs.push(d.type() + ": " + d.message());
