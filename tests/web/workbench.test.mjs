@@ -283,9 +283,10 @@ async function ptyRunning(page, tid) {
 	return r.body.processes.filter((p) => p.pty && p.state === "running");
 }
 
-// Wait (10 s at most) until no terminal of the thread runs.
+// Wait (30 s at most: the ASan build on a loaded machine took over 10)
+// until no terminal of the thread runs.
 async function noPty(page, tid, what) {
-	const end = Date.now() + 10000;
+	const end = Date.now() + 30000;
 	let left;
 	while ((left = await ptyRunning(page, tid)).length && Date.now() < end)
 		await page.waitForTimeout(100);
