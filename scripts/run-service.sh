@@ -11,7 +11,9 @@
 #              (YUXI_MODE=provisioner, 1..8) on 127.0.0.1:PORT+1.., each
 #              behind its own nginx with its own state in
 #              var/provisioner-<n>/ (saves, run/yuxi-sandboxd.pid, log with
-#              its audit log, nginx, tls), container prefix yuxi-host<n>- and uid range;
+#              its audit log, nginx, tls), table /yuxi-host<n> and container
+#              prefix yuxi-host<n>- (yuxi-<instance>-host<n>... when
+#              YUXI_INSTANCE is set: two dev runs never share them) and uid range;
 #              the daemon at PORT is their front (YUXI_MODE=front). The
 #              credential is var/front.token
 #   --stop     stop a detached instance (and its provisioners)
@@ -80,7 +82,7 @@ stop_detached() {
 		n=${d##*/provisioner-}
 		[ -x "$build/yuxi-sandbox" ] &&
 			YUXI_CONFIG=none "$build/yuxi-sandbox" gc --orphans --remove \
-			    --prefix "yuxi-host$n-" >/dev/null 2>&1
+			    --prefix "$(host_name $n)-" >/dev/null 2>&1
 	done
 	echo "run-service: stopped"
 }
@@ -206,6 +208,12 @@ MSG
 
 # --- the remote mode (docs/scaling.md) --------------------------------------
 # A sandbox host: its own state, certificate, nginx and daemon, detached.
+# The sandbox host n's table and container prefix name: of this instance
+# when YUXI_INSTANCE names one.
+host_name() {
+	echo "yuxi-${YUXI_INSTANCE:+$YUXI_INSTANCE-}host$1"
+}
+
 start_provisioner() {
 	n=$1
 	pd="$var/provisioner-$n"
@@ -224,7 +232,7 @@ start_provisioner() {
 	lo=$((2000000000 + 100000 * n))
 	env YUXI_MODE=provisioner YUXI_PROVISIONER_TOKEN_FILE="$var/front.token" \
 	    YUXI_SAVES_DIR="$pd/saves" YUXI_FCGI_SOCKET="$pd/run/fcgi.sock" \
-	    YUXI_SHM_NAME="/yuxi-host$n" YUXI_SANDBOX_CONTAINER_PREFIX="yuxi-host$n-" \
+	    YUXI_SHM_NAME="/$(host_name $n)" YUXI_SANDBOX_CONTAINER_PREFIX="$(host_name $n)-" \
 	    YUXI_SANDBOX_UID_RANGE="$lo-$((lo + 65535))" \
 	    YUXI_SKILLS_DIR="$top/examples/skills" YUXI_AGENTS_FILE="$top/examples/agents.json" \
 	    YUXI_SANDBOX_IMAGE="$image" YUXI_AUDIT_LOG="$pd/log/audit.jsonl" \

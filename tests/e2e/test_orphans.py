@@ -97,6 +97,7 @@ def test_reaper_removes_orphans_when_asked(factory):
                     reason="needs root and the test image")
 def test_run_service_stop_leaves_no_host_container():
     d = DevCheckout("yuxi-sandbox-test:latest", args=("--provisioners", "1"))
+    host = "yuxi-%s-host1-" % d.instance	# run-service.sh's host_name
     try:
         d.start()
         tok = d.info["tokens"]["alice"]
@@ -108,12 +109,12 @@ def test_run_service_stop_leaves_no_host_container():
                                                                  "command": "true"},
                           headers=h, verify=d.info["cert"], timeout=120)
         assert r.status_code == 200, r.text
-        assert containers("yuxi-host1-"), "the host made no container"
+        assert containers(host), "the host made no container"
         r = d.run_service("--stop", timeout=240)
         assert r.returncode == 0, r.stdout + r.stderr
-        left = containers("yuxi-host1-")
+        left = containers(host)
         print("after --stop: %d container(s) of host 1" % len(left))
         assert left == [], left
     finally:
         d.stop()
-        docker_rm_prefix("yuxi-host1-")
+        docker_rm_prefix(host)
