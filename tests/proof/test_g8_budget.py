@@ -188,8 +188,9 @@ def protected_case(name, svc, tid, budget_s, reason):
                             if isinstance(r[2], dict)})}
     print(name, m)
     stats.measure(G, "budget_%s" % name, m)
+    reasons = reason if isinstance(reason, tuple) else (reason,)
     good = all(r[0] == 200 and isinstance(r[2], dict) and r[2]["truncated"] is True and
-               r[2].get("truncated_reason") == reason and r[2]["matches"] == []
+               r[2].get("truncated_reason") in reasons and r[2]["matches"] == []
                for r in res)
     stats.case(G, "budget %s: %s" % (name, m), escapes=not good,
                hangs=worst > bound or not lat or max(lat) > bound,
@@ -207,7 +208,9 @@ def test_budget_defaults(seed):
         svc.new_thread("bob")
         built = build_in_sandbox(svc, tid)
         stats.measure(G, "budget_tree_built_in_sandbox_s", round(built, 1))
-        protected_case("defaults", svc, tid, 5.0, "bytes")
+        # the read budget stops it first; on a slow machine (ASan, CI's
+        # load) the 5 s time budget may come first: bounded either way
+        protected_case("defaults", svc, tid, 5.0, ("bytes", "time"))
     finally:
         svc.stop()
 
