@@ -285,6 +285,29 @@ proc_output_body(const struct yx_proc_chunk *c, bool capped, struct yx_buf *b)
 	return rc == YX_OK ? yx_buf_puts(b, "}") : rc;
 }
 
+/*
+ * An output read's query, shared by processes and services: offset,
+ * wait_ms (capped at YX_PROC_WAIT_MAX_MS), max_bytes (0: the default).
+ * YX_OK, or the error already sent.
+ */
+static int
+proc_output_q(struct yx_http_req *r, unsigned long long *off,
+    unsigned long long *wait, unsigned long long *max)
+{
+	int rc;
+
+	if ((rc = proc_q_num(r, "offset", 0, 1ULL << 62, off)) != YX_OK ||
+	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, wait)) != YX_OK ||
+	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
+		 max)) != YX_OK)
+		return rc;
+	if (*wait > YX_PROC_WAIT_MAX_MS)
+		*wait = YX_PROC_WAIT_MAX_MS;
+	if (*max == 0)
+		*max = YX_PROC_READ_DEFAULT;
+	return YX_OK;
+}
+
 int
 yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
@@ -301,15 +324,8 @@ yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_keeper_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
 		goto out;
 	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
-	    (rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
-	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
-	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
-		 &max)) != YX_OK)
+	    (rc = proc_output_q(r, &off, &wait, &max)) != YX_OK)
 		goto done;
-	if (wait > YX_PROC_WAIT_MAX_MS)
-		wait = YX_PROC_WAIT_MAX_MS;
-	if (max == 0)
-		max = YX_PROC_READ_DEFAULT;
 	/* the router took a wait slot when wait_ms asks to wait (YX_R_WAIT) */
 	rc = yx_proc_output(&p.c, arg, off, w->waiting ? (int)wait : 0, (size_t)max,
 	    &c, &e);
@@ -433,15 +449,8 @@ yx_h_services_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	yx_buf_init(&b, SIZE_MAX);
 	if ((rc = yx_keeper_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
 		goto out;
-	if ((rc = proc_q_num(r, "offset", 0, 1ULL << 62, &off)) != YX_OK ||
-	    (rc = proc_q_num(r, "wait_ms", 0, 1ULL << 31, &wait)) != YX_OK ||
-	    (rc = proc_q_num(r, "max_bytes", YX_PROC_READ_DEFAULT, YX_PROC_READ_MAX,
-		 &max)) != YX_OK)
+	if ((rc = proc_output_q(r, &off, &wait, &max)) != YX_OK)
 		goto done;
-	if (wait > YX_PROC_WAIT_MAX_MS)
-		wait = YX_PROC_WAIT_MAX_MS;
-	if (max == 0)
-		max = YX_PROC_READ_DEFAULT;
 	rc = yx_svc_output(&p.c, p.req.profile, arg, off, w->waiting ? (int)wait : 0,
 	    (size_t)max, &c, &e);
 	if (rc != YX_OK) {
