@@ -8,7 +8,8 @@
 # daemon tests/security/yuxi-sandboxd-control with YX_CONTROL_OFF=drain.
 # `make check` runs the quick sizes (run-proof.sh, in three shards run side
 # by side: run-proof-N.sh), `make check-soak` the
-# full ones (run-proof-soak.sh: 10,000 race tries, long kill loops, the
+# full ones (run-proof-soak.sh, in the same three shards, side by side:
+# 10,000 race tries, long kill loops, the
 # provider kill-loop soak's numbers, and the engine restart when
 # YUXI_PROOF_ENGINE_RESTART=1); `make check-runsc` runs groups 3, 7 and
 # 8's exhaustion again under gVisor (YUXI_PROOF_SELECT).
@@ -20,8 +21,11 @@ TESTS += tests/proof/run-proof-1.sh tests/proof/run-proof-2.sh \
 	tests/proof/run-proof-3.sh
 PROOF_SHARDS = tests/proof/run-proof-1.sh tests/proof/run-proof-2.sh \
 	tests/proof/run-proof-3.sh
-SOAK_TESTS += tests/proof/run-proof-soak.sh
+SOAK_TESTS += tests/proof/run-proof-soak-1.sh tests/proof/run-proof-soak-2.sh \
+	tests/proof/run-proof-soak-3.sh
 EXTRA_DIST += tests/proof/run-proof.sh tests/proof/run-proof-soak.sh \
+	tests/proof/run-proof-soak-1.sh tests/proof/run-proof-soak-2.sh \
+	tests/proof/run-proof-soak-3.sh \
 	tests/proof/run-proof-1.sh tests/proof/run-proof-2.sh tests/proof/run-proof-3.sh \
 	tests/proof/prooffix.py \
 	tests/proof/test_g3_hostside.py tests/proof/test_g7_confine.py \
@@ -30,4 +34,5 @@ EXTRA_DIST += tests/proof/run-proof.sh tests/proof/run-proof-soak.sh \
 	tests/proof/test_g12_tenants.py tests/proof/test_g8_quota.py \
 	tests/proof/test_g12_pool.py tests/proof/test_g9_supervise.py
 CLEANFILES += tests/proof/results.json tests/proof/results-1.json \
-	tests/proof/results-2.json tests/proof/results-3.json
+	tests/proof/results-2.json tests/proof/results-3.json \
+	tests/proof/results-soak*.json

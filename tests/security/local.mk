@@ -32,8 +32,11 @@ TESTS += tests/security/test_http_corpus
 tests_lib_libyxtest_a_SOURCES += tests/fuzz/http_props.c tests/fuzz/http_props.h
 
 TESTS += tests/security/run-security.sh
-SOAK_TESTS += tests/security/run-security-soak.sh
+SOAK_TESTS += tests/security/run-security-soak-1.sh \
+	tests/security/run-security-soak-2.sh tests/security/run-security-soak-3.sh
 EXTRA_DIST += tests/security/run-security.sh tests/security/run-security-soak.sh \
+	tests/security/run-security-soak-1.sh tests/security/run-security-soak-2.sh \
+	tests/security/run-security-soak-3.sh \
 	tests/security/secfix.py tests/security/fcgi.py \
 	tests/security/test_identity.py tests/security/test_paths.py \
 	tests/security/test_downloads.py tests/security/test_uploads.py \
@@ -44,4 +47,4 @@ EXTRA_DIST += tests/security/run-security.sh tests/security/run-security-soak.sh
 	tests/security/test_egress.py tests/security/test_profiles.py \
 	tests/security/test_snapshots.py \
 	docs/security.md
-CLEANFILES += tests/security/results.json
+CLEANFILES += tests/security/results.json tests/security/results-soak-*.json
