@@ -261,6 +261,24 @@ int	yx_parse_thread_patch(struct yx_wctx *w, struct yx_thread_patch *p,
     struct yx_errctx *e);
 /* thread_req.c: the API view of a record (caller puts). */
 struct json_object *yx_thread_json(const struct yx_thread *t);
+/*
+ * thread_req.c: a create of POST /api/threads (front false), or a front's
+ * registration on its host, POST /api/sandboxes (front true), up to the
+ * record: the body (a front names the id), a fork's source, the record
+ * (under YUXI_MAX_THREADS_PER_USER unless a front's: the front counts a
+ * user's threads), a fork's snapshot copied into it (a front registering
+ * a thread the host has: nothing copied; a caller's fork to an existing
+ * id: 409). YX_OK with the record in *t and whether it is new in
+ * *created; otherwise the reply is sent and rc is its code.
+ */
+int	yx_thread_req_create(struct yx_wctx *w, struct yx_http_req *r, bool front,
+    struct yx_thread *t, bool *created);
+/*
+ * thread_req.c: nbytes (at most 32) random bytes (RAND_bytes; random()
+ * when it fails) as hex digits into buf, as many as len holds with the NUL
+ * (a new thread's id, an MCP session's).
+ */
+void	yx_rand_hex(char *buf, size_t len, size_t nbytes);
 /* Is the engine up? Pings at most every YX_READY_CACHE_MS. */
 bool	yx_engine_up(struct yx_wctx *w);
 /* "disk" of thread id: {quota_bytes, used_bytes, available_bytes} of its

@@ -97,26 +97,12 @@ prov_state_json(struct yx_wctx *w, const char *tid)
 int
 yx_h_prov_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_thread	want, t, src;
-	struct yx_errctx	e;
-	char			sid[64];
-	bool			created = false;
+	struct yx_thread	t;
+	bool			created;
 	int			rc;
 
-	yx_errctx_clear(&e);
-	if ((rc = yx_parse_thread_create(w, r, true, &want)) != YX_OK)
+	if ((rc = yx_thread_req_create(w, r, true, &t, &created)) != YX_OK)
 		return rc;
-	/* a fork the front placed here, with the source thread */
-	if ((rc = yx_snap_fork_source(w, r, &src, sid, sizeof(sid))) != YX_OK)
-		return rc;
-	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
-	if ((rc = yx_thread_create(&w->store, &want, &t, &created, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if (sid[0] != '\0' && created &&
-	    (rc = yx_thread_snap_copy(&w->store, &src, sid, &t, &e)) != YX_OK) {
-		(void)yx_thread_remove(&w->store, t.thread_id, t.owner, NULL);
-		return yx_send_errctx(r, rc, &e), rc;
-	}
 	if (created)
 		log_info("thread %s registered by the front for %s", t.thread_id, t.owner);
 	return yx_http_send_obj(r, created ? 201 : 200, prov_state_json(w, t.thread_id));

@@ -20,32 +20,12 @@
 int
 yx_h_threads_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_thread	 want, t, src;
-	struct yx_errctx	 e;
-	char			 sid[64];
-	bool			 created = false;
-	int			 rc;
+	struct yx_thread	t;
+	bool			created;
+	int			rc;
 
-	yx_errctx_clear(&e);
-	if ((rc = yx_parse_thread_create(w, r, false, &want)) != YX_OK)
+	if ((rc = yx_thread_req_create(w, r, false, &t, &created)) != YX_OK)
 		return rc;
-	/* a fork (docs/api.md "Snapshots"): the source first, as the caller's */
-	if ((rc = yx_snap_fork_source(w, r, &src, sid, sizeof(sid))) != YX_OK)
-		return rc;
-	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
-	if ((rc = yx_thread_create_limited(&w->store, &want,
-		 (unsigned)w->cfg->max_threads_per_user, &t, &created, &e)) !=
-	    YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if (sid[0] != '\0' && !created)
-		return yx_http_send_error(r, YX_E_THREAD_EXISTS,
-			   "a fork makes a new thread: this one exists"),
-		       YX_E_THREAD_EXISTS;
-	if (sid[0] != '\0' &&
-	    (rc = yx_thread_snap_copy(&w->store, &src, sid, &t, &e)) != YX_OK) {
-		(void)yx_thread_remove(&w->store, t.thread_id, r->user, NULL);
-		return yx_send_errctx(r, rc, &e), rc;
-	}
 	yx_audit_note_meta(&w->note, &t.meta);
 	return yx_http_send_obj(r, created ? 201 : 200, yx_thread_json(&t));
 }

@@ -43,7 +43,6 @@
 
 #include <fcgiapp.h>
 #include <json-c/json.h>
-#include <openssl/rand.h>
 
 #include "mcp_int.h"
 #include "yuxi/log.h"
@@ -276,20 +275,6 @@ mcp_read(struct yx_mcp_req *m, struct yx_buf *raw, struct json_object **msg)
 	return YX_OK;
 }
 
-/* A fresh session id: 32 hex digits of RAND_bytes. */
-static void
-mcp_session_new(char *buf, size_t len)
-{
-	unsigned char	rnd[16];
-	size_t		i;
-
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
-		for (i = 0; i < sizeof(rnd); i++)
-			rnd[i] = (unsigned char)(random() & 0xff);
-	for (i = 0; i < sizeof(rnd) && 2 * i + 2 < len; i++)
-		snprintf(buf + 2 * i, len - 2 * i, "%02x", rnd[i]);
-}
-
 /* initialize (lifecycle "Initialization"): a new session id in a header. */
 static int
 mcp_initialize(struct yx_mcp_req *m, struct json_object *params)
@@ -317,7 +302,7 @@ mcp_initialize(struct yx_mcp_req *m, struct json_object *params)
 	json_object_object_add(info, "version", json_object_new_string(YX_VERSION));
 	json_object_object_add(res, "serverInfo", info);
 	json_object_object_add(res, "instructions", json_object_new_string(yx_mcp_instructions));
-	mcp_session_new(sid, sizeof(sid));
+	yx_rand_hex(sid, sizeof(sid), 16);	/* 32 hex digits */
 	snprintf(hdr, sizeof(hdr), "Mcp-Session-Id: %s\r\n", sid);
 	return mcp_answer(m, mcp_result_msg(m->id, res), hdr);
 }

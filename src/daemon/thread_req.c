@@ -4,8 +4,9 @@
  * "Threads"): the API view of a record, and the bodies of a create and of
  * a PATCH checked into a record and a change (the standalone handlers in
  * h_threads.c, a front's in h_front.c, a provisioner's registration in
- * h_prov.c), and a fork's source (its "from_snapshot"). Each parser
- * answers its 400 itself.
+ * h_prov.c), and a fork's source (its "from_snapshot"); a create up to
+ * the record, for a caller or a front's registration; fresh random ids
+ * (a thread's, an MCP session's). Each parser answers its 400 itself.
  */
 #include "config.h"
 
@@ -46,18 +47,30 @@ yx_thread_json(const struct yx_thread *t)
 	return o;
 }
 
+/* A fresh id: see daemon_int.h. */
+void
+yx_rand_hex(char *buf, size_t len, size_t nbytes)
+{
+	unsigned char	rnd[32];
+	size_t		i;
+
+	if (nbytes > sizeof(rnd))
+		nbytes = sizeof(rnd);
+	if (RAND_bytes(rnd, (int)nbytes) != 1)
+		for (i = 0; i < nbytes; i++)
+			rnd[i] = (unsigned char)(random() & 0xff);
+	if (len > 0)
+		buf[0] = '\0';
+	for (i = 0; i < nbytes && 2 * i + 2 < len; i++)
+		snprintf(buf + 2 * i, len - 2 * i, "%02x", rnd[i]);
+}
+
+/* A new thread's id when the create names none: "t-" and 16 hex digits. */
 static void
 thread_new_id(char *buf, size_t len)
 {
-	unsigned char	rnd[8];
-	size_t		i;
-
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
-		for (i = 0; i < sizeof(rnd); i++)
-			rnd[i] = (unsigned char)(random() & 0xff);
 	snprintf(buf, len, "t-");
-	for (i = 0; i < sizeof(rnd); i++)
-		snprintf(buf + 2 + 2 * i, len - 2 - 2 * i, "%02x", rnd[i]);
+	yx_rand_hex(buf + 2, len - 2, 8);
 }
 
 /*
@@ -196,5 +209,43 @@ yx_snap_fork_source(struct yx_wctx *w, struct yx_http_req *r, struct yx_thread *
 	if ((rc = yx_thread_snap_get(&w->store, src, id, &s, &e)) != YX_OK)
 		return yx_send_errctx(r, rc, &e), rc;
 	snprintf(sid, slen, "%s", id);
+	return YX_OK;
+}
+
+/* A create up to the record: see daemon_int.h. */
+int
+yx_thread_req_create(struct yx_wctx *w, struct yx_http_req *r, bool front, struct yx_thread *t,
+    bool *created)
+{
+	struct yx_thread	want, src;
+	struct yx_errctx	e;
+	char			sid[64];
+	int			rc;
+
+	yx_errctx_clear(&e);
+	*created = false;
+	if ((rc = yx_parse_thread_create(w, r, front, &want)) != YX_OK)
+		return rc;
+	/* a fork (docs/api.md "Snapshots"): the source first, as the caller's */
+	if ((rc = yx_snap_fork_source(w, r, &src, sid, sizeof(sid))) != YX_OK)
+		return rc;
+	snprintf(r->thread_id, sizeof(r->thread_id), "%s", want.thread_id);
+	if (front)	/* the front counts a user's threads */
+		rc = yx_thread_create(&w->store, &want, t, created, &e);
+	else
+		rc = yx_thread_create_limited(&w->store, &want,
+		    (unsigned)w->cfg->max_threads_per_user, t, created, &e);
+	if (rc != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
+	if (sid[0] == '\0' || (front && !*created))
+		return YX_OK;	/* a front's registration again: copied before */
+	if (!*created)
+		return yx_http_send_error(r, YX_E_THREAD_EXISTS,
+			   "a fork makes a new thread: this one exists"),
+		       YX_E_THREAD_EXISTS;
+	if ((rc = yx_thread_snap_copy(&w->store, &src, sid, t, &e)) != YX_OK) {
+		(void)yx_thread_remove(&w->store, t->thread_id, t->owner, NULL);
+		return yx_send_errctx(r, rc, &e), rc;
+	}
 	return YX_OK;
 }
