@@ -212,6 +212,26 @@ stream_error(struct stream_ctx *s, int code, const struct yx_errctx *e)
 	s->r->err = code;
 }
 
+/* A stream of request r for run req: its output and ticks come to s. */
+static void
+stream_ctx_init(struct stream_ctx *s, struct yx_http_req *r, struct yx_exec_request *req)
+{
+	memset(s, 0, sizeof(*s));
+	s->r = r;
+	yx_buf_init(&s->text, SIZE_MAX);
+	yx_buf_init(&s->ev, SIZE_MAX);
+	req->on_stream = stream_on_output;
+	req->on_tick = stream_on_tick;
+	req->stream_arg = s;
+}
+
+static void
+stream_ctx_fini(struct stream_ctx *s)
+{
+	yx_buf_fini(&s->text);
+	yx_buf_fini(&s->ev);
+}
+
 int
 yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
     struct yx_exec_request *req, struct yx_exec_output *out)
@@ -220,14 +240,8 @@ yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 	struct yx_errctx	e;
 	int			rc;
 
-	memset(&s, 0, sizeof(s));
-	s.r = r;
-	yx_buf_init(&s.text, SIZE_MAX);
-	yx_buf_init(&s.ev, SIZE_MAX);
+	stream_ctx_init(&s, r, req);
 	yx_errctx_clear(&e);
-	req->on_stream = stream_on_output;
-	req->on_tick = stream_on_tick;
-	req->stream_arg = &s;
 	rc = yx_executor_run(w->exec, req, out, &e);
 	if (rc == YX_OK)
 		rc = yx_exec_session_ran(out, &e);	/* busy, ended: an error */
@@ -249,7 +263,6 @@ yx_exec_stream(struct yx_wctx *w, struct yx_http_req *r,
 		if (r->status == 0)
 			r->status = 499;	/* nginx's word for it; nothing is sent */
 	}
-	yx_buf_fini(&s.text);
-	yx_buf_fini(&s.ev);
+	stream_ctx_fini(&s);
 	return s.started || rc == YX_E_CLIENT_GONE ? YX_OK : rc;
 }

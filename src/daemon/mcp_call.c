@@ -402,6 +402,26 @@ exec_code_status(const char *code)
 	return 500;
 }
 
+/* The events of call c for request m: its output pieces come to x. */
+static void
+exec_ctx_init(struct exec_ctx *x, struct yx_mcp_req *m, struct yx_mcp_call *c)
+{
+	memset(x, 0, sizeof(*x));
+	x->m = m;
+	yx_buf_init(&x->line, MCP_LINE_MAX);
+	yx_buf_init(&x->out, YX_MCP_ANSWER_MAX);
+	c->cap.on_piece = exec_piece;
+	c->cap.arg = x;
+}
+
+static void
+exec_ctx_fini(struct exec_ctx *x)
+{
+	json_object_put(x->end);
+	yx_buf_fini(&x->line);
+	yx_buf_fini(&x->out);
+}
+
 struct json_object *
 yx_mcp_execute(struct yx_mcp_req *m, struct yx_mcp_call *c)
 {
@@ -410,13 +430,8 @@ yx_mcp_execute(struct yx_mcp_req *m, struct yx_mcp_call *c)
 	struct yx_errctx	 err;
 	int			 rc;
 
-	memset(&x, 0, sizeof(x));
-	x.m = m;
-	yx_buf_init(&x.line, MCP_LINE_MAX);
-	yx_buf_init(&x.out, YX_MCP_ANSWER_MAX);
+	exec_ctx_init(&x, m, c);
 	yx_errctx_clear(&err);
-	c->cap.on_piece = exec_piece;
-	c->cap.arg = &x;
 	if ((rc = yx_mcp_call_run(m, c, &err)) != YX_OK)
 		res = yx_mcp_tool_error(m, rc, err.msg);
 	else if (!c->cap.streamed)	/* refused before it ran */
@@ -432,8 +447,6 @@ yx_mcp_execute(struct yx_mcp_req *m, struct yx_mcp_call *c)
 	} else
 		res = yx_mcp_tool_error(m, YX_E_BACKEND_UNAVAILABLE,
 		    "the command's output stream broke off");
-	json_object_put(x.end);
-	yx_buf_fini(&x.line);
-	yx_buf_fini(&x.out);
+	exec_ctx_fini(&x);
 	return res;
 }
