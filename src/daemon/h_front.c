@@ -688,70 +688,85 @@ done:
 }
 
 /*
- * The caller's thread arg and method on its host's /api/threads/{id}
- * (a GET through front_call, a DELETE straight, with FRONT_LIFECYCLE_MS
- * more time). *t is the front's record. *called false: a check failed
- * (401, 404, no host) and its reply is sent; rc is then the check's.
+ * Method (with body: NULL or a JSON text) on the host's /api/threads/{id}
+ * of the caller's thread t: a GET or a PATCH through front_call, a DELETE
+ * straight, with FRONT_LIFECYCLE_MS more time. YX_OK and *sent false when
+ * the host took it (200; a DELETE's 204, or 404: it had the thread no
+ * more), with ans (a GET's) its answer, an object with a "sandbox" (caller
+ * puts). Otherwise *sent is true: the reply is sent (503 for no host, or
+ * what the host said relayed) and rc is its.
  */
 static int
-front_thread_op(struct yx_wctx *w, struct yx_http_req *r, const char *arg, const char *method,
-    struct yx_thread *t, struct yx_remote_resp *p, struct yx_errctx *e, bool *called)
+front_thread_call(struct yx_wctx *w, struct yx_http_req *r, const struct yx_thread *t,
+    const char *method, const char *body, struct json_object **ans, bool *sent)
 {
-	struct yx_remote_req	q;
-	char			path[64 + YX_THREAD_ID_SIZE];
-	size_t			host;
-	int			rc;
+	struct yx_remote_req	 q;
+	struct yx_remote_resp	 p;
+	struct yx_errctx	 e;
+	struct json_object	*o = NULL;
+	char			 path[64 + YX_THREAD_ID_SIZE];
+	size_t			 host;
+	bool			 del = strcmp(method, "DELETE") == 0;
+	int			 rc;
 
-	*called = false;
-	if ((rc = yx_load_thread(w, r, arg, strlen(arg), t)) != YX_OK ||
-	    (rc = yx_front_host(w, r, t, &host)) != YX_OK)
-		return rc;
+	*sent = true;
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	if ((rc = yx_front_host(w, r, t, &host)) != YX_OK)
+		goto done;
 	snprintf(path, sizeof(path), "/api/threads/%s", t->thread_id);
 	memset(&q, 0, sizeof(q));
 	q.method = method;
 	q.path = path;
 	q.user = r->user;
 	q.request_id = r->request_id;
+	q.body = body;
+	q.body_len = body != NULL ? strlen(body) : 0;
 	q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
-	*called = true;
-	if (strcmp(method, "GET") == 0)
-		return front_call(w, r, t, host, &q, p, e);
-	q.timeout_ms += FRONT_LIFECYCLE_MS;
-	return front_host_call(w, host, &q, p, e);
+	if (del) {
+		q.timeout_ms += FRONT_LIFECYCLE_MS;
+		rc = front_host_call(w, host, &q, &p, &e);
+	} else
+		rc = front_call(w, r, t, host, &q, &p, &e);
+	if (rc != YX_OK || (del ? p.status != 204 && p.status != 404 : p.status != 200) ||
+	    (ans != NULL && ((o = yx_front_parse(&p)) == NULL || !json_object_object_get_ex(o, "sandbox", NULL)))) {
+		rc = yx_front_relay(r, rc, &e, &p);
+		goto done;
+	}
+	if (ans != NULL) {
+		*ans = o;	/* the caller's now */
+		o = NULL;
+	}
+	*sent = false;
+done:
+	json_object_put(o);
+	yx_remote_resp_fini(&p);
+	return rc;
 }
 
 /* GET /api/threads/{id}: the front's record, the sandbox from its host. */
 int
 yx_h_front_threads_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_remote_resp	 p;
 	struct json_object	*o = NULL, *rec, *sb, *svc;
 	struct yx_thread	 t;
-	struct yx_errctx	 e;
-	bool			 called;
+	bool			 sent;
 	int			 rc;
 
-	yx_errctx_clear(&e);
-	yx_remote_resp_init(&p);
-	rc = front_thread_op(w, r, arg, "GET", &t, &p, &e, &called);
-	if (!called)
+	if ((rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK ||
+	    (rc = front_thread_call(w, r, &t, "GET", NULL, &o, &sent)) != YX_OK || sent)
 		goto done;
-	if (rc != YX_OK || p.status != 200 || (o = yx_front_parse(&p)) == NULL ||
-	    !json_object_object_get_ex(o, "sandbox", &sb)) {
-		rc = yx_front_relay(r, rc, &e, &p);
-		goto done;
-	}
 	if ((rec = yx_thread_json(&t)) == NULL) {
 		rc = YX_E_NOMEM;
 		goto done;
 	}
-	json_object_object_add(rec, "sandbox", json_object_get(sb));
+	if (json_object_object_get_ex(o, "sandbox", &sb))	/* front_thread_call's */
+		json_object_object_add(rec, "sandbox", json_object_get(sb));
 	if (json_object_object_get_ex(o, "services", &svc))	/* the host's word */
 		json_object_object_add(rec, "services", json_object_get(svc));
 	rc = yx_http_send_obj(r, 200, rec);
 done:
 	json_object_put(o);
-	yx_remote_resp_fini(&p);
 	return rc;
 }
 
@@ -763,24 +778,13 @@ done:
 int
 yx_h_front_threads_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	bool			called;
-	int			rc;
 	struct yx_thread	t;
-	struct yx_errctx	e;
-	struct yx_remote_resp	p;
+	bool			sent;
+	int			rc;
 
-	yx_remote_resp_init(&p);
-	yx_errctx_clear(&e);
-	rc = front_thread_op(w, r, arg, "DELETE", &t, &p, &e, &called);
-	if (!called)
-		goto done;
-	if (rc != YX_OK || (p.status != 204 && p.status != 404)) {
-		rc = yx_front_relay(r, rc, &e, &p);
-		goto done;
-	}
-	rc = yx_h_threads_delete(w, r, arg);	/* no provider here: the record */
-done:
-	yx_remote_resp_fini(&p);
+	if ((rc = yx_load_thread(w, r, arg, strlen(arg), &t)) == YX_OK &&
+	    (rc = front_thread_call(w, r, &t, "DELETE", NULL, NULL, &sent)) == YX_OK && !sent)
+		rc = yx_h_threads_delete(w, r, arg);	/* no provider here: the record */
 	return rc;
 }
 
@@ -792,54 +796,30 @@ done:
 int
 yx_h_front_threads_patch(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_thread_patch	 p;
-	struct yx_remote_req	 q;
-	struct yx_remote_resp	 resp;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
-	char			 path[64 + YX_THREAD_ID_SIZE], body[64];
-	size_t			 host;
-	int			 rc;
+	struct yx_thread_patch	p;
+	struct yx_thread	t;
+	struct yx_errctx	e;
+	char			body[64];
+	bool			sent = false;
+	int			rc;
 
 	yx_errctx_clear(&e);
-	yx_remote_resp_init(&resp);
 	if ((rc = yx_load_thread(w, r, arg, strlen(arg), &t)) != YX_OK)
-		goto done;
-	if ((rc = yx_parse_thread_patch(w, &p, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
+		return rc;
+	if ((rc = yx_parse_thread_patch(w, &p, &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
 	if (p.set_idle) {
-		if ((rc = yx_front_host(w, r, &t, &host)) != YX_OK)
-			goto done;
-		snprintf(path, sizeof(path), "/api/threads/%s", t.thread_id);
 		if (p.idle_timeout > 0)
 			snprintf(body, sizeof(body), "{\"idle_timeout\":%d}", p.idle_timeout);
 		else
 			snprintf(body, sizeof(body), "{\"idle_timeout\":null}");
-		memset(&q, 0, sizeof(q));
-		q.method = "PATCH";
-		q.path = path;
-		q.user = r->user;
-		q.request_id = r->request_id;
-		q.body = body;
-		q.body_len = strlen(body);
-		q.timeout_ms = front_timeout_ms(w->cfg, NULL, 0);
-		rc = front_call(w, r, &t, host, &q, &resp, &e);
-		if (rc != YX_OK || resp.status != 200) {
-			rc = yx_front_relay(r, rc, &e, &resp);
-			goto done;
-		}
+		if ((rc = front_thread_call(w, r, &t, "PATCH", body, NULL, &sent)) != YX_OK || sent)
+			return rc;
 	}
-	if ((rc = yx_thread_update(&w->store, t.thread_id, r->user, &p, &t, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
+	if ((rc = yx_thread_update(&w->store, t.thread_id, r->user, &p, &t, &e)) != YX_OK)
+		return yx_send_errctx(r, rc, &e), rc;
 	yx_audit_note_meta(&w->note, &t.meta);
-	rc = yx_http_send_obj(r, 200, yx_thread_json(&t));
-done:
-	yx_remote_resp_fini(&resp);
-	return rc;
+	return yx_http_send_obj(r, 200, yx_thread_json(&t));
 }
 
 #ifdef YX_CONTROL_UNSAFE
