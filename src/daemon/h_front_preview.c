@@ -65,24 +65,6 @@ front_preview_call(struct yx_wctx *w, struct yx_http_req *r, const char *arg,
 	return yx_remote_call(w->remote->rm, host, &q, p, e);
 }
 
-int
-yx_h_front_preview_pass(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
-{
-	struct yx_remote_resp	p;
-	struct yx_thread	t;
-	struct yx_errctx	e;
-	bool			called;
-	int			rc;
-
-	yx_errctx_clear(&e);
-	yx_remote_resp_init(&p);
-	rc = front_preview_call(w, r, arg, &t, &p, &e, &called);
-	if (called)
-		rc = yx_front_relay(r, rc, &e, &p);
-	yx_remote_resp_fini(&p);
-	return rc;
-}
-
 /* The token of a preview URL ("https://<token>.<domain>/"); NULL. */
 static const char *
 front_token(const char *url, char *tok)
@@ -100,43 +82,70 @@ front_token(const char *url, char *tok)
 	return tok;
 }
 
-int
-yx_h_front_preview_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/*
+ * The front's route to the preview the host made for thread t (its 201
+ * with the URL and port in p): the index entry, until exp at the latest,
+ * and the audit line's preview fields. Any other answer: nothing. The
+ * host checks the token.
+ */
+static void
+front_preview_keep(struct yx_wctx *w, const struct yx_thread *t,
+    const struct yx_remote_resp *p, int64_t exp)
 {
-	struct yx_remote_resp	 p;
 	struct json_object	*o = NULL, *v;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
 	char			 tok[YX_PREVIEW_TOKEN_LEN + 1];
-	int64_t			 exp = yx_now_ms() + (int64_t)w->cfg->preview_ttl_max * 1000;
-	int			 rc, port = 0;
-	bool			 called;
+	int			 port = 0;
 
-	yx_errctx_clear(&e);
-	yx_remote_resp_init(&p);
-	rc = front_preview_call(w, r, arg, &t, &p, &e, &called);
-	if (!called)
-		goto done;
-	if (rc == YX_OK && p.status == 201 && yx_remote_resp_json(&p) &&
-	    (o = json_tokener_parse(p.body.data)) != NULL &&
+	if (p->status == 201 && yx_remote_resp_json(p) &&
+	    (o = json_tokener_parse(p->body.data)) != NULL &&
 	    json_object_object_get_ex(o, "url", &v) &&
 	    front_token(json_object_get_string(v), tok) != NULL &&
 	    json_object_object_get_ex(o, "port", &v) && (port = json_object_get_int(v)) > 0) {
-		/* the front's route to the host; the host checks the token */
-		if (yx_preview_index_put(w->cfg, tok, t.thread_id, port, exp) != YX_OK)
+		if (yx_preview_index_put(w->cfg, tok, t->thread_id, port, exp) != YX_OK)
 			log_warnx("thread %s: the front cannot keep its preview's route",
-			    t.thread_id);
+			    t->thread_id);
 		w->note.has_preview = true;
 		w->note.preview_port = port;
 		snprintf(w->note.preview_prefix, sizeof(w->note.preview_prefix), "%.*s",
 		    YX_PREVIEW_PREFIX_LEN, tok);
 		explicit_bzero(tok, sizeof(tok));
 	}
-	rc = yx_front_relay(r, rc, &e, &p);
-done:
 	json_object_put(o);
+}
+
+/* The request to the thread's host, its answer relayed; keep: a create's,
+ * whose preview the front keeps a route to. */
+static int
+front_preview_forward(struct yx_wctx *w, struct yx_http_req *r, const char *arg, bool keep)
+{
+	struct yx_remote_resp	p;
+	struct yx_thread	t;
+	struct yx_errctx	e;
+	int64_t			exp = yx_now_ms() + (int64_t)w->cfg->preview_ttl_max * 1000;
+	bool			called;
+	int			rc;
+
+	yx_errctx_clear(&e);
+	yx_remote_resp_init(&p);
+	rc = front_preview_call(w, r, arg, &t, &p, &e, &called);
+	if (called && rc == YX_OK && keep)
+		front_preview_keep(w, &t, &p, exp);
+	if (called)
+		rc = yx_front_relay(r, rc, &e, &p);
 	yx_remote_resp_fini(&p);
 	return rc;
+}
+
+int
+yx_h_front_preview_pass(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return front_preview_forward(w, r, arg, false);
+}
+
+int
+yx_h_front_preview_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return front_preview_forward(w, r, arg, true);
 }
 
 int
