@@ -13,6 +13,7 @@
 
 #include "yuxi/priv.h"
 #include "yuxi/tree.h"
+#include "priv/priv_int.h"
 #include "storetest.h"
 #include "tutil.h"
 
@@ -25,6 +26,22 @@ storetest_open(const char *name, char *base, size_t basesz,
 	yx_config_defaults(cfg);
 	snprintf(cfg->saves_dir, sizeof(cfg->saves_dir), "%s/saves", base);
 	cr_assert_eq(yx_thread_store_init(st, cfg, NULL), YX_OK);
+}
+
+void
+storetest_priv_open(const char *name, char *base, size_t basesz,
+    struct yx_config *cfg, struct yx_thread_store *st, long long quota,
+    int fs)
+{
+	struct yx_errctx e;
+
+	storetest_open(name, base, basesz, cfg, st);
+	cfg->thread_disk_quota = quota;
+	cfg->disk_fs = (enum yx_disk_fs)fs;
+	st->disk_quota = quota;
+	st->disk_fs = fs;
+	yx_errctx_clear(&e);
+	cr_assert_eq(priv_start(cfg, false, &e), YX_OK, "%s", e.msg);
 }
 
 void

@@ -18,6 +18,16 @@
  */
 void	storetest_open(const char *name, char *base, size_t basesz,
     struct yx_config *cfg, struct yx_thread_store *st);
+/*
+ * storetest_open(), then a thread disk of quota bytes on filesystem fs
+ * (enum yx_disk_fs) in both cfg and st, then the privileged helper started
+ * over cfg without dropping CAP_SYS_ADMIN (priv_start(..., false)), so that
+ * the test can plant and clean up what the helper must refuse (tests/priv).
+ * Failures are Criterion assertions; close with storetest_priv_close().
+ */
+void	storetest_priv_open(const char *name, char *base, size_t basesz,
+    struct yx_config *cfg, struct yx_thread_store *st, long long quota,
+    int fs);
 /* Close st and remove the tree at base (with yx_tree_remove). */
 void	storetest_close(const char *base, struct yx_thread_store *st);
 /* The same after the privileged helper ran on it (tests/priv): stop the

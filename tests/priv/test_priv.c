@@ -60,15 +60,10 @@ priv_possible(void)
 static void
 setup(void)
 {
-	struct yx_errctx e;
-
 	if (!priv_possible())
 		return;
-	storetest_open("yx-priv", base, sizeof(base), &cfg, &st);
-	cfg.thread_disk_quota = QUOTA;
-	st.disk_quota = QUOTA;
-	yx_errctx_clear(&e);
-	cr_assert_eq(priv_start(&cfg, false, &e), YX_OK, "%s", e.msg);
+	storetest_priv_open("yx-priv", base, sizeof(base), &cfg, &st, QUOTA,
+	    YX_DISK_FS_EXT4);
 	started = true;
 }
 

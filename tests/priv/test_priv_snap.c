@@ -44,17 +44,10 @@ possible(void)
 static void
 setup(void)
 {
-	struct yx_errctx e;
-
 	if (!possible())
 		return;
-	storetest_open("yx-snap", base, sizeof(base), &cfg, &st);
-	cfg.thread_disk_quota = QUOTA;
-	cfg.disk_fs = YX_DISK_FS_BTRFS;
-	st.disk_quota = QUOTA;
-	st.disk_fs = YX_DISK_FS_BTRFS;
-	yx_errctx_clear(&e);
-	cr_assert_eq(priv_start(&cfg, false, &e), YX_OK, "%s", e.msg);
+	storetest_priv_open("yx-snap", base, sizeof(base), &cfg, &st, QUOTA,
+	    YX_DISK_FS_BTRFS);
 	started = true;
 }
 
