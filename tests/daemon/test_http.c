@@ -109,6 +109,18 @@ Test(http, router)
 	cr_assert_eq(yx_router_match(YX_M_HEAD, "/healthz", &idx, arg, sizeof(arg)), YX_OK);
 }
 
+/* A zeroed request r on a connection of its own: a zeroed fr whose socket
+ * is sv[0] of a fresh socketpair (sv[1] the peer; the test closes both). */
+static void
+req_on_socketpair(FCGX_Request *fr, struct yx_http_req *r, int sv[2])
+{
+	memset(fr, 0, sizeof(*fr));
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fr->ipcFd = sv[0];
+	r->fcgi = fr;
+}
+
 /* The gone check on the request's connection: false while the peer is
  * there (also with unread bytes), true once it closed, false without one. */
 Test(http, client_gone)
@@ -117,11 +129,7 @@ Test(http, client_gone)
 	struct yx_http_req	r;
 	int			sv[2];
 
-	memset(&fr, 0, sizeof(fr));
-	memset(&r, 0, sizeof(r));
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	fr.ipcFd = sv[0];
-	r.fcgi = &fr;
+	req_on_socketpair(&fr, &r, sv);
 	cr_assert_not(yx_http_client_gone(&r));
 	cr_assert_eq(write(sv[1], "x", 1), 1);
 	cr_assert_not(yx_http_client_gone(&r));
@@ -171,11 +179,7 @@ Test(http, capture)
 	char			buf[8], big[201];
 	int			sv[2];
 
-	memset(&fr, 0, sizeof(fr));
-	memset(&outer, 0, sizeof(outer));
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	fr.ipcFd = sv[0];
-	outer.fcgi = &fr;
+	req_on_socketpair(&fr, &outer, sv);
 	snprintf(outer.user, sizeof(outer.user), "alice");
 	snprintf(outer.request_id, sizeof(outer.request_id), "rid-1");
 	snprintf(outer.client, sizeof(outer.client), "127.0.0.1");
