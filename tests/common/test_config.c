@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,22 +293,32 @@ Test(config, message_buffer)
 	cr_expect_eq(yx_config_load(&c, NULL, 0), YX_E_BAD_REQUEST);
 }
 
+#define INT_AT(member) offsetof(struct yx_config, member)
+
 Test(config, integer_bounds_inclusive)
 {
-	struct yx_config c;
+	static const struct {
+		const char *name, *value;
+		size_t	    off;	/* of an int member of struct yx_config */
+		int	    want;
+	} t[] = {
+		{ "YUXI_WORKERS", "1", INT_AT(workers), 1 },
+		{ "YUXI_WORKERS", "256", INT_AT(workers), 256 },
+		{ "YUXI_SANDBOX_EXEC_TIMEOUT", "600", INT_AT(exec_timeout), 600 },
+		{ "YUXI_REQUEST_BUDGET_MS", "0", INT_AT(request_budget_ms), 0 },
+		{ "YUXI_MAX_THREADS_PER_USER", "0", INT_AT(max_threads_per_user), 0 },
+		{ "YUXI_MAX_SANDBOXES_PER_USER", "4096", INT_AT(max_sandboxes_per_user),
+		    4096 },
+	};
+	struct yx_config	c;
+	size_t			i;
+	int			got;
 
-	expect_taken("YUXI_WORKERS", "1", &c);
-	cr_expect_eq(c.workers, 1);
-	expect_taken("YUXI_WORKERS", "256", &c);
-	cr_expect_eq(c.workers, 256);
-	expect_taken("YUXI_SANDBOX_EXEC_TIMEOUT", "600", &c);
-	cr_expect_eq(c.exec_timeout, 600);
-	expect_taken("YUXI_REQUEST_BUDGET_MS", "0", &c);
-	cr_expect_eq(c.request_budget_ms, 0);
-	expect_taken("YUXI_MAX_THREADS_PER_USER", "0", &c);
-	cr_expect_eq(c.max_threads_per_user, 0);
-	expect_taken("YUXI_MAX_SANDBOXES_PER_USER", "4096", &c);
-	cr_expect_eq(c.max_sandboxes_per_user, 4096);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		expect_taken(t[i].name, t[i].value, &c);
+		memcpy(&got, (const char *)&c + t[i].off, sizeof(got));
+		cr_expect_eq(got, t[i].want, "%s=%s: %d", t[i].name, t[i].value, got);
+	}
 }
 
 Test(config, booleans)
