@@ -21,10 +21,13 @@ tests/lib/yxsvc.py's, with this suite's daemon and nginx variants as hooks.
 - `stats`: per-group counters (cases, escapes, leaks, hangs, control cases
   and control catches) and measured figures, written at the end to
   $SEC_RESULTS (JSON) and printed by `secfix.py summary FILE`.
+- `foreign_routes_404(svc, group, what, routes_on, tid)`: bob on each
+  route of alice's thread gets exactly the 404 of an unknown thread.
 """
 import atexit
 import os
 import re
+import secrets
 import socket
 import ssl
 import sys
@@ -60,6 +63,32 @@ stats = yxsvc.Stats(
      17: "profiles and egress"}, 28,
     aliases={"escape": "escapes", "leak": "leaks", "hang": "hangs"})
 atexit.register(stats.dump)
+
+
+# ------------------------------------------------------------ foreign routes
+def masked_body(r, tid):
+    """r's body with the thread id tid and r's own X-Request-Id masked."""
+    return r.content.replace(tid.encode(), b"<tid>").replace(
+        r.headers.get("X-Request-Id", "-").encode(), b"<rid>")
+
+
+def foreign_routes_404(svc, group, what, routes_on, tid, code=b"not_found"):
+    """Group `group`: bob's request on every route of alice's thread tid
+    (routes_on(tid): [(name, method, url, request kwargs)]) must answer
+    exactly what the same route on a thread that does not exist answers: a
+    404, the same bytes but for the thread id and the request's own id, and
+    (unless code is None) naming the error code `code`. Each route is a case
+    (escape when not so, `what` names the object); asserts none escaped."""
+    unknown = "t" + secrets.token_hex(6)
+    for (name, m, u, kw), (_, m2, u2, kw2) in zip(routes_on(tid), routes_on(unknown)):
+        r = svc.request("bob", m, u, **kw)
+        r2 = svc.request("bob", m2, u2, **kw2)
+        body, body2 = masked_body(r, tid), masked_body(r2, unknown)
+        esc = r.status_code != 404 or r2.status_code != 404 or body != body2 or \
+            (code is not None and code not in body)
+        stats.case(group, escape=esc, what="foreign %s %s -> %d %r" % (what, name, r.status_code,
+                                                                      body[:80]))
+        assert not esc, (name, r.status_code, r.text, r2.status_code, r2.text)
 
 
 # ------------------------------------------------------------- auth service

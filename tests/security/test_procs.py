@@ -7,12 +7,11 @@ feed nor stop alice's process, nor start one in her sandbox. Control: the
 daemon built with YX_CONTROL_UNSAFE and YX_CONTROL_OFF=procowner skips the
 owner check of these routes; the same requests must then reach alice's
 process (the test can fail)."""
-import secrets
 import time
 
 import pytest
 
-from secfix import _sec_session, engine_up, stack, stats  # noqa: F401
+from secfix import _sec_session, engine_up, foreign_routes_404, stack, stats  # noqa: F401
 
 G = 1
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no engine or test image")
@@ -48,20 +47,7 @@ def alice_state(svc, tid, pid):
 def test_foreign_process_routes_404():
     svc = stack("prod")
     tid, pid = alice_process(svc)
-    unknown = "t" + secrets.token_hex(6)
-    for (name, m, u, kw), (_, m2, u2, kw2) in zip(routes(tid, pid), routes(unknown, pid)):
-        r = svc.request("bob", m, u, **kw)
-        r2 = svc.request("bob", m2, u2, **kw2)
-        # the same bytes but for the thread id and the request's own id
-        body = r.content.replace(tid.encode(), b"<tid>").replace(
-            r.headers.get("X-Request-Id", "-").encode(), b"<rid>")
-        body2 = r2.content.replace(unknown.encode(), b"<tid>").replace(
-            r2.headers.get("X-Request-Id", "-").encode(), b"<rid>")
-        esc = r.status_code != 404 or r2.status_code != 404 or body != body2 or \
-            b"not_found" not in body
-        stats.case(G, escape=esc, what="foreign process %s -> %d %r" % (name, r.status_code,
-                                                                        body[:80]))
-        assert not esc, (name, r.status_code, r.text, r2.status_code, r2.text)
+    foreign_routes_404(svc, G, "process", lambda t: routes(t, pid), tid)
     # alice's process untouched: still running, nothing written to it, one process
     out, pids = alice_state(svc, tid, pid)
     leak = out["running"] is not True or "pwned" in out["data"] or pids != [pid]

@@ -13,11 +13,10 @@ YX_CONTROL_OFF=procowner skips the owner check of the keeper routes
 secret from her shell, run a command in it and end it; with
 YX_CONTROL_OFF=sesslimit the per-user count is skipped: alice must then
 get more shells than the limit (the tests can fail)."""
-import secrets
 
 import pytest
 
-from secfix import _sec_session, engine_up, stack, stats  # noqa: F401
+from secfix import _sec_session, engine_up, foreign_routes_404, stack, stats  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no engine or test image")
 
@@ -57,19 +56,7 @@ def alice_state(svc, tid, sid):
 def test_foreign_session_routes_404():
     svc = stack("prod")
     tid, sid = alice_session(svc)
-    unknown = "t" + secrets.token_hex(6)
-    for (name, m, u, kw), (_, m2, u2, kw2) in zip(routes(tid, sid), routes(unknown, sid)):
-        r = svc.request("bob", m, u, **kw)
-        r2 = svc.request("bob", m2, u2, **kw2)
-        body = r.content.replace(tid.encode(), b"<tid>").replace(
-            r.headers.get("X-Request-Id", "-").encode(), b"<rid>")
-        body2 = r2.content.replace(unknown.encode(), b"<tid>").replace(
-            r2.headers.get("X-Request-Id", "-").encode(), b"<rid>")
-        esc = r.status_code != 404 or r2.status_code != 404 or body != body2 or \
-            b"not_found" not in body
-        stats.case(1, escape=esc, what="foreign session %s -> %d %r" % (name, r.status_code,
-                                                                        body[:80]))
-        assert not esc, (name, r.status_code, r.text, r2.status_code, r2.text)
+    foreign_routes_404(svc, 1, "session", lambda t: routes(t, sid), tid)
     secret, sids = alice_state(svc, tid, sid)
     leak = secret != "secret-of-alice\n" or sids != [sid]
     stats.case(1, leak=leak, what="foreign requests changed alice's session: %r %r" %
