@@ -11,7 +11,9 @@ YUXI_FCGI_SOCKET_GROUP=www-data as the package configures it) rather than
 root as nginx/dev.conf.in has them, so that a file its sandbox made
 unreadable is refused by nginx as it is in production
 (docs/deployment.md "What nginx can download"). `make_client(who)` gives
-a yuxi_sandbox.Client of one of its users; `thread_id(tag)` a fresh id.
+a yuxi_sandbox.Client of one of its users; `thread_id(tag)` a fresh id;
+`c` alice's client for a test module; `YuxiSandbox` the deepagents
+backend class and `opts` the arguments of its create() as alice.
 
 `factory(**overrides)` starts a further instance with other settings
 (the test image unless given) and stops it at the test's end.
@@ -116,6 +118,26 @@ def make_client(svc):
     yield make
     for c in made:
         c.close()
+
+
+@pytest.fixture(scope="module")
+def c(make_client):
+    """alice's Client, one for each test module."""
+    return make_client("alice")
+
+
+@pytest.fixture(scope="module")
+def YuxiSandbox():
+    """The deepagents backend class (skips the test without the kit)."""
+    need_deepagents()
+    from yuxi_sandbox.deepagents import YuxiSandbox
+    return YuxiSandbox
+
+
+@pytest.fixture(scope="module")
+def opts(svc):
+    """YuxiSandbox.create's connection arguments, as alice."""
+    return {"url": svc.url, "token": svc.tokens["alice"], "ca_file": svc.cert}
 
 
 @pytest.fixture

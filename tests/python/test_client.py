@@ -16,11 +16,6 @@ from yuxi_sandbox import errors
 
 
 @pytest.fixture(scope="module")
-def c(make_client):
-    return make_client("alice")
-
-
-@pytest.fixture(scope="module")
 def tid(c):
     t = c.create_thread(thread_id("cl"))["thread_id"]
     yield t

@@ -6,23 +6,11 @@ raise before any request, and the service's refusals of a cwd or env
 raise with their code (they are the caller's settings, not a command's
 failure)."""
 import pytest
-from conftest import ConnCounter, need_deepagents, thread_id
+from conftest import ConnCounter, thread_id
 
 from yuxi_sandbox import errors
 
 WS = "/home/yuxi/user-data/workspace"
-
-
-@pytest.fixture(scope="module")
-def YuxiSandbox():
-    need_deepagents()
-    from yuxi_sandbox.deepagents import YuxiSandbox
-    return YuxiSandbox
-
-
-@pytest.fixture(scope="module")
-def opts(svc):
-    return {"url": svc.url, "token": svc.tokens["alice"], "ca_file": svc.cert}
 
 
 @pytest.fixture(scope="module")

@@ -24,17 +24,12 @@ import time
 
 import pytest
 import yxsvc
-from conftest import need_deepagents, thread_id
+from conftest import thread_id
 
 import yuxi_sandbox
 from yuxi_sandbox import errors
 
 WS = "/home/yuxi/user-data/workspace"
-
-
-@pytest.fixture(scope="module")
-def c(make_client):
-    return make_client("alice")
 
 
 @pytest.fixture(scope="module")
@@ -179,18 +174,6 @@ def test_pty_size_and_resize(c, tid):
 
 
 # --- the adapter's session mode ----------------------------------------------------------
-@pytest.fixture(scope="module")
-def YuxiSandbox():
-    need_deepagents()
-    from yuxi_sandbox.deepagents import YuxiSandbox
-    return YuxiSandbox
-
-
-@pytest.fixture(scope="module")
-def opts(svc):
-    return {"url": svc.url, "token": svc.tokens["alice"], "ca_file": svc.cert}
-
-
 def test_adapter_session_mode_keeps_state_default_does_not(YuxiSandbox, opts):
     t = thread_id("am")
     sess = YuxiSandbox.create(**opts, thread_id=t, session=True)
