@@ -58,6 +58,9 @@ range; default off).
   scripts/remote-nginx-conf.sh (hook `edit_remote(text)`);
   `Cluster(n)` one front and hosts p1..pn sharing a fresh credential
   (`make_secret`), `hosts_of(tid)` where a thread's files are.
+- `started(svc)` and `factory_of(new)`: the bodies of the suites' pytest
+  fixtures (`yield from`): one instance started, yielded and stopped; a
+  `make(...)` that starts and returns new(...), each stopped at the end.
 - `Stats`: per-group counters of the proof suites merged into a results
   JSON file at exit; `Stats.summary(path)` prints the per-group table.
 - `serve(svc, info_path, info)`: run a started-on-demand instance (and
@@ -659,6 +662,34 @@ class Service:
             got += [(i, n) for i, n in containers(self.prefix, running_only=running_only)
                     if n == box]
         return got
+
+
+def started(svc):
+    """The body of a pytest fixture of one instance, as `yield from
+    started(Service(...))`: starts svc, yields it and stops it afterwards,
+    also when its start failed or the test did."""
+    try:
+        svc.start()
+        yield svc
+    finally:
+        svc.stop()
+
+
+def factory_of(new):
+    """The body of a pytest `factory` fixture, as `yield from factory_of(new)`:
+    yields make(*args, **kw), which starts new(*args, **kw) (a Service not
+    yet started) and returns it; afterwards each one made is stopped, also
+    one whose start failed."""
+    made = []
+
+    def make(*args, **kw):
+        s = new(*args, **kw)
+        made.append(s)
+        s.start()
+        return s
+    yield make
+    for s in made:
+        s.stop()
 
 
 def stop_all(services):

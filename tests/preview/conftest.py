@@ -32,7 +32,8 @@ import pytest
 import requests
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from yxsvc import Service, build_path, engine_up, resolve_localhost, wait_for  # noqa: E402,F401
+from yxsvc import Service, build_path, engine_up, factory_of, resolve_localhost, \
+    started, wait_for  # noqa: E402,F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMAGE = "yuxi-sandbox:latest"
@@ -60,27 +61,15 @@ def preview_service(stem, overrides=None, binary=None, control_off=None, edit=No
 
 @pytest.fixture(scope="session")
 def pv():
-    s = preview_service("qyxpv")
-    try:
-        s.start()
-        yield s
-    finally:
-        s.stop()
+    yield from started(preview_service("qyxpv"))
 
 
 @pytest.fixture
 def factory():
-    made = []
-
-    def make(control_off=None, edit=None, **overrides):
-        s = preview_service("qyxpf", overrides, CONTROL if control_off else None,
-                            control_off, edit)
-        made.append(s)
-        s.start()
-        return s
-    yield make
-    for s in made:
-        s.stop()
+    def new(control_off=None, edit=None, **overrides):
+        return preview_service("qyxpf", overrides, CONTROL if control_off else None,
+                               control_off, edit)
+    yield from factory_of(new)
 
 
 def agent_magic():

@@ -11,7 +11,7 @@ it), so that timings measure the stream, not a container's creation.
 
 Helpers: `stream(svc, tid, command, who, **body)` POSTs a streamed execute
 and returns [(seconds since the request, event)], `proc_*` wrap the process
-routes.
+routes, `reaped_after(...)` times the reaper on an idle and a busy thread.
 """
 import json
 import os
@@ -24,7 +24,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from yxsvc import Service, build_path, engine_up, wait_for  # noqa: E402,F401
+from yxsvc import Service, build_path, engine_up, factory_of, started, \
+    wait_for  # noqa: E402,F401
 
 
 def pytest_configure(config):
@@ -33,12 +34,7 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def svc():
-    s = Service(stem="qyxst")
-    try:
-        s.start()
-        yield s
-    finally:
-        s.stop()
+    yield from started(Service(stem="qyxst"))
 
 
 CONTROL = build_path("tests", "security", "yuxi-sandboxd-control")
@@ -49,19 +45,13 @@ def factory():
     """factory(control_off=None, **YUXI_overrides): a started instance; with
     control_off, of the test-only control daemon with those protections
     off (docs/security.md "Control mode")."""
-    made = []
-
-    def make(control_off=None, **overrides):
+    def new(control_off=None, **overrides):
         s = Service(stem="qyxsf", overrides=overrides,
                     binary=CONTROL if control_off else None)
         if control_off:
             s.env["YX_CONTROL_OFF"] = control_off
-        made.append(s)
-        s.start()
         return s
-    yield make
-    for s in made:
-        s.stop()
+    yield from factory_of(new)
 
 
 def warm_thread(s, who="alice"):
@@ -70,6 +60,18 @@ def warm_thread(s, who="alice"):
     r = s.execute(tid, "true", who=who)
     assert r.status_code == 200 and r.json()["exit_code"] == 0, r.text
     return tid
+
+
+def reaped_after(s, t0, idle, busy, kept, busy_within):
+    """The seconds from t0 until the reaper removed the sandbox of thread
+    idle (within 15 s) and then that of thread busy (within busy_within
+    s more), as (t_idle, t_busy); asserts busy's was still there when
+    idle's went (`kept`: the message, what kept it)."""
+    assert wait_for(lambda: not s.containers(thread=idle), 15, 0.2)
+    t_idle = time.monotonic() - t0
+    assert s.containers(thread=busy), kept
+    assert wait_for(lambda: not s.containers(thread=busy), busy_within, 0.2)
+    return t_idle, time.monotonic() - t0
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import subprocess
 import time
 
 from conftest import (engine_up, new_tid, proc_output, proc_read_until,  # noqa: F401
-                      proc_start, proc_url, sandbox_ps, warm_thread, wait_for)
+                      proc_start, proc_url, reaped_after, sandbox_ps, warm_thread,
+                      wait_for)
 import pytest
 
 pytestmark = pytest.mark.skipif(not engine_up(), reason="no engine or test image")
@@ -275,13 +276,9 @@ def test_reaper_keepalive_bound(factory):
     t0 = time.monotonic()
     pid = proc_start(s, busy, "sleep 600").json()["process_id"]
     assert proc_start(s, idle, "true").status_code == 201	# ends at once
-    # the thread whose process ended is reaped like any idle one
-    assert wait_for(lambda: not s.containers(thread=idle), 15, 0.2)
-    t_idle = time.monotonic() - t0
-    assert s.containers(thread=busy), "reaped while its process ran"
-    # ... the busy one only once the keep-alive bound passed
-    assert wait_for(lambda: not s.containers(thread=busy), 35, 0.2)
-    t_busy = time.monotonic() - t0
+    # the thread whose process ended is reaped like any idle one; the busy
+    # one only once the keep-alive bound passed
+    t_idle, t_busy = reaped_after(s, t0, idle, busy, "reaped while its process ran", 35)
     print("\nreaper: idle thread reaped after %.1f s, one running a background "
           "process after %.1f s (keep-alive 15 s, idle timeout 2 s)" % (t_idle, t_busy))
     assert t_idle < 15 <= t_busy

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import Service, new_tid, proc_output, proc_read_until, proc_start, proc_url, \
-    sandbox_ps, wait_for, warm_thread  # noqa: F401
+    reaped_after, sandbox_ps, started, wait_for, warm_thread  # noqa: F401
 
 WS = "/home/yuxi/user-data/workspace"
 # the service's own image (bash, python3): the test image is busybox's
@@ -26,12 +26,7 @@ FULL = os.environ.get("YUXI_PY_IMAGE", "yuxi-sandbox:latest")
 
 @pytest.fixture(scope="module")
 def bsvc():
-    s = Service(stem="qyxss", overrides={"YUXI_SANDBOX_IMAGE": FULL})
-    try:
-        s.start()
-        yield s
-    finally:
-        s.stop()
+    yield from started(Service(stem="qyxss", overrides={"YUXI_SANDBOX_IMAGE": FULL}))
 
 
 @pytest.fixture
@@ -303,11 +298,7 @@ def test_reaper_spares_a_thread_whose_session_is_used(bfactory):
     sid = sess_new(s, busy).json()["session_id"]
     t0 = time.monotonic()
     ok(s, busy, sid, "true")
-    assert wait_for(lambda: not s.containers(thread=idle), 15, 0.2)
-    t_idle = time.monotonic() - t0
-    assert s.containers(thread=busy), "reaped while its session was in use"
-    assert wait_for(lambda: not s.containers(thread=busy), 20, 0.2)
-    t_busy = time.monotonic() - t0
+    t_idle, t_busy = reaped_after(s, t0, idle, busy, "reaped while its session was in use", 20)
     print("\nreaper: idle thread reaped after %.1f s, one with a session after %.1f s "
           "(session idle 6 s, sandbox idle 2 s)" % (t_idle, t_busy))
     assert t_idle < 6 <= t_busy + 0.5
