@@ -482,12 +482,18 @@ def hog_service(cap, **kw):
                           YUXI_BODY_LIMIT="1m", **kw).start()
 
 
-def test_stdin_writes_leave_workers_to_the_others():
-    svc = hog_service(0)	# the default: 3 of the 4 workers per user
+def on_hog_service(cap, attack):
+    """attack(svc) on a fresh hog_service(cap), stopped afterwards (also
+    when the attack failed): the attack's result."""
+    svc = hog_service(cap)
     try:
-        worst, got = stdin_hog(svc)
+        return attack(svc)
     finally:
         svc.stop()
+
+
+def test_stdin_writes_leave_workers_to_the_others():
+    worst, got = on_hog_service(0, stdin_hog)	# the default: 3 of the 4 workers per user
     print("stdin hog: bob's slowest listing %.2f s; alice got %s" % (worst, got))
     stats.measure(G, "bob_listing_s_beside_alice_stdin", round(worst, 2))
     stats.case(G, "one user's stdin writes make other users wait", hangs=worst >= 0.5)
@@ -501,11 +507,7 @@ def test_stdin_writes_leave_workers_to_the_others():
 
 def test_stdin_writes_control():
     # the cap off (YUXI_USER_COMMANDS = YUXI_WORKERS): her writes take every worker
-    svc = hog_service(4)
-    try:
-        worst, got = stdin_hog(svc)
-    finally:
-        svc.stop()
+    worst, got = on_hog_service(4, stdin_hog)
     print("stdin hog control: bob's slowest listing %.2f s; alice got %s" % (worst, got))
     assert stats.control(G, worst >= 0.5, "bob waited for alice's stdin writes"), (worst, got)
 
@@ -558,11 +560,7 @@ def keeper_flood(svc, seconds=6):
 
 
 def test_process_calls_leave_workers_to_the_others():
-    svc = hog_service(0)
-    try:
-        worst, codes, slowest = keeper_flood(svc)
-    finally:
-        svc.stop()
+    worst, codes, slowest = on_hog_service(0, keeper_flood)
     tally = {c: codes.count(c) for c in set(codes)}
     print("process flood: bob's slowest listing %.2f s; alice's answers %s, slowest %.2f s"
           % (worst, tally, slowest))
@@ -575,10 +573,6 @@ def test_process_calls_leave_workers_to_the_others():
 
 
 def test_process_calls_control():
-    svc = hog_service(4)
-    try:
-        worst, codes, slowest = keeper_flood(svc)
-    finally:
-        svc.stop()
+    worst, codes, slowest = on_hog_service(4, keeper_flood)
     print("process flood control: bob's slowest listing %.2f s" % worst)
     assert stats.control(G, worst >= 0.5, "bob waited for alice's process calls"), worst
