@@ -80,6 +80,15 @@ ptest_acquire(struct ptest *pt, const char *thread)
 	return l;
 }
 
+struct yx_lease
+ptest_idle(struct ptest *pt, const char *thread)
+{
+	struct yx_lease l = ptest_acquire(pt, thread);
+
+	yx_provider_unhold(&pt->p, &l);
+	return l;
+}
+
 struct yx_shm_slot
 ptest_slot(struct ptest *pt, const char *thread)
 {

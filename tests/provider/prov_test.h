@@ -28,6 +28,9 @@ void	ptest_teardown(struct ptest *pt);
 struct yx_acquire_req ptest_req(const char *thread, const char *fp);
 /* Acquire thread and assert success; returns the lease. */
 struct yx_lease ptest_acquire(struct ptest *pt, const char *thread);
+/* ptest_acquire(), then the hold given back (yx_provider_unhold()): the
+ * thread's sandbox runs, idle; returns the lease. */
+struct yx_lease ptest_idle(struct ptest *pt, const char *thread);
 /* Copy of the slot of thread (state FREE when none). */
 struct yx_shm_slot ptest_slot(struct ptest *pt, const char *thread);
 /* Wait for a child and return its exit status (-1 when signalled). */

@@ -112,8 +112,7 @@ Test(provider, vanished_container_is_recreated)
 	struct yx_lease	 a, b;
 
 	ptest_setup(&pt, 4);
-	a = ptest_acquire(&pt, "t-van");
-	yx_provider_unhold(&pt.p, &a);
+	a = ptest_idle(&pt, "t-van");
 	cr_assert(fake_vanish(pt.e, a.container_name));
 	b = ptest_acquire(&pt, "t-van");
 	cr_assert_eq(b.outcome, YX_ACQUIRE_CREATED);
@@ -242,22 +241,20 @@ Test(provider, colliding_short_id_with_foreign_container)
 Test(provider, capacity_evicts_lru_idle_then_refuses)
 {
 	struct ptest	 pt;
-	struct yx_lease	 a, b, c, d;
+	struct yx_lease	 a, c, d;
 	struct yx_acquire_req r = ptest_req("t-d", NULL);
 	struct yx_errctx err;
 
 	ptest_setup(&pt, 2);
-	a = ptest_acquire(&pt, "t-a");
-	yx_provider_unhold(&pt.p, &a);
+	a = ptest_idle(&pt, "t-a");
 	ptest_sleep_ms(5);
-	b = ptest_acquire(&pt, "t-b");
-	yx_provider_unhold(&pt.p, &b);
+	ptest_idle(&pt, "t-b");
 	c = ptest_acquire(&pt, "t-c");		/* evicts t-a, the LRU */
 	cr_assert_eq(c.outcome, YX_ACQUIRE_CREATED);
 	cr_assert_eq(ptest_slot(&pt, "t-a").state, YX_SLOT_FREE);
 	cr_assert_not(fake_get(pt.e, a.container_name, &(struct yx_container_info){ 0 }));
 	cr_assert_eq(pt.t->hdr->metrics.evictions, 1);
-	b = ptest_acquire(&pt, "t-b");		/* hold both */
+	ptest_acquire(&pt, "t-b");		/* hold both */
 	cr_assert_eq(yx_provider_acquire(&pt.p, &r, &d, &err), YX_E_CAPACITY);
 	cr_assert_eq(fake_count(pt.e), 2);
 	cr_assert_eq(yx_table_used(pt.t), 2);
@@ -268,14 +265,12 @@ Test(provider, capacity_evicts_lru_idle_then_refuses)
 Test(provider, eviction_prefers_warm)
 {
 	struct ptest	 pt;
-	struct yx_lease	 a, b, c;
+	struct yx_lease	 b, c;
 
 	ptest_setup(&pt, 2);
-	a = ptest_acquire(&pt, "t-a");		/* older, active idle */
-	yx_provider_unhold(&pt.p, &a);
+	ptest_idle(&pt, "t-a");		/* older, active idle */
 	ptest_sleep_ms(5);
-	b = ptest_acquire(&pt, "t-b");		/* newer, warm */
-	yx_provider_unhold(&pt.p, &b);
+	b = ptest_idle(&pt, "t-b");		/* newer, warm */
 	yx_provider_release(&pt.p, b.sandbox_id, NULL);
 	c = ptest_acquire(&pt, "t-c");
 	cr_assert_eq(ptest_slot(&pt, "t-b").state, YX_SLOT_FREE);
@@ -287,14 +282,13 @@ Test(provider, eviction_prefers_warm)
 Test(provider, reaper_never_destroys_held)
 {
 	struct ptest	 pt;
-	struct yx_lease	 a, b;
+	struct yx_lease	 a;
 	unsigned	 n = 99;
 
 	ptest_setup(&pt, 4);
 	pt.cfg.idle_timeout = 1;
 	a = ptest_acquire(&pt, "t-held");
-	b = ptest_acquire(&pt, "t-idle");
-	yx_provider_unhold(&pt.p, &b);
+	ptest_idle(&pt, "t-idle");
 	/* nothing idle yet */
 	cr_assert_eq(yx_provider_reap(&pt.p, yx_now_ms(), &n, NULL), YX_OK);
 	cr_assert_eq(n, 0);
@@ -454,14 +448,12 @@ Test(provider, destroy_refuses_held_and_keeps_nothing)
 Test(provider, reconcile_adopts_removes_and_clears)
 {
 	struct ptest	 pt;
-	struct yx_lease	 a, g;
+	struct yx_lease	 g;
 	char		 sid[65], name[128];
 
 	ptest_setup(&pt, 4);
-	a = ptest_acquire(&pt, "t-rec");
-	yx_provider_unhold(&pt.p, &a);
-	g = ptest_acquire(&pt, "t-gone");
-	yx_provider_unhold(&pt.p, &g);
+	ptest_idle(&pt, "t-rec");
+	g = ptest_idle(&pt, "t-gone");
 	fake_vanish(pt.e, g.container_name);
 	/* an orphan with a valid label: adopted */
 	yx_sandbox_id_derive("t-orph", 8, sid);
@@ -487,12 +479,10 @@ Test(provider, reconcile_adopts_removes_and_clears)
 
 Test(provider, reconcile_leaves_other_instances_alone)
 {
-	struct ptest	 pt;
-	struct yx_lease	 a;
+	struct ptest pt;
 
 	ptest_setup(&pt, 4);
-	a = ptest_acquire(&pt, "t-mine");
-	yx_provider_unhold(&pt.p, &a);
+	ptest_idle(&pt, "t-mine");
 	/* another service instance on the same engine: same labels, other
 	 * prefix; neither an orphan to adopt nor one to remove */
 	fake_add(pt.e, "other-instance-1234abcd", "t-theirs", "1234abcd", "", true);
@@ -519,8 +509,7 @@ Test(provider, restart_rediscovers_instead_of_duplicating)
 	char		 name[128];
 
 	ptest_setup(&pt, 4);
-	a = ptest_acquire(&pt, "t-r1");
-	yx_provider_unhold(&pt.p, &a);
+	a = ptest_idle(&pt, "t-r1");
 	snprintf(name, sizeof(name), "%s", a.container_name);
 	/* "restart": a fresh table, the engine keeps its containers */
 	yx_table_close(pt.t);
@@ -592,8 +581,7 @@ Test(provider, list_snapshot)
 
 	ptest_setup(&pt, 4);
 	a = ptest_acquire(&pt, "t-l1");
-	b = ptest_acquire(&pt, "t-l2");
-	yx_provider_unhold(&pt.p, &b);
+	b = ptest_idle(&pt, "t-l2");
 	yx_provider_release(&pt.p, b.sandbox_id, NULL);
 	cr_assert_eq(yx_provider_list(&pt.p, &snap, NULL), YX_OK);
 	cr_assert_eq(snap.nslots, 2);
