@@ -18,7 +18,12 @@ requests from 127.0.0.2 meets limit_req (429 in the API's JSON error
 shape); from 127.0.0.1 (exempt) and against the control it does not.
 
 Everything stays on loopback and is bounded (about 40 s per attack run).
+One attack runs at a time on the machine (an flock on ATTACK_LOCK): the
+attacker needs the CPU to hold its thousands of connections, and `.ci/run`
+runs this suite in several instances at once (the distcheck's, the soak's
+three parts); the others wait their turn.
 """
+import fcntl
 import json
 import os
 import subprocess
@@ -39,6 +44,7 @@ WINDOW = 30.0		# seconds the legitimate client measures
 HEADER_TIMEOUT = 10	# client_header_timeout of the shipped configurations
 CONN_LIMIT = 32		# limit_conn per address of the shipped configurations
 OLD_CAPACITY = 2 * 1024	# main's worker_processes x worker_connections
+ATTACK_LOCK = "/tmp/yuxi-test-slowloris.lock"	# one attack at a time
 
 
 def workers_rss_kb(svc):
@@ -59,7 +65,14 @@ def workers_rss_kb(svc):
 
 def attack(svc, label):
     """Run the attack against svc while the legitimate client probes;
-    returns (probe result, attacker summary, held samples in the window)."""
+    returns (probe result, attacker summary, held samples in the window).
+    Waits for any other instance's attack to end first (ATTACK_LOCK)."""
+    with open(ATTACK_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _attack(svc, label)
+
+
+def _attack(svc, label):
     n = sum(COUNTS.values())
     ramp = n / RATE + 15
     seconds = ramp + WINDOW + 3
