@@ -54,4 +54,14 @@ struct yx_replace {
  */
 int	yx_replace_at(int dfd, const char *name, const struct yx_replace *r);
 
+/*
+ * Listen on the unix socket dfd/name, bound under the temporary name and
+ * renamed into place (yx_replace_at), owned by uid:gid (either (uid_t)-1
+ * or (gid_t)-1 keeps that id; both: no chown) with `mode`, with `backlog`.
+ * Returns the non-blocking, close-on-exec listening fd (and *ino, the
+ * socket's inode as made) or -1 with errno set.
+ */
+int	yx_replace_listen(int dfd, const char *name, uid_t uid, gid_t gid,
+    mode_t mode, int backlog, ino_t *ino);
+
 #endif /* YUXI_REPLACE_H */

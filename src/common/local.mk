@@ -7,8 +7,9 @@ libyuxi_a_SOURCES += \
 	include/yuxi/clock.h include/yuxi/sig.h include/yuxi/text.h \
 	include/yuxi/ident.h include/yuxi/tree.h include/yuxi/replace.h \
 	include/yuxi/sock.h include/yuxi/tablelock.h include/yuxi/passwd.h \
+	include/yuxi/supervise.h \
 	src/common/error.c src/common/log.c src/common/config.c \
 	src/common/buf.c src/common/hash.c src/common/hostlist.c \
 	src/common/clock.c src/common/sig.c src/common/text.c \
 	src/common/ident.c src/common/tree.c src/common/replace.c \
-	src/common/tablelock.c src/common/passwd.c
+	src/common/tablelock.c src/common/passwd.c src/common/supervise.c

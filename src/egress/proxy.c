@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * proxy.c - the host's egress proxy process (include/yuxi/egress.h): a
- * supervisor forked by the master that restarts the proxy with a backoff,
- * and the proxy itself.
+ * supervisor forked by the master that restarts the proxy with a backoff
+ * (common/supervise.c), and the proxy itself.
  *
  * The proxy is one single-threaded poll loop over its control socket
  * (egress_int.h) and one listening socket per registered sandbox. A
@@ -55,6 +55,7 @@
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
 #include "yuxi/replace.h"
+#include "yuxi/supervise.h"
 #include "yuxi/threads.h"
 #include "yuxi/tree.h"
 #include "egress/egress_int.h"
@@ -64,10 +65,7 @@
 #define EGRESS_REGS_MAX		4096
 #define EGRESS_KIDS_MAX		256	/* connections at once, all sandboxes */
 #define EGRESS_KIDS_PER		32	/* ... of one sandbox */
-#define EGRESS_BACKOFF_MIN_MS	100
-#define EGRESS_STOP_MS		5000	/* yx_egress_stop's wait */
-#define EGRESS_BACKOFF_MAX_MS	10000
-#define EGRESS_STABLE_MS	10000
+#define EGRESS_BACKLOG		128	/* each listening socket's */
 
 struct egress_reg {
 	char			 tid[YX_THREAD_ID_SIZE];	/* "" = free */
@@ -101,8 +99,6 @@ struct egress_proxy {
 	bool			 stop;
 };
 
-static volatile sig_atomic_t	sup_term;
-
 static void	egress_restore(struct egress_proxy *px);
 
 /* ---- start-up ------------------------------------------------------- */
@@ -131,62 +127,6 @@ egress_dir_open(int dirfd, const char *name, mode_t mode)
 		return -1;
 	}
 	return fd;
-}
-
-/* A listening socket as egress_listen_at() asks for it. */
-struct egress_bind {
-	uid_t	uid;
-	gid_t	gid;
-	mode_t	mode;
-	int	s;	/* the socket; -1: none yet */
-	ino_t	ino;
-};
-
-/* yx_replace_at's make: bind and listen at the temporary name tmp (any
- * path length: bound through /proc/self/fd), owned and mode as asked. */
-static int
-egress_bind_tmp(int dfd, const char *tmp, void *arg)
-{
-	struct egress_bind	*b = arg;
-	struct sockaddr_un	 sun;
-	struct stat		 st;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/%s", dfd, tmp);
-	if ((b->s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (bind(b->s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    fchownat(dfd, tmp, b->uid, b->gid, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    fchmodat(dfd, tmp, b->mode, 0) == -1 || listen(b->s, 128) == -1 ||
-	    fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return -1;
-	b->ino = st.st_ino;
-	return 0;
-}
-
-/*
- * Listen on `name` in directory dfd, made under a temporary name then
- * renamed into place (yx_replace_at), owned by uid:gid with `mode`.
- * Returns the non-blocking listening fd (and *ino) or -1 (errno set).
- */
-static int
-egress_listen_at(int dfd, const char *name, uid_t uid, gid_t gid, mode_t mode,
-    ino_t *ino)
-{
-	struct egress_bind	b = { uid, gid, mode, -1, 0 };
-	struct yx_replace	r = { .make = egress_bind_tmp, .arg = &b };
-	int			en;
-
-	if (yx_replace_at(dfd, name, &r) != YX_OK) {
-		en = errno;
-		if (b.s != -1)
-			close(b.s);
-		errno = en;
-		return -1;
-	}
-	*ino = b.ino;
-	return b.s;
 }
 
 /* Old sockets go (nobody serves them); so do directories of gone threads. */
@@ -247,8 +187,8 @@ egress_setup(struct egress_proxy *px)
 	    fchmod(px->regfd, 0700) == -1)
 		return -1;
 	egress_sweep(px);
-	if ((px->ctlfd = egress_listen_at(px->dirfd, EGRESS_CTL, geteuid(), getegid(),
-		 0600, &ino)) == -1) {
+	if ((px->ctlfd = yx_replace_listen(px->dirfd, EGRESS_CTL, geteuid(), getegid(),
+		 0600, EGRESS_BACKLOG, &ino)) == -1) {
 		snprintf(path, sizeof(path), "%s/%s/%s", px->cfg->saves_dir,
 		    EGRESS_DIR, EGRESS_CTL);
 		log_warn("egress: listen on %s", path);
@@ -368,8 +308,8 @@ egress_ensure(struct egress_proxy *px, const char *tid, unsigned uid,
 		free(pol);
 		return "cannot make the sandbox's directory";
 	}
-	lfd = egress_listen_at(dfd, YX_EGRESS_SOCK_NAME, (uid_t)uid, (gid_t)gid,
-	    0600, &ino);
+	lfd = yx_replace_listen(dfd, YX_EGRESS_SOCK_NAME, (uid_t)uid, (gid_t)gid,
+	    0600, EGRESS_BACKLOG, &ino);
 	close(dfd);
 	if (lfd == -1) {
 		log_warn("egress: thread %s: socket", tid);
@@ -715,131 +655,34 @@ done:
 	return status;
 }
 
-/* ---- supervisor ----------------------------------------------------- */
+/* ---- supervisor (common/supervise.c) ------------------------------ */
 
+/* In the supervisor, first: no way to the privileged helper: the
+ * proxy parses what sandboxes send; and no CAP_SYS_ADMIN, not even
+ * permitted (the master keeps it permitted to start a new helper). */
 static void
-sup_sig(int signo)
+sup_enter(void)
 {
-	(void)signo;
-	sup_term = 1;
-}
-
-/* Fork the proxy; its pid or -1. */
-static pid_t
-sup_fork(const struct yx_config *cfg, const sigset_t *old)
-{
-	pid_t	pid, sup = getpid();
-
-	if ((pid = fork()) != 0)
-		return pid;
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != sup)
-		_exit(1);
-	(void)signal(SIGTERM, SIG_DFL);
-	(void)signal(SIGINT, SIG_DFL);
-	(void)sigprocmask(SIG_SETMASK, old, NULL);
-	_exit(egress_proxy_main(cfg));
-}
-
-/* Restart the proxy with a backoff until told to stop. Never returns. */
-static void __attribute__((noreturn))
-sup_main(const struct yx_config *cfg, pid_t master)
-{
-	struct sigaction	 sa;
-	sigset_t		 block, old, wait;
-	int64_t			 started, lived, delay = 0;
-	pid_t			 pid = -1, w;
-	int			 st, fails = 0;
-
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != master)
-		_exit(0);
-	(void)prctl(PR_SET_NAME, "yuxi-egress");	/* ps tells it from workers */
-	log_init("yuxi-egress", cfg->verbose);
-	/* no way to the privileged helper: the proxy parses what sandboxes
-	 * send; and no CAP_SYS_ADMIN, not even permitted (the master keeps
-	 * it permitted to start a new helper) */
 	yx_priv_child_drop();
 	yx_priv_stop();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sup_sig;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &(struct sigaction){ .sa_handler = SIG_IGN }, NULL);
-	wait = old;
-	sigdelset(&wait, SIGTERM);
-	sigdelset(&wait, SIGINT);
-	while (!sup_term) {
-		started = yx_mono_ms();
-		if ((pid = sup_fork(cfg, &old)) == -1)
-			log_warn("egress: fork");
-		while (pid > 0 && !sup_term) {
-			sigprocmask(SIG_SETMASK, &wait, NULL);
-			w = waitpid(pid, &st, 0);
-			sigprocmask(SIG_BLOCK, &block, NULL);
-			if (w == pid)
-				break;
-		}
-		if (sup_term)
-			break;
-		lived = yx_mono_ms() - started;
-		fails = lived >= EGRESS_STABLE_MS ? 0 : fails + 1;
-		delay = fails == 0 ? 0 : (int64_t)EGRESS_BACKOFF_MIN_MS << (fails > 7 ? 7 : fails - 1);
-		if (delay > EGRESS_BACKOFF_MAX_MS)
-			delay = EGRESS_BACKOFF_MAX_MS;
-		log_warnx("egress proxy exited (status 0x%x); restart in %lld ms", pid > 0 ? st : -1,
-		    (long long)delay);
-		pid = -1;
-		sigprocmask(SIG_SETMASK, &wait, NULL);
-		if (delay > 0)
-			(void)nanosleep(&(struct timespec){ delay / 1000,
-					    (long)(delay % 1000) * 1000000 },
-			    NULL);
-		sigprocmask(SIG_BLOCK, &block, NULL);
-	}
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		(void)waitpid(pid, &st, 0);
-	}
-	_exit(0);
 }
+
+static const struct yx_supervise sup = {
+	.name = "yuxi-egress",
+	.what = "egress proxy",
+	.tag = "egress",
+	.enter = sup_enter,
+	.main = egress_proxy_main,
+};
 
 int
 yx_egress_start(const struct yx_config *cfg, pid_t *pidp)
 {
-	pid_t pid, master = getpid();
-
-	*pidp = -1;
-	if ((pid = fork()) == -1) {
-		log_warn("egress: fork");
-		return YX_E_INTERNAL;
-	}
-	if (pid == 0)
-		sup_main(cfg, master);
-	*pidp = pid;
-	return YX_OK;
+	return yx_supervise_start(&sup, cfg, pidp);
 }
 
 void
 yx_egress_stop(pid_t pid)
 {
-	int64_t	deadline;
-	pid_t	r;
-
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	deadline = yx_mono_ms() + EGRESS_STOP_MS;
-	while ((r = waitpid(pid, NULL, WNOHANG)) == 0 && yx_mono_ms() < deadline)
-		(void)poll(NULL, 0, 10);
-	if (r == 0) {
-		log_warnx("egress proxy %ld did not stop in time: SIGKILL", (long)pid);
-		kill(pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
-	}
+	yx_supervise_stop(&sup, pid);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ingress.c - the preview ingress (include/yuxi/preview.h): a supervisor
- * forked by the master that restarts it with a backoff, and the ingress
- * itself, one single-threaded epoll loop.
+ * forked by the master that restarts it with a backoff
+ * (common/supervise.c), and the ingress itself, one single-threaded epoll
+ * loop.
  *
  * What it serves, all registered by workers over its control socket
  * (preview_int.h): for each preview, a listening socket it makes itself in
@@ -53,6 +54,7 @@
 #include "yuxi/preview.h"
 #include "yuxi/priv.h"
 #include "yuxi/replace.h"
+#include "yuxi/supervise.h"
 #include "yuxi/sock.h"
 #include "preview/preview_int.h"
 
@@ -60,10 +62,7 @@
 #define ING_CONNS_MAX		8192	/* connections open, all sandboxes */
 #define ING_ACCEPTS		64	/* per listener and wake-up */
 #define ING_EVENTS		256
-#define ING_BACKOFF_MIN_MS	100
-#define ING_BACKOFF_MAX_MS	10000
-#define ING_STABLE_MS		10000
-#define ING_STOP_MS		5000
+#define ING_BACKLOG		512	/* each listening socket's */
 
 enum { ING_K_SIG = 1,
 	ING_K_CTL,
@@ -104,8 +103,6 @@ struct ing {
 	bool			 stop;
 };
 
-static volatile sig_atomic_t	sup_term;
-
 /* ---- start-up ------------------------------------------------------- */
 
 /* Open dirfd/name as a directory of ours, closed to others' writes. */
@@ -127,55 +124,6 @@ ing_dir_open(int dirfd, const char *name, mode_t mode)
 		return -1;
 	}
 	return fd;
-}
-
-struct ing_bind {
-	gid_t	gid;		/* (gid_t)-1: keep */
-	mode_t	mode;
-	int	s;
-	ino_t	ino;
-};
-
-/* yx_replace_at's make: bind and listen at the temporary name. */
-static int
-ing_bind_tmp(int dfd, const char *tmp, void *arg)
-{
-	struct ing_bind		*b = arg;
-	struct sockaddr_un	 sun;
-	struct stat		 st;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/%s", dfd, tmp);
-	if ((b->s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (bind(b->s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    (b->gid != (gid_t)-1 &&
-		fchownat(dfd, tmp, (uid_t)-1, b->gid, AT_SYMLINK_NOFOLLOW) == -1) ||
-	    fchmodat(dfd, tmp, b->mode, 0) == -1 || listen(b->s, 512) == -1 ||
-	    fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return -1;
-	b->ino = st.st_ino;
-	return 0;
-}
-
-/* Listen on dfd/name (made beside it, renamed into place). fd or -1. */
-static int
-ing_listen_at(int dfd, const char *name, gid_t gid, mode_t mode, ino_t *ino)
-{
-	struct ing_bind		b = { gid, mode, -1, 0 };
-	struct yx_replace	r = { .make = ing_bind_tmp, .arg = &b };
-	int			en;
-
-	if (yx_replace_at(dfd, name, &r) != YX_OK) {
-		en = errno;
-		if (b.s != -1)
-			close(b.s);
-		errno = en;
-		return -1;
-	}
-	*ino = b.ino;
-	return b.s;
 }
 
 /* Sockets a previous ingress left: nobody listens on them. */
@@ -244,7 +192,8 @@ ing_setup(struct ing *g)
 		return -1;
 	}
 	ing_sweep(g);
-	if ((g->ctlfd = ing_listen_at(g->dirfd, ING_CTL, (gid_t)-1, 0600, &ino)) == -1) {
+	if ((g->ctlfd = yx_replace_listen(g->dirfd, ING_CTL, (uid_t)-1, (gid_t)-1, 0600,
+		 ING_BACKLOG, &ino)) == -1) {
 		log_warn("ingress: listen on %s/" YX_PREVIEW_DIR "/" ING_CTL,
 		    g->cfg->saves_dir);
 		return -1;
@@ -433,8 +382,8 @@ ing_ensure(struct ing *g, const char *tid, int port, unsigned uid, int64_t exp,
 		ing_lis_close(g, i, true);	/* removed behind our back */
 	if (l->tid[0] == '\0') {
 		yx_preview_sock_name(tid, port, l->name);
-		if ((l->lfd = ing_listen_at(g->sfd, l->name, gid, (mode_t)g->cfg->fcgi_socket_mode,
-			 &l->ino)) == -1 ||
+		if ((l->lfd = yx_replace_listen(g->sfd, l->name, (uid_t)-1, gid,
+			 (mode_t)g->cfg->fcgi_socket_mode, ING_BACKLOG, &l->ino)) == -1 ||
 		    ing_ep_add(g, l->lfd, EPOLLIN, ING_KEY(ING_K_LIS, i)) == -1) {
 			log_warn("ingress: thread %s: socket %s", tid, l->name);
 			if (l->lfd != -1)
@@ -699,132 +648,36 @@ done:
 	return status;
 }
 
-/* ---- supervisor ----------------------------------------------------- */
+/* ---- supervisor (common/supervise.c) ------------------------------ */
 
+/* In the supervisor, first: no way to the privileged helper, no
+ * CAP_SYS_ADMIN: the ingress reads what relays in sandboxes send. */
 static void
-sup_sig(int signo)
+sup_enter(void)
 {
-	(void)signo;
-	sup_term = 1;
-}
-
-/* Fork the ingress; its pid or -1. */
-static pid_t
-sup_fork(const struct yx_config *cfg, const sigset_t *old)
-{
-	pid_t pid, sup = getpid();
-
-	if ((pid = fork()) != 0)
-		return pid;
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != sup)
-		_exit(1);
-	(void)signal(SIGTERM, SIG_DFL);
-	(void)signal(SIGINT, SIG_DFL);
-	(void)sigprocmask(SIG_SETMASK, old, NULL);
-	_exit(ing_main(cfg));
-}
-
-/* Restart the ingress with a backoff until told to stop. Never returns. */
-static void __attribute__((noreturn))
-sup_main(const struct yx_config *cfg, pid_t master)
-{
-	struct sigaction	sa;
-	sigset_t		block, old, wait;
-	int64_t			started, lived, delay;
-	pid_t			pid = -1, w;
-	int			st, fails = 0;
-
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != master)
-		_exit(0);
-	(void)prctl(PR_SET_NAME, "yuxi-ingress");	/* ps tells it from workers */
-	log_init("yuxi-ingress", cfg->verbose);
-	/* no way to the privileged helper, no CAP_SYS_ADMIN: the ingress
-	 * reads what relays in sandboxes send */
 	yx_priv_child_drop();
 	yx_priv_stop();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sup_sig;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &(struct sigaction){ .sa_handler = SIG_IGN }, NULL);
-	wait = old;
-	sigdelset(&wait, SIGTERM);
-	sigdelset(&wait, SIGINT);
-	while (!sup_term) {
-		started = yx_mono_ms();
-		if ((pid = sup_fork(cfg, &old)) == -1)
-			log_warn("ingress: fork");
-		while (pid > 0 && !sup_term) {
-			sigprocmask(SIG_SETMASK, &wait, NULL);
-			w = waitpid(pid, &st, 0);
-			sigprocmask(SIG_BLOCK, &block, NULL);
-			if (w == pid)
-				break;
-		}
-		if (sup_term)
-			break;
-		lived = yx_mono_ms() - started;
-		fails = lived >= ING_STABLE_MS ? 0 : fails + 1;
-		delay = fails == 0 ? 0 : (int64_t)ING_BACKOFF_MIN_MS << (fails > 7 ? 7 : fails - 1);
-		if (delay > ING_BACKOFF_MAX_MS)
-			delay = ING_BACKOFF_MAX_MS;
-		log_warnx("preview ingress exited (status 0x%x); restart in %lld ms",
-		    pid > 0 ? st : -1, (long long)delay);
-		pid = -1;
-		sigprocmask(SIG_SETMASK, &wait, NULL);
-		if (delay > 0)
-			(void)nanosleep(&(struct timespec){ delay / 1000,
-					    (long)(delay % 1000) * 1000000 },
-			    NULL);
-		sigprocmask(SIG_BLOCK, &block, NULL);
-	}
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		(void)waitpid(pid, &st, 0);
-	}
-	_exit(0);
 }
+
+static const struct yx_supervise sup = {
+	.name = "yuxi-ingress",
+	.what = "preview ingress",
+	.tag = "ingress",
+	.enter = sup_enter,
+	.main = ing_main,
+};
 
 int
 yx_preview_ingress_start(const struct yx_config *cfg, pid_t *pidp)
 {
-	pid_t pid, master = getpid();
-
 	*pidp = -1;
 	if (cfg->preview_domain[0] == '\0' || cfg->mode == YX_MODE_FRONT)
 		return YX_OK;
-	if ((pid = fork()) == -1) {
-		log_warn("ingress: fork");
-		return YX_E_INTERNAL;
-	}
-	if (pid == 0)
-		sup_main(cfg, master);
-	*pidp = pid;
-	return YX_OK;
+	return yx_supervise_start(&sup, cfg, pidp);
 }
 
 void
 yx_preview_ingress_stop(pid_t pid)
 {
-	int64_t	deadline;
-	pid_t	r;
-
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	deadline = yx_mono_ms() + ING_STOP_MS;
-	while ((r = waitpid(pid, NULL, WNOHANG)) == 0 && yx_mono_ms() < deadline)
-		(void)poll(NULL, 0, 10);
-	if (r == 0) {
-		log_warnx("preview ingress %ld did not stop in time: SIGKILL", (long)pid);
-		kill(pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
-	}
+	yx_supervise_stop(&sup, pid);
 }
