@@ -156,6 +156,11 @@ int	yx_priv_respawn(void);
  * the helper's end and directories, drop CAP_SYS_ADMIN from the permitted
  * set for good (the client end stays: the child may ask the helper). */
 void	yx_priv_child_drop(void);
+/* Instead, in a child that must never reach the helper (one that parses
+ * what sandboxes send: the egress proxy, the preview ingress; their
+ * supervisors' yx_supervise enter()): yx_priv_child_drop(), then the
+ * client end closed too (yx_priv_stop). */
+void	yx_priv_child_sever(void);
 /* Is there a helper to ask (started here, or inherited)? */
 bool	yx_priv_running(void);
 

@@ -657,21 +657,14 @@ done:
 
 /* ---- supervisor (common/supervise.c) ------------------------------ */
 
-/* In the supervisor, first: no way to the privileged helper: the
- * proxy parses what sandboxes send; and no CAP_SYS_ADMIN, not even
+/* The supervisor severs itself from the privileged helper first: the
+ * proxy parses what sandboxes send; and keeps no CAP_SYS_ADMIN, not even
  * permitted (the master keeps it permitted to start a new helper). */
-static void
-sup_enter(void)
-{
-	yx_priv_child_drop();
-	yx_priv_stop();
-}
-
 static const struct yx_supervise sup = {
 	.name = "yuxi-egress",
 	.what = "egress proxy",
 	.tag = "egress",
-	.enter = sup_enter,
+	.enter = yx_priv_child_sever,
 	.main = egress_proxy_main,
 };
 

@@ -650,20 +650,13 @@ done:
 
 /* ---- supervisor (common/supervise.c) ------------------------------ */
 
-/* In the supervisor, first: no way to the privileged helper, no
- * CAP_SYS_ADMIN: the ingress reads what relays in sandboxes send. */
-static void
-sup_enter(void)
-{
-	yx_priv_child_drop();
-	yx_priv_stop();
-}
-
+/* The supervisor severs itself from the privileged helper first, and keeps
+ * no CAP_SYS_ADMIN: the ingress reads what relays in sandboxes send. */
 static const struct yx_supervise sup = {
 	.name = "yuxi-ingress",
 	.what = "preview ingress",
 	.tag = "ingress",
-	.enter = sup_enter,
+	.enter = yx_priv_child_sever,
 	.main = ing_main,
 };
 

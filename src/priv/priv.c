@@ -364,6 +364,13 @@ yx_priv_stop(void)
 	priv.pid = 0;
 }
 
+void
+yx_priv_child_sever(void)
+{
+	yx_priv_child_drop();
+	yx_priv_stop();
+}
+
 bool
 yx_priv_running(void)
 {
