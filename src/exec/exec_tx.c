@@ -191,6 +191,20 @@ tx_join(char *buf, size_t len, const char *rel, const char *name)
 	snprintf(buf, len, "%s%s%s", rel, rel[0] != '\0' ? "/" : "", name);
 }
 
+/* A stream over a copy of directory fd (fd stays open); NULL (errno set). */
+static DIR *
+tx_opendir(int fd)
+{
+	DIR	*d;
+	int	 cp;
+
+	if ((cp = dup(fd)) == -1)
+		return NULL;
+	if ((d = fdopendir(cp)) == NULL)
+		close(cp);
+	return d;
+}
+
 /* The lower's entries an opaque upper directory hides: deleted. */
 static int
 tx_walk_hidden(struct tx_ctx *c, int ud, int ld, const char *rel)
@@ -199,14 +213,10 @@ tx_walk_hidden(struct tx_ctx *c, int ud, int ld, const char *rel)
 	struct stat	 us, ls;
 	DIR		*d;
 	char		 p[PATH_MAX];
-	int		 fd, rc = YX_OK;
+	int		 rc = YX_OK;
 
-	if ((fd = dup(ld)) == -1)
+	if ((d = tx_opendir(ld)) == NULL)
 		return YX_E_IO;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return YX_E_IO;
-	}
 	while (rc == YX_OK && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    fstatat(ud, de->d_name, &us, AT_SYMLINK_NOFOLLOW) == 0 ||
@@ -232,16 +242,12 @@ tx_walk(struct tx_ctx *c, int ud, int ld, const char *rel, int depth)
 	DIR		*d;
 	char		 p[PATH_MAX];
 	bool		 opaque = tx_opaque(ud);
-	int		 fd, rc = YX_OK, u2, l2;
+	int		 rc = YX_OK, u2, l2;
 
 	if (depth > TX_DEPTH_MAX)
 		return YX_E_BAD_REQUEST;
-	if ((fd = dup(ud)) == -1)
+	if ((d = tx_opendir(ud)) == NULL)
 		return YX_E_IO;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return YX_E_IO;
-	}
 	while (rc == YX_OK && (de = readdir(d)) != NULL) {
 		bool in_lower;
 
@@ -405,7 +411,7 @@ tx_copy_entry(int sd, const char *sname, int dd, const char *dname, unsigned uid
 	DIR		*d;
 	char		 link[PATH_MAX];
 	ssize_t		 n;
-	int		 in = -1, out = -1, rc = -1, fd;
+	int		 in = -1, out = -1, rc = -1;
 
 	if (depth > TX_DEPTH_MAX || fstatat(sd, sname, &sb, AT_SYMLINK_NOFOLLOW) == -1)
 		return -1;
@@ -442,12 +448,8 @@ tx_copy_entry(int sd, const char *sname, int dd, const char *dname, unsigned uid
 	if (mkdirat(dd, dname, 0700) == -1 ||
 	    (in = tx_openat(sd, sname, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
 	    (out = tx_openat(dd, dname, O_RDONLY | O_DIRECTORY, 0, false)) == -1 ||
-	    (fd = dup(in)) == -1)
+	    (d = tx_opendir(in)) == NULL)
 		goto done;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		goto done;
-	}
 	rc = 0;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		struct stat es;
@@ -485,6 +487,34 @@ tx_remove_typed(int pfd, const char *leaf, char type)
 		(void)unlinkat(pfd, leaf, 0);
 }
 
+/* A journal line: 'P' (a temporary to put in place) or 'D' (a deletion),
+ * the entry's type, its path (decoded) and, for 'P', the temporary. */
+struct tx_jline {
+	char	kind;
+	char	t;
+	int	fields;		/* sscanf's count: 3 with the temporary */
+	char	rel[PATH_MAX];
+	char	tmp[64];
+};
+
+/* The next 'P' or 'D' line of jf whose path decodes, into l; false at the
+ * end. Other lines are passed over. */
+static bool
+tx_jline_next(FILE *jf, struct tx_jline *l)
+{
+	char line[2 * PATH_MAX + 64], a[2 * PATH_MAX];
+
+	while (fgets(line, sizeof(line), jf) != NULL) {
+		if ((line[0] != 'P' && line[0] != 'D') || line[1] != ' ' ||
+		    (l->fields = sscanf(line + 2, "%c %8191s %63s", &l->t, a, l->tmp)) < 2 ||
+		    tx_unhex(a, l->rel, sizeof(l->rel)) == -1)
+			continue;
+		l->kind = line[0];
+		return true;
+	}
+	return false;
+}
+
 /*
  * Carry out the journal open as jf from its first line on (the commit
  * point passed): deletions of the recorded type, renames of the
@@ -493,26 +523,21 @@ tx_remove_typed(int pfd, const char *leaf, char type)
 static void
 tx_apply(int live, FILE *jf, struct tx_ctx *c)
 {
-	char	line[2 * PATH_MAX + 64], rel[PATH_MAX], leaf[NAME_MAX + 1], a[2 * PATH_MAX],
-	    b[64];
-	char	t;
-	int	pfd;
+	struct tx_jline	l;
+	char		leaf[NAME_MAX + 1];
+	int		pfd;
 
 	rewind(jf);
-	while (fgets(line, sizeof(line), jf) != NULL) {
-		if ((line[0] != 'P' && line[0] != 'D') || line[1] != ' ')
+	while (tx_jline_next(jf, &l)) {
+		if ((pfd = tx_parent(live, l.rel, leaf, sizeof(leaf))) == -1)
 			continue;
-		if (sscanf(line + 2, "%c %8191s %63s", &t, a, b) < 2 ||
-		    tx_unhex(a, rel, sizeof(rel)) == -1 ||
-		    (pfd = tx_parent(live, rel, leaf, sizeof(leaf))) == -1)
-			continue;
-		if (line[0] == 'D')
-			tx_remove_typed(pfd, leaf, t);
-		else if (strncmp(b, TX_TMP, strlen(TX_TMP)) == 0 &&
-		    faccessat(pfd, b, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (t == 'd')	/* a directory is not renamed over */
+		if (l.kind == 'D')
+			tx_remove_typed(pfd, leaf, l.t);
+		else if (strncmp(l.tmp, TX_TMP, strlen(TX_TMP)) == 0 &&
+		    faccessat(pfd, l.tmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (l.t == 'd')	/* a directory is not renamed over */
 				tx_remove_typed(pfd, leaf, 'd');
-			(void)renameat(pfd, b, pfd, leaf);
+			(void)renameat(pfd, l.tmp, pfd, leaf);
 		}
 		close(pfd);
 		if (c != NULL)
@@ -525,19 +550,17 @@ tx_apply(int live, FILE *jf, struct tx_ctx *c)
 static void
 tx_undo(int live, FILE *jf)
 {
-	char	line[2 * PATH_MAX + 64], rel[PATH_MAX], leaf[NAME_MAX + 1], a[2 * PATH_MAX],
-	    b[64];
-	char	t;
-	int	pfd;
+	struct tx_jline	l;
+	char		leaf[NAME_MAX + 1];
+	int		pfd;
 
 	rewind(jf);
-	while (fgets(line, sizeof(line), jf) != NULL) {
-		if (line[0] != 'P' || line[1] != ' ' ||
-		    sscanf(line + 2, "%c %8191s %63s", &t, a, b) != 3 ||
-		    strncmp(b, TX_TMP, strlen(TX_TMP)) != 0 || tx_unhex(a, rel, sizeof(rel)) == -1 ||
-		    (pfd = tx_parent(live, rel, leaf, sizeof(leaf))) == -1)
+	while (tx_jline_next(jf, &l)) {
+		if (l.kind != 'P' || l.fields != 3 ||
+		    strncmp(l.tmp, TX_TMP, strlen(TX_TMP)) != 0 ||
+		    (pfd = tx_parent(live, l.rel, leaf, sizeof(leaf))) == -1)
 			continue;
-		tx_remove_typed(pfd, b, t == 'd' ? 'd' : 'f');
+		tx_remove_typed(pfd, l.tmp, l.t == 'd' ? 'd' : 'f');
 		close(pfd);
 	}
 }
