@@ -658,34 +658,13 @@ prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
     const struct yx_prov_step *st, int port, struct yx_container_info *info,
     struct yx_errctx *err)
 {
-	struct yx_container_spec	 spec;
-	struct yx_prov_mounts		 ms = { NULL, 0 };
-	const struct yx_config		*settings = req->settings != NULL ?
-	     req->settings :
-	     p->cfg;
-	int				 rc;
+	int rc;
 
 	if (req->before_create != NULL &&
 	    (rc = req->before_create(req->before_create_arg, err)) != YX_OK)
 		return rc;
-	if ((rc = yx_prov_mounts_build(p, req, &ms)) != YX_OK)
-		return yx_fail(err, rc, NULL);
-	memset(&spec, 0, sizeof(spec));
-	spec.name = st->name;
-	spec.image = settings->image;
-	spec.thread_id = req->thread_id;
-	spec.sandbox_id = st->sid;
-	spec.skills_fp = prov_fp(req);
-	spec.mounts = ms.m;
-	spec.nmounts = ms.n;
-	spec.host_port = port;
-	spec.uid = req->uid;
-	spec.gid = req->gid;
-	spec.cmd = req->cmd;
-	spec.cfg = settings;
-	rc = p->driver->ops->create(p->driver, &spec, info, err);
-	yx_prov_mounts_fini(&ms);
-	return rc;
+	return yx_prov_create(p, req, st->name, st->sid, prov_fp(req), port, info,
+	    err);
 }
 
 /*

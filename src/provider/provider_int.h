@@ -101,10 +101,15 @@ struct yx_prov_mounts {
 	size_t		 n;
 };
 
-/* Build the mounts for req (host paths translated). YX_OK or YX_E_NOMEM
- * (nothing to free then); otherwise release with yx_prov_mounts_fini(). */
-int		 yx_prov_mounts_build(const struct yx_provider *p,
-     const struct yx_acquire_req *req, struct yx_prov_mounts *ms);
-void		 yx_prov_mounts_fini(struct yx_prov_mounts *ms);
+/*
+ * The driver's create of container `name` for req (provider_mounts.c): its
+ * mounts (host paths translated), sandbox id sid, fingerprint fp, host
+ * port port (0: none), req's settings or the service's. The driver's
+ * answer (YX_OK with *info filled), or YX_E_NOMEM for the mounts.
+ */
+int		 yx_prov_create(struct yx_provider *p,
+    const struct yx_acquire_req *req, const char *name, const char *sid,
+    const char *fp, int port, struct yx_container_info *info,
+    struct yx_errctx *err);
 
 #endif /* YUXI_PROVIDER_INT_H */

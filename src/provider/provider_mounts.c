@@ -5,7 +5,8 @@
  * (read-write, or read-only for a profile's read-only workspace), each visible skill read-only at
  * /home/yuxi/skills/<name>, and the caller's extra mounts; host paths are
  * translated for the engine with YUXI_HOST_PROJECT_DIR (rule in
- * include/yuxi/provider.h).
+ * include/yuxi/provider.h); and the driver's create of a container with
+ * them, for a sandbox (provider.c) and a transaction's (provider_tx.c).
  */
 #include "config.h"
 
@@ -40,8 +41,8 @@ mounts_host_path(const struct yx_provider *p, const char *path)
 	return strdup(path);
 }
 
-void
-yx_prov_mounts_fini(struct yx_prov_mounts *ms)
+static void
+mounts_fini(struct yx_prov_mounts *ms)
 {
 	size_t i;
 
@@ -69,8 +70,8 @@ mounts_add(const struct yx_provider *p, struct yx_prov_mounts *ms,
 }
 
 /* The mounts of DESIGN §3 for req. YX_OK or YX_E_NOMEM (ms freed). */
-int
-yx_prov_mounts_build(const struct yx_provider *p,
+static int
+mounts_build(const struct yx_provider *p,
     const struct yx_acquire_req *req, struct yx_prov_mounts *ms)
 {
 	char	 target[PATH_MAX];
@@ -97,6 +98,37 @@ yx_prov_mounts_build(const struct yx_provider *p,
 			goto fail;
 	return YX_OK;
 fail:
-	yx_prov_mounts_fini(ms);
+	mounts_fini(ms);
+	return rc;
+}
+
+int
+yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
+    const char *name, const char *sid, const char *fp, int port,
+    struct yx_container_info *info, struct yx_errctx *err)
+{
+	struct yx_container_spec	 spec;
+	struct yx_prov_mounts		 ms = { NULL, 0 };
+	const struct yx_config		*settings = req->settings != NULL ? req->settings :
+								    p->cfg;
+	int				 rc;
+
+	if ((rc = mounts_build(p, req, &ms)) != YX_OK)
+		return yx_fail(err, rc, NULL);
+	memset(&spec, 0, sizeof(spec));
+	spec.name = name;
+	spec.image = settings->image;
+	spec.thread_id = req->thread_id;
+	spec.sandbox_id = sid;
+	spec.skills_fp = fp;
+	spec.mounts = ms.m;
+	spec.nmounts = ms.n;
+	spec.host_port = port;
+	spec.uid = req->uid;
+	spec.gid = req->gid;
+	spec.cmd = req->cmd;
+	spec.cfg = settings;
+	rc = p->driver->ops->create(p->driver, &spec, info, err);
+	mounts_fini(&ms);
 	return rc;
 }

@@ -34,29 +34,11 @@ int
 yx_provider_tx_create(struct yx_provider *p, const struct yx_acquire_req *req,
     const char *name, struct yx_container_info *info, struct yx_errctx *err)
 {
-	struct yx_container_spec	 spec;
-	struct yx_prov_mounts		 ms = { NULL, 0 };
-	const struct yx_config		*settings = req->settings != NULL ? req->settings :
-								    p->cfg;
-	int				 rc;
+	int rc;
 
 	(void)p->driver->ops->remove(p->driver, name, NULL);	/* a stale one */
-	if ((rc = yx_prov_mounts_build(p, req, &ms)) != YX_OK)
-		return yx_fail(err, rc, NULL);
-	memset(&spec, 0, sizeof(spec));
-	spec.name = name;
-	spec.image = settings->image;
-	spec.thread_id = req->thread_id;
-	spec.sandbox_id = name + strlen(p->cfg->container_prefix);
-	spec.skills_fp = "transaction";
-	spec.mounts = ms.m;
-	spec.nmounts = ms.n;
-	spec.uid = req->uid;
-	spec.gid = req->gid;
-	spec.cmd = req->cmd;
-	spec.cfg = settings;
-	rc = p->driver->ops->create(p->driver, &spec, info, err);
-	yx_prov_mounts_fini(&ms);
+	rc = yx_prov_create(p, req, name, name + strlen(p->cfg->container_prefix),
+	    "transaction", 0, info, err);
 	if (rc != YX_OK)
 		(void)p->driver->ops->remove(p->driver, name, NULL);
 	return rc;
