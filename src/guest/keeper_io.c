@@ -21,6 +21,7 @@
 #include "guest/keeper_int.h"
 #include "guest/run_core.h"
 #include "yuxi/clock.h"
+#include "yuxi/fdio.h"
 
 #define KEEP_PIPE_SIZE	(1024 * 1024)
 
@@ -104,17 +105,12 @@ keep_ps_one(int dfd, const char *name, struct keep_ps *p)
 {
 	char		 buf[1024], path[64], *q;
 	unsigned long long v[20];
-	ssize_t		 n;
 	int		 fd, i;
 
 	snprintf(path, sizeof(path), "%s/stat", name);
-	if ((fd = openat(dfd, path, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((fd = openat(dfd, path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    yx_fd_read_str(fd, buf, sizeof(buf)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	/* "pid (comm) state ppid pgrp session ... starttime(22)": comm may
 	 * hold anything, so parse from its last ')' */
 	if ((q = strrchr(buf, ')')) == NULL || q[1] != ' ' || q[2] == '\0')

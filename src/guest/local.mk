@@ -22,7 +22,8 @@ yuxi_run_LDADD =
 yuxi_run_LINK = $(CCLD) $(yuxi_run_CFLAGS) $(CFLAGS) $(GUEST_LDFLAGS) -o $@
 
 yuxi_agent_SOURCES = src/guest/yuxi-agent.c src/guest/agent_proto.h \
-	include/yuxi/sock.h src/guest/agent_keeper.c src/guest/agent_keeper.h \
+	include/yuxi/sock.h include/yuxi/fdio.h \
+	src/guest/agent_keeper.c src/guest/agent_keeper.h \
 	src/guest/agent_session.c src/guest/keeper_int.h src/guest/keeper_io.c \
 	src/guest/agent_prime.c src/guest/agent_prime.h \
 	src/guest/relay.c src/guest/relay.h \

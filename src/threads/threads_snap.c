@@ -39,6 +39,7 @@
 #include <json-c/json.h>
 
 #include "yuxi/clock.h"
+#include "yuxi/fdio.h"
 #include "yuxi/ident.h"
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
@@ -121,16 +122,11 @@ snap_rec_read(int rdir, const char *sid, struct yx_thread_snap *s)
 {
 	struct json_object	*o = NULL, *v;
 	char			 buf[1024];
-	ssize_t			 n;
 	int			 fd, rc = -1;
 
-	if ((fd = snap_openat(rdir, sid, O_RDONLY, 0, false)) == -1)
+	if ((fd = snap_openat(rdir, sid, O_RDONLY, 0, false)) == -1 ||
+	    yx_fd_read_str(fd, buf, sizeof(buf)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	if ((o = json_tokener_parse(buf)) == NULL || !json_object_is_type(o, json_type_object))
 		goto done;
 	snprintf(s->id, sizeof(s->id), "%s", sid);

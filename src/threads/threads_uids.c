@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "yuxi/fdio.h"
 #include "yuxi/log.h"
 #include "yuxi/priv.h"
 #include "yuxi/replace.h"
@@ -57,17 +58,11 @@ thread_uid_cursor(struct yx_thread_store *st)
 {
 	char		buf[24];
 	unsigned long	v;
-	ssize_t		n;
 	int		fd;
 
 	fd = openat(st->uidfd, YX_UID_CURSOR, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd == -1)
+	if (fd == -1 || yx_fd_read_str(fd, buf, sizeof(buf)) == -1)
 		return st->uid_base;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return st->uid_base;
-	buf[n] = '\0';
 	v = strtoul(buf, NULL, 10);
 	if (v < st->uid_base || v - st->uid_base >= st->uid_count)
 		return st->uid_base;
