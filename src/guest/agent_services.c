@@ -87,13 +87,7 @@ static size_t		 nsvcs;
 static void
 svc_say(const char *name, const char *what)
 {
-	char	line[512];
-	int	n;
-
-	n = snprintf(line, sizeof(line), "yuxi-agent: service %s: %s\n", name, what);
-	if (n > 0)
-		(void)run_write_all(2, line,
-		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, 0);
+	run_say("yuxi-agent: service %s: %s\n", name, what);
 }
 
 int

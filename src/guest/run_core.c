@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -57,6 +58,21 @@ run_write_all(int fd, const void *p, size_t n, int sock)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+void
+run_say(const char *fmt, ...)
+{
+	va_list	ap;
+	char	line[512];
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		(void)run_write_all(2, line,
+		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, 0);
 }
 
 size_t

@@ -67,6 +67,9 @@ void		run_init(void);
 int		run_write_all(int fd, const void *p, size_t n, int sock);
 size_t		run_fmt(char *buf, size_t len, const char *a, const char *b,
     const char *c);
+/* The agent's line on fd 2: fmt holds its "yuxi-agent: " and its newline;
+ * cut to 511 bytes (newline and all). */
+void		run_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What to run: argv (PATH searched as execvpe does) with envp, in cwd. */
 struct run_args {

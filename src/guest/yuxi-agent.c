@@ -109,12 +109,7 @@ static char	 agent_sockdir[108];	/* agent.sock's directory */
 static void
 agent_msg(const char *a, const char *b)
 {
-	char	line[512];
-	int	n;
-
-	n = snprintf(line, sizeof(line), "yuxi-agent: %s%s\n", a, b);
-	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	run_say("yuxi-agent: %s%s\n", a, b);
 }
 
 /*
