@@ -535,6 +535,23 @@ cfg_user(struct cfg_ctx *x, struct yx_config *c)
 }
 
 /*
+ * s as "LO-HI" or, with one_ok, as one number (LO = HI), into *lo and *hi,
+ * bounds unchecked (the caller's). true when it is of that form.
+ */
+static bool
+cfg_range(const char *s, bool one_ok, unsigned long *lo, unsigned long *hi)
+{
+	char tail;
+
+	if (sscanf(s, "%lu-%lu%c", lo, hi, &tail) == 2)
+		return true;
+	if (!one_ok || sscanf(s, "%lu%c", lo, &tail) != 1)
+		return false;
+	*hi = *lo;
+	return true;
+}
+
+/*
  * YUXI_SANDBOX_UID_RANGE: "FIRST-LAST" host uids, one per thread (each
  * thread's sandbox and files get their own uid and gid), or "off": every
  * thread runs as YUXI_SANDBOX_USER. The range must hold at least 16 ids,
@@ -546,7 +563,6 @@ cfg_uid_range(struct cfg_ctx *x, struct yx_config *c)
 {
 	const char	*s = cfg_get(x, "YUXI_SANDBOX_UID_RANGE");
 	unsigned long	 lo, hi;
-	char		 tail;
 
 	if (s == NULL || *s == '\0')
 		return YX_OK;
@@ -554,7 +570,7 @@ cfg_uid_range(struct cfg_ctx *x, struct yx_config *c)
 		c->uid_base = c->uid_count = 0;
 		return YX_OK;
 	}
-	if (sscanf(s, "%lu-%lu%c", &lo, &hi, &tail) != 2 || lo == 0 ||
+	if (!cfg_range(s, false, &lo, &hi) || lo == 0 ||
 	    hi < lo + 15 || hi >= (1UL << 31) ||
 	    (c->uid >= lo && c->uid <= hi))
 		return cfg_fail(x, "YUXI_SANDBOX_UID_RANGE",
@@ -858,16 +874,11 @@ cfg_preview_ports(struct cfg_ctx *x, struct yx_config *c)
 {
 	const char	*s = cfg_get(x, "YUXI_PREVIEW_PORTS");
 	unsigned long	 lo, hi;
-	char		 tail;
 
 	if (s == NULL || *s == '\0')
 		return YX_OK;
-	if (sscanf(s, "%lu-%lu%c", &lo, &hi, &tail) != 2) {
-		if (sscanf(s, "%lu%c", &lo, &tail) != 1)
-			lo = 0;
-		hi = lo;
-	}
-	if (strspn(s, "0123456789-") != strlen(s) || lo < 1 || hi > 65535 || lo > hi)
+	if (!cfg_range(s, true, &lo, &hi) || strspn(s, "0123456789-") != strlen(s) ||
+	    lo < 1 || hi > 65535 || lo > hi)
 		return cfg_fail(x, "YUXI_PREVIEW_PORTS",
 		    "expected LOW-HIGH (1..65535) or one port");
 	c->preview_port_min = (int)lo;
