@@ -85,6 +85,20 @@ struct agent_conn {
 	bool		 reopen;	/* others may open the pipe (own uid) */
 };
 
+/* Close what c holds (a command still running when its connection goes is
+ * killed by the agent) and free its buffer. */
+static void
+agent_conn_fini(struct agent_conn *c)
+{
+	if (c->pipefd != -1)
+		close(c->pipefd);
+	if (c->fd != -1)
+		close(c->fd);
+	free(c->buf);
+	c->buf = NULL;
+	c->fd = c->pipefd = -1;
+}
+
 /*
  * Make run/<thread_id> for *uid when absent. One of another uid is what an
  * earlier thread of that id left (its owner is gone): it is replaced, never
@@ -764,11 +778,7 @@ yx_agent_run(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 		    yx_mono_ms() - t0 >= xr->timeout_sec * 1000L - 50;
 	}
 done:
-	if (c.pipefd != -1)
-		close(c.pipefd);
-	if (c.fd != -1)
-		close(c.fd);	/* the agent kills the command if still running */
-	free(c.buf);
+	agent_conn_fini(&c);	/* the agent kills the command if still running */
 	res->duration_ms = yx_mono_ms() - t0;
 	return rc;
 }
@@ -794,9 +804,7 @@ yx_agent_spawn(int rundir_fd, unsigned uid, const struct yx_agent_opts *o,
 	rc = agent_begin(&c, rundir_fd, uid, xr, bg, wait, err);
 	*started = rc == YX_OK;
 done:
-	if (c.fd != -1)
-		close(c.fd);
-	free(c.buf);
+	agent_conn_fini(&c);
 	return rc;
 }
 
@@ -862,9 +870,7 @@ agent_keeper_dead(int rundir_fd, unsigned uid, const char *id)
 		dead = type == YX_AGENT_T_STATE && len == 7 &&
 		    memcmp(c.buf, "alive=0", 7) == 0;
 done:
-	if (c.fd != -1)
-		close(c.fd);
-	free(c.buf);
+	agent_conn_fini(&c);
 	yx_buf_fini(&req);
 	return dead;
 }
@@ -956,9 +962,7 @@ yx_agent_keeper_op(int rundir_fd, unsigned uid, const char *id, int op,
 		goto done;
 	rc = agent_keeper_reply(&c, sink, arg, status, err);
 done:
-	if (c.fd != -1)
-		close(c.fd);
-	free(c.buf);
+	agent_conn_fini(&c);
 	return rc;
 }
 
@@ -1067,8 +1071,6 @@ yx_agent_session_run(int rundir_fd, unsigned uid, const char *id,
 		break;
 	}
 done:
-	if (c.fd != -1)
-		close(c.fd);
-	free(c.buf);
+	agent_conn_fini(&c);
 	return rc;
 }
