@@ -222,6 +222,16 @@ int	yx_executor_pool_fill(struct yx_executor *ex, unsigned *nmade,
  */
 int	yx_exec_tx_recover(struct yx_executor *ex, const char *tid);
 
+/*
+ * yx_exec_tx_recover for each thread of st that a crashed transaction left
+ * something of (yx_thread_tx_left), each under its transaction lock, not
+ * waited for: a thread whose lock is held (a transaction of it runs) is
+ * skipped. Returns how many threads were looked at; *nrecovered (may be
+ * NULL) counts those that had a journal.
+ */
+unsigned yx_exec_tx_recover_all(struct yx_executor *ex, struct yx_thread_store *st,
+    unsigned *nrecovered);
+
 /* Fill the thread fields of req (id, owner, agent, user) from t. */
 void	yx_exec_request_thread(struct yx_exec_request *req,
     const struct yx_thread			   *t);

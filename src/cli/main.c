@@ -622,36 +622,12 @@ cli_gc_orphans(struct cli *c, int argc, char **argv)
 	return rc == YX_OK ? 0 : 1;
 }
 
-struct cli_txgc {
-	struct cli	*c;
-	unsigned	 n;
-};
-
-/* gc: a thread with what a crashed transaction left (docs/design.md §10),
- * recovered unless a transaction of it runs. */
-static void
-cli_gc_tx(void *arg, const char *tid)
-{
-	struct cli_txgc		*g = arg;
-	struct yx_thread	 t;
-	int			 lock = -1;
-
-	memset(&t, 0, sizeof(t));
-	snprintf(t.thread_id, sizeof(t.thread_id), "%s", tid);
-	if (yx_thread_txlock(&g->c->store, &t, &lock, NULL) != YX_OK)
-		return;
-	if (yx_exec_tx_recover(g->c->ex, tid) == YX_OK)
-		g->n++;
-	close(lock);
-}
-
 static int
 cmd_gc(struct cli *c, int argc, char **argv)
 {
-	struct cli_txgc		 txgc = { c, 0 };
 	struct yx_provider	*p = yx_executor_provider(c->ex);
 	struct yx_errctx	 e;
-	unsigned		 dropped = 0, reaped = 0, all = 0;
+	unsigned		 dropped = 0, reaped = 0, all = 0, txn = 0;
 	char			 holder[256];
 	bool			 everything = argc > 1 && strcmp(argv[1], "--all") == 0;
 	int			 rc;
@@ -674,23 +650,23 @@ cmd_gc(struct cli *c, int argc, char **argv)
 	    (everything && (rc = cli_gc_all(c, &all, &e)) != YX_OK))
 		return cli_err("gc", rc, &e);
 	if (c->store_ok)
-		(void)yx_thread_tx_left(&c->store, cli_gc_tx, &txgc);
+		(void)yx_exec_tx_recover_all(c->ex, &c->store, &txn);
 	if (c->json && everything)
 		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
 		       "\"all_destroyed\":%u,\"transactions_recovered\":%u}\n",
-		    dropped, reaped, all, txgc.n);
+		    dropped, reaped, all, txn);
 	else if (c->json)
 		printf("{\"dead_holds_dropped\":%u,\"idle_destroyed\":%u,"
 		       "\"transactions_recovered\":%u}\n",
-		    dropped, reaped, txgc.n);
+		    dropped, reaped, txn);
 	else if (everything)
 		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
 		       "others destroyed: %u; interrupted transactions recovered: %u\n",
-		    dropped, reaped, all, txgc.n);
+		    dropped, reaped, all, txn);
 	else
 		printf("dead holds dropped: %u; idle sandboxes destroyed: %u; "
 		       "interrupted transactions recovered: %u\n",
-		    dropped, reaped, txgc.n);
+		    dropped, reaped, txn);
 	return 0;
 }
 

@@ -91,43 +91,20 @@ reaper_sweep(const struct yx_config *cfg, struct yx_thread_store *st)
 		log_info("reaper: removed %u preview index entr(ies)", n);
 }
 
-/* Start pool boxes until the pool is full. */
-struct reaper_txctx {
-	struct yx_executor	*ex;
-	struct yx_thread_store	*st;
-};
-
-/* One thread with a transaction's leftovers: recovered unless a
- * transaction of it runs (its lock is held). */
-static void
-reaper_tx_one(void *arg, const char *tid)
-{
-	struct reaper_txctx	*c = arg;
-	struct yx_thread	 t;
-	int			 lock = -1;
-
-	memset(&t, 0, sizeof(t));
-	snprintf(t.thread_id, sizeof(t.thread_id), "%s", tid);
-	if (yx_thread_txlock(c->st, &t, &lock, NULL) != YX_OK)
-		return;
-	(void)yx_exec_tx_recover(c->ex, tid);
-	close(lock);
-}
-
 /* What crashed transactions left: journals finished or undone, layers
  * and containers removed (docs/design.md §10 "Crashes"). */
 static void
 reaper_tx(struct yx_executor *ex, struct yx_thread_store *st)
 {
-	struct reaper_txctx	c = { ex, st };
-	unsigned		n;
+	unsigned n;
 
 	if (ex == NULL || st->dirfd == -1)
 		return;
-	if ((n = yx_thread_tx_left(st, reaper_tx_one, &c)) > 0)
+	if ((n = yx_exec_tx_recover_all(ex, st, NULL)) > 0)
 		log_info("reaper: %u thread(s) with an interrupted transaction looked at", n);
 }
 
+/* Start pool boxes until the pool is full. */
 static void
 reaper_pool_fill(struct yx_executor *ex)
 {
