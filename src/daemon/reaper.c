@@ -104,36 +104,41 @@ reaper_tx(struct yx_executor *ex, struct yx_thread_store *st)
 		log_info("reaper: %u thread(s) with an interrupted transaction looked at", n);
 }
 
-/* Start pool boxes until the pool is full. */
+/*
+ * One step's log lines: what it did, "reaper: <verb> <n> <things>", when
+ * n > 0, and its failure, "reaper: <step>: <message>", when rc is not
+ * YX_OK.
+ */
 static void
-reaper_pool_fill(struct yx_executor *ex)
+reaper_log(int rc, const struct yx_errctx *e, unsigned n, const char *verb,
+    const char *things, const char *step)
 {
-	struct yx_errctx	e;
-	unsigned		n = 0;
-	int			rc;
-
-	yx_errctx_clear(&e);
-	rc = yx_executor_pool_fill(ex, &n, &e);
 	if (n > 0)
-		log_info("reaper: started %u pool box(es)", n);
+		log_info("reaper: %s %u %s", verb, n, things);
 	if (rc != YX_OK)
-		log_warnx("reaper: pool: %s", e.msg[0] ? e.msg : yx_strerror(rc));
+		log_warnx("reaper: %s: %s", step, e->msg[0] ? e->msg : yx_strerror(rc));
 }
 
-/* Box directories and mounts without a slot. */
+/*
+ * The pool's upkeep (with an executor and a pool): start boxes until the
+ * pool is full (fill), or clear the box directories and mounts that no
+ * slot names (the reaper's provider p).
+ */
 static void
-reaper_pool_sweep(struct yx_provider *p)
+reaper_pool(struct yx_executor *ex, struct yx_provider *p, bool fill)
 {
 	struct yx_errctx	e;
 	unsigned		n = 0;
 	int			rc;
 
 	yx_errctx_clear(&e);
-	rc = yx_provider_pool_sweep(p, &n, &e);
-	if (n > 0)
-		log_info("reaper: cleared %u pool box director(ies)", n);
-	if (rc != YX_OK)
-		log_warnx("reaper: pool sweep: %s", e.msg[0] ? e.msg : yx_strerror(rc));
+	if (fill) {
+		rc = yx_executor_pool_fill(ex, &n, &e);
+		reaper_log(rc, &e, n, "started", "pool box(es)", "pool");
+	} else {
+		rc = yx_provider_pool_sweep(p, &n, &e);
+		reaper_log(rc, &e, n, "cleared", "pool box director(ies)", "pool sweep");
+	}
 }
 
 static void
@@ -148,10 +153,7 @@ reaper_pass(struct yx_provider *p)
 		log_info("reaper: dropped %u hold(s) of dead processes", n);
 	n = 0;
 	rc = yx_provider_reap(p, yx_now_ms(), &n, &e);
-	if (n > 0)
-		log_info("reaper: destroyed %u idle sandbox(es)", n);
-	if (rc != YX_OK)
-		log_warnx("reaper: reap: %s", e.msg[0] ? e.msg : yx_strerror(rc));
+	reaper_log(rc, &e, n, "destroyed", "idle sandbox(es)", "reap");
 	yx_errctx_clear(&e);
 	if ((rc = yx_provider_reconcile(p, &e)) != YX_OK)
 		log_warnx("reaper: reconcile: %s", e.msg[0] ? e.msg : yx_strerror(rc));
@@ -274,11 +276,11 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 		log_warnx("reaper: no pool, no transaction recovery: %s", e.msg);
 	reaper_tx(ex, &st);
 	if (ex != NULL && cfg->pool_size > 0)
-		reaper_pool_sweep(&p);
+		reaper_pool(ex, &p, false);
 	next = yx_mono_ms() + (int64_t)cfg->idle_check_interval * 1000;
 	while (!yx_child_stop) {
 		if (ex != NULL && cfg->pool_size > 0)
-			reaper_pool_fill(ex);
+			reaper_pool(ex, &p, true);
 		wait_ms = next - yx_mono_ms();
 		if (ex != NULL && cfg->pool_size > 0 && wait_ms > REAPER_POOL_TICK_MS)
 			wait_ms = REAPER_POOL_TICK_MS;
@@ -302,7 +304,7 @@ yx_reaper_main(const struct yx_config *cfg, struct yx_table *table)
 		reaper_sweep(cfg, &st);
 		reaper_tx(ex, &st);
 		if (ex != NULL && cfg->pool_size > 0)
-			reaper_pool_sweep(&p);
+			reaper_pool(ex, &p, false);
 	}
 	yx_executor_free(ex);
 	yx_provider_fini(&p);
