@@ -178,32 +178,16 @@ yx_h_procs_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return yx_keeper_list(w, r, &l);
 }
 
-int
-yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
-{
-	struct yx_keeper_req		p;
-	struct yx_proc		proc;
-	struct yx_errctx	e;
-	int			rc;
-
-	yx_errctx_clear(&e);
-	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
-		return rc;
-	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
-	    (rc = yx_proc_get(&p.c, arg, &proc, &e)) != YX_OK)
-		yx_send_errctx(r, rc, &e);
-	if (rc == YX_OK)
-		rc = yx_http_send_obj(r, 200, proc_json(&proc));
-	yx_proc_fini(&proc);
-	yx_keeper_close(&p);
-	return rc;
-}
-
-int
-yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/*
+ * GET and DELETE /api/processes/{id}: the process (kill false), or the
+ * process killed and forgotten (kill true), its last state with
+ * "forgotten": true. Sends the reply or the error.
+ */
+static int
+proc_one(struct yx_wctx *w, struct yx_http_req *r, const char *arg, bool kill)
 {
 	struct json_object	*o;
-	struct yx_keeper_req		 p;
+	struct yx_keeper_req	 p;
 	struct yx_proc		 proc;
 	struct yx_errctx	 e;
 	int			 rc;
@@ -213,16 +197,28 @@ yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	if ((rc = yx_keeper_open_q(w, r, 0, &p)) != YX_OK)
 		return rc;
 	if ((rc = yx_need_proc_id(r, arg)) == YX_OK &&
-	    (rc = yx_proc_kill(&p.c, arg, &proc, &e)) != YX_OK)
+	    (rc = (kill ? yx_proc_kill : yx_proc_get)(&p.c, arg, &proc, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	if (rc == YX_OK) {
-		if ((o = proc_json(&proc)) != NULL)
+		if ((o = proc_json(&proc)) != NULL && kill)
 			json_object_object_add(o, "forgotten", json_object_new_boolean(1));
 		rc = yx_http_send_obj(r, 200, o);
 	}
 	yx_proc_fini(&proc);
 	yx_keeper_close(&p);
 	return rc;
+}
+
+int
+yx_h_procs_get(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return proc_one(w, r, arg, false);
+}
+
+int
+yx_h_procs_kill(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return proc_one(w, r, arg, true);
 }
 
 /* Unsigned query parameter up to max (dflt when absent). Sends errors. */
@@ -308,27 +304,35 @@ proc_output_q(struct yx_http_req *r, unsigned long long *off,
 	return YX_OK;
 }
 
-int
-yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+/*
+ * An output long-poll, shared by processes and services: a process's (svc
+ * false, arg its id, checked first) or a service's (svc true, arg its
+ * name), read from its keeper. Sends the reply or the error.
+ */
+static int
+proc_output_send(struct yx_wctx *w, struct yx_http_req *r, const char *arg, bool svc)
 {
 	struct yx_proc_chunk	 c;
 	struct yx_buf		 b;
-	struct yx_keeper_req		 p;
+	struct yx_keeper_req	 p;
 	struct yx_errctx	 e;
 	unsigned long long	 off, wait, max;
-	int			 rc;
+	int			 ms, rc;
 
 	yx_errctx_clear(&e);
 	memset(&c, 0, sizeof(c));
 	yx_buf_init(&b, SIZE_MAX);
 	if ((rc = yx_keeper_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
 		goto out;
-	if ((rc = yx_need_proc_id(r, arg)) != YX_OK ||
+	if ((!svc && (rc = yx_need_proc_id(r, arg)) != YX_OK) ||
 	    (rc = proc_output_q(r, &off, &wait, &max)) != YX_OK)
 		goto done;
 	/* the router took a wait slot when wait_ms asks to wait (YX_R_WAIT) */
-	rc = yx_proc_output(&p.c, arg, off, w->waiting ? (int)wait : 0, (size_t)max,
-	    &c, &e);
+	ms = w->waiting ? (int)wait : 0;
+	if (svc)
+		rc = yx_svc_output(&p.c, p.req.profile, arg, off, ms, (size_t)max, &c, &e);
+	else
+		rc = yx_proc_output(&p.c, arg, off, ms, (size_t)max, &c, &e);
 	if (rc != YX_OK) {
 		yx_send_errctx(r, rc, &e);
 		goto done;
@@ -342,6 +346,12 @@ out:
 	yx_proc_chunk_fini(&c);
 	yx_buf_fini(&b);
 	return rc;
+}
+
+int
+yx_h_procs_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return proc_output_send(w, r, arg, false);
 }
 
 int
@@ -437,33 +447,5 @@ yx_h_services_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 int
 yx_h_services_output(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_proc_chunk	 c;
-	struct yx_buf		 b;
-	struct yx_keeper_req	 p;
-	struct yx_errctx	 e;
-	unsigned long long	 off, wait, max;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	memset(&c, 0, sizeof(c));
-	yx_buf_init(&b, SIZE_MAX);
-	if ((rc = yx_keeper_open_q(w, r, proc_wait_ms(w, r), &p)) != YX_OK)
-		goto out;
-	if ((rc = proc_output_q(r, &off, &wait, &max)) != YX_OK)
-		goto done;
-	rc = yx_svc_output(&p.c, p.req.profile, arg, off, w->waiting ? (int)wait : 0,
-	    (size_t)max, &c, &e);
-	if (rc != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((rc = proc_output_body(&c, wait > 0 && !w->waiting, &b)) != YX_OK)
-		goto done;
-	rc = yx_http_send_raw(r, 200, YX_CT_JSON, b.data, b.len);
-done:
-	yx_keeper_close(&p);
-out:
-	yx_proc_chunk_fini(&c);
-	yx_buf_fini(&b);
-	return rc;
+	return proc_output_send(w, r, arg, true);
 }
