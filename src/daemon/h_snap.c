@@ -28,14 +28,28 @@
 #include "yuxi/priv.h"
 #include "yuxi/provider.h"
 
-/* The route's captures "<thread>[/<snapshot>]" split into tid and sid. */
-static void
-snap_args(const char *arg, char *tid, size_t tlen, char *sid, size_t slen)
-{
-	size_t n = strcspn(arg, "/");
+/* What every snapshot route starts with. */
+struct snap_req {
+	struct yx_thread	t;
+	struct yx_errctx	e;	/* cleared */
+	char			sid[64];	/* "" without one */
+};
 
-	snprintf(tid, tlen, "%.*s", (int)n, arg);
-	snprintf(sid, slen, "%s", arg[n] == '/' ? arg + n + 1 : "");
+/*
+ * The route's captures "<thread>[/<snapshot>]": the thread loaded as the
+ * caller's (yx_load_thread) into q->t, the snapshot id into q->sid.
+ * YX_OK, or the error already sent.
+ */
+static int
+snap_open(struct yx_wctx *w, struct yx_http_req *r, const char *arg, struct snap_req *q)
+{
+	char	tid[YX_THREAD_ID_SIZE];
+	size_t	n = strcspn(arg, "/");
+
+	yx_errctx_clear(&q->e);
+	snprintf(tid, sizeof(tid), "%.*s", (int)n, arg);
+	snprintf(q->sid, sizeof(q->sid), "%s", arg[n] == '/' ? arg + n + 1 : "");
+	return yx_load_thread(w, r, tid, strlen(tid), &q->t);
 }
 
 static struct json_object *
@@ -59,16 +73,12 @@ int
 yx_h_snap_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_thread_snap	 s;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
+	struct snap_req		 q;
 	struct json_object	*v;
 	const char		*name = NULL;
-	char			 tid[YX_THREAD_ID_SIZE], sid[64];
 	int			 rc;
 
-	yx_errctx_clear(&e);
-	snap_args(arg, tid, sizeof(tid), sid, sizeof(sid));
-	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if ((rc = snap_open(w, r, arg, &q)) != YX_OK)
 		return rc;
 	if (json_object_object_get_ex(w->body, "name", &v) &&
 	    !json_object_is_type(v, json_type_null)) {
@@ -81,36 +91,32 @@ yx_h_snap_create(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 		return yx_http_send_error(r, YX_E_UNSUPPORTED,
 			   "snapshots are off (YUXI_THREAD_SNAPSHOTS_MAX=0)"),
 		       YX_E_UNSUPPORTED;
-	if ((rc = yx_thread_snap_create(&w->store, &t, name, w->cfg->snapshots_max, &s, &e)) !=
-	    YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	log_info("thread %s: snapshot %s made", t.thread_id, s.id);
-	return yx_http_send_obj(r, 201, snap_json(t.thread_id, &s));
+	if ((rc = yx_thread_snap_create(&w->store, &q.t, name, w->cfg->snapshots_max, &s,
+		 &q.e)) != YX_OK)
+		return yx_send_errctx(r, rc, &q.e), rc;
+	log_info("thread %s: snapshot %s made", q.t.thread_id, s.id);
+	return yx_http_send_obj(r, 201, snap_json(q.t.thread_id, &s));
 }
 
 int
 yx_h_snap_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_thread_snap	*v = NULL;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
+	struct snap_req		 q;
 	struct json_object	*o, *a;
-	char			 tid[YX_THREAD_ID_SIZE], sid[64];
 	size_t			 i, n = 0;
 	int			 rc;
 
-	yx_errctx_clear(&e);
-	snap_args(arg, tid, sizeof(tid), sid, sizeof(sid));
-	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if ((rc = snap_open(w, r, arg, &q)) != YX_OK)
 		return rc;
-	if ((rc = yx_thread_snap_list(&w->store, &t, &v, &n, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
+	if ((rc = yx_thread_snap_list(&w->store, &q.t, &v, &n, &q.e)) != YX_OK)
+		return yx_send_errctx(r, rc, &q.e), rc;
 	if ((o = yx_json_list("snapshots", &a)) == NULL) {
 		free(v);
 		return YX_E_NOMEM;
 	}
 	for (i = 0; i < n; i++)
-		json_object_array_add(a, snap_json(t.thread_id, &v[i]));
+		json_object_array_add(a, snap_json(q.t.thread_id, &v[i]));
 	json_object_object_add(o, "max", json_object_new_int(w->cfg->snapshots_max));
 	free(v);
 	return yx_http_send_obj(r, 200, o);
@@ -119,17 +125,13 @@ yx_h_snap_list(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 int
 yx_h_snap_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_thread	t;
-	struct yx_errctx	e;
-	char			tid[YX_THREAD_ID_SIZE], sid[64];
-	int			rc;
+	struct snap_req	q;
+	int		rc;
 
-	yx_errctx_clear(&e);
-	snap_args(arg, tid, sizeof(tid), sid, sizeof(sid));
-	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if ((rc = snap_open(w, r, arg, &q)) != YX_OK)
 		return rc;
-	if ((rc = yx_thread_snap_delete(&w->store, &t, sid, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
+	if ((rc = yx_thread_snap_delete(&w->store, &q.t, q.sid, &q.e)) != YX_OK)
+		return yx_send_errctx(r, rc, &q.e), rc;
 	return yx_http_send_empty(r, 204);
 }
 
@@ -148,39 +150,36 @@ int
 yx_h_snap_restore(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
 	struct yx_thread_snap	 s;
-	struct yx_thread	 t;
-	struct yx_errctx	 e;
+	struct snap_req		 q;
 	struct json_object	*o;
-	char			 tid[YX_THREAD_ID_SIZE], sid[64];
 	int			 lock = -1, rc;
 
-	yx_errctx_clear(&e);
-	snap_args(arg, tid, sizeof(tid), sid, sizeof(sid));
-	if ((rc = yx_load_thread(w, r, tid, strlen(tid), &t)) != YX_OK)
+	if ((rc = snap_open(w, r, arg, &q)) != YX_OK)
 		return rc;
-	if ((rc = yx_thread_snap_get(&w->store, &t, sid, &s, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if ((rc = yx_thread_txlock(&w->store, &t, &lock, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if (snap_thread_busy(w, t.thread_id)) {
-		rc = yx_fail(&e, YX_E_THREAD_BUSY,
+	if ((rc = yx_thread_snap_get(&w->store, &q.t, q.sid, &s, &q.e)) != YX_OK)
+		return yx_send_errctx(r, rc, &q.e), rc;
+	if ((rc = yx_thread_txlock(&w->store, &q.t, &lock, &q.e)) != YX_OK)
+		return yx_send_errctx(r, rc, &q.e), rc;
+	if (snap_thread_busy(w, q.t.thread_id)) {
+		rc = yx_fail(&q.e, YX_E_THREAD_BUSY,
 		    "a command of this thread is running: restore when it is done");
 		goto fail;
 	}
-	if (w->prov_ok && (rc = yx_provider_destroy(&w->prov, NULL, t.thread_id, &e)) != YX_OK &&
+	if (w->prov_ok &&
+	    (rc = yx_provider_destroy(&w->prov, NULL, q.t.thread_id, &q.e)) != YX_OK &&
 	    rc != YX_E_NOT_FOUND)
 		goto fail;
-	if ((rc = yx_thread_snap_restore(&w->store, &t, sid, &e)) != YX_OK)
+	if ((rc = yx_thread_snap_restore(&w->store, &q.t, q.sid, &q.e)) != YX_OK)
 		goto fail;
 	if (w->prov_ok)	/* one a command made while the files were swapped */
-		(void)yx_provider_destroy(&w->prov, NULL, t.thread_id, NULL);
+		(void)yx_provider_destroy(&w->prov, NULL, q.t.thread_id, NULL);
 	close(lock);
-	log_info("thread %s: restored to snapshot %s", t.thread_id, sid);
-	if ((o = snap_json(t.thread_id, &s)) == NULL)
+	log_info("thread %s: restored to snapshot %s", q.t.thread_id, q.sid);
+	if ((o = snap_json(q.t.thread_id, &s)) == NULL)
 		return YX_E_NOMEM;
 	json_object_object_add(o, "restored", json_object_new_boolean(1));
 	return yx_http_send_obj(r, 200, o);
 fail:
 	close(lock);
-	return yx_send_errctx(r, rc, &e), rc;
+	return yx_send_errctx(r, rc, &q.e), rc;
 }
