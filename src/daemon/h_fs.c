@@ -63,8 +63,9 @@ fs_close(struct fs_ctx *c)
 	c->b_open = false;
 }
 
-/* Path flags of fs_open_q. */
+/* Path flags of fs_open_q and fs_route. */
 #define FS_TOP	0x1	/* "/" is the namespace root (YX_ROOT_TOP) */
+#define FS_BODY	0x2	/* fs_route: thread_id and path in the JSON body */
 
 /*
  * Resolve `path` (len bytes; NULL: dflt) into c->vp; with FS_TOP "/"
@@ -174,30 +175,43 @@ fs_open_q(struct yx_wctx *w, struct yx_http_req *r, const char *dflt,
 	return rc;
 }
 
-/*
- * glob and grep: fs_open_q beneath the workspace by default, and the
- * required non-empty "pattern" (*pat borrows the query's). On an error the
- * reply is sent and c is closed.
- */
+/* fs_open with thread_id and path from the JSON body (the router's,
+ * YX_R_JSON). Sends errors itself. */
 static int
-fs_open_pattern(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
-    const char **pat)
+fs_open_body(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c)
 {
-	int rc;
+	struct yx_errctx	 e;
+	struct json_object	*v;
+	const char		*tid = NULL;
+	int			 rc;
 
-	if ((rc = fs_open_q(w, r, YX_VROOT_WORKSPACE, FS_TOP, c)) != YX_OK)
+	yx_errctx_clear(&e);
+	memset(c, 0, sizeof(*c));
+	if (yx_json_opt_str(w->body, "thread_id", &tid) != YX_OK)
+		tid = NULL;
+	if ((rc = fs_open(w, r, tid, tid != NULL ? strlen(tid) : 0, c)) != YX_OK)
 		return rc;
-	if ((*pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || (*pat)[0] == '\0') {
-		fs_close(c);
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "pattern is required");
-		return YX_E_BAD_REQUEST;
+	if (!json_object_object_get_ex(w->body, "path", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
+		return YX_E_INVALID_PATH;
 	}
+	return fs_path(w, r, json_object_get_string(v),
+	    (size_t)json_object_get_string_len(v), NULL, 0, c);
+}
+
+/* glob and grep: the required non-empty "pattern" (*pat borrows the query's). */
+static int
+fs_pattern(struct yx_http_req *r, const char **pat, struct yx_errctx *e)
+{
+	if ((*pat = yx_query_get(&r->query, "pattern", NULL)) == NULL || (*pat)[0] == '\0')
+		return yx_fail(e, YX_E_BAD_REQUEST, "pattern is required");
 	return YX_OK;
 }
 
 /* Non-negative integer query parameter; dflt when absent. */
 static int
-q_size(struct yx_http_req *r, const char *key, size_t dflt, size_t *out)
+q_size(struct yx_http_req *r, const char *key, size_t dflt, size_t *out, struct yx_errctx *e)
 {
 	const char	*s = yx_query_get(&r->query, key, NULL);
 	char		*end;
@@ -207,13 +221,8 @@ q_size(struct yx_http_req *r, const char *key, size_t dflt, size_t *out)
 	if (s == NULL || s[0] == '\0')
 		return YX_OK;
 	v = strtoull(s, &end, 10);
-	if (*end != '\0' || s[0] == '-' || v > (1ULL << 31)) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "%s must be a non-negative integer", key);
-		yx_http_send_error(r, YX_E_BAD_REQUEST, msg);
-		return YX_E_BAD_REQUEST;
-	}
+	if (*end != '\0' || s[0] == '-' || v > (1ULL << 31))
+		return yx_fail(e, YX_E_BAD_REQUEST, "%s must be a non-negative integer", key);
 	*out = (size_t)v;
 	return YX_OK;
 }
@@ -339,40 +348,85 @@ roots_json(const struct fs_ctx *c, bool with_name)
 	return o;
 }
 
-/* ls and the viewer tree: one level; "/" gives the two roots. */
+/*
+ * The ops of the routes that answer JSON (fs_route): each works on the
+ * opened thread and path (c), with the request r (a write's JSON body:
+ * w->body, the router's), and returns YX_OK with the reply in *reply
+ * (NULL: out of memory, nothing is sent) or an error with its message
+ * in e.
+ */
+typedef int	fs_op(struct yx_wctx *, struct yx_http_req *, struct fs_ctx *,
+    struct json_object **, struct yx_errctx *);
+
+/*
+ * A route that answers JSON (all but the downloads): the caller's thread
+ * and the path opened (from the JSON body with FS_BODY, else from the
+ * query, dflt and FS_TOP as fs_open_q), then op on them; its reply goes
+ * out with status, its error as the error. One place closes both.
+ */
 static int
-fs_list(struct yx_wctx *w, struct yx_http_req *r, bool viewer)
+fs_route(struct yx_wctx *w, struct yx_http_req *r, unsigned flags, const char *dflt,
+    fs_op *op, int status)
 {
-	struct yx_broker_list	*l = NULL;
+	struct json_object	*reply = NULL;
 	struct fs_ctx		 c;
 	struct yx_errctx	 e;
 	int			 rc;
 
 	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, viewer ? "/" : YX_VROOT_WORKSPACE, FS_TOP,
-		 &c)) != YX_OK)
-		return rc;
-	if (c.vp.root == YX_ROOT_TOP)
-		rc = yx_http_send_obj(r, 200, roots_json(&c, viewer));
-	else if ((rc = yx_broker_ls(&c.b, c.vp.root, c.vp.rel, &l, &e)) != YX_OK)
+	if (flags & FS_BODY)
+		rc = fs_open_body(w, r, &c);
+	else
+		rc = fs_open_q(w, r, dflt, flags, &c);
+	if (rc != YX_OK)
+		;
+	else if ((rc = op(w, r, &c, &reply, &e)) != YX_OK)
 		yx_send_errctx(r, rc, &e);
 	else
-		rc = yx_http_send_obj(r, 200, list_json(l, "entries", viewer, true));
-	yx_broker_list_free(l);
+		rc = yx_http_send_obj(r, status, reply);
 	fs_close(&c);
 	return rc;
+}
+
+/* ls and the viewer tree: one level; "/" gives the two roots. */
+static int
+fs_list(struct fs_ctx *c, bool viewer, struct json_object **reply, struct yx_errctx *e)
+{
+	struct yx_broker_list	*l = NULL;
+	int			 rc = YX_OK;
+
+	if (c->vp.root == YX_ROOT_TOP)
+		*reply = roots_json(c, viewer);
+	else if ((rc = yx_broker_ls(&c->b, c->vp.root, c->vp.rel, &l, e)) == YX_OK)
+		*reply = list_json(l, "entries", viewer, true);
+	yx_broker_list_free(l);
+	return rc;
+}
+
+static int
+fs_ls_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
+{
+	return fs_list(c, false, reply, e);
 }
 
 int
 yx_h_fs_ls(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return fs_list(w, r, false);
+	return fs_route(w, r, FS_TOP, YX_VROOT_WORKSPACE, fs_ls_op, 200);
+}
+
+static int
+fs_tree_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
+{
+	return fs_list(c, true, reply, e);
 }
 
 int
 yx_h_viewer_tree(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return fs_list(w, r, true);
+	return fs_route(w, r, FS_TOP, "/", fs_tree_op, 200);
 }
 
 /* "cut_lines": [1-based numbers of the lines cut at the line cap]. */
@@ -387,114 +441,77 @@ cut_lines_json(const struct yx_broker_text *t)
 	return a;
 }
 
-int
-yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+static int
+fs_cat_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
 {
 	struct yx_broker_text	*t = NULL;
 	struct json_object	*o;
-	struct fs_ctx		 c;
-	struct yx_errctx	 e;
 	const char		*fmt;
 	size_t			 off, lim;
 	bool			 raw;
 	int			 rc;
 
-	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
-		return rc;
 	fmt = yx_query_get(&r->query, "format", NULL);
 	raw = fmt != NULL && strcmp(fmt, "raw") == 0;
-	if (fmt != NULL && fmt[0] != '\0' && !raw &&
-	    strcmp(fmt, "numbered") != 0) {
-		rc = YX_E_BAD_REQUEST;
-		yx_http_send_error(r, rc, "format must be raw or numbered");
-		goto done;
+	if (fmt != NULL && fmt[0] != '\0' && !raw && strcmp(fmt, "numbered") != 0)
+		return yx_fail(e, YX_E_BAD_REQUEST, "format must be raw or numbered");
+	if ((rc = q_size(r, "offset", 0, &off, e)) != YX_OK ||
+	    (rc = q_size(r, "limit", YX_BROKER_CAT_LIMIT, &lim, e)) != YX_OK ||
+	    (rc = yx_broker_cat(&c->b, c->vp.root, c->vp.rel, off, lim, raw ? YX_CAT_RAW : 0, &t,
+		 e)) != YX_OK)
+		return rc;
+	if ((o = json_object_new_object()) != NULL) {
+		json_object_object_add(o, "path", json_object_new_string(t->path));
+		json_object_object_add(o, "format",
+		    json_object_new_string(raw ? "raw" : "numbered"));
+		json_object_object_add(o, "content", yx_json_text(t->content, t->len));
+		json_object_object_add(o, "start_line",
+		    json_object_new_int64((int64_t)t->start_line));
+		json_object_object_add(o, "end_line", json_object_new_int64((int64_t)t->end_line));
+		json_object_object_add(o, "total_lines",
+		    json_object_new_int64((int64_t)t->total_lines));
+		json_object_object_add(o, "next_offset",
+		    t->next_offset >= 0 ? json_object_new_int64(t->next_offset) : NULL);
+		json_object_object_add(o, "cut_lines", cut_lines_json(t));
+		json_object_object_add(o, "size", json_object_new_int64((int64_t)t->size));
 	}
-	if ((rc = q_size(r, "offset", 0, &off)) != YX_OK ||
-	    (rc = q_size(r, "limit", YX_BROKER_CAT_LIMIT, &lim)) != YX_OK)
-		goto done;
-	if ((rc = yx_broker_cat(&c.b, c.vp.root, c.vp.rel, off, lim,
-		 raw ? YX_CAT_RAW : 0, &t, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = json_object_new_object()) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
-	json_object_object_add(o, "path", json_object_new_string(t->path));
-	json_object_object_add(o, "format",
-	    json_object_new_string(raw ? "raw" : "numbered"));
-	json_object_object_add(o, "content", yx_json_text(t->content, t->len));
-	json_object_object_add(o, "start_line", json_object_new_int64((int64_t)t->start_line));
-	json_object_object_add(o, "end_line", json_object_new_int64((int64_t)t->end_line));
-	json_object_object_add(o, "total_lines", json_object_new_int64((int64_t)t->total_lines));
-	json_object_object_add(o, "next_offset",
-	    t->next_offset >= 0 ? json_object_new_int64(t->next_offset) : NULL);
-	json_object_object_add(o, "cut_lines", cut_lines_json(t));
-	json_object_object_add(o, "size", json_object_new_int64((int64_t)t->size));
-	rc = yx_http_send_obj(r, 200, o);
-done:
+	*reply = o;
 	yx_broker_text_free(t);
-	fs_close(&c);
-	return rc;
+	return YX_OK;
+}
+
+int
+yx_h_fs_cat(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_route(w, r, 0, NULL, fs_cat_op, 200);
+}
+
+static int
+fs_view_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
+{
+	struct yx_broker_blob	*bl = NULL;
+	struct json_object	*o;
+	int			 rc;
+
+	if ((rc = yx_broker_view(&c->b, c->vp.root, c->vp.rel, &bl, e)) != YX_OK)
+		return rc;
+	if ((o = json_object_new_object()) != NULL) {
+		json_object_object_add(o, "path", json_object_new_string(bl->path));
+		json_object_object_add(o, "content", yx_json_text(bl->content, bl->len));
+		json_object_object_add(o, "size", json_object_new_int64((int64_t)bl->size));
+		json_object_object_add(o, "truncated", json_object_new_boolean(bl->truncated));
+	}
+	*reply = o;
+	yx_broker_blob_free(bl);
+	return YX_OK;
 }
 
 int
 yx_h_viewer_file(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct yx_broker_blob	*bl = NULL;
-	struct json_object	*o;
-	struct fs_ctx		 c;
-	struct yx_errctx	 e;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
-		return rc;
-	if ((rc = yx_broker_view(&c.b, c.vp.root, c.vp.rel, &bl, &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = json_object_new_object()) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
-	json_object_object_add(o, "path", json_object_new_string(bl->path));
-	json_object_object_add(o, "content", yx_json_text(bl->content, bl->len));
-	json_object_object_add(o, "size", json_object_new_int64((int64_t)bl->size));
-	json_object_object_add(o, "truncated", json_object_new_boolean(bl->truncated));
-	rc = yx_http_send_obj(r, 200, o);
-done:
-	yx_broker_blob_free(bl);
-	fs_close(&c);
-	return rc;
-}
-
-/* Body fields shared by write and edit; sends errors itself. */
-static int
-fs_open_body(struct yx_wctx *w, struct yx_http_req *r, struct json_object **body,
-    struct fs_ctx *c)
-{
-	struct yx_errctx	 e;
-	struct json_object	*v;
-	const char		*tid = NULL;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	memset(c, 0, sizeof(*c));
-	*body = w->body;	/* the router's (YX_R_JSON) */
-	if (yx_json_opt_str(*body, "thread_id", &tid) != YX_OK)
-		tid = NULL;
-	if ((rc = fs_open(w, r, tid, tid != NULL ? strlen(tid) : 0, c)) != YX_OK)
-		return rc;
-	if (!json_object_object_get_ex(*body, "path", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
-		yx_http_send_error(r, YX_E_INVALID_PATH, "path is required");
-		return YX_E_INVALID_PATH;
-	}
-	return fs_path(w, r, json_object_get_string(v),
-	    (size_t)json_object_get_string_len(v), NULL, 0, c);
+	return fs_route(w, r, 0, NULL, fs_view_op, 200);
 }
 
 /* A boolean field (absent: false); YX_E_BAD_REQUEST when not a boolean. */
@@ -522,72 +539,47 @@ path_json(const char *canon)
 	return o;
 }
 
-/*
- * The JSON-body writes (write, delete, edit): fs_open_body, then op on the
- * opened thread and path with the body; op sends its reply, errors
- * included. One place closes both.
- */
-typedef int	fs_body_op(struct yx_http_req *, struct fs_ctx *, struct json_object *);
-
 static int
-fs_body_route(struct yx_wctx *w, struct yx_http_req *r, fs_body_op *op)
+fs_write_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
 {
-	struct json_object	*body = NULL;
-	struct fs_ctx		 c;
-	int			 rc;
-
-	if ((rc = fs_open_body(w, r, &body, &c)) == YX_OK)
-		rc = op(r, &c, body);
-	fs_close(&c);
-	return rc;
-}
-
-static int
-fs_write_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
-{
+	struct json_object	*body = w->body;
 	struct json_object	*v;
-	struct yx_errctx	 e;
 	bool			 ow;
 	int			 rc;
 
-	yx_errctx_clear(&e);
 	if (!json_object_object_get_ex(body, "content", &v) ||
-	    !json_object_is_type(v, json_type_string) || body_bool(body, "overwrite", &ow)) {
-		yx_http_send_error(r, YX_E_BAD_REQUEST,
-		    "content must be a string, overwrite a boolean");
-		return YX_E_BAD_REQUEST;
-	}
+	    !json_object_is_type(v, json_type_string) || body_bool(body, "overwrite", &ow))
+		return yx_fail(e, YX_E_BAD_REQUEST, "content must be a string, overwrite a boolean");
 	if ((rc = yx_broker_write(&c->b, c->vp.root, c->vp.rel, json_object_get_string(v),
-		 (size_t)json_object_get_string_len(v), ow, &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	return yx_http_send_obj(r, 201, path_json(c->vp.canon));
+		 (size_t)json_object_get_string_len(v), ow, e)) != YX_OK)
+		return rc;
+	*reply = path_json(c->vp.canon);
+	return YX_OK;
 }
 
 int
 yx_h_fs_write(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return fs_body_route(w, r, fs_write_op);
+	return fs_route(w, r, FS_BODY, NULL, fs_write_op, 201);
 }
 
 static int
-fs_delete_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
+fs_delete_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
 {
-	struct json_object	*o;
-	struct yx_errctx	 e;
-	bool			 recursive, pending = false;
-	int			 rc;
+	struct json_object	*body = w->body;
+	bool	recursive, pending = false;
+	int	rc;
 
-	yx_errctx_clear(&e);
-	if (body_bool(body, "recursive", &recursive) != YX_OK) {
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "recursive must be a boolean");
-		return YX_E_BAD_REQUEST;
-	}
+	if (body_bool(body, "recursive", &recursive) != YX_OK)
+		return yx_fail(e, YX_E_BAD_REQUEST, "recursive must be a boolean");
 	if ((rc = yx_broker_delete(&c->b, c->vp.root, c->vp.rel, recursive, &pending,
-		 &e)) != YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if ((o = path_json(c->vp.canon)) != NULL && pending)
-		json_object_object_add(o, "pending", json_object_new_boolean(1));
-	return yx_http_send_obj(r, 200, o);
+		 e)) != YX_OK)
+		return rc;
+	if ((*reply = path_json(c->vp.canon)) != NULL && pending)
+		json_object_object_add(*reply, "pending", json_object_new_boolean(1));
+	return YX_OK;
 }
 
 /*
@@ -597,61 +589,59 @@ fs_delete_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
 int
 yx_h_fs_delete(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return fs_body_route(w, r, fs_delete_op);
+	return fs_route(w, r, FS_BODY, NULL, fs_delete_op, 200);
 }
 
 static int
-fs_edit_op(struct yx_http_req *r, struct fs_ctx *c, struct json_object *body)
+fs_edit_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
 {
-	struct json_object	*o;
-	struct yx_errctx	 e;
-	const char		*olds = NULL, *news = NULL;
-	size_t			 occ = 0;
-	bool			 all;
-	int			 rc;
+	struct json_object	*body = w->body;
+	const char	*olds = NULL, *news = NULL;
+	size_t		 occ = 0;
+	bool		 all;
+	int		 rc;
 
-	yx_errctx_clear(&e);
 	if (yx_json_opt_str(body, "old_string", &olds) != YX_OK || olds == NULL ||
 	    yx_json_opt_str(body, "new_string", &news) != YX_OK || news == NULL ||
-	    body_bool(body, "replace_all", &all) != YX_OK) {
-		yx_http_send_error(r, YX_E_BAD_REQUEST, "old_string and new_string must be strings, "
-							"replace_all a boolean");
-		return YX_E_BAD_REQUEST;
-	}
-	if ((rc = yx_broker_edit(&c->b, c->vp.root, c->vp.rel, olds, news, all, &occ, &e)) !=
+	    body_bool(body, "replace_all", &all) != YX_OK)
+		return yx_fail(e, YX_E_BAD_REQUEST, "old_string and new_string must be strings, "
+						    "replace_all a boolean");
+	if ((rc = yx_broker_edit(&c->b, c->vp.root, c->vp.rel, olds, news, all, &occ, e)) !=
 	    YX_OK)
-		return yx_send_errctx(r, rc, &e), rc;
-	if ((o = path_json(c->vp.canon)) == NULL)
-		return YX_E_NOMEM;
-	json_object_object_add(o, "occurrences", json_object_new_int64((int64_t)occ));
-	return yx_http_send_obj(r, 200, o);
+		return rc;
+	if ((*reply = path_json(c->vp.canon)) != NULL)
+		json_object_object_add(*reply, "occurrences", json_object_new_int64((int64_t)occ));
+	return YX_OK;
 }
 
 int
 yx_h_fs_edit(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	return fs_body_route(w, r, fs_edit_op);
+	return fs_route(w, r, FS_BODY, NULL, fs_edit_op, 200);
 }
 
-int
-yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+static int
+fs_glob_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
 {
 	struct yx_broker_list	*l = NULL;
-	struct fs_ctx		 c;
-	struct yx_errctx	 e;
 	const char		*pat;
 	int			 rc;
 
-	yx_errctx_clear(&e);
-	if ((rc = fs_open_pattern(w, r, &c, &pat)) != YX_OK)
+	if ((rc = fs_pattern(r, &pat, e)) != YX_OK ||
+	    (rc = yx_broker_glob(&c->b, c->vp.root, c->vp.rel, pat, &l, e)) != YX_OK)
 		return rc;
-	if ((rc = yx_broker_glob(&c.b, c.vp.root, c.vp.rel, pat, &l, &e)) != YX_OK)
-		yx_send_errctx(r, rc, &e);
-	else
-		rc = yx_http_send_obj(r, 200, list_json(l, "matches", false, true));
+	*reply = list_json(l, "matches", false, true);
 	yx_broker_list_free(l);
-	fs_close(&c);
-	return rc;
+	return YX_OK;
+}
+
+/* glob and grep: beneath the workspace by default. */
+int
+yx_h_fs_glob(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_route(w, r, FS_TOP, YX_VROOT_WORKSPACE, fs_glob_op, 200);
 }
 
 static struct json_object *
@@ -678,29 +668,29 @@ grep_json(const struct yx_broker_grep *g, const char *base)
 	return o;
 }
 
-int
-yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+static int
+fs_grep_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
 {
 	struct yx_broker_grep	*g = NULL;
-	struct fs_ctx		 c;
-	struct yx_errctx	 e;
 	const char		*pat;
 	size_t			 maxc;
 	int			 rc;
 
-	yx_errctx_clear(&e);
-	if ((rc = fs_open_pattern(w, r, &c, &pat)) != YX_OK)
+	if ((rc = fs_pattern(r, &pat, e)) != YX_OK ||
+	    (rc = q_size(r, "max_count", 0, &maxc, e)) != YX_OK ||
+	    (rc = yx_broker_grep(&c->b, c->vp.root, c->vp.rel, pat,
+		 yx_query_get(&r->query, "glob", NULL), maxc, &g, e)) != YX_OK)
 		return rc;
-	if ((rc = q_size(r, "max_count", 0, &maxc)) != YX_OK)
-		;
-	else if ((rc = yx_broker_grep(&c.b, c.vp.root, c.vp.rel, pat,
-		      yx_query_get(&r->query, "glob", NULL), maxc, &g, &e)) != YX_OK)
-		yx_send_errctx(r, rc, &e);
-	else
-		rc = yx_http_send_obj(r, 200, grep_json(g, c.vp.canon));
+	*reply = grep_json(g, c->vp.canon);
 	yx_broker_grep_free(g);
-	fs_close(&c);
-	return rc;
+	return YX_OK;
+}
+
+int
+yx_h_fs_grep(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
+{
+	return fs_route(w, r, FS_TOP, YX_VROOT_WORKSPACE, fs_grep_op, 200);
 }
 
 static ssize_t
@@ -709,37 +699,27 @@ upload_read(void *arg, char *buf, size_t len)
 	return (ssize_t)yx_http_read_some(arg, buf, len);
 }
 
+static int
+fs_upload_op(struct yx_wctx *w, struct yx_http_req *r, struct fs_ctx *c,
+    struct json_object **reply, struct yx_errctx *e)
+{
+	uint64_t	size = 0;
+	int		rc;
+
+	if (r->content_length > 0 && (uint64_t)r->content_length > w->cfg->upload_limit)
+		return yx_fail(e, YX_E_PAYLOAD_TOO_LARGE, "upload larger than the limit");
+	if ((rc = yx_broker_upload(&c->b, c->vp.root, c->vp.rel, upload_read, r, true, &size,
+		 e)) != YX_OK)
+		return rc;
+	if ((*reply = path_json(c->vp.canon)) != NULL)
+		json_object_object_add(*reply, "size", json_object_new_int64((int64_t)size));
+	return YX_OK;
+}
+
 int
 yx_h_fs_upload(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
-	struct json_object	*o;
-	struct fs_ctx		 c;
-	struct yx_errctx	 e;
-	uint64_t		 size = 0;
-	int			 rc;
-
-	yx_errctx_clear(&e);
-	if ((rc = fs_open_q(w, r, NULL, 0, &c)) != YX_OK)
-		return rc;
-	if (r->content_length > 0 && (uint64_t)r->content_length > w->cfg->upload_limit) {
-		rc = YX_E_PAYLOAD_TOO_LARGE;
-		yx_http_send_error(r, rc, "upload larger than the limit");
-		goto done;
-	}
-	if ((rc = yx_broker_upload(&c.b, c.vp.root, c.vp.rel, upload_read, r, true, &size,
-		 &e)) != YX_OK) {
-		yx_send_errctx(r, rc, &e);
-		goto done;
-	}
-	if ((o = path_json(c.vp.canon)) == NULL) {
-		rc = YX_E_NOMEM;
-		goto done;
-	}
-	json_object_object_add(o, "size", json_object_new_int64((int64_t)size));
-	rc = yx_http_send_obj(r, 201, o);
-done:
-	fs_close(&c);
-	return rc;
+	return fs_route(w, r, 0, NULL, fs_upload_op, 201);
 }
 
 /* A download answered with its bytes (capture mode). */
