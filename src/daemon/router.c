@@ -44,6 +44,11 @@
 #define PROC	(FWDQ | YX_R_PROC)			/* a process id in the path */
 #define SESS	(FWDQ | YX_R_SESS)			/* a session id in the path */
 #define ADM	(YX_R_USER | YX_R_ADMIN)
+/* A route without a default path or a front handler of its own (most):
+ * a row of the table is written with its first five fields only. */
+/* clang-format off */
+#define ROUTE(m, pattern, name, fn, needs)	{ m, pattern, name, fn, needs, NULL, NULL }
+/* clang-format on */
 
 /*
  * Every route, with what it needs (docs/api.md; the needs: daemon_int.h).
@@ -55,9 +60,9 @@
 const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/healthz",			"healthz",	yx_h_healthz,		ALL, NULL, yx_h_front_healthz },
 	{ YX_M_GET,	"/readyz",			"readyz",	yx_h_readyz,		ALL, NULL, yx_h_front_readyz },
-	{ YX_M_GET,	"/metrics",			"metrics",	yx_h_metrics,		ALL, NULL, NULL },
+	ROUTE(YX_M_GET,	"/metrics",			"metrics",	yx_h_metrics,		ALL),
 	{ YX_M_POST,	"/api/threads",			"thread_create", yx_h_threads_create,	ALL | U | YX_R_JSON_OPT, NULL, yx_h_front_threads_create },
-	{ YX_M_GET,	"/api/threads",			"thread_list",	yx_h_threads_list,	ALL | U, NULL, NULL },
+	ROUTE(YX_M_GET,	"/api/threads",			"thread_list",	yx_h_threads_list,	ALL | U),
 	{ YX_M_GET,	"/api/threads/{}",		"thread_get",	yx_h_threads_get,	ALL | U | YX_R_OWNER, NULL, yx_h_front_threads_get },
 	{ YX_M_DELETE,	"/api/threads/{}",		"thread_delete", yx_h_threads_delete,	ALL | U | YX_R_OWNER, NULL, yx_h_front_threads_delete },
 	{ YX_M_PATCH,	"/api/threads/{}",		"thread_update", yx_h_threads_patch,	ALL | U | YX_R_OWNER | YX_R_JSON, NULL, yx_h_front_threads_patch },
@@ -68,54 +73,54 @@ const struct yx_route yx_routes[] = {
 	{ YX_M_GET,	"/api/threads/{}/previews",	"preview_list",	yx_h_preview_list,	ALL | U | YX_R_OWNER, NULL, yx_h_front_preview_pass },
 	{ YX_M_DELETE,	"/api/threads/{}/previews/{}",	"preview_delete", yx_h_preview_delete,	ALL | U | YX_R_OWNER, NULL, yx_h_front_preview_pass },
 	{ YX_M_GET,	"/_yuxi_preview/auth",		"preview_auth",	yx_h_preview_auth,	ALL, NULL, yx_h_front_preview_auth },
-	{ YX_M_POST,	"/api/threads/{}/snapshots",	"snapshot_create", yx_h_snap_create,	ALL | U | YX_R_OWNER | YX_R_FWD | YX_R_JSON_OPT, NULL, NULL },
-	{ YX_M_GET,	"/api/threads/{}/snapshots",	"snapshot_list", yx_h_snap_list,	ALL | U | YX_R_OWNER | YX_R_FWD, NULL, NULL },
-	{ YX_M_DELETE,	"/api/threads/{}/snapshots/{}",	"snapshot_delete", yx_h_snap_delete,	ALL | U | YX_R_OWNER | YX_R_FWD, NULL, NULL },
-	{ YX_M_POST,	"/api/threads/{}/snapshots/{}/restore", "snapshot_restore", yx_h_snap_restore, ALL | U | YX_R_OWNER | YX_R_FWD | YX_R_SLOT, NULL, NULL },
-	{ YX_M_POST,	"/api/execute",			"execute",	yx_h_execute,		FWDJ | YX_R_EXEC | YX_R_SLOT, NULL, NULL },
-	{ YX_M_POST,	"/api/processes",		"processes",	yx_h_procs_start,	FWDJ | YX_R_CMD | YX_R_SLOT, NULL, NULL },
-	{ YX_M_GET,	"/api/processes",		"processes",	yx_h_procs_list,	FWDQ | YX_R_SLOT, NULL, NULL },
-	{ YX_M_GET,	"/api/processes/{}",		"process",	yx_h_procs_get,		PROC | YX_R_SLOT, NULL, NULL },
-	{ YX_M_DELETE,	"/api/processes/{}",		"process",	yx_h_procs_kill,	PROC | YX_R_SLOT, NULL, NULL },
-	{ YX_M_GET,	"/api/processes/{}/output",	"process_output", yx_h_procs_output,	PROC | YX_R_WAIT, NULL, NULL },
-	{ YX_M_POST,	"/api/processes/{}/stdin",	"process_stdin", yx_h_procs_stdin,	PROC | YX_R_STREAM | YX_R_SLOT, NULL, NULL },
-	{ YX_M_POST,	"/api/processes/{}/resize",	"process_resize", yx_h_procs_resize,	PROC | YX_R_JSON | YX_R_SLOT, NULL, NULL },
-	{ YX_M_GET,	"/api/services",		"services",	yx_h_services_list,	FWDQ, NULL, NULL },
-	{ YX_M_GET,	"/api/services/{}/output",	"service_output", yx_h_services_output,	FWDQ | YX_R_WAIT, NULL, NULL },
-	{ YX_M_POST,	"/api/sessions",		"session_create", yx_h_sessions_create,	FWDJ | YX_R_SLOT, NULL, NULL },
-	{ YX_M_GET,	"/api/sessions",		"session_list",	yx_h_sessions_list,	FWDQ | YX_R_SLOT, NULL, NULL },
-	{ YX_M_GET,	"/api/sessions/{}",		"session_get",	yx_h_sessions_get,	SESS | YX_R_SLOT, NULL, NULL },
-	{ YX_M_DELETE,	"/api/sessions/{}",		"session_delete", yx_h_sessions_delete,	SESS | YX_R_SLOT, NULL, NULL },
-	{ YX_M_POST,	"/api/sessions/{}/execute",	"session_execute", yx_h_execute,	FWDJ | YX_R_SESS | YX_R_EXEC | YX_R_SLOT, NULL, NULL },
+	ROUTE(YX_M_POST,	"/api/threads/{}/snapshots",	"snapshot_create", yx_h_snap_create,	ALL | U | YX_R_OWNER | YX_R_FWD | YX_R_JSON_OPT),
+	ROUTE(YX_M_GET,	"/api/threads/{}/snapshots",	"snapshot_list", yx_h_snap_list,	ALL | U | YX_R_OWNER | YX_R_FWD),
+	ROUTE(YX_M_DELETE,	"/api/threads/{}/snapshots/{}",	"snapshot_delete", yx_h_snap_delete,	ALL | U | YX_R_OWNER | YX_R_FWD),
+	ROUTE(YX_M_POST,	"/api/threads/{}/snapshots/{}/restore", "snapshot_restore", yx_h_snap_restore, ALL | U | YX_R_OWNER | YX_R_FWD | YX_R_SLOT),
+	ROUTE(YX_M_POST,	"/api/execute",			"execute",	yx_h_execute,		FWDJ | YX_R_EXEC | YX_R_SLOT),
+	ROUTE(YX_M_POST,	"/api/processes",		"processes",	yx_h_procs_start,	FWDJ | YX_R_CMD | YX_R_SLOT),
+	ROUTE(YX_M_GET,	"/api/processes",		"processes",	yx_h_procs_list,	FWDQ | YX_R_SLOT),
+	ROUTE(YX_M_GET,	"/api/processes/{}",		"process",	yx_h_procs_get,		PROC | YX_R_SLOT),
+	ROUTE(YX_M_DELETE,	"/api/processes/{}",		"process",	yx_h_procs_kill,	PROC | YX_R_SLOT),
+	ROUTE(YX_M_GET,	"/api/processes/{}/output",	"process_output", yx_h_procs_output,	PROC | YX_R_WAIT),
+	ROUTE(YX_M_POST,	"/api/processes/{}/stdin",	"process_stdin", yx_h_procs_stdin,	PROC | YX_R_STREAM | YX_R_SLOT),
+	ROUTE(YX_M_POST,	"/api/processes/{}/resize",	"process_resize", yx_h_procs_resize,	PROC | YX_R_JSON | YX_R_SLOT),
+	ROUTE(YX_M_GET,	"/api/services",		"services",	yx_h_services_list,	FWDQ),
+	ROUTE(YX_M_GET,	"/api/services/{}/output",	"service_output", yx_h_services_output,	FWDQ | YX_R_WAIT),
+	ROUTE(YX_M_POST,	"/api/sessions",		"session_create", yx_h_sessions_create,	FWDJ | YX_R_SLOT),
+	ROUTE(YX_M_GET,	"/api/sessions",		"session_list",	yx_h_sessions_list,	FWDQ | YX_R_SLOT),
+	ROUTE(YX_M_GET,	"/api/sessions/{}",		"session_get",	yx_h_sessions_get,	SESS | YX_R_SLOT),
+	ROUTE(YX_M_DELETE,	"/api/sessions/{}",		"session_delete", yx_h_sessions_delete,	SESS | YX_R_SLOT),
+	ROUTE(YX_M_POST,	"/api/sessions/{}/execute",	"session_execute", yx_h_execute,	FWDJ | YX_R_SESS | YX_R_EXEC | YX_R_SLOT),
 	{ YX_M_GET,	"/api/filesystem/ls",		"fs_ls",	yx_h_fs_ls,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
-	{ YX_M_GET,	"/api/filesystem/cat",		"fs_cat",	yx_h_fs_cat,		FS, NULL, NULL },
-	{ YX_M_POST,	"/api/filesystem/write",	"fs_write",	yx_h_fs_write,		FSJ, NULL, NULL },
-	{ YX_M_POST,	"/api/filesystem/edit",		"fs_edit",	yx_h_fs_edit,		FSJ, NULL, NULL },
-	{ YX_M_POST,	"/api/filesystem/delete",	"fs_delete",	yx_h_fs_delete,		FSJ, NULL, NULL },
+	ROUTE(YX_M_GET,	"/api/filesystem/cat",		"fs_cat",	yx_h_fs_cat,		FS),
+	ROUTE(YX_M_POST,	"/api/filesystem/write",	"fs_write",	yx_h_fs_write,		FSJ),
+	ROUTE(YX_M_POST,	"/api/filesystem/edit",		"fs_edit",	yx_h_fs_edit,		FSJ),
+	ROUTE(YX_M_POST,	"/api/filesystem/delete",	"fs_delete",	yx_h_fs_delete,		FSJ),
 	{ YX_M_GET,	"/api/filesystem/glob",		"fs_glob",	yx_h_fs_glob,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
 	{ YX_M_GET,	"/api/filesystem/grep",		"fs_grep",	yx_h_fs_grep,		FS | YX_R_TOP, YX_VROOT_WORKSPACE, NULL },
-	{ YX_M_POST,	"/api/filesystem/upload",	"fs_upload",	yx_h_fs_upload,		FS | YX_R_WRITE | YX_R_STREAM, NULL, NULL },
-	{ YX_M_GET,	"/api/filesystem/download",	"fs_download",	yx_h_fs_download,	FS | YX_R_ACCEL, NULL, NULL },
+	ROUTE(YX_M_POST,	"/api/filesystem/upload",	"fs_upload",	yx_h_fs_upload,		FS | YX_R_WRITE | YX_R_STREAM),
+	ROUTE(YX_M_GET,	"/api/filesystem/download",	"fs_download",	yx_h_fs_download,	FS | YX_R_ACCEL),
 	{ YX_M_GET,	"/api/viewer/filesystem/tree",	"viewer_tree",	yx_h_viewer_tree,	FS | YX_R_TOP, "/", NULL },
-	{ YX_M_GET,	"/api/viewer/filesystem/file",	"viewer_file",	yx_h_viewer_file,	FS, NULL, NULL },
-	{ YX_M_GET,	"/api/viewer/filesystem/download", "viewer_download", yx_h_viewer_download, FS | YX_R_ACCEL, NULL, NULL },
+	ROUTE(YX_M_GET,	"/api/viewer/filesystem/file",	"viewer_file",	yx_h_viewer_file,	FS),
+	ROUTE(YX_M_GET,	"/api/viewer/filesystem/download", "viewer_download", yx_h_viewer_download, FS | YX_R_ACCEL),
 	{ YX_M_GET,	"/api/admin/sandboxes",		"admin_list",	yx_h_admin_list,	ALL | ADM, NULL, yx_h_front_admin_list },
 	{ YX_M_POST,	"/api/admin/sandboxes/{}/release", "admin_release", yx_h_admin_release, ALL | ADM, NULL, yx_h_front_admin_release },
 	{ YX_M_DELETE,	"/api/admin/sandboxes/{}",	"admin_destroy", yx_h_admin_destroy,	ALL | ADM, NULL, yx_h_front_admin_destroy },
-	{ YX_M_GET,	"/api/admin/users",		"admin_users",	yx_h_admin_users,	ALL | ADM, NULL, NULL },
+	ROUTE(YX_M_GET,	"/api/admin/users",		"admin_users",	yx_h_admin_users,	ALL | ADM),
 	/* the MCP endpoint (docs/mcp.md): its tool calls are sub-requests of
 	 * the routes above (mcp_call.c); a front serves it itself */
-	{ YX_M_POST,	"/mcp",				"mcp",		yx_h_mcp,		YX_R_STANDALONE | YX_R_FRONT | U, NULL, NULL },
+	ROUTE(YX_M_POST,	"/mcp",				"mcp",		yx_h_mcp,		YX_R_STANDALONE | YX_R_FRONT | U),
 	/* a front's sandbox hosts (docs/scaling.md) */
-	{ YX_M_GET,	"/api/admin/hosts",		"admin_hosts",	yx_h_front_hosts,	YX_R_FRONT | ADM, NULL, NULL },
-	{ YX_M_POST,	"/api/admin/hosts/{}/drain",	"admin_drain",	yx_h_front_drain,	YX_R_FRONT | ADM, NULL, NULL },
-	{ YX_M_DELETE,	"/api/admin/hosts/{}/drain",	"admin_undrain", yx_h_front_undrain,	YX_R_FRONT | ADM, NULL, NULL },
+	ROUTE(YX_M_GET,	"/api/admin/hosts",		"admin_hosts",	yx_h_front_hosts,	YX_R_FRONT | ADM),
+	ROUTE(YX_M_POST,	"/api/admin/hosts/{}/drain",	"admin_drain",	yx_h_front_drain,	YX_R_FRONT | ADM),
+	ROUTE(YX_M_DELETE,	"/api/admin/hosts/{}/drain",	"admin_undrain", yx_h_front_undrain,	YX_R_FRONT | ADM),
 	/* a sandbox host's lifecycle API, only the front calls it */
-	{ YX_M_POST,	"/api/sandboxes",		"prov_create",	yx_h_prov_create,	YX_R_PROVISIONER | U | YX_R_JSON, NULL, NULL },
-	{ YX_M_GET,	"/api/sandboxes",		"prov_list",	yx_h_prov_list,		YX_R_PROVISIONER, NULL, NULL },
-	{ YX_M_GET,	"/api/sandboxes/{}",		"prov_get",	yx_h_prov_get,		YX_R_PROVISIONER, NULL, NULL },
-	{ YX_M_DELETE,	"/api/sandboxes/{}",		"prov_destroy",	yx_h_prov_destroy,	YX_R_PROVISIONER, NULL, NULL },
-	{ YX_M_POST,	"/api/sandboxes/{}/release",	"prov_release",	yx_h_prov_release,	YX_R_PROVISIONER, NULL, NULL },
+	ROUTE(YX_M_POST,	"/api/sandboxes",		"prov_create",	yx_h_prov_create,	YX_R_PROVISIONER | U | YX_R_JSON),
+	ROUTE(YX_M_GET,	"/api/sandboxes",		"prov_list",	yx_h_prov_list,		YX_R_PROVISIONER),
+	ROUTE(YX_M_GET,	"/api/sandboxes/{}",		"prov_get",	yx_h_prov_get,		YX_R_PROVISIONER),
+	ROUTE(YX_M_DELETE,	"/api/sandboxes/{}",		"prov_destroy",	yx_h_prov_destroy,	YX_R_PROVISIONER),
+	ROUTE(YX_M_POST,	"/api/sandboxes/{}/release",	"prov_release",	yx_h_prov_release,	YX_R_PROVISIONER),
 };
 const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 
@@ -129,6 +134,7 @@ const size_t yx_nroutes = sizeof(yx_routes) / sizeof(yx_routes[0]);
 #undef PROC
 #undef SESS
 #undef ADM
+#undef ROUTE
 
 _Static_assert(sizeof(yx_routes) / sizeof(yx_routes[0]) < YX_METRIC_ROUTES,
     "YX_METRIC_ROUTES too small");
