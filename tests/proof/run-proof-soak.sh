@@ -23,7 +23,7 @@ case ${PROOF_SHARD:-all} in
 	# (an empty CRITERION_OUTPUTS makes Criterion print its usage and
 	# exit 0 without running a test: unset, not empty)
 	out=$(env -u CRITERION_OUTPUTS "$kl" --verbose 2>&1); krc=$?
-	echo "$out" | grep -E "rounds|repairs|Synthesis|Tested" | sed 's/^/killloop-soak: /'
+	echo "$out" | grep -E "[0-9]+ rounds, |Synthesis" | sed 's/^/killloop-soak: /'
 	n=$(echo "$out" | sed -n 's/.* \([0-9][0-9]*\) rounds, \([0-9][0-9]*\) lock repairs.*/\1 \2/p' | tail -1)
 	# no rounds reported: the kill loop did not run
 	[ -n "$n" ] || { echo "killloop-soak: no rounds reported"; krc=1; }

@@ -13,9 +13,10 @@ least 95 % of its requests are answered, pending connections are cut after
 client_header_timeout, slow bodies are held to limit_conn per address.
 Control ("dev-unprotected": the shipped dev configuration with the
 front-end limits stripped, i.e. main's 2 x 1,024 worker connections and
-default 60 s timeouts): the legitimate client must fail. A burst of 200
-requests from 127.0.0.2 meets limit_req (429 in the API's JSON error
-shape); from 127.0.0.1 (exempt) and against the control it does not.
+default 60 s timeouts): the legitimate client must fail. A burst of
+requests from 127.0.0.2 (up to 1,000, 20 past the first 429) meets
+limit_req (429 in the API's JSON error shape) after at least 100 answers;
+200 from 127.0.0.1 (exempt) all pass, and against the control all 1,000.
 
 Everything stays on loopback and is bounded (about 40 s per attack run).
 One attack runs at a time on the machine (an flock on ATTACK_LOCK): the
@@ -205,9 +206,10 @@ def test_slowloris_control():
     assert caught, "control: the legitimate client got through (%.2f)" % res["rate"]
 
 
-def burst(svc, src, n=200):
+def burst(svc, src, n=200, after_429=None):
     """n authenticated GET /api/threads on one kept-alive connection from
-    src; returns {status: count} and one 429 body (or None)."""
+    src; with after_429, it stops that many requests after the first 429.
+    Returns {status: count} and one 429 body (or None)."""
     s = requests.Session()
     a = requests.adapters.HTTPAdapter()
     a.init_poolmanager(1, 1, source_address=(src, 0))
@@ -220,9 +222,20 @@ def burst(svc, src, n=200):
             out[r.status_code] = out.get(r.status_code, 0) + 1
             if r.status_code == 429 and body is None:
                 body = (r.headers.get("Content-Type"), r.headers.get("Retry-After"), r.text)
+            if body is not None and after_429 is not None:
+                after_429 -= 1
+                if after_429 < 0:
+                    break
     finally:
         s.close()
     return out, body
+
+
+# The attacker's burst: up to BURST requests, 20 past the first 429. On a
+# loaded machine 200 requests on one connection may come slower than
+# limit_req refills (no 429 at all: it flaked so in CI with three security
+# suites at once); the control, which never answers 429, gets all BURST.
+BURST = 1000
 
 
 def test_request_rate_limit():
@@ -230,9 +243,9 @@ def test_request_rate_limit():
     urllib3.disable_warnings()
     for conf in ("dev", "prod"):
         svc = stack("prod", conf=conf)
-        got, body = burst(svc, ATTACKER)
-        print("\n[group 11] %s: 200 requests from %s: %s" % (conf, ATTACKER, got))
-        stats.measure(G, "%s_burst_200_from_127.0.0.2" % conf,
+        got, body = burst(svc, ATTACKER, BURST, after_429=20)
+        print("\n[group 11] %s: a burst from %s: %s" % (conf, ATTACKER, got))
+        stats.measure(G, "%s_burst_from_127.0.0.2" % conf,
                       "%d answered, %d refused 429" % (got.get(200, 0), got.get(429, 0)))
         shaped = body is not None and body[0].startswith("application/json") and \
             body[1] == "1" and json.loads(body[2])["error"]["code"] == "rate_limited"
@@ -245,10 +258,10 @@ def test_request_rate_limit():
         stats.case(G, escape=exempt != {200: 200}, what="%s: exempt %s" % (conf, exempt))
         assert exempt == {200: 200}, exempt
     svc = stack("prod", conf="dev-unprotected")
-    got, _ = burst(svc, ATTACKER)
-    print("[group 11] control: 200 requests from %s: %s" % (ATTACKER, got))
-    stats.measure(G, "control_burst_200_from_127.0.0.2",
+    got, _ = burst(svc, ATTACKER, BURST, after_429=20)
+    print("[group 11] control: %d requests from %s: %s" % (BURST, ATTACKER, got))
+    stats.measure(G, "control_burst_from_127.0.0.2",
                   "%d answered, %d refused 429" % (got.get(200, 0), got.get(429, 0)))
-    caught = got == {200: 200}
+    caught = got == {200: BURST}
     stats.control(G, caught, "control: burst %s" % got)
     assert caught, got
