@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # tests/e2e: end-to-end tests against the real service (nginx + yuxi-sandboxd
 # + dockerd), driven by pytest; the .sh test uses the plain driver.
-TESTS += tests/e2e/run-e2e.sh
-EXTRA_DIST += tests/e2e/run-e2e.sh tests/e2e/conftest.py \
+TESTS += tests/e2e/run-e2e-1.sh tests/e2e/run-e2e-2.sh
+EXTRA_DIST += tests/e2e/run-e2e.sh tests/e2e/run-e2e-1.sh tests/e2e/run-e2e-2.sh \
+	tests/e2e/conftest.py \
 	tests/e2e/test_service.py tests/e2e/test_threads.py tests/e2e/test_fs.py \
 	tests/e2e/test_namespace.py \
 	tests/e2e/test_lifecycle.py tests/e2e/test_capacity.py tests/e2e/test_downloads.py \
