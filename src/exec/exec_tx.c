@@ -505,6 +505,7 @@ tx_jline_next(FILE *jf, struct tx_jline *l)
 	char line[2 * PATH_MAX + 64], a[2 * PATH_MAX];
 
 	while (fgets(line, sizeof(line), jf) != NULL) {
+		l->tmp[0] = '\0';	/* a line without it names none */
 		if ((line[0] != 'P' && line[0] != 'D') || line[1] != ' ' ||
 		    (l->fields = sscanf(line + 2, "%c %8191s %63s", &l->t, a, l->tmp)) < 2 ||
 		    tx_unhex(a, l->rel, sizeof(l->rel)) == -1)
