@@ -264,8 +264,12 @@ def test_stream_form_and_output_cap(bfactory):
 
 def test_limits_and_idleness(bfactory):
     factory = bfactory
-    s = factory(YUXI_SESSION_MAX="2", YUXI_SESSION_USER_MAX="3", YUXI_SESSION_IDLE="3")
+    # idle 6 s: the creates between session a's start and its first
+    # command must fit in it (bob's sandbox is made first; on a loaded CI
+    # machine 3 s once ran out before a was used)
+    s = factory(YUXI_SESSION_MAX="2", YUXI_SESSION_USER_MAX="3", YUXI_SESSION_IDLE="6")
     t1, t2 = warm_thread(s), warm_thread(s)
+    tb = warm_thread(s, "bob")
     a = sess_new(s, t1).json()["session_id"]
     assert sess_new(s, t1).status_code == 201
     r = sess_new(s, t1)
@@ -275,14 +279,14 @@ def test_limits_and_idleness(bfactory):
     r = sess_new(s, t2)
     assert r.status_code == 429 and "YUXI_SESSION_USER_MAX" in r.json()["error"]["message"], r.text
     # bob is not limited by alice's sessions
-    tb = warm_thread(s, "bob")
     assert sess_new(s, tb, who="bob").status_code == 201
-    # idle: a session without a command for 3 s ends; one in use does not
-    for _ in range(6):
+    # idle: a session without a command for 6 s ends; one in use (a
+    # command every 0.8 s for 8 s) does not
+    for _ in range(10):
         ok(s, t1, a, "true")
         time.sleep(0.8)
     assert sess_get(s, t1, a).json()["state"] == "running"
-    assert wait_for(lambda: sess_get(s, t1, a).json()["state"] == "ended", 10, 0.3)
+    assert wait_for(lambda: sess_get(s, t1, a).json()["state"] == "ended", 15, 0.3)
     g = sess_get(s, t1, a).json()
     assert g["end_reason"] == "idle", g
     assert run(s, t1, a, "true").status_code == 404
