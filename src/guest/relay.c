@@ -3,9 +3,10 @@
  * relay.c - the egress relay inside a sandbox; see relay.h.
  *
  * Started by the agent daemon right after it listens (and again when it
- * dies, a bounded number of times). When the port is taken - the relay of
- * an earlier agent still runs - it retries every second, so it takes over
- * when that one goes.
+ * dies, a bounded number of times); its port is bound before the fork, so
+ * it is open when the agent says it is ready. When the port is taken - the
+ * relay of an earlier agent still runs - the relay retries every second,
+ * so it takes over when that one goes.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -113,37 +114,49 @@ relay_conn(int c)
 	_exit(0);
 }
 
-/* Listen on 127.0.0.1:port, retrying while the port is taken. */
+/* Listen on 127.0.0.1:port: the socket, or -1 with errno (EADDRINUSE
+ * while the relay of an earlier agent holds the port). */
 static int
-relay_listen(void)
+relay_listen_once(void)
 {
 	struct sockaddr_in	sin;
-	int			s, on = 1;
+	int			s, on = 1, en;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((unsigned short)relay_port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	for (;;) {
-		if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-			return -1;
-		(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-		if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-		    listen(s, 64) == 0)
-			return s;
-		close(s);
-		if (errno != EADDRINUSE)
-			return -1;
-		sleep(1);
-	}
+	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    listen(s, 64) == 0)
+		return s;
+	en = errno;
+	close(s);
+	errno = en;
+	return -1;
 }
 
+/* Listen on 127.0.0.1:port, retrying every second while it is taken. */
+static int
+relay_listen(void)
+{
+	int s;
+
+	while ((s = relay_listen_once()) == -1 && errno == EADDRINUSE)
+		sleep(1);
+	return s;
+}
+
+/* The relay's loop, on s (listening already) or, when s is -1, on the
+ * socket relay_listen gets once the port is free. */
 static void __attribute__((noreturn))
-relay_serve(void)
+relay_serve(int s)
 {
 	sigset_t	none;
 	pid_t		pid;
-	int		s, c, i, nkids = 0;
+	int		c, i, nkids = 0;
 
 	for (i = 0; i < relay_nclose; i++)
 		close(relay_close[i]);
@@ -151,7 +164,7 @@ relay_serve(void)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)signal(SIGCHLD, SIG_DFL);
 	(void)signal(SIGPIPE, SIG_IGN);
-	if ((s = relay_listen()) == -1)
+	if (s == -1 && (s = relay_listen()) == -1)
 		_exit(1);
 	for (;;) {
 		while (waitpid(-1, NULL, nkids >= RELAY_CONNS_MAX ? 0 : WNOHANG) > 0)
@@ -174,7 +187,8 @@ relay_serve(void)
 int
 relay_start(const int *close_fds, int n)
 {
-	pid_t pid;
+	pid_t	pid;
+	int	s;
 
 	if (relay_port == 0)
 		return 0;
@@ -182,10 +196,20 @@ relay_start(const int *close_fds, int n)
 	     relay_nclose < RELAY_CLOSE_MAX;
 	     relay_nclose++)
 		relay_close[relay_nclose] = close_fds[relay_nclose];
-	if ((pid = fork()) == -1)
+	/* listening before the agent says it is ready, so that the first
+	 * command finds the port open (the child bound it only after the
+	 * fork: a command on a loaded machine once came first and got
+	 * ECONNREFUSED); a port still taken is the child's to wait for */
+	s = relay_listen_once();
+	if ((pid = fork()) == -1) {
+		if (s != -1)
+			close(s);
 		return -1;
+	}
 	if (pid == 0)
-		relay_serve();
+		relay_serve(s);
+	if (s != -1)
+		close(s);
 	relay_pid = pid;
 	return 0;
 }
