@@ -157,8 +157,25 @@ def _r(d):
     return {k: (round(v, 1) if v is not None else None) for k, v in d.items()}
 
 
+def strong_attack(svc, label, tries=3, enough=None):
+    """attack(), again (up to `tries` in all) while it was too weak to
+    judge: at its peak it must hold more connections than main's nginx has
+    (OLD_CAPACITY). On a loaded CI machine the attacker once peaked at
+    1,740; a weak attack proves nothing either way, and running the attack
+    again costs under a minute, the whole suite again six. `enough(res)`
+    true ends the tries as well (the control: the legitimate client was
+    already shut out; main's nginx caps that attack near its capacity)."""
+    for i in range(tries):
+        res, done, held = attack(svc, label)
+        peak = max([h["total"] for h in held] or [0])
+        if peak > OLD_CAPACITY or (enough is not None and enough(res)):
+            break
+        print("[group 11] %s: attack too weak (peak %d), try %d of %d" % (label, peak, i + 1, tries))
+    return res, done, held
+
+
 def check_protected(label, svc):
-    res, done, held = attack(svc, label)
+    res, done, held = strong_attack(svc, label)
     report(label, res, done, held)
     measure(label, res, done, held)
     tot = [h["total"] for h in held] or [0]
@@ -198,7 +215,7 @@ def test_slowloris_prod_site():
 
 def test_slowloris_control():
     svc = stack("prod", conf="dev-unprotected")
-    res, done, held = attack(svc, "control")
+    res, done, held = strong_attack(svc, "control", enough=lambda r: r["rate"] < 0.5)
     report("control (main's limits)", res, done, held)
     measure("control", res, done, held)
     caught = res["rate"] < 0.5
