@@ -52,9 +52,24 @@ enum yx_cmd_policy {
 #define YX_INSTANCE_MAX	33	/* YUXI_INSTANCE: [a-z0-9][a-z0-9_]{0,31} + NUL */
 #define YX_PREVIEW_DOMAIN_MAX	208	/* YUXI_PREVIEW_DOMAIN: name (200) + ":65535" + NUL */
 
-/* Bounds of YUXI_THREAD_DISK_QUOTA (src/priv: an ext4 image per thread). */
+/* Bounds of YUXI_THREAD_DISK_QUOTA (src/priv: an ext4 image per thread),
+ * and the size its default, "auto", stands for where the host can give it. */
 #define YX_DISK_QUOTA_MIN	(8LL << 20)
 #define YX_DISK_QUOTA_MAX	(16LL << 40)
+#define YX_DISK_QUOTA_AUTO	(2LL << 30)
+
+/* The most YUXI_POOL_SIZE may be. */
+#define YX_POOL_SIZE_MAX	64
+
+/*
+ * The protections a host may be unable to give (yx_config_settle): the
+ * pool of pre-started boxes and the per-thread disk quota, both needing
+ * mounts that only a process with CAP_SYS_ADMIN in the engine's mount
+ * namespace can make (docs/design.md §8).
+ */
+#define YX_PROTECT_POOL		0x1u
+#define YX_PROTECT_QUOTA	0x2u
+#define YX_PROTECT_ALL		(YX_PROTECT_POOL | YX_PROTECT_QUOTA)
 
 /* Default per-thread uid range (docs/configuration.md): clear of regular
  * users, of Debian's subuid allocations and of systemd's reserved ranges. */
@@ -95,6 +110,7 @@ struct yx_config {
 	size_t		output_limit;			/* YUXI_SANDBOX_OUTPUT_LIMIT (256 KiB) */
 	int64_t		tmp_size;			/* YUXI_SANDBOX_TMP_SIZE (64m) */
 	int64_t		thread_disk_quota;		/* YUXI_THREAD_DISK_QUOTA bytes (0 = off) */
+	bool		disk_quota_auto;		/* ... is "auto" (the default): 0 until settled */
 	enum yx_disk_fs	disk_fs;			/* YUXI_THREAD_DISK_FS ext4|btrfs (ext4) */
 	int		snapshots_max;			/* YUXI_THREAD_SNAPSHOTS_MAX per thread (16; 0 = none) */
 	char		saves_dir[YX_CFG_PATH];		/* YUXI_SAVES_DIR ($(localstatedir)/lib/yuxi-sandbox) */
@@ -119,6 +135,10 @@ struct yx_config {
 	int		max_threads_per_user;		/* YUXI_MAX_THREADS_PER_USER (1000; 0 = no limit) */
 	int		max_sandboxes_per_user;		/* YUXI_MAX_SANDBOXES_PER_USER running (0 = no limit) */
 	int		pool_size;			/* YUXI_POOL_SIZE pre-started boxes (0 = off) */
+	bool		pool_auto;			/* ... is "auto" (the default): 0 until settled */
+	unsigned	protect_can;			/* YX_PROTECT_* this host can give (settled) */
+	unsigned	protect_lost;			/* ... asked for by "auto" and not given */
+	char		protect_why[YX_CFG_STR];	/* why not (operator text; "" = all given) */
 	int64_t		ready_min_free;			/* YUXI_READY_MIN_FREE bytes (1g; 0 = no check) */
 	int		ready_min_free_pct;		/* ... or percent of the saves filesystem (0 = bytes) */
 	char		audit_log[YX_CFG_PATH];		/* YUXI_AUDIT_LOG (<log dir>/audit.jsonl; "" = none) */
@@ -177,6 +197,36 @@ bool	yx_config_source_tree(char *out, size_t outlen);
 int	yx_config_load(struct yx_config *cfg, char *errbuf, size_t errlen);
 /* Defaults only, ignoring the environment (tests). */
 void	yx_config_defaults(struct yx_config *cfg);
+
+/*
+ * The size YUXI_POOL_SIZE=auto stands for: one box per worker
+ * (YUXI_WORKERS, the most first commands served at once), at least 2, at
+ * most YX_POOL_SIZE_MAX and at most a quarter of YUXI_SANDBOX_MAX_REPLICAS
+ * (boxes hold table slots and are never evicted: three quarters stay for
+ * threads of other profiles); 0 below 4 replicas.
+ */
+int	yx_config_pool_rule(const struct yx_config *cfg);
+/*
+ * Settle the automatic protections of cfg (YUXI_POOL_SIZE and
+ * YUXI_THREAD_DISK_QUOTA "auto") against `can`, the YX_PROTECT_* this
+ * host can give (yx_priv_probe), `why` saying what is missing (operator
+ * text, may be NULL). An automatic protection the host gives gets its size
+ * (yx_config_pool_rule, YX_DISK_QUOTA_AUTO); one it cannot give stays 0
+ * (off) and is noted in cfg->protect_lost with why in cfg->protect_why.
+ * Explicit values are left alone: the start refuses those the host cannot
+ * give (yx_priv_start). A front (YUXI_MODE=front) runs no sandboxes: both
+ * stay 0, nothing lost. The daemon settles at start and at each reload
+ * (with the start's `can`), the CLI as the running service did; loaded
+ * but unsettled, an automatic protection is 0 (tests, benchmarks).
+ */
+void	yx_config_settle(struct yx_config *cfg, unsigned can, const char *why);
+/*
+ * After yx_config_settle: YX_OK, or YX_E_FORBIDDEN with "YUXI_X: why" in
+ * eb (el bytes) when an explicit YUXI_POOL_SIZE or YUXI_THREAD_DISK_QUOTA
+ * asks for what the settled host cannot give (the start and a reload
+ * refuse it).
+ */
+int	yx_config_protect_check(const struct yx_config *cfg, char *eb, size_t el);
 
 /* A container runtime the service knows: "runc" or "runsc" (gVisor). */
 bool	yx_runtime_valid(const char *s);

@@ -93,6 +93,27 @@ bool	yx_ready_engine_up(struct yx_ready *rd);
 const char *yx_ready_name(int id);
 
 /*
+ * The protections this instance runs with (yuxi/config.h, settled by
+ * yx_config_settle): the pool of pre-started boxes and the per-thread disk
+ * quota, both on by default where the host gives them. Not a check (it
+ * never makes the instance unready): /readyz shows it beside the checks,
+ * the start-up report logs it (a warning per protection the defaults
+ * asked for and the host does not give), doctor prints it. detail and
+ * warn[] are for API callers (no host path), oper for operators.
+ */
+struct yx_ready_protect {
+	int		 pool_size;	/* boxes; 0: off */
+	bool		 own_uids;	/* each box its own uid (a uid range) */
+	int64_t		 disk_quota;	/* bytes per new thread; 0: off */
+	unsigned	 lost;		/* YX_PROTECT_* asked for by "auto", not given */
+	char		 detail[400];
+	char		 oper[YX_CFG_STR + 400];
+	unsigned	 nwarn;
+	char		 warn[2][256];	/* one per lost protection */
+};
+void	yx_ready_protect(const struct yx_config *cfg, struct yx_ready_protect *p);
+
+/*
  * The master's children besides workers and reaper that this instance
  * uses (the privileged helper, the egress proxy: yuxi/provider.h, read
  * from the shared table), one result each into res (room for YX_COMP_N):

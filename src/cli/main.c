@@ -170,6 +170,33 @@ cli_close(struct cli *c)
 	yx_priv_stop();
 }
 
+/*
+ * The protections the running service settled (yx_config_settle): what
+ * this process could mount, and nothing when the service runs without its
+ * privileged helper (it fell back); without a service, what this process
+ * could mount. Quiet: doctor reports it.
+ */
+static void
+cli_settle(struct yx_config *cfg)
+{
+	struct yx_table		*t = NULL;
+	struct yx_errctx	 e;
+	char			 why[YX_CFG_STR];
+	unsigned		 can;
+
+	can = yx_priv_probe(why, sizeof(why));
+	yx_errctx_clear(&e);
+	if (yx_table_open(&t, cfg->shm_name, 0, 0, &e) == YX_OK) {
+		if (yx_provider_comp_state(t, YX_COMP_PRIV, NULL) == YX_COMP_UNUSED) {
+			can = 0;
+			snprintf(why, sizeof(why), "the service runs without a "
+						   "privileged helper");
+		}
+		yx_table_close(t);
+	}
+	yx_config_settle(cfg, can, why);
+}
+
 /* One doctor check, printed or added to the JSON array; 1 when it failed. */
 static int
 doctor_line(struct json_object *arr, const char *name, int rc, const char *detail,
@@ -187,9 +214,35 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
 	return rc != YX_OK;
 }
 
+/* The protections line: "ok", or "WARN" for one the defaults asked for
+ * and the service does not have; never a failure. */
+static void
+doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
+{
+	struct yx_ready_protect	 p;
+	struct json_object	*o;
+
+	yx_ready_protect(cfg, &p);
+	if (!json) {
+		printf("%-8s %-22s %s\n", p.lost != 0 ? "WARN" : "ok",
+		    "protections", p.oper);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "check", json_object_new_string("protections"));
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	json_object_object_add(o, "warning", json_object_new_boolean(p.lost != 0));
+	json_object_object_add(o, "detail", json_object_new_string(p.oper));
+	json_object_object_add(o, "pool", json_object_new_int(p.pool_size));
+	json_object_object_add(o, "disk_quota", json_object_new_int64(p.disk_quota));
+	json_object_array_add(arr, o);
+}
+
 /*
  * The checks of GET /readyz, with the operator's details (host paths
- * included), then the robust-mutex self-test. Exit 1 when one fails.
+ * included), the protections on (a warning, never a failure, for one the
+ * defaults asked for and the service does not have), then the
+ * robust-mutex self-test. Exit 1 when a check fails.
  */
 /*
  * Opens what it checks itself, without cli_open(): a check that cannot
@@ -232,6 +285,7 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 			snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
 			    " %s", res[i].name);
 	}
+	doctor_protect(arr, &c->cfg, c->json);
 	yx_errctx_clear(&e);
 	rc = yx_table_selftest(&e);
 	bad += doctor_line(arr, "robust-mutex", rc,
@@ -844,6 +898,22 @@ cmd_help(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+/* A command that acts as the service: its protections settled first. */
+static int
+cli_dispatch(struct cli *c, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	int rc;
+
+	cli_settle(&c->cfg);
+	if (cmd->fn == cmd_doctor)
+		return cmd_doctor(c, argc, argv);	/* opens what it checks */
+	if (cmd->fn == cmd_gc && argc > 1 && strcmp(argv[1], "--orphans") == 0)
+		return cli_gc_orphans(c, argc, argv);	/* the engine only */
+	if ((rc = cli_open(c)) == 0)
+		rc = cmd->fn(c, argc, argv);
+	return rc;
+}
+
 /* Strip --json/--help from a subcommand's arguments (before "--"). */
 static int
 cli_flags(struct cli *c, const struct cli_cmd *cmd, int *argcp, char **argv)
@@ -909,14 +979,8 @@ main(int argc, char **argv)
 	yx_tablelock_init(&c.lock);
 	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image || cmd->fn == cmd_routes)
 		rc = cmd->fn(&c, argc, argv);	/* no table, no engine; as root */
-	else if ((rc = cli_become_service_user(&c.cfg)) != 0)
-		;
-	else if (cmd->fn == cmd_doctor)
-		rc = cmd_doctor(&c, argc, argv);	/* opens what it checks */
-	else if (cmd->fn == cmd_gc && argc > 1 && strcmp(argv[1], "--orphans") == 0)
-		rc = cli_gc_orphans(&c, argc, argv);	/* the engine only */
-	else if ((rc = cli_open(&c)) == 0)
-		rc = cmd->fn(&c, argc, argv);
+	else if ((rc = cli_become_service_user(&c.cfg)) == 0)
+		rc = cli_dispatch(&c, cmd, argc, argv);
 	cli_close(&c);
 	return rc;
 }

@@ -104,7 +104,7 @@
 	X(PATH, "YUXI_EGRESS_HOSTS", egress_hosts, "", 0, 0)                                \
 	X(INT, "YUXI_MAX_THREADS_PER_USER", max_threads_per_user, 1000, 0, 1000000)         \
 	X(INT, "YUXI_MAX_SANDBOXES_PER_USER", max_sandboxes_per_user, 0, 0, 4096)           \
-	X(INT, "YUXI_POOL_SIZE", pool_size, 0, 0, 64)                                       \
+	X(FN, "YUXI_POOL_SIZE", pool_size, 0, cfg_pool_size, 0)                             \
 	X(PATH, "YUXI_PROVISIONER_TOKEN_FILE", provisioner_token_file, "", 0, 0)            \
 	X(PATH, "YUXI_PROVISIONER_CA", provisioner_ca, "", 0, 0)                            \
 	X(FN, "YUXI_MODE", mode, YX_MODE_STANDALONE, cfg_remote, 0)                         \
@@ -430,20 +430,51 @@ cfg_size(struct cfg_ctx *x, const char *name, int64_t *out, int64_t lo, int64_t 
 	return YX_OK;
 }
 
-/* YUXI_THREAD_DISK_QUOTA: empty or 0 is off, else a size within bounds. */
+/*
+ * YUXI_THREAD_DISK_QUOTA: "auto" (the default, also an empty value):
+ * YX_DISK_QUOTA_AUTO where this host can give it (yx_config_settle); 0 or
+ * "off": off; else a size within bounds, which the start requires.
+ */
 static int
 cfg_disk_quota(struct cfg_ctx *x, struct yx_config *c)
 {
-	int64_t v = c->thread_disk_quota;
-	int	rc;
+	const char	*s = cfg_get(x, "YUXI_THREAD_DISK_QUOTA");
+	int64_t		 v = 0;
+	int		 rc;
 
+	c->disk_quota_auto = s == NULL || *s == '\0' || strcmp(s, "auto") == 0;
+	c->thread_disk_quota = 0;
+	if (c->disk_quota_auto || strcmp(s, "off") == 0)
+		return YX_OK;
 	if ((rc = cfg_size(x, "YUXI_THREAD_DISK_QUOTA", &v, 0,
 		 YX_DISK_QUOTA_MAX)) != YX_OK)
-		return rc;
+		return cfg_fail(x, "YUXI_THREAD_DISK_QUOTA",
+		    "expected auto, 0 (off) or a size such as 2g (8m-16384g)");
 	if (v != 0 && v < YX_DISK_QUOTA_MIN)
 		return cfg_fail(x, "YUXI_THREAD_DISK_QUOTA",
-		    "expected 0 (off) or a size of at least 8m");
+		    "expected auto, 0 (off) or a size of at least 8m");
 	c->thread_disk_quota = v;
+	return YX_OK;
+}
+
+/*
+ * YUXI_POOL_SIZE: "auto" (the default, also an empty value): the size
+ * yx_config_pool_rule gives, where this host can run a pool
+ * (yx_config_settle); else 0 (off) to YX_POOL_SIZE_MAX, which the start
+ * requires.
+ */
+static int
+cfg_pool_size(struct cfg_ctx *x, struct yx_config *c)
+{
+	const char *s = cfg_get(x, "YUXI_POOL_SIZE");
+
+	c->pool_auto = s == NULL || *s == '\0' || strcmp(s, "auto") == 0;
+	c->pool_size = 0;
+	if (c->pool_auto)
+		return YX_OK;
+	if (cfg_int(x, "YUXI_POOL_SIZE", &c->pool_size, 0, YX_POOL_SIZE_MAX) != YX_OK)
+		return cfg_fail(x, "YUXI_POOL_SIZE",
+		    "expected auto or an integer in [0, 64]");
 	return YX_OK;
 }
 
@@ -1029,6 +1060,7 @@ yx_config_defaults(struct yx_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	CFG_SETTINGS(CFG_DEFAULT)
+	c->pool_auto = c->disk_quota_auto = true;	/* unsettled: 0 */
 	c->uid = c->gid = 1000;			/* of YUXI_SANDBOX_USER's */
 	c->uid_count = YX_UID_RANGE_COUNT;	/* with YUXI_SANDBOX_UID_RANGE's */
 	c->preview_port_max = 65535;		/* with YUXI_PREVIEW_PORTS's */
@@ -1063,6 +1095,73 @@ cfg_settings(struct cfg_ctx *x, struct yx_config *c)
 
 	CFG_SETTINGS(CFG_READ)
 	return rc;
+}
+
+int
+yx_config_pool_rule(const struct yx_config *c)
+{
+	int n = c->workers;
+
+	if (n < 2)
+		n = 2;
+	if (n > YX_POOL_SIZE_MAX)
+		n = YX_POOL_SIZE_MAX;
+	if (n > c->max_replicas / 4)
+		n = c->max_replicas / 4;
+	return n;
+}
+
+void
+yx_config_settle(struct yx_config *c, unsigned can, const char *why)
+{
+	c->protect_can = can & YX_PROTECT_ALL;
+	c->protect_lost = 0;
+	c->protect_why[0] = '\0';
+	if (c->mode == YX_MODE_FRONT) {
+		if (c->pool_auto)
+			c->pool_size = 0;
+		if (c->disk_quota_auto)
+			c->thread_disk_quota = 0;
+		return;
+	}
+	if (c->pool_auto) {
+		c->pool_size = (can & YX_PROTECT_POOL) ? yx_config_pool_rule(c) : 0;
+		if (!(can & YX_PROTECT_POOL) && yx_config_pool_rule(c) > 0)
+			c->protect_lost |= YX_PROTECT_POOL;
+	}
+	if (c->disk_quota_auto) {
+		c->thread_disk_quota = (can & YX_PROTECT_QUOTA) ? YX_DISK_QUOTA_AUTO : 0;
+		if (!(can & YX_PROTECT_QUOTA))
+			c->protect_lost |= YX_PROTECT_QUOTA;
+	}
+	if (c->protect_can != YX_PROTECT_ALL)
+		snprintf(c->protect_why, sizeof(c->protect_why), "%s",
+		    why != NULL && *why != '\0' ? why : "the privileges are missing");
+}
+
+int
+yx_config_protect_check(const struct yx_config *c, char *eb, size_t el)
+{
+	if (c->mode == YX_MODE_FRONT)
+		return YX_OK;
+	if (!c->pool_auto && c->pool_size > 0 &&
+	    !(c->protect_can & YX_PROTECT_POOL)) {
+		snprintf(eb, el, "YUXI_POOL_SIZE=%d: this host does not give what "
+				 "a pool needs: %s (YUXI_POOL_SIZE=auto turns it "
+				 "off where the host cannot have it)",
+		    c->pool_size, c->protect_why);
+		return YX_E_FORBIDDEN;
+	}
+	if (!c->disk_quota_auto && c->thread_disk_quota > 0 &&
+	    !(c->protect_can & YX_PROTECT_QUOTA)) {
+		snprintf(eb, el, "YUXI_THREAD_DISK_QUOTA: this host does not give "
+				 "what a disk quota needs: %s "
+				 "(YUXI_THREAD_DISK_QUOTA=auto turns it off where "
+				 "the host cannot have it)",
+		    c->protect_why);
+		return YX_E_FORBIDDEN;
+	}
+	return YX_OK;
 }
 
 int

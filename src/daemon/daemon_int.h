@@ -371,7 +371,7 @@ int	yx_h_threads_patch(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_healthz(struct yx_wctx *, struct yx_http_req *, const char *);
 int	yx_h_readyz(struct yx_wctx *, struct yx_http_req *, const char *);
 /*
- * h_ops.c: a /readyz answer, built by yx_ready_begin, one yx_ready_add per
+ * ready_reply.c: a /readyz answer, built by yx_ready_begin, one yx_ready_add per
  * check, then yx_ready_send (200 when ready, else 503; it owns the arrays
  * from then on, as does a failing yx_ready_begin).
  */
@@ -379,7 +379,12 @@ struct yx_ready_json {
 	struct json_object	*checks;	/* [{"name","ok","detail"}] */
 	struct json_object	*failing;	/* [names] */
 	unsigned		 bad;		/* checks not ok */
+	struct json_object	*protections;	/* {...} or NULL (yx_ready_protections) */
+	struct json_object	*warnings;	/* [texts] or NULL */
 };
+/* The instance's protections (yx_ready_protect) into j: "protections" and,
+ * when the defaults asked for one the host does not give, "warnings". */
+void	yx_ready_protections(struct yx_ready_json *j, const struct yx_config *cfg);
 int	yx_ready_begin(struct yx_ready_json *j);
 void	yx_ready_add(struct yx_ready_json *j, const char *name, bool ok, const char *detail);
 int	yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready);

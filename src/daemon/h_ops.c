@@ -51,6 +51,13 @@ yx_h_healthz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	return rc;
 }
 
+/*
+ * GET /readyz: 200 {"ready":true,"checks":[...]} or 503
+ * {"ready":false,"failing":[names],"checks":[...]}; each check
+ * {"name","ok","detail"}, the detail never naming a host path. Then the
+ * protections the instance runs with (never a reason to be unready) and,
+ * when the defaults asked for one this host does not give, "warnings".
+ */
 int
 yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 {
@@ -67,6 +74,7 @@ yx_h_readyz(struct yx_wctx *w, struct yx_http_req *r, const char *arg)
 	n = yx_ready_components(&w->ready, yx_agents_profile(w->agents, NULL, NULL), comps);
 	for (i = 0; i < (int)n; i++)
 		yx_ready_add(&j, comps[i].name, comps[i].rc == YX_OK, comps[i].detail);
+	yx_ready_protections(&j, w->cfg);
 	return yx_ready_send(r, &j, j.bad == 0);
 }
 

@@ -25,8 +25,11 @@
  * gave it carries over, which is how the package restarts a daemon no
  * manager runs. Refused (one log line, nothing stops) when the program
  * file does not accept the configuration (`-t` is run first), and when the
- * privileged helper is needed (YUXI_THREAD_DISK_QUOTA, YUXI_POOL_SIZE):
- * CAP_SYS_ADMIN left this process for good when the helper was forked.
+ * privileged helper is asked for explicitly (YUXI_THREAD_DISK_QUOTA,
+ * YUXI_POOL_SIZE set to a size): CAP_SYS_ADMIN left this process for good
+ * when the helper was forked. With their defaults ("auto") the restarted
+ * master runs without them, as on any host that does not give them, and
+ * its start-up report says so.
  */
 #include "config.h"
 
@@ -199,12 +202,18 @@ yx_instance_restart_ok(const struct yx_config *cfg)
 			  "arguments are not known; restart the service");
 		return false;
 	}
-	if (cfg->thread_disk_quota > 0 || cfg->pool_size > 0) {
+	if ((cfg->thread_disk_quota > 0 && !cfg->disk_quota_auto) ||
+	    (cfg->pool_size > 0 && !cfg->pool_auto)) {
 		log_warnx("SIGUSR2: restart refused: YUXI_THREAD_DISK_QUOTA and "
 			  "YUXI_POOL_SIZE need CAP_SYS_ADMIN, which this master gave "
 			  "up; restart the service");
 		return false;
 	}
+	if (cfg->thread_disk_quota > 0 || cfg->pool_size > 0)
+		log_warnx("SIGUSR2: the program executed again has no "
+			  "CAP_SYS_ADMIN (this master gave it up): the pool and "
+			  "the per-thread disk quota (on by default) stay off until "
+			  "the service is restarted");
 	if (inst_precheck() != YX_OK) {
 		log_warnx("SIGUSR2: restart refused: %s -t does not accept the "
 			  "configuration (above); this master keeps serving",

@@ -5,7 +5,9 @@
  * Loads the configuration (the configuration file, then the environment,
  * docs/configuration.md) and the agents file; any invalid value stops the
  * start with a message naming the variable (and the file's line) and exit
- * status 2. Then the master runs in the foreground (systemd and
+ * status 2. The protections on by default (YUXI_POOL_SIZE and
+ * YUXI_THREAD_DISK_QUOTA "auto") are settled against what this host gives
+ * (yx_priv_probe): off, and said so loudly, where it does not. Then the master runs in the foreground (systemd and
  * scripts/run-service.sh handle supervision) and logs to stderr. SIGHUP
  * makes it read both again (docs/operations.md); SIGTERM stops it.
  *
@@ -24,6 +26,7 @@
 
 #include "daemon_int.h"
 #include "yuxi/log.h"
+#include "yuxi/priv.h"
 
 static void
 usage(FILE *f, int status)
@@ -51,7 +54,7 @@ main(int argc, char *argv[])
 	};
 	static struct yx_config	 cfg;
 	const char		*file = NULL;
-	char			 err[512];
+	char			 err[512], why[YX_CFG_STR];
 	int			 ch, debug = 0, test = 0;
 
 	yx_instance_save_argv(argc, argv);	/* before getopt reorders it */
@@ -89,6 +92,12 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	log_init("yuxi-sandboxd", cfg.verbose);
+	/* the protections on by default, as far as this host gives them */
+	yx_config_settle(&cfg, yx_priv_probe(why, sizeof(why)), why);
+	if (yx_config_protect_check(&cfg, err, sizeof(err)) != YX_OK) {
+		fprintf(stderr, "yuxi-sandboxd: %s\n", err);
+		return 2;
+	}
 	if (test) {
 		fprintf(stderr, "yuxi-sandboxd: configuration ok (%s)\n",
 		    cfg.config_file[0] != '\0' ? cfg.config_file :

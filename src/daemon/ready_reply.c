@@ -3,7 +3,7 @@
  * ready_reply.c - the readiness answer's JSON (docs/api.md "GET /readyz"):
  * its checks and the failing ones, built the same way by a standalone
  * service's /readyz (h_ops.c) and a front's (h_front.c), which adds its
- * hosts.
+ * hosts; a standalone service adds the protections it runs with.
  */
 #include "config.h"
 
@@ -12,6 +12,8 @@
 
 #include <json-c/json.h>
 
+#include "yuxi/ready.h"
+
 #include "daemon_int.h"
 #include "remote_int.h"
 
@@ -19,6 +21,7 @@ int
 yx_ready_begin(struct yx_ready_json *j)
 {
 	j->bad = 0;
+	j->protections = j->warnings = NULL;
 	j->checks = json_object_new_array();
 	j->failing = json_object_new_array();
 	if (j->checks == NULL || j->failing == NULL) {
@@ -46,6 +49,39 @@ yx_ready_add(struct yx_ready_json *j, const char *name, bool ok, const char *det
 	json_object_array_add(j->checks, c);
 }
 
+void
+yx_ready_protections(struct yx_ready_json *j, const struct yx_config *cfg)
+{
+	struct yx_ready_protect	 p;
+	struct json_object	*o, *pool, *quota;
+	unsigned		 i;
+
+	yx_ready_protect(cfg, &p);
+	if ((o = json_object_new_object()) == NULL)
+		return;
+	if ((pool = json_object_new_object()) != NULL) {
+		json_object_object_add(pool, "on", json_object_new_boolean(p.pool_size > 0));
+		json_object_object_add(pool, "size", json_object_new_int(p.pool_size));
+		json_object_object_add(pool, "own_uids",
+		    json_object_new_boolean(p.pool_size > 0 && p.own_uids));
+		json_object_object_add(pool, "auto", json_object_new_boolean(cfg->pool_auto));
+		json_object_object_add(o, "pool", pool);
+	}
+	if ((quota = json_object_new_object()) != NULL) {
+		json_object_object_add(quota, "on", json_object_new_boolean(p.disk_quota > 0));
+		json_object_object_add(quota, "bytes", json_object_new_int64(p.disk_quota));
+		json_object_object_add(quota, "auto",
+		    json_object_new_boolean(cfg->disk_quota_auto));
+		json_object_object_add(o, "disk_quota", quota);
+	}
+	json_object_object_add(o, "detail", json_object_new_string(p.detail));
+	j->protections = o;
+	if (p.nwarn == 0 || (j->warnings = json_object_new_array()) == NULL)
+		return;
+	for (i = 0; i < p.nwarn; i++)
+		json_object_array_add(j->warnings, json_object_new_string(p.warn[i]));
+}
+
 int
 yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready)
 {
@@ -54,6 +90,8 @@ yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready)
 	if ((o = json_object_new_object()) == NULL) {
 		json_object_put(j->checks);
 		json_object_put(j->failing);
+		json_object_put(j->protections);
+		json_object_put(j->warnings);
 		return YX_E_NOMEM;
 	}
 	json_object_object_add(o, "ready", json_object_new_boolean(ready));
@@ -62,11 +100,9 @@ yx_ready_send(struct yx_http_req *r, struct yx_ready_json *j, bool ready)
 	else
 		json_object_put(j->failing);
 	json_object_object_add(o, "checks", j->checks);
+	if (j->protections != NULL)
+		json_object_object_add(o, "protections", j->protections);
+	if (j->warnings != NULL)
+		json_object_object_add(o, "warnings", j->warnings);
 	return yx_http_send_obj(r, ready ? 200 : 503, o);
 }
-
-/*
- * GET /readyz: 200 {"ready":true,"checks":[...]} or 503
- * {"ready":false,"failing":[names],"checks":[...]}; each check
- * {"name","ok","detail"}, the detail never naming a host path.
- */

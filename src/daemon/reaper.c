@@ -181,16 +181,19 @@ reaper_front(const struct yx_config *cfg, struct yx_thread_store *st,
 	return 0;
 }
 
-/* The start-up readiness report: one warning per failing check. */
+/* The start-up readiness report: one warning per failing check; the
+ * protections on, and a warning for each the defaults asked for and this
+ * host does not give. */
 static void
 reaper_ready(const struct yx_config *cfg, struct yx_table *table,
     struct yx_driver *drv)
 {
 	struct yx_ready_result	 res[YX_READY_N];
+	struct yx_ready_protect	 pr;
 	struct yx_ready		 rd;
 	struct yx_agents	*ag = NULL;
 	struct yx_errctx	 e;
-	unsigned		 bad;
+	unsigned		 bad, k;
 	int			 i;
 
 	yx_ready_init(&rd, cfg, drv, table);
@@ -204,6 +207,14 @@ reaper_ready(const struct yx_config *cfg, struct yx_table *table,
 	for (i = 0; i < YX_READY_N; i++)
 		if (res[i].rc != YX_OK)
 			log_warnx("readiness: %s failed: %s", res[i].name, res[i].oper);
+	yx_ready_protect(cfg, &pr);
+	if (pr.lost == 0)
+		log_info("protections: %s", pr.oper);
+	else {
+		log_warnx("WARNING: protections: %s", pr.oper);
+		for (k = 0; k < pr.nwarn; k++)
+			log_warnx("WARNING: %s", pr.warn[k]);
+	}
 	if (bad == 0)
 		log_info("readiness: all %d checks pass", YX_READY_N);
 	else

@@ -127,5 +127,7 @@ yx_reload_config(const struct yx_config *cur, struct yx_config *next,
 	    (rc = yx_daemon_check_files(next, eb, el)) != YX_OK)
 		return rc;
 	reload_keep_fixed(cur, next);
-	return YX_OK;
+	/* what the host gives was probed at start (CAP_SYS_ADMIN is gone) */
+	yx_config_settle(next, cur->protect_can, cur->protect_why);
+	return yx_config_protect_check(next, eb, el);
 }

@@ -84,8 +84,8 @@ priv_capget(struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3])
 	return syscall(SYS_capget, &hdr, data) == 0;
 }
 
-/* Does this process hold CAP_SYS_ADMIN (effective)? */
-static bool
+/* See priv_int.h. */
+bool
 priv_capable(void)
 {
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];

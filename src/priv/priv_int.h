@@ -159,4 +159,7 @@ int	priv_snap_op(int tfd, int op, const char *sid, struct priv_rep *rep,
      struct yx_errctx *e);
 int	priv_tx_op(int tfd, int op, struct priv_rep *rep, struct yx_errctx *e);
 
+/* Does this process hold CAP_SYS_ADMIN (effective)? (priv.c) */
+bool	priv_capable(void);
+
 #endif /* YUXI_PRIV_INT_H */

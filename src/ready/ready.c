@@ -302,3 +302,86 @@ yx_ready_components(struct yx_ready *rd, const struct yx_profile *dflt,
 	}
 	return n;
 }
+
+/* "2 GiB", "512 MiB" of n bytes (a whole number of MiB). */
+static void
+ready_size(int64_t n, char *out, size_t len)
+{
+	if (n % (1LL << 30) == 0)
+		snprintf(out, len, "%lld GiB", (long long)(n >> 30));
+	else
+		snprintf(out, len, "%lld MiB", (long long)(n >> 20));
+}
+
+/* The pool's part of the texts into pool (API) and why (operator). */
+static void
+ready_protect_pool(const struct yx_config *c, struct yx_ready_protect *p,
+    char *pool, size_t len)
+{
+	if (p->pool_size > 0)
+		snprintf(pool, len, "pool of %d pre-started sandboxes%s%s",
+		    p->pool_size, p->own_uids ? ", each its own uid" : "",
+		    c->pool_auto ? " (auto)" : "");
+	else if (p->lost & YX_PROTECT_POOL) {
+		snprintf(pool, len, "pool OFF: this host does not give the "
+				    "privileges it needs");
+		snprintf(p->warn[p->nwarn++], sizeof(p->warn[0]),
+		    "the pool of pre-started sandboxes is off: this host does not "
+		    "give the service CAP_SYS_ADMIN in the engine's mount "
+		    "namespace; a new thread's first command waits for a "
+		    "container to start");
+	} else if (c->pool_auto)
+		snprintf(pool, len, "pool off (YUXI_SANDBOX_MAX_REPLICAS below 4 "
+				    "leaves no room for one)");
+	else
+		snprintf(pool, len, "pool off (YUXI_POOL_SIZE=0)");
+}
+
+static void
+ready_protect_quota(const struct yx_config *c, struct yx_ready_protect *p,
+    char *quota, size_t len)
+{
+	char sz[32];
+
+	if (p->disk_quota > 0) {
+		ready_size(p->disk_quota, sz, sizeof(sz));
+		snprintf(quota, len, "disk quota %s per thread%s", sz,
+		    c->disk_quota_auto ? " (auto)" : "");
+	} else if (p->lost & YX_PROTECT_QUOTA) {
+		snprintf(quota, len, "disk quota OFF: this host does not give "
+				     "what it needs");
+		snprintf(p->warn[p->nwarn++], sizeof(p->warn[0]),
+		    "the per-thread disk quota is off: this host does not give "
+		    "the service CAP_SYS_ADMIN in the engine's mount namespace, "
+		    "loop devices and mke2fs; one thread can fill the host's "
+		    "disk");
+	} else
+		snprintf(quota, len, "disk quota off (YUXI_THREAD_DISK_QUOTA=0): "
+				     "one thread can fill the host's disk");
+}
+
+void
+yx_ready_protect(const struct yx_config *c, struct yx_ready_protect *p)
+{
+	char pool[160], quota[160];
+
+	memset(p, 0, sizeof(*p));
+	p->pool_size = c->pool_size;
+	p->own_uids = c->uid_count > 0;
+	p->disk_quota = c->thread_disk_quota;
+	p->lost = c->protect_lost;
+	if (c->mode == YX_MODE_FRONT) {
+		snprintf(p->detail, sizeof(p->detail), "a front runs no "
+						       "sandboxes: each host's own");
+		snprintf(p->oper, sizeof(p->oper), "%s", p->detail);
+		return;
+	}
+	ready_protect_pool(c, p, pool, sizeof(pool));
+	ready_protect_quota(c, p, quota, sizeof(quota));
+	snprintf(p->detail, sizeof(p->detail), "%s; %s", pool, quota);
+	if (p->lost != 0)
+		snprintf(p->oper, sizeof(p->oper), "%s; %s (%s)", pool, quota,
+		    c->protect_why);
+	else
+		snprintf(p->oper, sizeof(p->oper), "%s", p->detail);
+}

@@ -174,17 +174,117 @@ Test(config, thread_disk_quota)
 	struct yx_config c;
 
 	yx_config_defaults(&c);
-	cr_assert_eq(c.thread_disk_quota, 0);	/* off */
+	cr_assert(c.disk_quota_auto);			/* auto ... */
+	cr_assert_eq(c.thread_disk_quota, 0);		/* ... unsettled: 0 */
 	expect_taken("YUXI_THREAD_DISK_QUOTA", "", &c);
-	cr_assert_eq(c.thread_disk_quota, 0);
+	cr_assert(c.disk_quota_auto && c.thread_disk_quota == 0);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "auto", &c);
+	cr_assert(c.disk_quota_auto && c.thread_disk_quota == 0);
 	expect_taken("YUXI_THREAD_DISK_QUOTA", "0", &c);
-	cr_assert_eq(c.thread_disk_quota, 0);
+	cr_assert(!c.disk_quota_auto && c.thread_disk_quota == 0);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "off", &c);
+	cr_assert(!c.disk_quota_auto && c.thread_disk_quota == 0);
 	expect_taken("YUXI_THREAD_DISK_QUOTA", "8m", &c);
+	cr_assert(!c.disk_quota_auto);
 	cr_assert_eq(c.thread_disk_quota, 8LL << 20);
 	expect_taken("YUXI_THREAD_DISK_QUOTA", "1G", &c);
 	cr_assert_eq(c.thread_disk_quota, 1LL << 30);
 	expect_taken("YUXI_THREAD_DISK_QUOTA", "16384g", &c);
 	cr_assert_eq(c.thread_disk_quota, 16LL << 40);
+}
+
+Test(config, pool_size)
+{
+	struct yx_config c;
+
+	yx_config_defaults(&c);
+	cr_assert(c.pool_auto && c.pool_size == 0);
+	expect_taken("YUXI_POOL_SIZE", "auto", &c);
+	cr_assert(c.pool_auto && c.pool_size == 0);
+	expect_taken("YUXI_POOL_SIZE", "0", &c);
+	cr_assert(!c.pool_auto && c.pool_size == 0);
+	expect_taken("YUXI_POOL_SIZE", "64", &c);
+	cr_assert(!c.pool_auto && c.pool_size == 64);
+}
+
+/* The pool rule: one box per worker, at least 2, at most a quarter of the
+ * table and 64. */
+Test(config, pool_rule)
+{
+	static const struct {
+		int workers, replicas, want;
+	} rows[] = {
+		{ 4, 100, 4 },
+		{ 1, 100, 2 },
+		{ 3, 100, 3 },
+		{ 256, 4096, 64 },
+		{ 8, 16, 4 },
+		{ 4, 8, 2 },
+		{ 4, 7, 1 },
+		{ 4, 3, 0 },
+		{ 16, 1000, 16 },
+	};
+	struct yx_config	c;
+	size_t			i;
+
+	yx_config_defaults(&c);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		c.workers = rows[i].workers;
+		c.max_replicas = rows[i].replicas;
+		cr_expect_eq(yx_config_pool_rule(&c), rows[i].want, "%d workers, %d replicas",
+		    rows[i].workers, rows[i].replicas);
+	}
+}
+
+/* Settling the protections: auto ones on where the host gives them, off
+ * and noted where it does not; explicit ones untouched (and refused by
+ * yx_config_protect_check when the host cannot give them). */
+Test(config, settle)
+{
+	struct yx_config	c;
+	char			eb[512];
+
+	yx_config_defaults(&c);
+	yx_config_settle(&c, YX_PROTECT_ALL, NULL);
+	cr_assert_eq(c.pool_size, yx_config_pool_rule(&c));
+	cr_assert_eq(c.thread_disk_quota, YX_DISK_QUOTA_AUTO);
+	cr_assert_eq(c.protect_lost, 0);
+	cr_assert_eq(yx_config_protect_check(&c, eb, sizeof(eb)), YX_OK);
+
+	yx_config_defaults(&c);
+	yx_config_settle(&c, YX_PROTECT_POOL, "no loop devices");
+	cr_assert_eq(c.pool_size, 4);
+	cr_assert_eq(c.thread_disk_quota, 0);
+	cr_assert_eq(c.protect_lost, YX_PROTECT_QUOTA);
+	cr_assert_str_eq(c.protect_why, "no loop devices");
+
+	yx_config_defaults(&c);
+	yx_config_settle(&c, 0, "no CAP_SYS_ADMIN");
+	cr_assert(c.pool_size == 0 && c.thread_disk_quota == 0);
+	cr_assert_eq(c.protect_lost, YX_PROTECT_ALL);
+	cr_assert_eq(yx_config_protect_check(&c, eb, sizeof(eb)), YX_OK);
+
+	/* explicit: left alone, then refused */
+	expect_taken("YUXI_POOL_SIZE", "2", &c);
+	yx_config_settle(&c, 0, "no CAP_SYS_ADMIN");
+	cr_assert_eq(c.pool_size, 2);
+	cr_assert_eq(c.protect_lost, YX_PROTECT_QUOTA);
+	cr_assert_eq(yx_config_protect_check(&c, eb, sizeof(eb)), YX_E_FORBIDDEN);
+	cr_assert(strstr(eb, "YUXI_POOL_SIZE") != NULL && strstr(eb, "no CAP_SYS_ADMIN"), "%s", eb);
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "1g", &c);
+	c.pool_size = 0;
+	yx_config_settle(&c, YX_PROTECT_POOL, "no loop devices");
+	cr_assert_eq(yx_config_protect_check(&c, eb, sizeof(eb)), YX_E_FORBIDDEN);
+	cr_assert(strstr(eb, "YUXI_THREAD_DISK_QUOTA") != NULL, "%s", eb);
+
+	/* explicit off: nothing lost; a front: nothing at all */
+	expect_taken("YUXI_THREAD_DISK_QUOTA", "0", &c);
+	yx_config_settle(&c, YX_PROTECT_POOL, NULL);
+	cr_assert_eq(c.protect_lost, 0);
+	yx_config_defaults(&c);
+	c.mode = YX_MODE_FRONT;
+	yx_config_settle(&c, YX_PROTECT_ALL, NULL);
+	cr_assert(c.pool_size == 0 && c.thread_disk_quota == 0 && c.protect_lost == 0);
 }
 
 Test(config, bad_values_name_their_variable)
@@ -225,6 +325,9 @@ Test(config, bad_values_name_their_variable)
 		{ "YUXI_THREAD_DISK_QUOTA", "16385g" },
 		{ "YUXI_THREAD_DISK_QUOTA", "-1" },
 		{ "YUXI_THREAD_DISK_QUOTA", "lots" },
+		{ "YUXI_POOL_SIZE", "65" },
+		{ "YUXI_POOL_SIZE", "-1" },
+		{ "YUXI_POOL_SIZE", "many" },
 		/* booleans */
 		{ "YUXI_SANDBOX_READONLY_ROOTFS", "maybe" },
 		{ "YUXI_DEBUG", "2" },
