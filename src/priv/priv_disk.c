@@ -292,6 +292,22 @@ priv_loop_attach(int imgfd, char *dev, size_t devlen)
 }
 
 /*
+ * No loop device for an image (priv_loop_attach failed with errno en):
+ * YX_E_NOSPACE, "no free loop device", when the host has none to give
+ * (exhausted, no device node, too many open files); else YX_E_IO.
+ */
+static int
+priv_loop_fail(struct yx_errctx *e, int en, const char *name)
+{
+	log_warnx("%s: no loop device: %s", name, strerror(en));
+	if (en == ENOSPC || en == ENOMEM || en == ENXIO || en == ENOENT ||
+	    en == ENODEV || en == EBUSY || en == EMFILE || en == ENFILE)
+		return yx_fail(e, YX_E_NOSPACE, "no free loop device on this "
+						"host for the disk image");
+	return yx_fail(e, YX_E_IO, "no loop device for the disk image");
+}
+
+/*
  * Format the image through the loop device open on fd: mke2fs with a fixed
  * argv and a clean environment on /proc/self/fd/3 (this very device). On
  * the device, not the file: for a regular file mke2fs asks every loop
@@ -355,10 +371,9 @@ priv_image_create(int tfd, uint64_t size, unsigned uid, unsigned gid, bool btrfs
 					 priv_fail_errno(e, errno, "disk image");
 	if (ftruncate(fd, (off_t)size) == -1)
 		rc = priv_fail_errno(e, errno, "disk image");
-	else if ((lfd = priv_loop_attach(fd, dev, sizeof(dev))) == -1) {
-		log_warn("no loop device to format an image");
-		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
-	} else if (btrfs)
+	else if ((lfd = priv_loop_attach(fd, dev, sizeof(dev))) == -1)
+		rc = priv_loop_fail(e, errno, "new image");
+	else if (btrfs)
 		rc = priv_btrfs_format(tfd, lfd, dev, uid, gid, e);
 	else
 		rc = priv_mkfs(lfd, uid, gid, e);
@@ -436,8 +451,7 @@ priv_image_mount(int tfd, const char *name, struct yx_errctx *e)
 	}
 	if ((lfd = priv_loop_find(d.imgfd, &d.img, dev, sizeof(dev))) == -1 &&
 	    (lfd = priv_loop_attach(d.imgfd, dev, sizeof(dev))) == -1) {
-		log_warn("thread %s: no loop device", name);
-		rc = yx_fail(e, YX_E_IO, "no loop device for the disk image");
+		rc = priv_loop_fail(e, errno, name);
 		goto done;
 	}
 	if (priv_image_is_btrfs(d.imgfd)) {

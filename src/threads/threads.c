@@ -539,7 +539,8 @@ yx_thread_create(struct yx_thread_store *st, const struct yx_thread *want,
 		    rc == YX_E_CAPACITY ? "no free sandbox uid: every uid of the range is in use" : "cannot allocate a sandbox uid");
 	if ((rc = thread_build(st, &t, tmp, sizeof(tmp))) != YX_OK) {
 		thread_uid_free(st, &t);
-		return yx_fail(err, rc, "cannot create thread directory");
+		/* with a disk quota: no loop device left, or a full disk */
+		return yx_fail(err, rc, rc == YX_E_NOSPACE ? "no room for the thread's disk image on this host (no free loop device, or the saves filesystem is full)" : "cannot create thread directory");
 	}
 	rc = thread_publish(st->dirfd, tmp, t.thread_id);
 	if (rc == YX_OK) {

@@ -90,7 +90,9 @@ def test_cli_made_thread_gets_its_image(factory):
 
 
 def test_without_quota_threads_are_plain_directories(factory):
-    inst = factory(YUXI_THREAD_DISK_QUOTA="0")	# also under YX_TEST_DISK_QUOTA
+    # also under YX_TEST_DISK_QUOTA; no pool either (its boxes' binds are
+    # mounts below the saves directory)
+    inst = factory(YUXI_THREAD_DISK_QUOTA="0", YUXI_POOL_SIZE="0")
     tid = inst.new_thread()
     assert not mounts_below(inst.base)
     assert not os.path.exists(os.path.join(inst.saves, "threads", tid, "user-data.img"))

@@ -16,10 +16,15 @@ image, default yuxi-sandbox-test:latest), YUXI_TEST_RUNTIME (the
 sandboxes' runtime, YUXI_SANDBOX_RUNTIME: runc, the default, or runsc to
 run a suite under gVisor), YX_TEST_DISK_QUOTA (e.g. "2g": every instance
 runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's user-data is its
-own loop-mounted image; default off), YX_TEST_POOL (e.g. "4": every
+own loop-mounted image; "0": none) and YX_TEST_POOL (e.g. "4": every
 instance keeps that many pre-started boxes, YUXI_POOL_SIZE, so new
 threads run in pool boxes, each of its own uid when the instance has a uid
-range; default off).
+range; "0": none). Unset, an instance runs with the service's defaults:
+both "auto" (docs/configuration.md), i.e. on where the host gives the
+privileges (root here): a pool of one box per worker (3) and a 2 GiB
+quota per thread. A suite or test that needs them off says so in its
+overrides; `Service.pool()` and `Service.disk_quota()` are what the
+running instance has (its /readyz "protections").
 
 - `Service(base, prefix, shm, overrides, binary=None, keepalive=False,
   stem=None)`: one instance in directory `base` with its own free 127.0.0.1 port,
@@ -312,7 +317,7 @@ def service_env(base, prefix, shm):
         env["YUXI_SANDBOX_RUNTIME"] = os.environ["YUXI_TEST_RUNTIME"]
     if DISK_QUOTA:
         env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
-    if POOL and POOL != "0":
+    if POOL:
         env["YUXI_POOL_SIZE"] = POOL
     return env
 
@@ -402,6 +407,7 @@ class Service:
         self.nginx = None
         self.log = None
         self.ready = False
+        self._protections = None	# /readyz "protections" of the running instance
         self._session = None
         self.answers = []	# (method, path, X-Request-Id, status) of every answer
 
@@ -468,7 +474,32 @@ class Service:
         if not up:
             raise HarnessError("service did not come up:\n" + self.read_log() +
                                "\nnginx: " + self.nginx_errors()[-2000:])
+        self._protections = None
         return self
+
+    def protections(self):
+        """The protections the running instance settled (/readyz
+        "protections": pool, disk_quota), asked once per start; {} when
+        it does not say (a front, an older daemon)."""
+        if self._protections is None:
+            try:
+                r = self.request(None, "GET", "/readyz", timeout=30)
+                self._protections = r.json().get("protections") or {}
+            except (requests.RequestException, ValueError):
+                return {}
+        return self._protections
+
+    def pool(self):
+        """Pre-started boxes the instance keeps (0: no pool): an explicit
+        YUXI_POOL_SIZE, else what the defaults gave on this host."""
+        v = self.env.get("YUXI_POOL_SIZE", "auto")
+        if v not in ("", "auto"):
+            return int(v)
+        return int((self.protections().get("pool") or {}).get("size") or 0)
+
+    def disk_quota(self):
+        """Bytes of a new thread's disk quota (0: none), like pool()."""
+        return int((self.protections().get("disk_quota") or {}).get("bytes") or 0)
 
     def nginx_errors(self):
         """nginx's error log of this instance ("" when there is none)."""
@@ -647,7 +678,7 @@ class Service:
         thread and are left out, and a thread's pool box (no thread label:
         the table says whose it is) is counted as its container."""
         got = containers(self.prefix, thread=thread, running_only=running_only)
-        if self.env.get("YUXI_POOL_SIZE", "0") in ("", "0"):
+        if self.pool() == 0:
             return got
         try:
             slots = self.sandboxes()

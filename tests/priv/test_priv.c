@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -27,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -767,4 +769,60 @@ Test(priv, the_helper_dies_with_its_master)
 		cr_assert_not(alive(helper), "helper %d outlived its master",
 		    (int)helper);
 	}
+}
+
+/*
+ * A host that cannot give a loop device (here: a mount namespace of the
+ * test's own whose /dev holds /dev/loop-control but no loop device node,
+ * as in a container without devtmpfs; on a host that ran out the kernel
+ * answers LOOP_CTL_GET_FREE with an error): a new thread's creation fails
+ * as "no room" (507 through the API), naming the loop device, and leaves
+ * neither a thread directory, an image nor a uid claim behind.
+ */
+Test(loops, no_loop_device_is_a_clear_error_and_leaves_nothing)
+{
+	struct yx_thread	w, t;
+	struct yx_errctx	e;
+	struct dirent		*de;
+	DIR			*d;
+	bool			created;
+	char			p[512];
+	int			n = 0;
+
+	NEED_PRIV();
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "%s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	cr_assert_eq(mount("yx-nodev", "/dev", "tmpfs", MS_NOSUID, "mode=0755"), 0);
+	cr_assert_eq(mknod("/dev/loop-control", S_IFCHR | 0600, makedev(10, 237)), 0);
+	cr_assert_eq(mknod("/dev/null", S_IFCHR | 0666, makedev(1, 3)), 0);
+	storetest_open("yx-priv-noloop", base, sizeof(base), &cfg, &st);
+	cfg.thread_disk_quota = QUOTA;
+	st.disk_quota = QUOTA;
+	yx_errctx_clear(&e);
+	cr_assert_eq(priv_start(&cfg, false, &e), YX_OK, "%s", e.msg);
+	memset(&w, 0, sizeof(w));
+	snprintf(w.thread_id, sizeof(w.thread_id), "t13");
+	snprintf(w.owner, sizeof(w.owner), "alice");
+	yx_errctx_clear(&e);
+	cr_assert_eq(yx_thread_create(&st, &w, &t, &created, &e), YX_E_NOSPACE,
+	    "%s", e.msg);
+	cr_assert_eq(yx_err_http_status(YX_E_NOSPACE), 507);
+	cr_assert_not_null(strstr(e.msg, "loop device"), "%s", e.msg);
+	cr_assert_null(strstr(e.msg, base), "host path in %s", e.msg);
+	snprintf(p, sizeof(p), "%s/saves/threads", base);
+	cr_assert_not_null(d = opendir(p));
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	cr_assert_eq(n, 0, "thread directories left");
+	snprintf(p, sizeof(p), "%s/saves/uids", base);
+	n = 0;
+	if ((d = opendir(p)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			n += de->d_name[0] != '.';
+		closedir(d);
+	}
+	cr_assert_eq(n, 0, "uid claims left");
+	cr_assert_eq(loops_gone(), 0);
+	storetest_priv_close(base, &st);
 }

@@ -106,7 +106,7 @@ def test_run_directory_not_inherited(prod):
 
 
 def test_run_directory_control():
-    # the create path's protection: with YX_TEST_POOL a new thread's run
+    # the create path's protection: with a pool (the default) a new thread's run
     # directory is a pool box's fresh one, which would hide the control
     svc = control("rundir", YUXI_SANDBOX_UID_RANGE="off", YUXI_POOL_SIZE="0")
     try:

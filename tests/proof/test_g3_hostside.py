@@ -324,9 +324,10 @@ def test_static_reads_control(ctl):
             ("/api/viewer/filesystem/download", "link_file"),
             ("/api/filesystem/ls", "link_dir"), ("/api/viewer/filesystem/tree", "link_dir"),
             ("/api/viewer/filesystem/file", "devnode"), ("grep", "token")]
-    if os.environ.get("YX_TEST_DISK_QUOTA"):
-        # user-data is a disk image mounted nodev: the device node cannot be
-        # opened even without the broker's check, so there is no leak to see
+    if ctl.svc.disk_quota() > 0:
+        # user-data is a disk image mounted nodev (the default quota, or
+        # YX_TEST_DISK_QUOTA): the device node cannot be opened even
+        # without the broker's check, so there is no leak to see
         must.remove(("/api/viewer/filesystem/file", "devnode"))
     for k in must:
         leaked, hung = res[k]

@@ -385,7 +385,7 @@ def test_control_engine_log_then_recreated():
         new = container_of(svc, tid)
         newcfg = docker_out("inspect", "-f", "{{.HostConfig.LogConfig.Type}}", new)
         # a created sandbox is replaced in the acquire; a pool box
-        # (YX_TEST_POOL) is not adopted after the restart and the reaper
+        # (the default pool) is not adopted after the restart and the reaper
         # removes it a moment later (docs/design.md §2 "Pool")
         gone = P.yxsvc.wait_for(
             lambda: subprocess.run(["docker", "inspect", old], capture_output=True,

@@ -91,7 +91,8 @@ def seed():
 
 def plant(svc, tid, first):
     """Links of the seed; when user-data is a disk image of its own
-    (YX_TEST_DISK_QUOTA: a link across filesystems is EXDEV) one copy of it
+    (the default quota, or YX_TEST_DISK_QUOTA: a link across filesystems is
+    EXDEV) one copy of it
     in the image, and links of that copy."""
     import shutil
     h = os.path.join(svc.workspace(tid), "h")

@@ -60,7 +60,7 @@ def worker_pids(svc):
 def slots_clean(svc, threads):
     """(ok, detail): every thread one container, no slot stuck."""
     sb = svc.sandboxes()
-    # a pool box without a thread (YX_TEST_POOL) waits or is being made
+    # a pool box without a thread (the default pool) waits or is being made
     bad = {k: (v["state"], v["holds"]) for k, v in sb.items()
            if not (v["thread_id"] == "" and "-pool-" in k) and
            (v["state"] not in ("active", "warm") or v["holds"] != 0)}
@@ -303,11 +303,12 @@ def test_service_restart_rediscovers():
             assert svc.run(t, "cat f")["output"] == "x\n"
             after[t] = [i for i, _ in svc.containers(thread=t)]
         dups = sum(max(0, len(v) - 1) for v in after.values())
-        # a created sandbox is adopted again; a pool box (YX_TEST_POOL: no
-        # thread label) is removed at the restart and its thread gets a new
-        # sandbox (docs/design.md §2 "Pool", crash safety): then the old box
-        # must be gone, never serving beside the new one
-        pool = svc.env.get("YUXI_POOL_SIZE", "0") not in ("", "0")
+        # a created sandbox is adopted again; a pool box (the default pool,
+        # or YX_TEST_POOL: no thread label) is removed at the restart and
+        # its thread gets a new sandbox (docs/design.md §2 "Pool", crash
+        # safety): then the old box must be gone, never serving beside the
+        # new one
+        pool = svc.pool() > 0
         moved = [t for t in threads if before[t] != after[t]]
 
         def old_gone():
