@@ -45,6 +45,7 @@ directory) also when interrupted.
 """
 import json
 import os
+import requests
 import random
 import shutil
 import statistics
@@ -76,13 +77,25 @@ def med(xs):
 
 
 def timed(fn, n=5):
-    """Median milliseconds of n calls of fn (which must not fail)."""
+    """Median milliseconds of n calls of fn (which must not fail), after
+    one untimed call (the kept-alive connection open and warm)."""
     out = []
+    fn()
     for _ in range(n):
         t0 = time.perf_counter()
         fn()
         out.append((time.perf_counter() - t0) * 1000)
     return med(out)
+
+
+def kget(svc, who, path):
+    """GET path as who over the instance's kept-alive connection (opened
+    again once when the instance restarted under it)."""
+    try:
+        return svc.request(who, "GET", path, session=svc.kept)
+    except requests.ConnectionError:
+        svc.kept = requests.Session()
+        return svc.request(who, "GET", path, session=svc.kept)
 
 
 def meminfo(key="MemAvailable"):
@@ -94,7 +107,13 @@ def meminfo(key="MemAvailable"):
 
 
 def mem_available():
-    """MemAvailable, the median of 5 readings 0.2 s apart (bytes)."""
+    """MemAvailable after the page cache was dropped (what the kernel
+    cannot give back: processes, kernel objects), the median of 5 readings
+    0.2 s apart (bytes). The machine's other users move it too: the
+    attributable sum (attributable()) is the figure to trust."""
+    subprocess.run(["sync"])
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
     xs = []
     for _ in range(5):
         xs.append(meminfo())
@@ -136,6 +155,8 @@ def tasks():
 def host(prefix, base):
     """What the host holds now, overall and of this instance."""
     d = {"mem_available": mem_available(), "tasks": tasks()}
+    for k in ("SUnreclaim", "KernelStack", "PageTables"):
+        d[k] = meminfo(k)
     with open("/proc/self/mountinfo") as f:
         d["mounts"] = sum(1 for _ in f)
     d["mounts_ours"] = len(yxsvc.mounts_below(base))
@@ -224,6 +245,7 @@ class Svc(benchsvc.BenchService):
     def __init__(self, build, base, users=(), **ov):
         super().__init__(build, base, **ov)
         self.build = os.path.abspath(build)
+        self.kept = requests.Session()	# timed requests: one kept-alive connection
         for u in users:
             self.tokens[u] = "%032x" % random.getrandbits(128)
 
@@ -346,14 +368,32 @@ def live(build, n, checkpoints):
                              "%d %s" % (r.status_code, r.text[:160]))
                             for t, r in again if isinstance(r, Exception)
                             or r.status_code != 200][:10]
-        # delete every thread, then count what is left
+        # delete every thread in 4 chunks, MemAvailable (page cache
+        # dropped) before and after each: what a chunk of sandboxes gave
+        # back, over a minute or two in which the machine's other users
+        # move it less than over the whole run
         t0 = time.monotonic()
-        dels = parallel(4, tids, lambda t: svc.request(owner[t], "DELETE", "/api/threads/" + t))
+        res["delete_bad"] = 0
+        res["chunks"] = []
+        k = max(1, n // 4)
+        for i in range(0, n, k):
+            chunk = tids[i:i + k]
+            m0 = mem_available()
+            c0 = time.monotonic()
+            dels = parallel(4, chunk, lambda t: svc.request(owner[t], "DELETE",
+                                                            "/api/threads/" + t))
+            c1 = time.monotonic()
+            res["delete_bad"] += sum(1 for _, r in dels if isinstance(r, Exception)
+                                     or r.status_code != 204)
+            time.sleep(2)
+            res["chunks"].append({"n": len(chunk), "s": c1 - c0,
+                                  "freed": mem_available() - m0})
         res["delete_s"] = time.monotonic() - t0
-        res["delete_bad"] = sum(1 for _, r in dels if isinstance(r, Exception)
-                                or r.status_code != 204)
+        # the pool refills while the table has room: let it settle
+        time.sleep(5)
         res["left_running"] = leftovers(svc, base, running=True)
-        svc.stop()
+        res["after"] = host(svc.prefix, base)
+        svc.halt()
         res["left_stopped"] = leftovers(svc, base, running=False)
     finally:
         try:
@@ -367,10 +407,10 @@ def live(build, n, checkpoints):
 
 def checkpoint(svc, base, live_n, tids, owner, made_s, batch):
     c = {"live": live_n, "made_s": made_s, "batch": batch}
-    c["admin_list_ms"] = timed(lambda: svc.request("admin", "GET", "/api/admin/sandboxes"))
-    c["metrics_ms"] = timed(lambda: svc.request(None, "GET", "/metrics"))
-    c["readyz_ms"] = timed(lambda: svc.request(None, "GET", "/readyz"))
-    c["user_list_ms"] = timed(lambda: svc.request("alice", "GET", "/api/threads"))
+    c["admin_list_ms"] = timed(lambda: kget(svc, "admin", "/api/admin/sandboxes"))
+    c["metrics_ms"] = timed(lambda: kget(svc, None, "/metrics"))
+    c["readyz_ms"] = timed(lambda: kget(svc, None, "/readyz"))
+    c["user_list_ms"] = timed(lambda: kget(svc, "alice", "/api/threads"))
     c["user_threads"] = len(svc.request("alice", "GET", "/api/threads").json()["threads"])
     r = None
 
@@ -394,17 +434,26 @@ def checkpoint(svc, base, live_n, tids, owner, made_s, batch):
 
 
 def leftovers(svc, base, running):
+    """What the deleted threads left: containers, mounts, loop devices, uid
+    claims, thread directories and table slots, each split into what
+    belongs to the pool (boxes waiting for a thread: the service's, not a
+    deleted thread's) and anything else ("left")."""
     saves = svc.saves
-    d = {"containers": len(yxsvc.containers(svc.prefix)),
-         "mounts": len(yxsvc.mounts_below(os.path.join(saves, "threads"))),
-         "mounts_all": len(yxsvc.mounts_below(base)),
+    cs = yxsvc.containers(svc.prefix)
+    d = {"containers": len(cs),
+         "containers_pool": sum(1 for _, n in cs if "-pool-" in n),
+         "mounts_threads": len(yxsvc.mounts_below(os.path.join(saves, "threads"))),
+         "mounts_pool": len(yxsvc.mounts_below(os.path.join(saves, "pool"))),
          "loops": yxsvc.loops_below(base)}
+    claims = []
     try:
-        d["uid_claims"] = sorted(x for x in os.listdir(os.path.join(saves, "uids"))
-                                 if not x.startswith("."))
+        for x in os.listdir(os.path.join(saves, "uids")):
+            if not x.startswith("."):
+                claims.append(os.readlink(os.path.join(saves, "uids", x)))
     except OSError:
-        d["uid_claims"] = []
-    d["uid_claims"] = len(d["uid_claims"])
+        pass
+    d["uid_claims"] = len(claims)
+    d["uid_claims_pool"] = sum(1 for c in claims if c.startswith("pool-") and "/" not in c)
     try:
         d["threads"] = len([x for x in os.listdir(os.path.join(saves, "threads"))
                             if not x.startswith(".")])
@@ -413,10 +462,10 @@ def leftovers(svc, base, running):
     if running:
         s = svc.request("admin", "GET", "/api/admin/sandboxes").json()["sandboxes"]
         d["slots"] = len(s)
-        d["slots_pooled"] = sum(1 for x in s if x.get("state") == "pooled")
-        d["slots_creating"] = sum(1 for x in s if x.get("state") == "creating")
-    else:
-        d["shm"] = os.path.exists("/dev/shm" + svc.shm)
+        d["slots_pool"] = sum(1 for x in s if not x.get("thread_id"))
+    d["left"] = (d["containers"] - d["containers_pool"] + d["mounts_threads"] + d["loops"]
+                 + d["uid_claims"] - d["uid_claims_pool"] + d["threads"]
+                 + (d["slots"] - d["slots_pool"] if running else 0))
     return d
 
 
@@ -431,20 +480,40 @@ def report_live(r):
                                               if r["fail"] else ""))
     b = r.get("before", {})
     print("| live | made in s | admin list ms (/item µs) | /metrics ms | /readyz ms "
-          "| alice's list ms (threads) | gc ms | echo ms | MemAvailable drop MiB "
-          "(/sandbox) | cgroups MiB | shims PSS MiB | tasks | mounts | loops | dockerd fds |")
-    print("| --- |" + " --- |" * 14)
+          "| alice's list ms (threads) | gc ms | echo ms |")
+    print("| --- |" + " --- |" * 7)
     for c in r["checkpoints"]:
-        h = c["host"]
-        drop = (b.get("mem_available", 0) - h["mem_available"]) / 2**20
-        print("| %d | %.0f | %.1f (%.0f) | %.1f | %.1f | %.1f (%d) | %.0f | %.1f | %.0f (%.2f) "
-              "| %.0f | %.0f | %d | %d | %d | %d |" % (
-                  c["live"], c["made_s"], c["admin_list_ms"],
-                  c["admin_list_ms"] * 1000 / max(1, c["live"]), c["metrics_ms"],
-                  c["readyz_ms"], c["user_list_ms"], c["user_threads"], c["gc_ms"],
-                  c["echo_ms"], drop, drop / max(1, c["live"]), c["cgroups"] / 2**20,
-                  c["shim_pss"] / 2**20, h["tasks"], h["mounts"], h["loops_ours"],
-                  h["dockerd_fds"]))
+        print("| %d | %.0f | %.1f (%.0f) | %.1f | %.1f | %.1f (%d) | %.0f | %.1f |" % (
+            c["live"], c["made_s"], c["admin_list_ms"],
+            c["admin_list_ms"] * 1000 / max(1, c["live"]), c["metrics_ms"],
+            c["readyz_ms"], c["user_list_ms"], c["user_threads"], c["gc_ms"], c["echo_ms"]))
+    print()
+    print("Memory and host resources, per live sandbox (MiB; MemAvailable after "
+          "dropping the page cache, against the mean of before the service started and "
+          "after the threads were deleted; the rest against before):\n")
+    print("| live | MemAvailable drop | attributable: shims PSS + in-box PSS + dockerd and "
+          "containerd RSS + kernel (unreclaimable slab, stacks, page tables) | tasks "
+          "| host mounts | loop devices | dockerd fds | containerd fds |")
+    print("| --- |" + " --- |" * 7)
+    for c in r["checkpoints"]:
+        h, n = c["host"], max(1, c["live"])
+        # the baseline: before the service started and after the threads
+        # were deleted (its pool still there), averaged: the machine's
+        # other users move MemAvailable meanwhile
+        a = r.get("after", b)
+        drop = ((b["mem_available"] + a["mem_available"]) / 2 - h["mem_available"]) / 2**20
+        eng = (h["dockerd_rss"] - b["dockerd_rss"] + h["containerd_rss"] - b["containerd_rss"])
+        kern = sum(h[k] - b[k] for k in ("SUnreclaim", "KernelStack", "PageTables"))
+        att = (c["shim_pss"] + c["inside_pss"] + eng + kern) / 2**20
+        c["attributable_mib"] = att
+        print("| %d | %.0f (%.2f) | %.0f (%.2f = %.2f + %.2f + %.2f + %.2f) | %d (+%.1f) "
+              "| %d (+%.1f) | %d | %d (+%.1f) | %d (+%.1f) |" % (
+                  c["live"], drop, drop / n, att, att / n, c["shim_pss"] / 2**20 / n,
+                  c["inside_pss"] / 2**20 / n, eng / 2**20 / n, kern / 2**20 / n,
+                  h["tasks"], (h["tasks"] - b["tasks"]) / n, h["mounts"],
+                  (h["mounts"] - b["mounts"]) / n, h["loops_ours"], h["dockerd_fds"],
+                  (h["dockerd_fds"] - b["dockerd_fds"]) / n, h["containerd_fds"],
+                  (h["containerd_fds"] - b["containerd_fds"]) / n))
     print()
     if "again_ok" in r:
         print("Every sandbox again: %d of %d answered (%.0f s)%s.\n" % (
@@ -453,9 +522,16 @@ def report_live(r):
     if "delete_s" in r:
         print("Deleting the %d threads: %.0f s, %d failed.\n" % (r["n"], r["delete_s"],
                                                                r["delete_bad"]))
-        print("Left with the service running (its pool only): %s.\n" % json.dumps(
+        fr = [c["freed"] / 2**20 / c["n"] for c in r["chunks"]]
+        print("Memory each chunk of deletes gave back (MemAvailable after dropping the "
+              "page cache, before and after the chunk), MiB per sandbox: %s; median "
+              "%.2f. Seconds per chunk: %s.\n" % (
+                  ", ".join("%.2f" % x for x in fr), med(fr),
+                  ", ".join("%.0f" % c["s"] for c in r["chunks"])))
+        print("After the deletes, the service running: %s.\n" % json.dumps(
             r["left_running"]))
-        print("Left after it stopped: %s.\n" % json.dumps(r["left_stopped"]))
+        print("After it stopped (SIGTERM; its pool's boxes stay for the next start, "
+              "whose sweep removes them): %s.\n" % json.dumps(r["left_stopped"]))
     print("Host limits: %s.\n" % json.dumps(r["limits"]))
 
 
@@ -625,9 +701,9 @@ def threads_phase(build, maximum, checkpoints):
             made = cp
             sys.stderr.write("threads: %d on disk (%d failed), %.0f s\n" % (
                 cp, len(bad), c["made_s"]))
-            c["list_ms"] = timed(lambda: svc.request("u000", "GET", "/api/threads"))
+            c["list_ms"] = timed(lambda: kget(svc, "u000", "/api/threads"))
             c["list_n"] = len(svc.request("u000", "GET", "/api/threads").json()["threads"])
-            c["get_ms"] = timed(lambda: svc.request("u000", "GET", "/api/threads/u000-0007"))
+            c["get_ms"] = timed(lambda: kget(svc, "u000", "/api/threads/u000-0007"))
             xs = []
             for k in range(20):
                 tid = "x%06d-%02d" % (cp, k)
@@ -637,8 +713,8 @@ def threads_phase(build, maximum, checkpoints):
                 assert r.status_code == 201, r.text
                 svc.request("admin", "DELETE", "/api/threads/" + tid)
             c["create_ms"] = med(xs)
-            c["metrics_ms"] = timed(lambda: svc.request(None, "GET", "/metrics"))
-            c["admin_users_ms"] = timed(lambda: svc.request("admin", "GET", "/api/admin/users"))
+            c["metrics_ms"] = timed(lambda: kget(svc, None, "/metrics"))
+            c["admin_users_ms"] = timed(lambda: kget(svc, "admin", "/api/admin/users"))
             svc.halt()
             t0 = time.monotonic()
             svc.start()

@@ -114,6 +114,19 @@ struct yx_ready_protect {
 void	yx_ready_protect(const struct yx_config *cfg, struct yx_ready_protect *p);
 
 /*
+ * Whether this host's kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS
+ * sandboxes: each takes about YX_READY_TASKS_PER_SANDBOX tasks (measured
+ * 21.4 with the default profile, a pool and a disk quota: the engine's
+ * shim's threads, the processes in the box, the disk image's kernel
+ * threads), counted against kernel.pid_max and kernel.threads-max with
+ * what runs now. false, with a warning for API callers in warn (no host
+ * path) and the operator's in oper, when it does not; true otherwise.
+ */
+#define YX_READY_TASKS_PER_SANDBOX	24
+bool	yx_ready_capacity(const struct yx_config *cfg, char *warn, size_t warnlen,
+    char *oper, size_t operlen);
+
+/*
  * The master's children besides workers and reaper that this instance
  * uses (the privileged helper, the egress proxy: yuxi/provider.h, read
  * from the shared table), one result each into res (room for YX_COMP_N):

@@ -215,17 +215,26 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
 }
 
 /* The protections line: "ok", or "WARN" for one the defaults asked for
- * and the service does not have; never a failure. */
+ * and the service does not have; the capacity line: "WARN" when the
+ * kernel's task limits leave no room for YUXI_SANDBOX_MAX_REPLICAS
+ * sandboxes. Never a failure. */
 static void
 doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
 {
 	struct yx_ready_protect	 p;
 	struct json_object	*o;
+	char			 cap[256], capo[512];
+	bool			 capok;
 
 	yx_ready_protect(cfg, &p);
+	capok = yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo));
 	if (!json) {
 		printf("%-8s %-22s %s\n", p.lost != 0 ? "WARN" : "ok",
 		    "protections", p.oper);
+		printf("%-8s %-22s %s\n", capok ? "ok" : "WARN", "capacity",
+		    capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS "
+			    "sandboxes" :
+			    capo);
 		return;
 	}
 	o = json_object_new_object();
@@ -235,6 +244,13 @@ doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
 	json_object_object_add(o, "detail", json_object_new_string(p.oper));
 	json_object_object_add(o, "pool", json_object_new_int(p.pool_size));
 	json_object_object_add(o, "disk_quota", json_object_new_int64(p.disk_quota));
+	json_object_array_add(arr, o);
+	o = json_object_new_object();
+	json_object_object_add(o, "check", json_object_new_string("capacity"));
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	json_object_object_add(o, "warning", json_object_new_boolean(!capok));
+	json_object_object_add(o, "detail", json_object_new_string(capok ?
+		    "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo));
 	json_object_array_add(arr, o);
 }
 

@@ -54,7 +54,9 @@ yx_ready_protections(struct yx_ready_json *j, const struct yx_config *cfg)
 {
 	struct yx_ready_protect	 p;
 	struct json_object	*o, *pool, *quota;
+	char			 cap[256], capo[512];
 	unsigned		 i;
+	bool			 capok;
 
 	yx_ready_protect(cfg, &p);
 	if ((o = json_object_new_object()) == NULL)
@@ -76,10 +78,13 @@ yx_ready_protections(struct yx_ready_json *j, const struct yx_config *cfg)
 	}
 	json_object_object_add(o, "detail", json_object_new_string(p.detail));
 	j->protections = o;
-	if (p.nwarn == 0 || (j->warnings = json_object_new_array()) == NULL)
+	capok = yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo));
+	if ((p.nwarn == 0 && capok) || (j->warnings = json_object_new_array()) == NULL)
 		return;
 	for (i = 0; i < p.nwarn; i++)
 		json_object_array_add(j->warnings, json_object_new_string(p.warn[i]));
+	if (!capok)
+		json_object_array_add(j->warnings, json_object_new_string(cap));
 }
 
 int

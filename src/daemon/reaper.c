@@ -193,6 +193,7 @@ reaper_ready(const struct yx_config *cfg, struct yx_table *table,
 	struct yx_ready		 rd;
 	struct yx_agents	*ag = NULL;
 	struct yx_errctx	 e;
+	char			 cap[256], capo[512];
 	unsigned		 bad, k;
 	int			 i;
 
@@ -207,6 +208,8 @@ reaper_ready(const struct yx_config *cfg, struct yx_table *table,
 	for (i = 0; i < YX_READY_N; i++)
 		if (res[i].rc != YX_OK)
 			log_warnx("readiness: %s failed: %s", res[i].name, res[i].oper);
+	if (!yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo)))
+		log_warnx("WARNING: capacity: %s", capo);
 	yx_ready_protect(cfg, &pr);
 	if (pr.lost == 0)
 		log_info("protections: %s", pr.oper);

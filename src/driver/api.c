@@ -553,6 +553,37 @@ api_list_parse(struct json_object *arr, struct yx_container_info **out,
 	return YX_OK;
 }
 
+/*
+ * The name filter of a container list: "^/<prefix>", the prefix's dots
+ * escaped (the engine matches names as regular expressions; a prefix is
+ * [A-Za-z0-9_.-]). Only this instance's containers cross the socket, so a
+ * host running thousands of other labelled containers does not fill the
+ * reply (API_BODY_MAX: about 3,000 summaries). NULL when out of memory.
+ */
+static struct json_object *
+api_name_filter(const char *prefix)
+{
+	struct json_object	*a;
+	char			 re[2 * 64 + 3];
+	size_t			 i, k = 0;
+
+	re[k++] = '^';
+	re[k++] = '/';
+	for (i = 0; prefix[i] != '\0' && k + 3 < sizeof(re); i++) {
+		if (prefix[i] == '.')
+			re[k++] = '\\';
+		re[k++] = prefix[i];
+	}
+	re[k] = '\0';
+	if ((a = json_object_new_array()) == NULL)
+		return NULL;
+	if (json_object_array_add(a, json_object_new_string(re)) != 0) {
+		json_object_put(a);
+		return NULL;
+	}
+	return a;
+}
+
 static int
 api_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
     struct yx_errctx *err)
@@ -570,6 +601,14 @@ api_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 	    (a = json_object_new_array()) == NULL ||
 	    json_object_array_add(a, json_object_new_string(YX_LABEL_SANDBOX "=1")) != 0 ||
 	    json_object_object_add(f, "label", a) != 0) {
+		json_object_put(a);
+		goto nomem;
+	}
+	/* an empty prefix: every labelled container (the orphans' search) */
+	a = NULL;
+	if (d->cfg->container_prefix[0] != '\0' &&
+	    ((a = api_name_filter(d->cfg->container_prefix)) == NULL ||
+		json_object_object_add(f, "name", a) != 0)) {
 		json_object_put(a);
 		goto nomem;
 	}

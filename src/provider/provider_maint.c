@@ -10,6 +10,13 @@
  * ours. The reaper pre-scans the slots without the lock (cheap; values may
  * be torn) and re-checks every candidate under the lock before acting,
  * because holders come and go and pids get reused.
+ *
+ * Reconcile matches the engine's list with the slots in O(n log n): one
+ * locked copy of the slots' container ids and names, sorted, looked up for
+ * each listed container (only one unknown there is checked again under
+ * the lock), and the listed ids and names sorted for the slots' side, so a
+ * pass over a thousand sandboxes costs a thousand lookups, not a million
+ * comparisons (docs/benchmarks.md "Density").
  */
 #include "config.h"
 
@@ -335,18 +342,48 @@ maint_sync_one(struct yx_provider *p, const struct yx_container_info *c,
 	return rc;
 }
 
-static bool
-maint_listed(const struct yx_shm_slot *s,
-    const struct yx_container_info *cs, size_t n)
+/* qsort/bsearch over arrays of string pointers. */
+static int
+maint_strp_cmp(const void *a, const void *b)
 {
-	size_t i;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
-	for (i = 0; i < n; i++)
-		if (strcmp(s->container_id, cs[i].id) == 0 ||
-		    (s->container_id[0] == '\0' &&
-			strcmp(s->container_name, cs[i].name) == 0))
-			return true;
-	return false;
+/* Is key one of the n sorted strings of v? */
+static bool
+maint_in(const char *const *v, size_t n, const char *key)
+{
+	return key[0] != '\0' && n > 0 &&
+	    bsearch(&key, v, n, sizeof(*v), maint_strp_cmp) != NULL;
+}
+
+/*
+ * The listed containers' ids and names, each sorted (heap, in one block
+ * the caller frees: ids first, then names; both point into cs). NULL when
+ * out of memory.
+ */
+static const char **
+maint_listed_index(const struct yx_container_info *cs, size_t n)
+{
+	const char	**v;
+	size_t		  i;
+
+	if ((v = calloc(2 * n + 1, sizeof(*v))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		v[i] = cs[i].id;
+		v[n + i] = cs[i].name;
+	}
+	qsort(v, n, sizeof(*v), maint_strp_cmp);
+	qsort(v + n, n, sizeof(*v), maint_strp_cmp);
+	return v;
+}
+
+static bool
+maint_listed(const struct yx_shm_slot *s, const char *const *idx, size_t n)
+{
+	return maint_in(idx, n, s->container_id) ||
+	    (s->container_id[0] == '\0' && maint_in(idx + n, n, s->container_name));
 }
 
 /* Clear idle slots published before t0 whose container is not listed. */
@@ -355,17 +392,23 @@ maint_clear_vanished(struct yx_provider *p,
     const struct yx_container_info *cs, size_t n, int64_t t0,
     struct yx_errctx *err)
 {
-	struct yx_shm_slot	*s;
-	uint32_t		 i;
-	int			 rc;
+	struct yx_shm_slot	 *s;
+	const char		**idx;
+	uint32_t		  i;
+	int			  rc;
 
-	if ((rc = yx_table_lock(p->table, err)) != YX_OK)
+	/* sorted before the lock: no allocation under it */
+	if ((idx = maint_listed_index(cs, n)) == NULL)
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK) {
+		free(idx);
 		return rc;
+	}
 	for (i = 0; i < p->table->hdr->capacity; i++) {
 		s = &p->table->slots[i];
 		if ((s->state != YX_SLOT_ACTIVE && s->state != YX_SLOT_WARM &&
 			s->state != YX_SLOT_POOLED) ||
-		    s->created_at >= t0 || maint_listed(s, cs, n))
+		    s->created_at >= t0 || maint_listed(s, idx, n))
 			continue;
 		if (s->nholds > 0)
 			(void)yx_table_slot_drop_dead(s);
@@ -373,7 +416,77 @@ maint_clear_vanished(struct yx_provider *p,
 			yx_table_slot_clear(p->table, s);
 	}
 	yx_table_unlock(p->table);
+	free(idx);
 	return YX_OK;
+}
+
+/*
+ * The slots' container ids and names as one locked copy, each sorted
+ * (known->v: ids, then names; known->n of each), for lookups without the
+ * lock. YX_OK, or an error (nothing to free then).
+ */
+struct maint_known_set {
+	char		(*ids)[YX_SHM_CONTAINER_ID_MAX];
+	char		(*names)[YX_SHM_CONTAINER_NAME_MAX];
+	const char	**v;
+	size_t		  n;
+};
+
+static void
+maint_known_fini(struct maint_known_set *k)
+{
+	free(k->ids);
+	free(k->names);
+	free(k->v);
+	memset(k, 0, sizeof(*k));
+}
+
+static int
+maint_known_init(struct yx_provider *p, struct maint_known_set *k,
+    struct yx_errctx *err)
+{
+	const struct yx_shm_slot	*s;
+	uint32_t			 cap = p->table->hdr->capacity, i;
+	size_t				 j;
+	int				 rc;
+
+	memset(k, 0, sizeof(*k));
+	if ((k->ids = calloc(cap + 1, sizeof(*k->ids))) == NULL ||
+	    (k->names = calloc(cap + 1, sizeof(*k->names))) == NULL ||
+	    (k->v = calloc(2 * (size_t)cap + 1, sizeof(*k->v))) == NULL) {
+		maint_known_fini(k);
+		return yx_fail(err, YX_E_NOMEM, NULL);
+	}
+	if ((rc = yx_table_lock(p->table, err)) != YX_OK) {
+		maint_known_fini(k);
+		return rc;
+	}
+	for (i = 0; i < cap; i++) {
+		s = &p->table->slots[i];
+		if (s->state == YX_SLOT_FREE)
+			continue;
+		memcpy(k->ids[k->n], s->container_id, sizeof(k->ids[0]));
+		memcpy(k->names[k->n], s->container_name, sizeof(k->names[0]));
+		k->n++;
+	}
+	yx_table_unlock(p->table);
+	for (j = 0; j < k->n; j++) {
+		k->ids[j][YX_SHM_CONTAINER_ID_MAX - 1] = '\0';
+		k->names[j][YX_SHM_CONTAINER_NAME_MAX - 1] = '\0';
+		k->v[j] = k->ids[j];
+		k->v[k->n + j] = k->names[j];
+	}
+	qsort(k->v, k->n, sizeof(*k->v), maint_strp_cmp);
+	qsort(k->v + k->n, k->n, sizeof(*k->v), maint_strp_cmp);
+	return YX_OK;
+}
+
+/* Did a slot name c (by id or by name) when the copy was taken? */
+static bool
+maint_known_has(const struct maint_known_set *k,
+    const struct yx_container_info *c)
+{
+	return maint_in(k->v, k->n, c->id) || maint_in(k->v + k->n, k->n, c->name);
 }
 
 /* reconcile (remove = true) and discover_all (false). */
@@ -381,6 +494,7 @@ static int
 maint_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 {
 	struct yx_container_info	*cs = NULL;
+	struct maint_known_set		 known;
 	struct yx_shm_pid		 me;
 	size_t				 n = 0, i;
 	int64_t				 t0 = yx_now_ms();
@@ -391,11 +505,19 @@ maint_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 		YX_PROV_METRIC(p, engine_errors);
 		return rc;
 	}
+	/* listed after the copy: a slot made meanwhile is found by the
+	 * locked check of maint_sync_one, one freed meanwhile next pass */
+	if ((rc = maint_known_init(p, &known, err)) != YX_OK) {
+		free(cs);
+		return rc;
+	}
 	for (i = 0; i < n; i++)
-		if ((rc = maint_sync_one(p, &cs[i], remove, &me, err)) !=
+		if (!maint_known_has(&known, &cs[i]) &&
+		    (rc = maint_sync_one(p, &cs[i], remove, &me, err)) !=
 			YX_OK &&
 		    first == YX_OK)
 			first = rc;
+	maint_known_fini(&known);
 	if (remove && (rc = maint_clear_vanished(p, cs, n, t0, err)) != YX_OK && first == YX_OK)
 		first = rc;
 	free(cs);

@@ -385,3 +385,69 @@ yx_ready_protect(const struct yx_config *c, struct yx_ready_protect *p)
 	else
 		snprintf(p->oper, sizeof(p->oper), "%s", p->detail);
 }
+
+/* A number from a /proc/sys file; -1 when it cannot be read. */
+static long long
+ready_sysctl(const char *path)
+{
+	long long	 v = -1;
+	FILE		*f;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* Tasks (threads) on the host now: the total of /proc/loadavg. */
+static long long
+ready_tasks(void)
+{
+	long long	 run = 0, all = -1;
+	FILE		*f;
+
+	if ((f = fopen("/proc/loadavg", "re")) == NULL)
+		return -1;
+	if (fscanf(f, "%*s %*s %*s %lld/%lld", &run, &all) != 2)
+		all = -1;
+	fclose(f);
+	return all;
+}
+
+bool
+yx_ready_capacity(const struct yx_config *c, char *warn, size_t warnlen,
+    char *oper, size_t operlen)
+{
+	long long	pid_max, thr_max, lim, now, need, room;
+	const char	*name;
+
+	warn[0] = oper[0] = '\0';
+	if (c->mode == YX_MODE_FRONT)
+		return true;
+	pid_max = ready_sysctl("/proc/sys/kernel/pid_max");
+	thr_max = ready_sysctl("/proc/sys/kernel/threads-max");
+	if ((now = ready_tasks()) < 0 || (pid_max < 0 && thr_max < 0))
+		return true;
+	lim = pid_max;
+	name = "kernel.pid_max";
+	if (pid_max < 0 || (thr_max >= 0 && thr_max < pid_max)) {
+		lim = thr_max;
+		name = "kernel.threads-max";
+	}
+	need = (long long)c->max_replicas * YX_READY_TASKS_PER_SANDBOX;
+	room = lim - now;
+	if (need <= room)
+		return true;
+	snprintf(warn, warnlen, "YUXI_SANDBOX_MAX_REPLICAS=%d needs about %lld "
+				"tasks, and %s leaves room for %lld: sandboxes "
+				"past about %lld fail to start",
+	    c->max_replicas, need, name, room > 0 ? room : 0,
+	    room > 0 ? room / YX_READY_TASKS_PER_SANDBOX : 0);
+	snprintf(oper, operlen, "%s (%s=%lld, %lld tasks running); raise it "
+				"(sysctl -w %s=4194304) or lower "
+				"YUXI_SANDBOX_MAX_REPLICAS",
+	    warn, name, lim, now, name);
+	return false;
+}
