@@ -196,14 +196,21 @@ def inotify_instances(uid):
 
 def shim_pss(prefix):
     """PSS of the engine's shims and of the processes inside this
-    instance's containers (bytes), from smaps_rollup."""
-    ids = [i for i, _ in yxsvc.containers(prefix)]
-    shim, inside = 0, 0
-    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    instance's containers (bytes), from smaps_rollup; and the shims'
+    kernel memory: a 16 KiB stack per thread and their page tables."""
+    ids = set(i for i, _ in yxsvc.containers(prefix))
+    shim, inside, skern = 0, 0, 0
+    out = subprocess.run(["ps", "-eo", "pid=,nlwp=,args="], capture_output=True,
+                         text=True).stdout
     for line in out.splitlines():
-        pid, args = line.strip().split(" ", 1)
-        if "containerd-shim" in args and any(i[:12] in args or i in args for i in ids):
+        pid, nlwp, args = line.strip().split(None, 2)
+        if "containerd-shim" not in args:
+            continue
+        a = args.split()
+        cid = a[a.index("-id") + 1] if "-id" in a else ""
+        if cid in ids:
             shim += proc_kb(int(pid), "Pss")
+            skern += int(nlwp) * 16384 + proc_kb(int(pid), "VmPTE")
     for cid in ids:
         try:
             with open("/sys/fs/cgroup/memory/docker/%s/cgroup.procs" % cid) as f:
@@ -211,17 +218,27 @@ def shim_pss(prefix):
                     inside += proc_kb(int(p), "Pss")
         except OSError:
             pass
-    return shim, inside
+    return shim, inside, skern
 
 
 def cgroup_mem(prefix):
-    """Sum of the containers' memory cgroups (usage, kernel memory incl.)."""
-    tot = 0
+    """The containers' memory cgroups (cgroup v1), summed: what the kernel
+    cannot take back - anonymous memory, shmem (tmpfs), kernel memory
+    charged to them (stacks, page tables, the namespaces' objects) - and
+    the page cache charged to them (reclaimable, mostly the image's files
+    shared by all). Bytes, a dict."""
+    tot = {"rss": 0, "shmem": 0, "kmem": 0, "cache": 0}
     for cid, _ in yxsvc.containers(prefix):
+        d = "/sys/fs/cgroup/memory/docker/%s/" % cid
         try:
-            with open("/sys/fs/cgroup/memory/docker/%s/memory.usage_in_bytes" % cid) as f:
-                tot += int(f.read())
-        except OSError:
+            with open(d + "memory.stat") as f:
+                st = dict(l.split() for l in f if l.strip())
+            with open(d + "memory.kmem.usage_in_bytes") as f:
+                tot["kmem"] += int(f.read())
+            tot["rss"] += int(st.get("total_rss", 0))
+            tot["shmem"] += int(st.get("total_shmem", 0))
+            tot["cache"] += int(st.get("total_cache", 0)) - int(st.get("total_shmem", 0))
+        except (OSError, ValueError):
             pass
     return tot
 
@@ -308,15 +325,78 @@ def soft_nofile(ps):
     return "?"
 
 
+# -------------------------------------------------------------------- images
+def kernel_now():
+    """Unreclaimable kernel memory now (bytes): slab, stacks, page tables,
+    after the page cache and reclaimable slab were dropped."""
+    subprocess.run(["sync"])
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+    return sum(meminfo(k) for k in ("SUnreclaim", "KernelStack", "PageTables"))
+
+
+def image_kernel(k=200, rounds=3):
+    """Kernel memory of one thread's disk image as the helper makes it
+    (a sparse 2 GiB file, mke2fs with the helper's options, a loop device,
+    an ext4 mount nosuid,nodev,discard,noinit_itable: its superblock,
+    journal thread, loop queue): k of them made, the kernel's
+    unreclaimable memory read before and after, rounds times; the median
+    per image (bytes). Mounts nothing outside a temporary directory of
+    its own, and removes it."""
+    d = tempfile.mkdtemp(prefix="yxbdensimg-")
+    per = []
+    try:
+        for _ in range(rounds):
+            k0 = kernel_now()
+            for i in range(k):
+                img, mp = os.path.join(d, "i%d" % i), os.path.join(d, "m%d" % i)
+                with open(img, "wb") as f:
+                    f.truncate(2 << 30)
+                subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-E",
+                                "nodiscard,lazy_itable_init=1,lazy_journal_init=1", img],
+                               check=True)
+                os.makedirs(mp, exist_ok=True)
+                subprocess.run(["mount", "-o", "loop,nosuid,nodev,discard,noinit_itable",
+                                img, mp], check=True)
+            time.sleep(2)
+            k1 = kernel_now()
+            per.append((k1 - k0) / k)
+            for i in range(k):
+                subprocess.run(["umount", os.path.join(d, "m%d" % i)], check=False)
+                os.unlink(os.path.join(d, "i%d" % i))
+            time.sleep(1)
+    finally:
+        for mp in yxsvc.mounts_below(d):
+            subprocess.run(["umount", "-l", mp], check=False)
+        shutil.rmtree(d, ignore_errors=True)
+    return med(per), per
+
+
 # ---------------------------------------------------------------------- live
+def overrides():
+    """DENSITY_SET="YUXI_X=v,YUXI_Y=w": settings of the instance beside the
+    phase's (an A/B: YUXI_THREAD_DISK_QUOTA=0, YUXI_POOL_SIZE=0)."""
+    out = {}
+    for kv in os.environ.get("DENSITY_SET", "").split(","):
+        if "=" in kv:
+            k, v = kv.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
 def live(build, n, checkpoints):
     base = tempfile.mkdtemp(prefix="yxbdens-")
-    svc = Svc(build, base, YUXI_SANDBOX_IMAGE=IMAGE, YUXI_WORKERS=4,
-              YUXI_SANDBOX_MAX_REPLICAS=str(n), YUXI_SANDBOX_IDLE_TIMEOUT="86400",
-              YUXI_SANDBOX_IDLE_CHECK_INTERVAL="60")
-    res = {"n": n, "limits": limits(), "checkpoints": [], "first": [], "fail": []}
+    ov = {"YUXI_SANDBOX_IMAGE": IMAGE, "YUXI_WORKERS": "4",
+          "YUXI_SANDBOX_MAX_REPLICAS": str(n), "YUXI_SANDBOX_IDLE_TIMEOUT": "86400",
+          "YUXI_SANDBOX_IDLE_CHECK_INTERVAL": "60"}
+    ov.update(overrides())
+    svc = Svc(build, base, **ov)
+    res = {"n": n, "limits": limits(), "checkpoints": [], "first": [], "fail": [],
+           "set": overrides()}
     OUT["live"] = res
     try:
+        if svc.env.get("YUXI_THREAD_DISK_QUOTA", "auto") not in ("0", "off"):
+            res["image_kernel"], res["image_kernel_rounds"] = image_kernel()
         h0 = host(svc.prefix, base)
         res["before"] = h0
         svc.start()
@@ -427,9 +507,9 @@ def checkpoint(svc, base, live_n, tids, owner, made_s, batch):
         xs.append((time.perf_counter() - t0) * 1000)
         assert rr.status_code == 200, rr.text
     c["echo_ms"] = med(xs)
-    c["host"] = host(svc.prefix, base)
-    c["shim_pss"], c["inside_pss"] = shim_pss(svc.prefix)
+    c["shim_pss"], c["inside_pss"], c["shim_kernel"] = shim_pss(svc.prefix)
     c["cgroups"] = cgroup_mem(svc.prefix)
+    c["host"] = host(svc.prefix, base)
     return c
 
 
@@ -471,7 +551,8 @@ def leftovers(svc, base, running):
 
 def report_live(r):
     print("### %d live sandboxes (%s)\n" % (r["n"], time.strftime("%Y-%m-%d %H:%M")))
-    print("Protections: %s.\n" % (r.get("protections") or {}).get("detail", "?"))
+    print("Protections: %s.%s\n" % ((r.get("protections") or {}).get("detail", "?"),
+                                   (" Set: %s." % r["set"]) if r.get("set") else ""))
     f = r["first"]
     if f:
         print("First `echo hi` of %d new threads (4 clients): median %.1f ms, p95 %.1f ms, "
@@ -488,28 +569,41 @@ def report_live(r):
             c["admin_list_ms"] * 1000 / max(1, c["live"]), c["metrics_ms"],
             c["readyz_ms"], c["user_list_ms"], c["user_threads"], c["gc_ms"], c["echo_ms"]))
     print()
-    print("Memory and host resources, per live sandbox (MiB; MemAvailable after "
-          "dropping the page cache, against the mean of before the service started and "
-          "after the threads were deleted; the rest against before):\n")
-    print("| live | MemAvailable drop | attributable: shims PSS + in-box PSS + dockerd and "
-          "containerd RSS + kernel (unreclaimable slab, stacks, page tables) | tasks "
+    ik = r.get("image_kernel", 0)
+    if ik:
+        print("A thread's disk image (2 GiB sparse, ext4 on a loop device, mounted) costs "
+              "the kernel %.0f KiB (unreclaimable slab, stacks, page tables; %d images "
+              "made and mounted, rounds: %s KiB each).\n" % (
+                  ik / 1024, 200, ", ".join("%.0f" % (x / 1024)
+                                            for x in r.get("image_kernel_rounds", []))))
+    print("Memory per live sandbox, MiB. *Attributable*: the engine's shim (PSS, and "
+          "its kernel stacks and page tables), the container's memory cgroup (anonymous, "
+          "shmem, kernel memory charged to it: the box's processes, stacks, page tables, "
+          "namespaces), dockerd's and containerd's growth (RSS), the disk image's kernel "
+          "memory (above). The page cache charged to the cgroups (the image's files, "
+          "shared, reclaimable) is shown apart. *MemAvailable*: the host's, the page "
+          "cache dropped, against the mean of before the service started and after the "
+          "threads were deleted - moved by the machine's other users too.\n")
+    print("| live | attributable (= shim + shim kernel + cgroup anon+shmem + cgroup kernel "
+          "+ engine + image) | page cache in the cgroups | MemAvailable drop | tasks "
           "| host mounts | loop devices | dockerd fds | containerd fds |")
-    print("| --- |" + " --- |" * 7)
+    print("| --- |" + " --- |" * 8)
     for c in r["checkpoints"]:
         h, n = c["host"], max(1, c["live"])
-        # the baseline: before the service started and after the threads
-        # were deleted (its pool still there), averaged: the machine's
-        # other users move MemAvailable meanwhile
         a = r.get("after", b)
         drop = ((b["mem_available"] + a["mem_available"]) / 2 - h["mem_available"]) / 2**20
         eng = (h["dockerd_rss"] - b["dockerd_rss"] + h["containerd_rss"] - b["containerd_rss"])
-        kern = sum(h[k] - b[k] for k in ("SUnreclaim", "KernelStack", "PageTables"))
-        att = (c["shim_pss"] + c["inside_pss"] + eng + kern) / 2**20
+        cg = c["cgroups"]
+        img = ik * h["loops_ours"]
+        parts = [c["shim_pss"], c["shim_kernel"], cg["rss"] + cg["shmem"], cg["kmem"], eng,
+                 img]
+        att = sum(parts) / 2**20
         c["attributable_mib"] = att
-        print("| %d | %.0f (%.2f) | %.0f (%.2f = %.2f + %.2f + %.2f + %.2f) | %d (+%.1f) "
+        print("| %d | %.0f: **%.2f** (= %s) | %.2f | %.0f (%.2f) | %d (+%.1f) "
               "| %d (+%.1f) | %d | %d (+%.1f) | %d (+%.1f) |" % (
-                  c["live"], drop, drop / n, att, att / n, c["shim_pss"] / 2**20 / n,
-                  c["inside_pss"] / 2**20 / n, eng / 2**20 / n, kern / 2**20 / n,
+                  c["live"], att, att / n,
+                  " + ".join("%.2f" % (x / 2**20 / n) for x in parts),
+                  cg["cache"] / 2**20 / n, drop, drop / n,
                   h["tasks"], (h["tasks"] - b["tasks"]) / n, h["mounts"],
                   (h["mounts"] - b["mounts"]) / n, h["loops_ours"], h["dockerd_fds"],
                   (h["dockerd_fds"] - b["dockerd_fds"]) / n, h["containerd_fds"],
