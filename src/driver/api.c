@@ -553,28 +553,14 @@ api_list_parse(struct json_object *arr, struct yx_container_info **out,
 	return YX_OK;
 }
 
-/*
- * The name filter of a container list: "^/<prefix>", the prefix's dots
- * escaped (the engine matches names as regular expressions; a prefix is
- * [A-Za-z0-9_.-]). Only this instance's containers cross the socket, so a
- * host running thousands of other labelled containers does not fill the
- * reply (API_BODY_MAX: about 3,000 summaries). NULL when out of memory.
- */
+/* The list's name filter, ["^/<prefix>"]: NULL when out of memory. */
 static struct json_object *
 api_name_filter(const char *prefix)
 {
 	struct json_object	*a;
-	char			 re[2 * 64 + 3];
-	size_t			 i, k = 0;
+	char			 re[YX_DRIVER_NAME_RE_MAX];
 
-	re[k++] = '^';
-	re[k++] = '/';
-	for (i = 0; prefix[i] != '\0' && k + 3 < sizeof(re); i++) {
-		if (prefix[i] == '.')
-			re[k++] = '\\';
-		re[k++] = prefix[i];
-	}
-	re[k] = '\0';
+	yx_driver_name_regex(prefix, re, sizeof(re));
 	if ((a = json_object_new_array()) == NULL)
 		return NULL;
 	if (json_object_array_add(a, json_object_new_string(re)) != 0) {
@@ -596,7 +582,7 @@ api_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 	*out = NULL;
 	*n = 0;
 	yx_buf_init(&path, 4096);
-	yx_buf_init(&resp, API_BODY_MAX);
+	yx_buf_init(&resp, API_LIST_MAX);
 	if ((f = json_object_new_object()) == NULL ||
 	    (a = json_object_new_array()) == NULL ||
 	    json_object_array_add(a, json_object_new_string(YX_LABEL_SANDBOX "=1")) != 0 ||

@@ -17,6 +17,9 @@
 #define API_CONNECT_MS	2000	/* connect to the unix socket */
 #define API_CALL_MS	30000	/* any call but exec start */
 #define API_BODY_MAX	(8U << 20)	/* largest JSON reply we accept */
+/* ... of a container list: a summary of one of our sandboxes is about
+ * 3 KiB (its mounts and labels), YUXI_SANDBOX_MAX_REPLICAS at most 4096 */
+#define API_LIST_MAX	(32U << 20)
 
 struct api_driver {
 	struct yx_driver	 base;

@@ -31,6 +31,8 @@
 
 #define CLI_CALL_MS	30000
 #define CLI_OUT_MAX	(8U << 20)
+/* docker inspect of every sandbox of a list: about 8 KiB each, 4096 at most */
+#define CLI_LIST_MAX	(64U << 20)
 
 struct cli_driver {
 	struct yx_driver	 base;
@@ -304,8 +306,9 @@ static int
 cli_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
     struct yx_errctx *err)
 {
+	char			  namef[5 + YX_DRIVER_NAME_RE_MAX] = "name=";
 	char *ps[] = { "docker", "ps", "-a", "-q", "--no-trunc", "--filter",
-			      "label=" YX_LABEL_SANDBOX "=1", NULL };
+			      "label=" YX_LABEL_SANDBOX "=1", "--filter", namef, NULL };
 	struct cli_driver	 *cd = (struct cli_driver *)d;
 	struct yx_buf		  ids, js, errb;
 	struct yx_spawn_out	  so;
@@ -314,8 +317,14 @@ cli_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
+	/* this instance's names only; an empty prefix, the orphans' search:
+	 * every labelled container */
+	yx_driver_name_regex(d->cfg->container_prefix, namef + 5,
+	    sizeof(namef) - 5);
+	if (d->cfg->container_prefix[0] == '\0')
+		ps[7] = NULL;
 	yx_buf_init(&ids, CLI_OUT_MAX);
-	yx_buf_init(&js, CLI_OUT_MAX);
+	yx_buf_init(&js, CLI_LIST_MAX);
 	yx_buf_init(&errb, 4096);
 	if ((rc = cli_simple(cd, ps, &ids, "container list", err)) != YX_OK)
 		goto done;

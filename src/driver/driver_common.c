@@ -188,6 +188,21 @@ yx_driver_name_tx(const char *prefix, const char *name)
 	    strspn(name + plen + 3, "0123456789abcdef") == 16 && name[plen + 19] == '\0';
 }
 
+void
+yx_driver_name_regex(const char *prefix, char *re, size_t size)
+{
+	size_t i, k = 0;
+
+	re[k++] = '^';
+	re[k++] = '/';
+	for (i = 0; prefix[i] != '\0' && k + 3 <= size; i++) {
+		if (prefix[i] == '.')
+			re[k++] = '\\';
+		re[k++] = prefix[i];
+	}
+	re[k] = '\0';
+}
+
 size_t
 yx_driver_list_filter(const struct yx_config *cfg,
     struct yx_container_info *v, size_t n)

@@ -63,6 +63,16 @@ int	yx_driver_image_missing(struct yx_errctx *err, const char *image);
 int	yx_driver_info_from_inspect(struct json_object *obj,
     struct yx_container_info *info, struct yx_errctx *err);
 /*
+ * The engine's name filter for a container list, "^/<prefix>" with the
+ * prefix's dots escaped (the engine matches names as regular expressions;
+ * a prefix is [A-Za-z0-9_.-], at most 63 bytes), into re[size]: size
+ * YX_DRIVER_NAME_RE_MAX holds any prefix. Only this instance's containers
+ * then cross the socket, so a host running thousands of other labelled
+ * containers does not fill the reply; yx_driver_list_filter still decides.
+ */
+#define YX_DRIVER_NAME_RE_MAX	(2 * 64 + 3)
+void	yx_driver_name_regex(const char *prefix, char *re, size_t size);
+/*
  * Keep only the containers named as cfg->container_prefix's
  * (yx_driver_name_ours; compacting v in place; an empty prefix keeps all);
  * returns the new count. Two services, or a service and a test, that share

@@ -271,6 +271,26 @@ Test(spec, list_filter, .init = setup)
 	cr_expect_str_eq(v[1].name, "yuxi-sandbox-0123456789ab");
 }
 
+Test(spec, name_regex)
+{
+	char	re[YX_DRIVER_NAME_RE_MAX], p[64];
+
+	yx_driver_name_regex("yuxi-sandbox-", re, sizeof(re));
+	cr_expect_str_eq(re, "^/yuxi-sandbox-");
+	yx_driver_name_regex("a.b_c.", re, sizeof(re));
+	cr_expect_str_eq(re, "^/a\\.b_c\\.", "dots escaped: %s", re);
+	yx_driver_name_regex("", re, sizeof(re));
+	cr_expect_str_eq(re, "^/");
+	/* the longest prefix, all dots, fits whole */
+	memset(p, '.', sizeof(p) - 1);
+	p[sizeof(p) - 1] = '\0';
+	yx_driver_name_regex(p, re, sizeof(re));
+	cr_expect_eq(strlen(re), 2 + 2 * 63);
+	/* a short buffer truncates between characters, never mid-escape */
+	yx_driver_name_regex("a.b", re, 5);
+	cr_expect_str_eq(re, "^/a");
+}
+
 Test(spec, command_after_the_image, .init = setup)
 {
 	static const char *const cmd[] = { "/opt/yuxi/bin/yuxi-agent",
