@@ -167,10 +167,11 @@ bool	yx_priv_running(void);
  * What this process could mount, asked before yx_priv_start (priv_probe.c):
  * the YX_PROTECT_* bits (yuxi/config.h) this host can give - the pool with
  * CAP_SYS_ADMIN in init's mount namespace, the disk quota when loop
- * devices and mke2fs are there too - for yx_config_settle. What is missing
- * goes into why (whylen bytes, operator text; "" when nothing is).
+ * devices and the mkfs of fs (YUXI_THREAD_DISK_FS: mke2fs, mkfs.btrfs) are
+ * there too - for yx_config_settle. What is missing goes into why (whylen
+ * bytes, operator text; "" when nothing is).
  */
-unsigned yx_priv_probe(char *why, size_t whylen);
+unsigned yx_priv_probe(enum yx_disk_fs fs, char *why, size_t whylen);
 
 /*
  * The requests. `name` as above. Each returns YX_OK; YX_E_BACKEND_UNAVAILABLE

@@ -184,7 +184,7 @@ cli_settle(struct yx_config *cfg)
 	char			 why[YX_CFG_STR];
 	unsigned		 can;
 
-	can = yx_priv_probe(why, sizeof(why));
+	can = yx_priv_probe(cfg->disk_fs, why, sizeof(why));
 	yx_errctx_clear(&e);
 	if (yx_table_open(&t, cfg->shm_name, 0, 0, &e) == YX_OK) {
 		if (yx_provider_comp_state(t, YX_COMP_PRIV, NULL) == YX_COMP_UNUSED) {
@@ -224,17 +224,16 @@ doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
 	struct yx_ready_protect	 p;
 	struct json_object	*o;
 	char			 cap[256], capo[512];
+	const char		*capd;
 	bool			 capok;
 
 	yx_ready_protect(cfg, &p);
 	capok = yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo));
+	capd = capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo;
 	if (!json) {
 		printf("%-8s %-22s %s\n", p.lost != 0 ? "WARN" : "ok",
 		    "protections", p.oper);
-		printf("%-8s %-22s %s\n", capok ? "ok" : "WARN", "capacity",
-		    capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS "
-			    "sandboxes" :
-			    capo);
+		printf("%-8s %-22s %s\n", capok ? "ok" : "WARN", "capacity", capd);
 		return;
 	}
 	o = json_object_new_object();
@@ -249,8 +248,7 @@ doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
 	json_object_object_add(o, "check", json_object_new_string("capacity"));
 	json_object_object_add(o, "ok", json_object_new_boolean(true));
 	json_object_object_add(o, "warning", json_object_new_boolean(!capok));
-	json_object_object_add(o, "detail", json_object_new_string(capok ?
-		    "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo));
+	json_object_object_add(o, "detail", json_object_new_string(capd));
 	json_object_array_add(arr, o);
 }
 

@@ -93,7 +93,7 @@ main(int argc, char *argv[])
 	}
 	log_init("yuxi-sandboxd", cfg.verbose);
 	/* the protections on by default, as far as this host gives them */
-	yx_config_settle(&cfg, yx_priv_probe(why, sizeof(why)), why);
+	yx_config_settle(&cfg, yx_priv_probe(cfg.disk_fs, why, sizeof(why)), why);
 	if (yx_config_protect_check(&cfg, err, sizeof(err)) != YX_OK) {
 		fprintf(stderr, "yuxi-sandboxd: %s\n", err);
 		return 2;

@@ -10,7 +10,8 @@
  * ProtectSystem=) would never reach the sandboxes, which the engine makes
  * in the host's. The engine's namespace is taken to be init's (pid 1);
  * when /proc/1 cannot be read it is assumed to be ours. The quota also
- * needs loop devices (/dev/loop-control) and mke2fs. The probe only looks:
+ * needs loop devices (/dev/loop-control) and the mkfs of the images'
+ * filesystem (mke2fs, or mkfs.btrfs: YUXI_THREAD_DISK_FS). The probe only looks:
  * it opens /dev/loop-control and closes it, it mounts nothing.
  */
 #include "config.h"
@@ -39,10 +40,11 @@ probe_host_mounts(void)
 }
 
 unsigned
-yx_priv_probe(char *why, size_t whylen)
+yx_priv_probe(enum yx_disk_fs fs, char *why, size_t whylen)
 {
-	unsigned	can = 0;
-	int		fd;
+	const char	*mkfs = fs == YX_DISK_FS_BTRFS ? YX_MKFS_BTRFS : YX_MKE2FS;
+	unsigned	 can = 0;
+	int		 fd;
 
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
@@ -67,9 +69,10 @@ yx_priv_probe(char *why, size_t whylen)
 		return can;
 	}
 	close(fd);
-	if (access(YX_MKE2FS, X_OK) == -1) {
+	if (access(mkfs, X_OK) == -1) {
 		if (why != NULL)
-			snprintf(why, whylen, "no %s (e2fsprogs): %s", YX_MKE2FS,
+			snprintf(why, whylen, "no %s (%s): %s", mkfs,
+			    fs == YX_DISK_FS_BTRFS ? "btrfs-progs" : "e2fsprogs",
 			    strerror(errno));
 		return can;
 	}

@@ -826,3 +826,37 @@ Test(loops, no_loop_device_is_a_clear_error_and_leaves_nothing)
 	cr_assert_eq(loops_gone(), 0);
 	storetest_priv_close(base, &st);
 }
+
+/*
+ * What the defaults settle against (yx_priv_probe): here, root with loop
+ * devices, both protections; the quota only when the mkfs of the images'
+ * filesystem is there. In a mount namespace of the process's own
+ * (systemd's PrivateMounts=), neither, the reason named: its mounts would
+ * never reach the engine's sandboxes (checked where init's namespace can
+ * be read; where it cannot, the probe takes the process's to be it).
+ */
+Test(probe, what_the_host_gives)
+{
+	char		why[256], init[64];
+	unsigned	can;
+
+	NEED_PRIV();
+	can = yx_priv_probe(YX_DISK_FS_EXT4, why, sizeof(why));
+	if (!(can & YX_PROTECT_POOL))
+		cr_skip_test("no pool on this host: %s", why);
+	cr_expect_eq(can, access(YX_MKE2FS, X_OK) == 0 ? YX_PROTECT_ALL : YX_PROTECT_POOL,
+	    "%u: %s", can, why);
+	can = yx_priv_probe(YX_DISK_FS_BTRFS, why, sizeof(why));
+	if (access(YX_MKFS_BTRFS, X_OK) == 0)
+		cr_expect_eq(can, YX_PROTECT_ALL, "%u: %s", can, why);
+	else {
+		cr_expect_eq(can, YX_PROTECT_POOL, "%u", can);
+		cr_expect_not_null(strstr(why, "mkfs.btrfs"), "%s", why);
+	}
+	if (readlink("/proc/1/ns/mnt", init, sizeof(init)) <= 0)
+		return;
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "%s", strerror(errno));
+	can = yx_priv_probe(YX_DISK_FS_EXT4, why, sizeof(why));
+	cr_expect_eq(can, 0u);
+	cr_expect_not_null(strstr(why, "mount namespace"), "%s", why);
+}
