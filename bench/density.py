@@ -63,6 +63,9 @@ import yxsvc  # noqa: E402
 
 IMAGE = os.environ.get("YUXI_SANDBOX_IMAGE", "yuxi-sandbox:latest")
 OUT = {}
+# the service's defaults, said explicitly: the test harness under
+# BenchService turns both off unless told (tests/lib/yxsvc.py)
+DEFAULTS = {"YUXI_POOL_SIZE": "auto", "YUXI_THREAD_DISK_QUOTA": "auto"}
 
 
 # ------------------------------------------------------------------- helpers
@@ -389,6 +392,7 @@ def live(build, n, checkpoints):
     ov = {"YUXI_SANDBOX_IMAGE": IMAGE, "YUXI_WORKERS": "4",
           "YUXI_SANDBOX_MAX_REPLICAS": str(n), "YUXI_SANDBOX_IDLE_TIMEOUT": "86400",
           "YUXI_SANDBOX_IDLE_CHECK_INTERVAL": "60"}
+    ov.update(DEFAULTS)
     ov.update(overrides())
     svc = Svc(build, base, **ov)
     res = {"n": n, "limits": limits(), "checkpoints": [], "first": [], "fail": [],
@@ -657,7 +661,7 @@ def create(build, threads, clients):
     users = ["c%02d" % i for i in range(clients)]
     svc = Svc(build, base, users=users, YUXI_SANDBOX_IMAGE=IMAGE,
               YUXI_SANDBOX_MAX_REPLICAS="1000", YUXI_SANDBOX_IDLE_TIMEOUT="86400",
-              YUXI_USER_COMMANDS="0", YUXI_WORKERS="4")
+              YUXI_USER_COMMANDS="0", YUXI_WORKERS="4", **DEFAULTS)
     tag = "yxbdensd%d" % os.getpid()
     made = []
     res = {"threads": threads, "clients": clients}

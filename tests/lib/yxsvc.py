@@ -16,13 +16,17 @@ image, default yuxi-sandbox-test:latest), YUXI_TEST_RUNTIME (the
 sandboxes' runtime, YUXI_SANDBOX_RUNTIME: runc, the default, or runsc to
 run a suite under gVisor), YX_TEST_DISK_QUOTA (e.g. "2g": every instance
 runs with that YUXI_THREAD_DISK_QUOTA, i.e. each thread's user-data is its
-own loop-mounted image; "0": none) and YX_TEST_POOL (e.g. "4": every
-instance keeps that many pre-started boxes, YUXI_POOL_SIZE, so new
-threads run in pool boxes, each of its own uid when the instance has a uid
-range; "0": none). Unset, an instance runs with the service's defaults:
-both "auto" (docs/configuration.md), i.e. on where the host gives the
-privileges (root here): a pool of one box per worker (3) and a 2 GiB
-quota per thread. A suite or test that needs them off says so in its
+own loop-mounted image) and YX_TEST_POOL (e.g. "4": every instance keeps
+that many pre-started boxes, YUXI_POOL_SIZE, so new threads run in pool
+boxes, each of its own uid when the instance has a uid range). Unset (or
+"0"), an instance runs without either, said explicitly: the service's
+defaults ("auto", docs/configuration.md "Protections on by default") would
+make every one of the suites' hundreds of instances start a pool of 3
+boxes and give every thread a loop-mounted 2 GiB image, which the suites
+that are not about them pay for in CI time. "auto" (`make check-quota`'s
+proof run, tests/e2e/test_defaults.py) leaves them unset: the service's
+defaults, on where the host gives the privileges (root here). A test that
+needs one on or off whatever the environment says sets it in its
 overrides; `Service.pool()` and `Service.disk_quota()` are what the
 running instance has (its /readyz "protections").
 
@@ -315,10 +319,11 @@ def service_env(base, prefix, shm):
     })
     if os.environ.get("YUXI_TEST_RUNTIME"):
         env["YUXI_SANDBOX_RUNTIME"] = os.environ["YUXI_TEST_RUNTIME"]
-    if DISK_QUOTA:
-        env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA
-    if POOL:
-        env["YUXI_POOL_SIZE"] = POOL
+    # off unless asked for (module docstring); "auto": the service's defaults
+    if DISK_QUOTA != "auto":
+        env["YUXI_THREAD_DISK_QUOTA"] = DISK_QUOTA or "0"
+    if POOL != "auto":
+        env["YUXI_POOL_SIZE"] = POOL or "0"
     return env
 
 
