@@ -18,6 +18,7 @@
 
 #include "yuxi/config.h"
 #include "yuxi/error.h"
+#include "yuxi/ready.h"
 #include "../lib/tutil.h"
 
 /* Drop every YUXI_* variable the caller's environment may hold; then no
@@ -617,4 +618,37 @@ Test(config, instance_names_table_and_containers)
 	expect_refused("YUXI_INSTANCE", "a b");
 	expect_refused("YUXI_INSTANCE", "abcdefghijklmnopqrstuvwxyz0123456");
 	expect_taken("YUXI_INSTANCE", "abcdefghijklmnopqrstuvwxyz012345", &c);
+}
+
+/*
+ * yx_ready_capacity: the table's size against the tasks the kernel leaves
+ * (kernel.pid_max, threads-max, minus what runs): a table no host here
+ * can hold is warned about, naming the setting and the sysctl, and a
+ * table of one sandbox is not.
+ */
+Test(config, capacity_against_the_kernel)
+{
+	struct yx_config	c;
+	char			w[256], o[512];
+	FILE			*f;
+	long long		pid_max = 0;
+
+	yx_config_defaults(&c);
+	c.max_replicas = 1;
+	cr_expect(yx_ready_capacity(&c, w, sizeof(w), o, sizeof(o)), "%s", o);
+	cr_expect_str_eq(w, "");
+	if ((f = fopen("/proc/sys/kernel/pid_max", "r")) == NULL ||
+	    fscanf(f, "%lld", &pid_max) != 1 ||
+	    pid_max >= 4096LL * YX_READY_TASKS_PER_SANDBOX) {
+		if (f != NULL)
+			fclose(f);
+		cr_skip_test("kernel.pid_max leaves room for 4,096 sandboxes");
+	}
+	fclose(f);
+	c.max_replicas = 4096;
+	cr_assert_not(yx_ready_capacity(&c, w, sizeof(w), o, sizeof(o)));
+	cr_expect_not_null(strstr(w, "YUXI_SANDBOX_MAX_REPLICAS=4096"), "%s", w);
+	cr_expect_not_null(strstr(o, "sysctl -w kernel."), "%s", o);
+	c.mode = YX_MODE_FRONT;	/* a front runs no sandboxes */
+	cr_expect(yx_ready_capacity(&c, w, sizeof(w), o, sizeof(o)));
 }
