@@ -146,6 +146,12 @@ struct yx_driver_ops {
 	 * "runtimeArgs": [...]}, ...}) into *out (heap, caller frees).
 	 * May be NULL (a driver that cannot tell). */
 	int	(*runtimes)(struct yx_driver *, char **out, struct yx_errctx *);
+	/* The containers of list labelled as thread_id's only, the engine
+	 * filtering them (a list of every sandbox of a full host is megabytes
+	 * of JSON, and a thread's deletion asks). May be NULL (the caller
+	 * filters list's answer). */
+	int	(*list_thread)(struct yx_driver *, const char *thread_id,
+	    struct yx_container_info **out, size_t *n, struct yx_errctx *);
 };
 
 struct yx_driver {

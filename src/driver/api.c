@@ -570,22 +570,28 @@ api_name_filter(const char *prefix)
 	return a;
 }
 
+/* The list, of thread_id's containers only unless it is NULL. */
 static int
-api_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
-    struct yx_errctx *err)
+api_list_of(struct yx_driver *d, const char *thread_id,
+    struct yx_container_info **out, size_t *n, struct yx_errctx *err)
 {
 	struct api_driver	*ad = (struct api_driver *)d;
 	struct json_object	*f = NULL, *a = NULL, *j = NULL;
 	struct yx_buf		 path, resp;
+	char			 tl[sizeof(YX_LABEL_THREAD) + YX_THREAD_ID_SIZE];
 	int			 rc = YX_E_NOMEM;
 
 	*out = NULL;
 	*n = 0;
 	yx_buf_init(&path, 4096);
 	yx_buf_init(&resp, API_LIST_MAX);
+	/* a thread id fits (YX_THREAD_ID_SIZE) */
+	if (thread_id != NULL)
+		snprintf(tl, sizeof(tl), "%s=%s", YX_LABEL_THREAD, thread_id);
 	if ((f = json_object_new_object()) == NULL ||
 	    (a = json_object_new_array()) == NULL ||
 	    json_object_array_add(a, json_object_new_string(YX_LABEL_SANDBOX "=1")) != 0 ||
+	    (thread_id != NULL && json_object_array_add(a, json_object_new_string(tl)) != 0) ||
 	    json_object_object_add(f, "label", a) != 0) {
 		json_object_put(a);
 		goto nomem;
@@ -622,6 +628,20 @@ done:
 	return rc;
 }
 
+static int
+api_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
+    struct yx_errctx *err)
+{
+	return api_list_of(d, NULL, out, n, err);
+}
+
+static int
+api_list_thread(struct yx_driver *d, const char *thread_id,
+    struct yx_container_info **out, size_t *n, struct yx_errctx *err)
+{
+	return api_list_of(d, thread_id, out, n, err);
+}
+
 static void
 api_free(struct yx_driver *d)
 {
@@ -644,6 +664,7 @@ static const struct yx_driver_ops api_ops = {
 	.exec = api_exec,
 	.free = api_free,
 	.runtimes = api_runtimes,
+	.list_thread = api_list_thread,
 };
 
 /* Returns a driver (free with yx_driver_free) or NULL with err set. */

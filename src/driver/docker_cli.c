@@ -302,17 +302,20 @@ cli_list_argv(struct yx_buf *ids, char ***argvp)
 	return YX_OK;
 }
 
+/* The list, of thread_id's containers only unless it is NULL. */
 static int
-cli_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
-    struct yx_errctx *err)
+cli_list_of(struct yx_driver *d, const char *thread_id,
+    struct yx_container_info **out, size_t *n, struct yx_errctx *err)
 {
 	char			  namef[5 + YX_DRIVER_NAME_RE_MAX] = "name=";
-	char *ps[] = { "docker", "ps", "-a", "-q", "--no-trunc", "--filter",
-			      "label=" YX_LABEL_SANDBOX "=1", "--filter", namef, NULL };
+	char			  tl[6 + sizeof(YX_LABEL_THREAD) + YX_THREAD_ID_SIZE];
+	char *ps[12] = { "docker", "ps", "-a", "-q", "--no-trunc", "--filter",
+			      "label=" YX_LABEL_SANDBOX "=1" };
 	struct cli_driver	 *cd = (struct cli_driver *)d;
 	struct yx_buf		  ids, js, errb;
 	struct yx_spawn_out	  so;
 	char			**argv = NULL;
+	size_t			  k = 7;
 	int			  rc;
 
 	*out = NULL;
@@ -321,8 +324,17 @@ cli_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
 	 * every labelled container */
 	yx_driver_name_regex(d->cfg->container_prefix, namef + 5,
 	    sizeof(namef) - 5);
-	if (d->cfg->container_prefix[0] == '\0')
-		ps[7] = NULL;
+	if (d->cfg->container_prefix[0] != '\0') {
+		ps[k++] = "--filter";
+		ps[k++] = namef;
+	}
+	/* a thread id fits (YX_THREAD_ID_SIZE) */
+	if (thread_id != NULL) {
+		snprintf(tl, sizeof(tl), "label=%s=%s", YX_LABEL_THREAD, thread_id);
+		ps[k++] = "--filter";
+		ps[k++] = tl;
+	}
+	ps[k] = NULL;
 	yx_buf_init(&ids, CLI_OUT_MAX);
 	yx_buf_init(&js, CLI_LIST_MAX);
 	yx_buf_init(&errb, 4096);
@@ -351,6 +363,20 @@ done:
 	yx_buf_fini(&js);
 	yx_buf_fini(&errb);
 	return rc;
+}
+
+static int
+cli_list(struct yx_driver *d, struct yx_container_info **out, size_t *n,
+    struct yx_errctx *err)
+{
+	return cli_list_of(d, NULL, out, n, err);
+}
+
+static int
+cli_list_thread(struct yx_driver *d, const char *thread_id,
+    struct yx_container_info **out, size_t *n, struct yx_errctx *err)
+{
+	return cli_list_of(d, thread_id, out, n, err);
 }
 
 static void
@@ -498,6 +524,7 @@ static const struct yx_driver_ops cli_ops = {
 	.exec = cli_exec,
 	.free = cli_free,
 	.runtimes = cli_runtimes,
+	.list_thread = cli_list_thread,
 };
 
 /* Returns a driver (free with yx_driver_free) or NULL with err set. */

@@ -196,6 +196,16 @@ check_labels(void)
 	}
 	free(v);
 	cr_expect(found, "list did not return %s", dt.name);
+	/* the thread's containers only: this one, and none for another */
+	cr_assert_not_null(dt.d->ops->list_thread);
+	cr_assert_eq(dt.d->ops->list_thread(dt.d, dt.thread, &v, &n, &err), YX_OK,
+	    "%s", err.msg);
+	cr_expect_eq(n, 1);
+	cr_expect(n == 1 && strcmp(v[0].id, dt.info.id) == 0);
+	free(v);
+	cr_assert_eq(dt.d->ops->list_thread(dt.d, "no-such-thread", &v, &n, &err), YX_OK);
+	cr_expect_eq(n, 0);
+	free(v);
 	/* another prefix (another service on this engine) does not see it */
 	snprintf(dt.cfg.container_prefix, sizeof(dt.cfg.container_prefix),
 	    "yuxi-other-");

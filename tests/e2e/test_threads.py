@@ -4,7 +4,10 @@ import json
 import os
 import re
 import secrets
+import subprocess
 import time
+
+from yxsvc import IMAGE, containers
 
 
 def new_id():
@@ -153,3 +156,28 @@ def test_foreign_thread_identical_404_everywhere(svc, alice, bob):
         assert r.status_code == 200 and "abc" in r.json()["content"]
     finally:
         alice.delete("/api/threads/" + tid)
+
+
+def test_delete_removes_the_threads_unslotted_container_only(factory):
+    """A container of the thread the table does not know (a crash left it)
+    goes with the thread's deletion, which asks the engine for that
+    thread's containers only (the driver's list_thread); another thread's
+    stays. The reaper's reconcile, which would remove both, is kept away."""
+    inst = factory(YUXI_SANDBOX_IDLE_CHECK_INTERVAL="3600")
+    a, b = inst.new_thread(), inst.new_thread()
+    names = {}
+    for t in (a, b):
+        names[t] = inst.prefix + secrets.token_hex(6)
+        subprocess.run(["docker", "run", "-d", "--name", names[t], "--network", "none",
+                        "--label", "io.yuxi.sandbox=1",
+                        "--label", "io.yuxi.sandbox.thread=" + t,
+                        IMAGE, "sleep", "600"], check=True, capture_output=True, timeout=120)
+    try:
+        assert [n for _, n in containers(inst.prefix, thread=a)] == [names[a]]
+        r = inst.request("alice", "DELETE", "/api/threads/" + a)
+        assert r.status_code == 204, r.text
+        assert containers(inst.prefix, thread=a) == []
+        assert [n for _, n in containers(inst.prefix, thread=b)] == [names[b]]
+    finally:
+        subprocess.run(["docker", "rm", "-f"] + list(names.values()), capture_output=True,
+                       timeout=120)
