@@ -16,7 +16,7 @@
  * each listed container (only one unknown there is checked again under
  * the lock), and the listed ids and names sorted for the slots' side, so a
  * pass over a thousand sandboxes costs a thousand lookups, not a million
- * comparisons (docs/benchmarks.md "Density").
+ * comparisons (docs/benchmarks.md "A thousand sandboxes on one host").
  */
 #include "config.h"
 
@@ -514,8 +514,9 @@ maint_sync(struct yx_provider *p, bool remove, struct yx_errctx *err)
 		YX_PROV_METRIC(p, engine_errors);
 		return rc;
 	}
-	/* listed after the copy: a slot made meanwhile is found by the
-	 * locked check of maint_sync_one, one freed meanwhile next pass */
+	/* the copy after the list: a container whose slot went meanwhile is
+	 * not in it and gets maint_sync_one's locked check; a slot made
+	 * meanwhile is in it (its container, unlisted, waits for next pass) */
 	if ((rc = maint_known_init(p, &known, err)) != YX_OK) {
 		free(cs);
 		return rc;
