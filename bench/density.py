@@ -338,6 +338,9 @@ def kernel_now():
     return sum(meminfo(k) for k in ("SUnreclaim", "KernelStack", "PageTables"))
 
 
+IMAGE_MS = {"mkfs": [], "mount": []}	# per image: sparse file + mke2fs; loop + mount
+
+
 def image_kernel(k=200, rounds=3):
     """Kernel memory of one thread's disk image as the helper makes it
     (a sparse 2 GiB file, mke2fs with the helper's options, a loop device,
@@ -353,14 +356,18 @@ def image_kernel(k=200, rounds=3):
             k0 = kernel_now()
             for i in range(k):
                 img, mp = os.path.join(d, "i%d" % i), os.path.join(d, "m%d" % i)
+                t0 = time.perf_counter()
                 with open(img, "wb") as f:
                     f.truncate(2 << 30)
                 subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-E",
                                 "nodiscard,lazy_itable_init=1,lazy_journal_init=1", img],
                                check=True)
+                t1 = time.perf_counter()
                 os.makedirs(mp, exist_ok=True)
                 subprocess.run(["mount", "-o", "loop,nosuid,nodev,discard,noinit_itable",
                                 img, mp], check=True)
+                IMAGE_MS["mkfs"].append((t1 - t0) * 1000)
+                IMAGE_MS["mount"].append((time.perf_counter() - t1) * 1000)
             time.sleep(2)
             k1 = kernel_now()
             per.append((k1 - k0) / k)
@@ -401,6 +408,7 @@ def live(build, n, checkpoints):
     try:
         if svc.env.get("YUXI_THREAD_DISK_QUOTA", "auto") not in ("0", "off"):
             res["image_kernel"], res["image_kernel_rounds"] = image_kernel()
+            res["image_ms"] = {k: med(v) for k, v in IMAGE_MS.items()}
         h0 = host(svc.prefix, base)
         res["before"] = h0
         svc.start()
@@ -580,6 +588,10 @@ def report_live(r):
               "made and mounted, rounds: %s KiB each).\n" % (
                   ik / 1024, 200, ", ".join("%.0f" % (x / 1024)
                                             for x in r.get("image_kernel_rounds", []))))
+        im = r.get("image_ms") or {}
+        print("Making one (the sparse file and `mke2fs`, as the helper runs it): median "
+              "%.1f ms; attaching a loop device and mounting it: median %.1f ms.\n" % (
+                  im.get("mkfs", float("nan")), im.get("mount", float("nan"))))
     print("Memory per live sandbox, MiB. *Attributable*: the engine's shim (PSS, and "
           "its kernel stacks and page tables), the container's memory cgroup (anonymous, "
           "shmem, kernel memory charged to it: the box's processes, stacks, page tables, "
