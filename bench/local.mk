@@ -14,5 +14,5 @@ EXTRA_DIST += bench/exec_bench.py bench/agent_bench.py bench/README.md \
 	bench/rss_soak.sh bench/remote_bench.py bench/floor_bench.py \
 	bench/cold_bench.py bench/python_bench.py bench/session_bench.py \
 	bench/mcp_bench.py bench/preview_bench.py \
-	bench/snap_bench.py bench/browser_bench.py
+	bench/snap_bench.py bench/browser_bench.py bench/density.py
 CLEANFILES += bench/bench_exec bench/bench_stream
