@@ -353,8 +353,8 @@ ready_protect_quota(const struct yx_config *c, struct yx_ready_protect *p,
 		snprintf(p->warn[p->nwarn++], sizeof(p->warn[0]),
 		    "the per-thread disk quota is off: this host does not give "
 		    "the service CAP_SYS_ADMIN in the engine's mount namespace, "
-		    "loop devices and mke2fs; one thread can fill the host's "
-		    "disk");
+		    "loop devices and the images' mkfs; one thread can fill "
+		    "the host's disk");
 	} else
 		snprintf(quota, len, "disk quota off (YUXI_THREAD_DISK_QUOTA=0): "
 				     "one thread can fill the host's disk");
