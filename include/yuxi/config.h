@@ -101,6 +101,7 @@ struct yx_config {
 	int		pids;				/* YUXI_SANDBOX_PIDS (256) */
 	char		network[64];			/* YUXI_SANDBOX_NETWORK (none) */
 	char		runtime[32];			/* YUXI_SANDBOX_RUNTIME (runc; runsc: gVisor) */
+	int		shim_group_size;		/* YUXI_SHIM_GROUP_SIZE sandboxes per engine shim (16; 0 = one each) */
 	bool		readonly_rootfs;		/* YUXI_SANDBOX_READONLY_ROOTFS (1) */
 	char		user[64];			/* YUXI_SANDBOX_USER (1000:1000) */
 	unsigned	uid, gid;			/* parsed from user */

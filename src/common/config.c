@@ -75,6 +75,7 @@
 	X(INT, "YUXI_SANDBOX_PIDS", pids, 256, 16, 1 << 20)                                 \
 	X(STR, "YUXI_SANDBOX_NETWORK", network, "none", 0, 0)                               \
 	X(STR, "YUXI_SANDBOX_RUNTIME", runtime, "runc", 0, 0)                               \
+	X(INT, "YUXI_SHIM_GROUP_SIZE", shim_group_size, 16, 0, 256)                         \
 	X(BOOL, "YUXI_SANDBOX_READONLY_ROOTFS", readonly_rootfs, true, 0, 0)                \
 	X(FNS, "YUXI_SANDBOX_USER", user, "1000:1000", cfg_user, 0)                         \
 	X(FN, "YUXI_SANDBOX_UID_RANGE", uid_base, YX_UID_RANGE_BASE, cfg_uid_range, 0)      \

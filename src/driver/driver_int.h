@@ -131,6 +131,8 @@ int	yx_spec_tmpfs_opts(const struct yx_container_spec *s, bool home,
 int64_t	yx_spec_pids(const struct yx_config *c);
 /* The spec's "UID:GID" (its own user, else cfg->user) into dst. */
 void	yx_spec_user(const struct yx_container_spec *s, char *dst, size_t dstlen);
+bool	yx_spec_shim_group(const struct yx_container_spec *s, char *dst,
+    size_t dstlen);
 
 /* spawn.c: run a program (no shell), see the function comments there. */
 struct yx_spawn_out {

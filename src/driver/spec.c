@@ -133,6 +133,36 @@ yx_spec_log_setting(void)
 	return spec_log_driver() != NULL ? spec_log_driver() : "engine-default";
 }
 
+/*
+ * The engine shim group of a sandbox (docs/configuration.md "Shim groups"):
+ * "YUXI_SHIM_GROUP=<prefix>g<n>" in dst, n the sandbox id's FNV-1a hash
+ * modulo max_replicas / YUXI_SHIM_GROUP_SIZE rounded up, so that a full host
+ * has about that many sandboxes per shim and a lightly used one mostly one
+ * each. False (nothing to add) when grouping is off, for gVisor (runsc has
+ * its own per-sandbox processes and is left as the engine starts it) and
+ * when the name would not fit.
+ */
+bool
+yx_spec_shim_group(const struct yx_container_spec *s, char *dst, size_t dstlen)
+{
+	const struct yx_config	*c = s->cfg;
+	const unsigned char	*p;
+	uint32_t		 h = 2166136261u, groups;
+	int			 n;
+
+	if (c->shim_group_size <= 0 || spec_runsc(c) || s->sandbox_id == NULL)
+		return false;
+	groups = (uint32_t)((c->max_replicas + c->shim_group_size - 1) /
+	    c->shim_group_size);
+	if (groups == 0)
+		groups = 1;
+	for (p = (const unsigned char *)s->sandbox_id; *p != '\0'; p++)
+		h = (h ^ *p) * 16777619u;
+	n = snprintf(dst, dstlen, "YUXI_SHIM_GROUP=%sg%" PRIu32,
+	    c->container_prefix, h % groups);
+	return n > 0 && (size_t)n < dstlen;
+}
+
 /* json helpers: each returns YX_OK or YX_E_NOMEM. */
 static int
 jadd(struct json_object *o, const char *k, struct json_object *v)
@@ -330,7 +360,7 @@ struct json_object *
 yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
 {
 	struct json_object	*body = json_object_new_object(), *env, *cmd = NULL;
-	char			 user[64];
+	char			 user[64], group[160];
 	int			 rc = YX_E_NOMEM;
 	size_t			 i;
 
@@ -341,6 +371,8 @@ yx_spec_create_body(const struct yx_container_spec *s, struct yx_errctx *err)
 	    (rc = jadd(body, "User", json_object_new_string(user))) ||
 	    (rc = jadd(body, "Env", env = json_object_new_array())) ||
 	    (rc = jpush_str(env, "HOME=" SPEC_HOME)) ||
+	    (yx_spec_shim_group(s, group, sizeof(group)) &&
+		(rc = jpush_str(env, group))) ||
 	    (rc = spec_labels(s, body)) ||
 	    (rc = spec_hostconfig(s, body)))
 		goto fail;
@@ -447,12 +479,14 @@ static int
 spec_argv_limits(const struct yx_container_spec *s, struct argv_vec *av)
 {
 	const struct yx_config	*c = s->cfg;
-	char			 opts[128], user[64];
+	char			 opts[128], user[64], group[160];
 	int			 rc;
 
 	yx_spec_user(s, user, sizeof(user));
 	if ((rc = argv_pushf(av, "--user", "%s", user)) ||
 	    (rc = argv_pushf(av, "--env", "HOME=%s", SPEC_HOME)) ||
+	    (yx_spec_shim_group(s, group, sizeof(group)) &&
+		(rc = argv_pushf(av, "--env", "%s", group))) ||
 	    (rc = argv_pushf(av, "--network", "%s", c->network)) ||
 	    (rc = argv_pushf(av, "--runtime", "%s", c->runtime)) ||
 	    (rc = argv_pushf(av, "--cap-drop", "ALL")) ||

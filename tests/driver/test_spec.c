@@ -221,7 +221,8 @@ Test(spec, run_argv, .init = setup)
 			    "yuxi-sandbox-abcd1234 --label io.yuxi.sandbox=1 --label "
 			    "io.yuxi.sandbox.thread=thread-1 --label io.yuxi.sandbox.id=abcd1234 "
 			    "--label io.yuxi.sandbox.skills=fp1 --user 1000:1000 --env "
-			    "HOME=/home/yuxi --network none --runtime runc --cap-drop ALL "
+			    "HOME=/home/yuxi --env YUXI_SHIM_GROUP=yuxi-sandbox-g2 "
+			    "--network none --runtime runc --cap-drop ALL "
 			    "--security-opt "
 			    "no-new-privileges --init --tmpfs /tmp:rw,nosuid,nodev,size=67108864 "
 			    "--tmpfs /home/yuxi:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
@@ -341,5 +342,43 @@ Test(spec, runsc, .init = setup)
 		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s ", argv[i]);
 	cr_expect(strstr(s, "--runtime runsc ") != NULL, "%s", s);
 	cr_expect(strstr(s, "--pids-limit 1128 --ulimit nproc=100:100 ") != NULL, "%s", s);
+	cr_expect(strstr(s, "YUXI_SHIM_GROUP") == NULL, "gVisor is not grouped: %s", s);
 	yx_spec_argv_free(argv);
+}
+
+/* The engine shim group (docs/configuration.md "Shim groups"): the sandbox
+ * id's hash modulo max_replicas / YUXI_SHIM_GROUP_SIZE, in the container's
+ * environment; none when off. */
+Test(spec, shim_group, .init = setup)
+{
+	struct yx_errctx	 err;
+	struct json_object	*b, *env;
+	char			 g[160];
+	bool			 seen[7] = { false };
+	char			 id[16];
+	int			 i, k, n = 0;
+
+	cr_assert_not_null(b = yx_spec_create_body(&spec, &err), "%s", err.msg);
+	env = at(b, "Env");
+	cr_assert_eq(json_object_array_length(env), 2);
+	cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(env, 1)),
+	    "YUXI_SHIM_GROUP=yuxi-sandbox-g2");
+	json_object_put(b);
+	/* 100 replicas, 16 per shim: 7 groups, each used by some ids */
+	for (i = 0; i < 200; i++) {
+		snprintf(id, sizeof(id), "%08x", (unsigned)i * 2654435761u);
+		spec.sandbox_id = id;
+		cr_assert(yx_spec_shim_group(&spec, g, sizeof(g)));
+		cr_assert_eq(sscanf(g, "YUXI_SHIM_GROUP=yuxi-sandbox-g%d", &k), 1, "%s", g);
+		cr_assert(k >= 0 && k < 7, "%s", g);
+		seen[k] = true;
+	}
+	for (k = 0; k < 7; k++)
+		n += seen[k];
+	cr_expect_eq(n, 7);
+	cfg.shim_group_size = 0;
+	cr_expect_not(yx_spec_shim_group(&spec, g, sizeof(g)));
+	cr_assert_not_null(b = yx_spec_create_body(&spec, &err), "%s", err.msg);
+	cr_expect_eq(json_object_array_length(at(b, "Env")), 1);
+	json_object_put(b);
 }
