@@ -127,6 +127,18 @@ bool	yx_ready_capacity(const struct yx_config *cfg, char *warn, size_t warnlen,
     char *oper, size_t operlen);
 
 /*
+ * Whether the engine groups sandboxes into shared shims (YUXI_SHIM_GROUP_SIZE,
+ * docs/configuration.md "Shim groups"): true when grouping is off by
+ * setting, or when the first containerd-shim-runc-v2 on the PATH of the
+ * host's containerd is the grouping shim (src/shim); false, with what was
+ * found in oper, when containerd finds the engine's own (one shim process,
+ * about 3 MiB, per sandbox) or cannot be looked at (not root, no
+ * containerd on this host).
+ */
+bool	yx_ready_shim_groups(const struct yx_config *cfg, char *oper,
+    size_t operlen);
+
+/*
  * The master's children besides workers and reaper that this instance
  * uses (the privileged helper, the egress proxy: yuxi/provider.h, read
  * from the shared table), one result each into res (room for YX_COMP_N):

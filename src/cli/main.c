@@ -223,17 +223,19 @@ doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
 {
 	struct yx_ready_protect	 p;
 	struct json_object	*o;
-	char			 cap[256], capo[512];
+	char			 cap[256], capo[512], shim[YX_CFG_PATH + 256];
 	const char		*capd;
-	bool			 capok;
+	bool			 capok, shimok;
 
 	yx_ready_protect(cfg, &p);
 	capok = yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo));
 	capd = capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo;
+	shimok = yx_ready_shim_groups(cfg, shim, sizeof(shim));
 	if (!json) {
 		printf("%-8s %-22s %s\n", p.lost != 0 ? "WARN" : "ok",
 		    "protections", p.oper);
 		printf("%-8s %-22s %s\n", capok ? "ok" : "WARN", "capacity", capd);
+		printf("%-8s %-22s %s\n", shimok ? "ok" : "WARN", "shim-groups", shim);
 		return;
 	}
 	o = json_object_new_object();
@@ -249,6 +251,12 @@ doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
 	json_object_object_add(o, "ok", json_object_new_boolean(true));
 	json_object_object_add(o, "warning", json_object_new_boolean(!capok));
 	json_object_object_add(o, "detail", json_object_new_string(capd));
+	json_object_array_add(arr, o);
+	o = json_object_new_object();
+	json_object_object_add(o, "check", json_object_new_string("shim-groups"));
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	json_object_object_add(o, "warning", json_object_new_boolean(!shimok));
+	json_object_object_add(o, "detail", json_object_new_string(shim));
 	json_object_array_add(arr, o);
 }
 

@@ -11,10 +11,14 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -449,5 +453,117 @@ yx_ready_capacity(const struct yx_config *c, char *warn, size_t warnlen,
 				"(sysctl -w %s=4194304) or lower "
 				"YUXI_SANDBOX_MAX_REPLICAS",
 	    warn, name, lim, now, name);
+	return false;
+}
+
+/* The pid of the host's containerd (dockerd's or the system's), or -1. */
+static pid_t
+ready_containerd(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[300], comm[32];
+	ssize_t		 n;
+	pid_t		 pid = -1;
+	int		 fd;
+
+	if ((d = opendir("/proc")) == NULL)
+		return -1;
+	while (pid < 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n > 0 && (size_t)n == strlen("containerd\n") &&
+		    memcmp(comm, "containerd\n", (size_t)n) == 0)
+			pid = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return pid;
+}
+
+/* Whether the file at path is the grouping shim (it names the variable). */
+static bool
+ready_is_group_shim(const char *path)
+{
+	static const char	 mark[] = "YUXI_SHIM_GROUP=";
+	struct stat		 st;
+	void			*m;
+	bool			 yes = false;
+	int			 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    st.st_size < (64 << 20) &&
+	    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) !=
+		MAP_FAILED) {
+		yes = memmem(m, (size_t)st.st_size, mark, sizeof(mark) - 1) != NULL;
+		munmap(m, (size_t)st.st_size);
+	}
+	close(fd);
+	return yes;
+}
+
+bool
+yx_ready_shim_groups(const struct yx_config *c, char *oper, size_t operlen)
+{
+	char	 env[8192], path[4096], cand[4200] = "";
+	char	*p, *end, *v = NULL;
+	ssize_t	 n;
+	pid_t	 pid;
+	int	 fd;
+
+	oper[0] = '\0';
+	if (c->shim_group_size <= 0 || c->mode == YX_MODE_FRONT) {
+		snprintf(oper, operlen, "off (YUXI_SHIM_GROUP_SIZE=0): one engine "
+					"shim per sandbox");
+		return true;
+	}
+	if ((pid = ready_containerd()) < 0) {
+		snprintf(oper, operlen, "no containerd process found on this host: "
+					"cannot tell whether the engine groups sandboxes");
+		return false;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(oper, operlen, "cannot read containerd's environment (%s): "
+					"run doctor as root",
+		    strerror(errno));
+		return false;
+	}
+	n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	env[n > 0 ? n : 0] = '\0';
+	for (p = env; n > 0 && p < env + n; p += strlen(p) + 1) {
+		if (strncmp(p, "PATH=", 5) == 0) {
+			v = p + 5;
+			break;
+		}
+	}
+	snprintf(path, sizeof(path), "%s", v != NULL ? v : "/usr/bin");
+	for (p = path; *p != '\0'; p = *end ? end + 1 : end) {
+		if ((end = strchr(p, ':')) == NULL)
+			end = p + strlen(p);
+		snprintf(cand, sizeof(cand), "%.*s/containerd-shim-runc-v2",
+		    (int)(end - p), p);
+		if (end == p || access(cand, X_OK) != 0)
+			continue;
+		if (ready_is_group_shim(cand)) {
+			snprintf(oper, operlen, "on: up to about %d sandboxes per "
+						"engine shim (%s)",
+			    c->shim_group_size, cand);
+			return true;
+		}
+		break;
+	}
+	snprintf(oper, operlen, "off: the engine's containerd (pid %ld) runs %s, "
+				"one shim (about 3 MiB) per sandbox; put the "
+				"grouping shim's directory first on its PATH "
+				"(docs/configuration.md \"Shim groups\")",
+	    (long)pid, cand[0] != '\0' ? cand : "no containerd-shim-runc-v2");
 	return false;
 }
