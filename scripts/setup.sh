@@ -24,6 +24,11 @@ python3-docker valgrind clang libclang-rt-14-dev clang-format-14 chromium runsc
 python3-pytest-asyncio python3-wcmatch python3-typing-extensions python3-pip
 iptables iproute2"
 DAEMON_JSON=${YUXI_DOCKER_DAEMON_JSON:-/etc/docker/daemon.json}
+# The engine's shim with sandboxes grouped (src/shim, docs/configuration.md
+# "Shim groups"): copied here from the build, first on the PATH of the
+# dockerd this script starts. A stable place: containerd remembers where it
+# found the shim for as long as it runs.
+SHIM_DIR=${YUXI_SHIM_DIR:-/usr/local/libexec/yuxi-sandbox/engine}
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -44,6 +49,16 @@ install_packages() {
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
+# Installs the grouping shim into $SHIM_DIR (atomically: a running engine
+# may be starting one), unless YUXI_SHIM_GROUP_SIZE=0.
+install_shim() {
+	[ "${YUXI_SHIM_GROUP_SIZE:-16}" != 0 ] || return 0
+	[ -x "$BUILD_DIR/containerd-shim-runc-v2" ] || return 0
+	mkdir -p "$SHIM_DIR"
+	install -m 0755 "$BUILD_DIR/containerd-shim-runc-v2" "$SHIM_DIR/.containerd-shim-runc-v2.new"
+	mv -f "$SHIM_DIR/.containerd-shim-runc-v2.new" "$SHIM_DIR/containerd-shim-runc-v2"
+}
+
 engine_ping() {
 	curl -sf --max-time 2 --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1
 }
@@ -61,7 +76,7 @@ start_engine() {
 	# starts, each given 120 s while its dockerd lives.
 	for attempt in 1 2 3; do
 		say "docker engine: starting dockerd (attempt $attempt)"
-		nohup dockerd >>/var/log/yuxi-dockerd.log 2>&1 &
+		PATH="$SHIM_DIR:$PATH" nohup dockerd >>/var/log/yuxi-dockerd.log 2>&1 &
 		dpid=$!
 		i=0
 		while ! engine_ping; do
@@ -197,8 +212,9 @@ images() {
 [ "$(id -u)" = 0 ] || { echo "setup.sh: run as root (it installs packages and starts dockerd)" >&2; exit 1; }
 install_packages
 configure_runsc
-start_engine
 build
+install_shim
+start_engine
 images
 web_deps
 say "setup done"

@@ -116,6 +116,7 @@ APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 PACKAGE_FILES = [
     DAEMON, CLI,
     "/usr/libexec/yuxi-sandbox/yuxi-run", "/usr/libexec/yuxi-sandbox/yuxi-agent",
+    "/usr/libexec/yuxi-sandbox/engine/containerd-shim-runc-v2",
     "/usr/share/yuxi-sandbox/web/index.html", "/usr/share/yuxi-sandbox/web/app.js",
     "/usr/share/yuxi-sandbox/web/api.js", "/usr/share/yuxi-sandbox/web/tree.js",
     "/usr/share/yuxi-sandbox/web/app.css", "/usr/share/yuxi-sandbox/web/favicon.svg",
