@@ -101,6 +101,16 @@ def kget(svc, who, path):
         return svc.request(who, "GET", path, session=svc.kept)
 
 
+_local = threading.local()
+
+
+def client_session():
+    """This client thread's kept-alive HTTPS session."""
+    if getattr(_local, "session", None) is None:
+        _local.session = requests.Session()
+    return _local.session
+
+
 def meminfo(key="MemAvailable"):
     with open("/proc/meminfo") as f:
         for line in f:
@@ -198,29 +208,38 @@ def inotify_instances(uid):
 
 
 def shim_pss(prefix):
-    """PSS of the engine's shims and of the processes inside this
-    instance's containers (bytes), from smaps_rollup; and the shims'
-    kernel memory: a 16 KiB stack per thread and their page tables."""
+    """PSS of the engine's shims serving this instance's containers and of
+    the processes inside them (bytes), from smaps_rollup; and the shims'
+    kernel memory: a 16 KiB stack per thread and their page tables. A
+    shim is found as the parent of a container's processes, so a shim
+    serving a group of sandboxes (docs/configuration.md "Shim groups") is
+    counted once."""
     ids = set(i for i, _ in yxsvc.containers(prefix))
-    shim, inside, skern = 0, 0, 0
-    out = subprocess.run(["ps", "-eo", "pid=,nlwp=,args="], capture_output=True,
-                         text=True).stdout
-    for line in out.splitlines():
-        pid, nlwp, args = line.strip().split(None, 2)
-        if "containerd-shim" not in args:
-            continue
-        a = args.split()
-        cid = a[a.index("-id") + 1] if "-id" in a else ""
-        if cid in ids:
-            shim += proc_kb(int(pid), "Pss")
-            skern += int(nlwp) * 16384 + proc_kb(int(pid), "VmPTE")
+    shims, inside, shim, skern = set(), 0, 0, 0
     for cid in ids:
         try:
             with open("/sys/fs/cgroup/memory/docker/%s/cgroup.procs" % cid) as f:
-                for p in f.read().split():
-                    inside += proc_kb(int(p), "Pss")
+                pids = [int(p) for p in f.read().split()]
         except OSError:
-            pass
+            continue
+        for p in pids:
+            inside += proc_kb(p, "Pss")
+            try:
+                with open("/proc/%d/status" % p) as f:
+                    ppid = int([l for l in f if l.startswith("PPid:")][0].split()[1])
+                with open("/proc/%d/comm" % ppid) as f:
+                    if f.read().strip().startswith("containerd-shim"):
+                        shims.add(ppid)
+            except (OSError, IndexError, ValueError):
+                pass
+    for pid in shims:
+        shim += proc_kb(pid, "Pss")
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                nlwp = int([l for l in f if l.startswith("Threads:")][0].split()[1])
+        except (OSError, IndexError, ValueError):
+            nlwp = 0
+        skern += nlwp * 16384 + proc_kb(pid, "VmPTE")
     return shim, inside, skern
 
 
@@ -802,10 +821,13 @@ def threads_phase(build, maximum, checkpoints):
             jobs = [("%s-%04d" % (users[i // 1000], i % 1000), users[i // 1000])
                     for i in range(made, cp)]
             t0 = time.monotonic()
+            # a kept-alive session per client thread, and only the status
+            # kept: 100,000 responses held would hold as many sockets
             bad = [x for x, r in parallel(
                 4, jobs, lambda j: svc.request(j[1], "POST", "/api/threads",
-                                               json={"thread_id": j[0]}))
-                if isinstance(r, Exception) or r.status_code != 201]
+                                               json={"thread_id": j[0]},
+                                               session=client_session()).status_code)
+                if isinstance(r, Exception) or r != 201]
             c = {"threads": cp, "made_s": time.monotonic() - t0, "made": cp - made,
                  "bad": len(bad)}
             made = cp
