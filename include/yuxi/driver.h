@@ -73,7 +73,12 @@ struct yx_container_spec {
 	 * skills directories: mounts added below them later appear inside) */
 	const struct yx_mount	*slave;
 	size_t			 nslave;
+	bool			 own_shim;	/* never in an engine shim group */
 };
+
+/* Whether a container of spec s is in an engine shim group (its
+ * YUXI_SHIM_GROUP: docs/configuration.md "Shim groups"). */
+bool	yx_spec_grouped(const struct yx_container_spec *s);
 
 struct yx_container_info {
 	char	id[YX_CONTAINER_ID_MAX];

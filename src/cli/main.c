@@ -73,6 +73,10 @@ struct cli {
 	bool			 json;
 	bool			 created;	/* the table is ours: removed at the end */
 	struct yx_tablelock	 lock;		/* gc --all, and that removal */
+	/* doctor's shim-groups check, made as root before dropping to the
+	 * service user (containerd's environment is root's to read) */
+	bool			 shim_ok;
+	char			 shim[YX_CFG_PATH + 256];
 };
 
 struct cli_cmd {
@@ -219,18 +223,18 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
  * kernel's task limits leave no room for YUXI_SANDBOX_MAX_REPLICAS
  * sandboxes. Never a failure. */
 static void
-doctor_protect(struct json_object *arr, const struct yx_config *cfg, bool json)
+doctor_protect(struct json_object *arr, const struct cli *c, bool json)
 {
+	const struct yx_config	*cfg = &c->cfg;
 	struct yx_ready_protect	 p;
 	struct json_object	*o;
-	char			 cap[256], capo[512], shim[YX_CFG_PATH + 256];
-	const char		*capd;
-	bool			 capok, shimok;
+	char			 cap[256], capo[512];
+	const char		*capd, *shim = c->shim;
+	bool			 capok, shimok = c->shim_ok;
 
 	yx_ready_protect(cfg, &p);
 	capok = yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo));
 	capd = capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo;
-	shimok = yx_ready_shim_groups(cfg, shim, sizeof(shim));
 	if (!json) {
 		printf("%-8s %-22s %s\n", p.lost != 0 ? "WARN" : "ok",
 		    "protections", p.oper);
@@ -307,7 +311,7 @@ cmd_doctor(struct cli *c, int argc, char **argv)
 			snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
 			    " %s", res[i].name);
 	}
-	doctor_protect(arr, &c->cfg, c->json);
+	doctor_protect(arr, c, c->json);
 	yx_errctx_clear(&e);
 	rc = yx_table_selftest(&e);
 	bad += doctor_line(arr, "robust-mutex", rc,
@@ -1001,8 +1005,12 @@ main(int argc, char **argv)
 	yx_tablelock_init(&c.lock);
 	if (cmd->fn == cmd_nginx_conf || cmd->fn == cmd_image || cmd->fn == cmd_routes)
 		rc = cmd->fn(&c, argc, argv);	/* no table, no engine; as root */
-	else if ((rc = cli_become_service_user(&c.cfg)) == 0)
-		rc = cli_dispatch(&c, cmd, argc, argv);
+	else {
+		if (cmd->fn == cmd_doctor)
+			c.shim_ok = yx_ready_shim_groups(&c.cfg, c.shim, sizeof(c.shim));
+		if ((rc = cli_become_service_user(&c.cfg)) == 0)
+			rc = cli_dispatch(&c, cmd, argc, argv);
+	}
 	cli_close(&c);
 	return rc;
 }

@@ -139,8 +139,9 @@ yx_spec_log_setting(void)
  * modulo max_replicas / YUXI_SHIM_GROUP_SIZE rounded up, so that a full host
  * has about that many sandboxes per shim and a lightly used one mostly one
  * each. False (nothing to add) when grouping is off, for gVisor (runsc has
- * its own per-sandbox processes and is left as the engine starts it) and
- * when the name would not fit.
+ * its own per-sandbox processes and is left as the engine starts it), for
+ * a container that asks for its own (a transaction's) and when the name
+ * would not fit (the shim takes at most 128 characters).
  */
 bool
 yx_spec_shim_group(const struct yx_container_spec *s, char *dst, size_t dstlen)
@@ -150,7 +151,8 @@ yx_spec_shim_group(const struct yx_container_spec *s, char *dst, size_t dstlen)
 	uint32_t		 h = 2166136261u, groups;
 	int			 n;
 
-	if (c->shim_group_size <= 0 || spec_runsc(c) || s->sandbox_id == NULL)
+	if (c->shim_group_size <= 0 || spec_runsc(c) || s->sandbox_id == NULL ||
+	    s->own_shim)
 		return false;
 	groups = (uint32_t)((c->max_replicas + c->shim_group_size - 1) /
 	    c->shim_group_size);
@@ -160,7 +162,16 @@ yx_spec_shim_group(const struct yx_container_spec *s, char *dst, size_t dstlen)
 		h = (h ^ *p) * 16777619u;
 	n = snprintf(dst, dstlen, "YUXI_SHIM_GROUP=%sg%" PRIu32,
 	    c->container_prefix, h % groups);
-	return n > 0 && (size_t)n < dstlen;
+	return n > 0 && (size_t)n < dstlen &&
+	    (size_t)n - strlen("YUXI_SHIM_GROUP=") <= 128;
+}
+
+bool
+yx_spec_grouped(const struct yx_container_spec *s)
+{
+	char g[256];
+
+	return yx_spec_shim_group(s, g, sizeof(g));
 }
 
 /* json helpers: each returns YX_OK or YX_E_NOMEM. */

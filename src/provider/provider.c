@@ -663,8 +663,8 @@ prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	if (req->before_create != NULL &&
 	    (rc = req->before_create(req->before_create_arg, err)) != YX_OK)
 		return rc;
-	return yx_prov_create(p, req, st->name, st->sid, prov_fp(req), port, info,
-	    err);
+	return yx_prov_create(p, req, st->name, st->sid, prov_fp(req), port, true,
+	    info, err);
 }
 
 /*

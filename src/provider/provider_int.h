@@ -104,12 +104,14 @@ struct yx_prov_mounts {
 /*
  * The driver's create of container `name` for req (provider_mounts.c): its
  * mounts (host paths translated), sandbox id sid, fingerprint fp, host
- * port port (0: none), req's settings or the service's. The driver's
- * answer (YX_OK with *info filled), or YX_E_NOMEM for the mounts.
+ * port port (0: none), req's settings or the service's; grouped: in an
+ * engine shim group (docs/configuration.md "Shim groups"; a transaction's
+ * short-lived container is not). The driver's answer (YX_OK with *info
+ * filled), or YX_E_NOMEM for the mounts.
  */
 int		 yx_prov_create(struct yx_provider *p,
     const struct yx_acquire_req *req, const char *name, const char *sid,
-    const char *fp, int port, struct yx_container_info *info,
+    const char *fp, int port, bool grouped, struct yx_container_info *info,
     struct yx_errctx *err);
 
 #endif /* YUXI_PROVIDER_INT_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "yuxi/log.h"
 #include "provider/provider_int.h"
 
 /*
@@ -104,7 +105,7 @@ fail:
 
 int
 yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
-    const char *name, const char *sid, const char *fp, int port,
+    const char *name, const char *sid, const char *fp, int port, bool grouped,
     struct yx_container_info *info, struct yx_errctx *err)
 {
 	struct yx_container_spec	 spec;
@@ -128,7 +129,21 @@ yx_prov_create(struct yx_provider *p, const struct yx_acquire_req *req,
 	spec.gid = req->gid;
 	spec.cmd = req->cmd;
 	spec.cfg = settings;
+	spec.own_shim = !grouped;
 	rc = p->driver->ops->create(p->driver, &spec, info, err);
+	/*
+	 * A container of a group can meet the group's shim on its way out
+	 * (its last sandbox just deleted, its socket not yet gone): the
+	 * engine's start then fails and the container is removed (the
+	 * drivers' create). One more try finds no shim, or a new one.
+	 */
+	if (rc != YX_OK && rc != YX_E_FILE_EXISTS && rc != YX_E_NOMEM &&
+	    grouped && yx_spec_grouped(&spec)) {
+		log_warnx("container %s did not start (%s); trying once more",
+		    name, err->msg);
+		yx_errctx_clear(err);
+		rc = p->driver->ops->create(p->driver, &spec, info, err);
+	}
 	mounts_fini(&ms);
 	return rc;
 }

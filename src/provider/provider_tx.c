@@ -38,7 +38,7 @@ yx_provider_tx_create(struct yx_provider *p, const struct yx_acquire_req *req,
 
 	(void)p->driver->ops->remove(p->driver, name, NULL);	/* a stale one */
 	rc = yx_prov_create(p, req, name, name + strlen(p->cfg->container_prefix),
-	    "transaction", 0, info, err);
+	    "transaction", 0, false, info, err);
 	if (rc != YX_OK)
 		(void)p->driver->ops->remove(p->driver, name, NULL);
 	return rc;

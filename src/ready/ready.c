@@ -511,14 +511,20 @@ ready_is_group_shim(const char *path)
 bool
 yx_ready_shim_groups(const struct yx_config *c, char *oper, size_t operlen)
 {
-	char	 env[8192], path[4096], cand[4200] = "";
+	char	 env[16384], path[4096], cand[4200] = "";
 	char	*p, *end, *v = NULL;
 	ssize_t	 n;
 	pid_t	 pid;
 	int	 fd;
+	bool	 found = false;
 
 	oper[0] = '\0';
-	if (c->shim_group_size <= 0 || c->mode == YX_MODE_FRONT) {
+	if (c->mode == YX_MODE_FRONT) {
+		snprintf(oper, operlen, "not used by a front (its sandbox hosts' "
+					"engines run the shims)");
+		return true;
+	}
+	if (c->shim_group_size <= 0) {
 		snprintf(oper, operlen, "off (YUXI_SHIM_GROUP_SIZE=0): one engine "
 					"shim per sandbox");
 		return true;
@@ -528,42 +534,46 @@ yx_ready_shim_groups(const struct yx_config *c, char *oper, size_t operlen)
 					"cannot tell whether the engine groups sandboxes");
 		return false;
 	}
+	/* containerd looks in its working directory first, then on PATH */
+	snprintf(cand, sizeof(cand), "/proc/%ld/cwd/containerd-shim-runc-v2",
+	    (long)pid);
+	found = access(cand, X_OK) == 0;
 	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if (!found && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		snprintf(oper, operlen, "cannot read containerd's environment (%s): "
 					"run doctor as root",
 		    strerror(errno));
 		return false;
 	}
-	n = read(fd, env, sizeof(env) - 1);
-	close(fd);
-	env[n > 0 ? n : 0] = '\0';
-	for (p = env; n > 0 && p < env + n; p += strlen(p) + 1) {
-		if (strncmp(p, "PATH=", 5) == 0) {
-			v = p + 5;
-			break;
+	if (!found) {
+		n = read(fd, env, sizeof(env) - 1);
+		close(fd);
+		env[n > 0 ? n : 0] = '\0';
+		for (p = env; n > 0 && p < env + n; p += strlen(p) + 1) {
+			if (strncmp(p, "PATH=", 5) == 0) {
+				v = p + 5;
+				break;
+			}
+		}
+		snprintf(path, sizeof(path), "%s", v != NULL ? v : "/usr/bin");
+		for (p = path; !found && *p != '\0'; p = *end ? end + 1 : end) {
+			if ((end = strchr(p, ':')) == NULL)
+				end = p + strlen(p);
+			snprintf(cand, sizeof(cand), "%.*s/containerd-shim-runc-v2",
+			    (int)(end - p), p);
+			found = end != p && access(cand, X_OK) == 0;
 		}
 	}
-	snprintf(path, sizeof(path), "%s", v != NULL ? v : "/usr/bin");
-	for (p = path; *p != '\0'; p = *end ? end + 1 : end) {
-		if ((end = strchr(p, ':')) == NULL)
-			end = p + strlen(p);
-		snprintf(cand, sizeof(cand), "%.*s/containerd-shim-runc-v2",
-		    (int)(end - p), p);
-		if (end == p || access(cand, X_OK) != 0)
-			continue;
-		if (ready_is_group_shim(cand)) {
-			snprintf(oper, operlen, "on: up to about %d sandboxes per "
-						"engine shim (%s)",
-			    c->shim_group_size, cand);
-			return true;
-		}
-		break;
+	if (found && ready_is_group_shim(cand)) {
+		snprintf(oper, operlen, "on: about %d sandboxes per engine shim on "
+					"a full host (%s)",
+		    c->shim_group_size, cand);
+		return true;
 	}
 	snprintf(oper, operlen, "off: the engine's containerd (pid %ld) runs %s, "
 				"one shim (about 3 MiB) per sandbox; put the "
 				"grouping shim's directory first on its PATH "
 				"(docs/configuration.md \"Shim groups\")",
-	    (long)pid, cand[0] != '\0' ? cand : "no containerd-shim-runc-v2");
+	    (long)pid, found ? cand : "no containerd-shim-runc-v2 it can find");
 	return false;
 }

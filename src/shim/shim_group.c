@@ -39,15 +39,16 @@
 #define SHIM_FALLBACK	"/usr/bin/" SHIM_NAME
 #define GROUP_ENV	"YUXI_SHIM_GROUP="
 #define GROUP_KEY	"io.containerd.runc.v2.group"
+#define POD_KEY		"io.kubernetes.cri.sandbox-id"
 #define SPEC_MAX	(16 * 1024 * 1024)
 
-/* A group name: 1-64 of [A-Za-z0-9._-]. */
+/* A group name: 1-128 of [A-Za-z0-9._-]. */
 static bool
 group_ok(const char *g)
 {
 	size_t	n = strlen(g);
 
-	if (n == 0 || n > 64)
+	if (n == 0 || n > 128)
 		return false;
 	return strspn(g, "abcdefghijklmnopqrstuvwxyz"
 			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
@@ -167,42 +168,62 @@ group_bundle(void)
 		    json_object_object_add(spec, "annotations", ann) != 0)
 			goto out;
 	}
-	if (json_object_object_get_ex(ann, GROUP_KEY, NULL))
-		goto out;	/* the engine named one itself: left alone */
+	if (json_object_object_get_ex(ann, GROUP_KEY, NULL) ||
+	    json_object_object_get_ex(ann, POD_KEY, NULL))
+		goto out;	/* grouped by its engine already: left alone */
 	if (json_object_object_add(ann, GROUP_KEY,
 		json_object_new_string(g)) != 0)
 		goto out;
 	if (spec_write(spec, mode) != 0)
 		fprintf(stderr, "yuxi shim: cannot write the group into "
-				"config.json: %s (the container gets its own shim)\n",
-		    strerror(errno));
+				"config.json (the container gets its own shim)\n");
 out:
 	json_object_put(spec);
 }
 
 /*
- * The real shim: the first containerd-shim-runc-v2 on PATH that is not
- * this program, else /usr/bin's.
+ * The real shim: the first regular, executable containerd-shim-runc-v2 on
+ * PATH after this program's own directory (all of PATH when that is not on
+ * it) that is not this program, else /usr/bin's. Searching after its own
+ * directory only, two copies of the wrapper on PATH end at the real shim
+ * instead of running each other.
  */
 static const char *
 real_shim(char *buf, size_t len)
 {
-	char		 self[PATH_MAX], cand[PATH_MAX];
+	char		 self[PATH_MAX], dir[PATH_MAX], cand[PATH_MAX], *slash;
 	const char	*path = getenv("PATH"), *p, *end;
-	int		 n;
+	struct stat	 me, st;
+	bool		 after = false, mine = false;
+	int		 n, pass;
 
-	if (realpath("/proc/self/exe", self) == NULL)
-		self[0] = '\0';
-	for (p = path; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
-		if ((end = strchr(p, ':')) == NULL)
-			end = p + strlen(p);
-		n = snprintf(buf, len, "%.*s/" SHIM_NAME, (int)(end - p), p);
-		if (end == p || n < 0 || (size_t)n >= len || buf[0] != '/')
-			continue;
-		if (access(buf, X_OK) != 0 || realpath(buf, cand) == NULL ||
-		    strcmp(cand, self) == 0)
-			continue;
-		return buf;
+	if (realpath("/proc/self/exe", self) == NULL || stat(self, &me) != 0)
+		return SHIM_FALLBACK;
+	if ((slash = strrchr(self, '/')) != NULL)
+		*slash = '\0';
+	/* pass 0: is our directory on PATH? pass 1: the search */
+	for (pass = 0; pass < 2 && path != NULL; pass++) {
+		after = pass == 1 && !mine;
+		for (p = path; *p != '\0'; p = *end ? end + 1 : end) {
+			if ((end = strchr(p, ':')) == NULL)
+				end = p + strlen(p);
+			n = snprintf(dir, sizeof(dir), "%.*s", (int)(end - p), p);
+			if (end == p || n < 0 || (size_t)n >= sizeof(dir) ||
+			    dir[0] != '/' || realpath(dir, cand) == NULL)
+				continue;
+			if (strcmp(cand, self) == 0) {
+				mine = after = true;
+				continue;
+			}
+			if (pass == 0 || !after)
+				continue;
+			n = snprintf(buf, len, "%s/" SHIM_NAME, dir);
+			if (n < 0 || (size_t)n >= len || stat(buf, &st) != 0 ||
+			    !S_ISREG(st.st_mode) || access(buf, X_OK) != 0 ||
+			    (st.st_dev == me.st_dev && st.st_ino == me.st_ino))
+				continue;
+			return buf;
+		}
 	}
 	return SHIM_FALLBACK;
 }

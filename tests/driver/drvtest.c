@@ -83,7 +83,7 @@ dt_prepare(enum yx_driver_kind kind, int pids, int64_t mem)
 		true };
 	dt.mounts[2] = (struct yx_mount){ dt.runner, DT_RUNNER, true };
 	dt.spec = (struct yx_container_spec){ dt.name, dt.cfg.image, dt.thread,
-		dt.sid, "fp-demo", dt.mounts, 3, 0, &dt.cfg, 0, 0, NULL, NULL, 0 };
+		dt.sid, "fp-demo", dt.mounts, 3, 0, &dt.cfg, 0, 0, NULL, NULL, 0, false };
 	dt.d = yx_driver_new(&dt.cfg, &err);
 	cr_assert(dt.d != NULL, "%s", err.msg);
 }

@@ -367,7 +367,7 @@ engine_down(enum yx_driver_kind kind)
 	struct yx_exec_result		 res;
 	struct yx_mount			 m = { "/tmp", "/x", true };
 	struct yx_container_spec	 spec = { "yuxi-drvtest-down", cfg.image,
-		"t", "s", "", &m, 1, 0, &cfg, 0, 0, NULL, NULL, 0 };
+		"t", "s", "", &m, 1, 0, &cfg, 0, 0, NULL, NULL, 0, false };
 
 	base_cfg(kind);
 	snprintf(cfg.docker_api_socket, sizeof(cfg.docker_api_socket),

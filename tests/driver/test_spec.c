@@ -32,7 +32,7 @@ setup(void)
 	yx_config_defaults(&cfg);
 	spec = (struct yx_container_spec){ "yuxi-sandbox-abcd1234",
 		"yuxi-sandbox:latest", "thread-1", "abcd1234", "fp1", mounts, 2,
-		0, &cfg, 0, 0, NULL, NULL, 0 };
+		0, &cfg, 0, 0, NULL, NULL, 0, false };
 }
 
 /* Value at a dotted path ("HostConfig.Memory"); NULL if absent. */
@@ -376,6 +376,15 @@ Test(spec, shim_group, .init = setup)
 	for (k = 0; k < 7; k++)
 		n += seen[k];
 	cr_expect_eq(n, 7);
+	spec.own_shim = true;	/* a transaction's container */
+	cr_expect_not(yx_spec_shim_group(&spec, g, sizeof(g)));
+	cr_expect_not(yx_spec_grouped(&spec));
+	spec.own_shim = false;
+	cr_expect(yx_spec_grouped(&spec));
+	/* a prefix too long for the shim's 128 characters: not grouped */
+	memset(cfg.container_prefix, 'p', 63);
+	cfg.container_prefix[63] = '\0';
+	cr_expect(yx_spec_shim_group(&spec, g, sizeof(g)), "63 + g + n fits");
 	cfg.shim_group_size = 0;
 	cr_expect_not(yx_spec_shim_group(&spec, g, sizeof(g)));
 	cr_assert_not_null(b = yx_spec_create_body(&spec, &err), "%s", err.msg);
