@@ -66,6 +66,13 @@ engine_ping() {
 start_engine() {
 	if engine_ping; then
 		say "docker engine: answering on $DOCKER_SOCK"
+		# started elsewhere (a system docker.service or containerd):
+		# its sandboxes share shims only if it was told how
+		cpid=$(pgrep -x containerd | head -1 || true)
+		if [ "${YUXI_SHIM_GROUP_SIZE:-16}" != 0 ] && { [ -z "$cpid" ] ||
+		    ! tr '\0' '\n' <"/proc/$cpid/environ" 2>/dev/null | grep -q "^PATH=$SHIM_DIR:"; }; then
+			say "docker engine: started without $SHIM_DIR first on its PATH: one engine shim per sandbox (docs/configuration.md \"Shim groups\")"
+		fi
 		return
 	fi
 	mkdir -p /var/log
@@ -76,7 +83,9 @@ start_engine() {
 	# starts, each given 120 s while its dockerd lives.
 	for attempt in 1 2 3; do
 		say "docker engine: starting dockerd (attempt $attempt)"
-		PATH="$SHIM_DIR:$PATH" nohup dockerd >>/var/log/yuxi-dockerd.log 2>&1 &
+		# from /: containerd looks for its shim in its working
+		# directory before PATH, and remembers where it found it
+		(cd / && PATH="$SHIM_DIR:$PATH" exec nohup dockerd) >>/var/log/yuxi-dockerd.log 2>&1 &
 		dpid=$!
 		i=0
 		while ! engine_ping; do
@@ -163,7 +172,7 @@ configure_runsc() {
 	say "gVisor runtime: runsc configured ($DAEMON_JSON)"
 }
 
-build() {
+build() (
 	say "building in $BUILD_DIR"
 	cd "$top"
 	if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
@@ -173,7 +182,7 @@ build() {
 	cd "$BUILD_DIR"
 	[ -f Makefile ] || "$top/configure" -q ${YUXI_CONFIGURE_FLAGS:-}
 	make -s -j"$(nproc)" >/dev/null
-}
+)
 
 web_deps() {
 	# The browser tests drive Debian's chromium with playwright-core (npm).
