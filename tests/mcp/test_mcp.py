@@ -462,9 +462,12 @@ def test_batch_of_1000_calls(svc, make_svc):
     for t in threads:
         t.join()
     assert not errs, errs
-    print("batch of %d: refused in %.1f ms; ls during 60 of them: worst %.1f ms"
-          % (BATCH, took * 1000, max(lat) * 1000))
-    assert max(lat) < 1.0
+    # the second worst of 10: one call may meet the machine's own stall
+    # (CI runs suites side by side), a held worker delays them all
+    worst = sorted(lat)[-2]
+    print("batch of %d: refused in %.1f ms; ls during 60 of them: worst %.1f ms, "
+          "second worst %.1f ms" % (BATCH, took * 1000, max(lat) * 1000, worst * 1000))
+    assert worst < 1.0, lat
     # control: each batch is run, call after call, in the worker that took
     # it: as many batches as workers leave a normal call waiting
     ctl = make_svc(binary="control", env={"YX_CONTROL_OFF": "mcpbatch"},
@@ -492,7 +495,7 @@ def test_batch_of_1000_calls(svc, make_svc):
     print("control mcpbatch: %d batches of %d held their workers %.2f-%.2f s; "
           "ls waited %.2f s" % (ctl.workers, BATCH, min(d[0] for d in done),
                                 max(d[0] for d in done), waited))
-    assert waited > 0.5 and waited > 3 * max(lat)
+    assert waited > 0.5 and waited > 3 * worst
 
 
 def post_and_leave(s, who, msg, until, wait=20):
