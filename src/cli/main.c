@@ -222,46 +222,45 @@ doctor_line(struct json_object *arr, const char *name, int rc, const char *detai
  * and the service does not have; the capacity line: "WARN" when the
  * kernel's task limits leave no room for YUXI_SANDBOX_MAX_REPLICAS
  * sandboxes. Never a failure. */
+/* A warning-only doctor line (never a failure): printed, or its object
+ * (check, ok, warning, detail) added to arr and returned for more keys. */
+static struct json_object *
+doctor_warn(struct json_object *arr, const char *name, bool warn,
+    const char *detail, bool json)
+{
+	struct json_object *o;
+
+	if (!json) {
+		printf("%-8s %-22s %s\n", warn ? "WARN" : "ok", name, detail);
+		return NULL;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "check", json_object_new_string(name));
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	json_object_object_add(o, "warning", json_object_new_boolean(warn));
+	json_object_object_add(o, "detail", json_object_new_string(detail));
+	json_object_array_add(arr, o);
+	return o;
+}
+
 static void
 doctor_protect(struct json_object *arr, const struct cli *c, bool json)
 {
-	const struct yx_config	*cfg = &c->cfg;
 	struct yx_ready_protect	 p;
 	struct json_object	*o;
 	char			 cap[256], capo[512];
-	const char		*capd, *shim = c->shim;
-	bool			 capok, shimok = c->shim_ok;
+	bool			 capok;
 
-	yx_ready_protect(cfg, &p);
-	capok = yx_ready_capacity(cfg, cap, sizeof(cap), capo, sizeof(capo));
-	capd = capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo;
-	if (!json) {
-		printf("%-8s %-22s %s\n", p.lost != 0 ? "WARN" : "ok",
-		    "protections", p.oper);
-		printf("%-8s %-22s %s\n", capok ? "ok" : "WARN", "capacity", capd);
-		printf("%-8s %-22s %s\n", shimok ? "ok" : "WARN", "shim-groups", shim);
-		return;
+	yx_ready_protect(&c->cfg, &p);
+	capok = yx_ready_capacity(&c->cfg, cap, sizeof(cap), capo, sizeof(capo));
+	if ((o = doctor_warn(arr, "protections", p.lost != 0, p.oper, json)) != NULL) {
+		json_object_object_add(o, "pool", json_object_new_int(p.pool_size));
+		json_object_object_add(o, "disk_quota", json_object_new_int64(p.disk_quota));
 	}
-	o = json_object_new_object();
-	json_object_object_add(o, "check", json_object_new_string("protections"));
-	json_object_object_add(o, "ok", json_object_new_boolean(true));
-	json_object_object_add(o, "warning", json_object_new_boolean(p.lost != 0));
-	json_object_object_add(o, "detail", json_object_new_string(p.oper));
-	json_object_object_add(o, "pool", json_object_new_int(p.pool_size));
-	json_object_object_add(o, "disk_quota", json_object_new_int64(p.disk_quota));
-	json_object_array_add(arr, o);
-	o = json_object_new_object();
-	json_object_object_add(o, "check", json_object_new_string("capacity"));
-	json_object_object_add(o, "ok", json_object_new_boolean(true));
-	json_object_object_add(o, "warning", json_object_new_boolean(!capok));
-	json_object_object_add(o, "detail", json_object_new_string(capd));
-	json_object_array_add(arr, o);
-	o = json_object_new_object();
-	json_object_object_add(o, "check", json_object_new_string("shim-groups"));
-	json_object_object_add(o, "ok", json_object_new_boolean(true));
-	json_object_object_add(o, "warning", json_object_new_boolean(!shimok));
-	json_object_object_add(o, "detail", json_object_new_string(shim));
-	json_object_array_add(arr, o);
+	(void)doctor_warn(arr, "capacity", !capok,
+	    capok ? "the kernel leaves room for YUXI_SANDBOX_MAX_REPLICAS sandboxes" : capo,
+	    json);
+	(void)doctor_warn(arr, "shim-groups", !c->shim_ok, c->shim, json);
 }
 
 /*
